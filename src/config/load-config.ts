@@ -1,0 +1,158 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { isAbsolute, join, resolve } from 'node:path';
+import schema from '../../schemas/config.schema.json' with { type: 'json' };
+import { ConfigError } from '../errors.js';
+import { packageRoot } from './package-info.js';
+import { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
+
+/** Resolved service configuration: every default applied, paths absolute, frozen. */
+export interface Config {
+  host: string;
+  port: number;
+  apiKey: string | undefined;
+  corsOrigins: readonly string[];
+  defaultAdapter: string;
+  noLlm: boolean;
+  fileBaseDir: string | undefined;
+  shellAllowedCommands: readonly string[];
+  sanitizerFailOpen: boolean;
+  blockPrivateIps: boolean;
+  rateLimit: RateLimitSpec;
+  authLockout: { windowSeconds: number; threshold: number; durationSeconds: number };
+  trustProxy: boolean;
+  externalAgentsDir: string | undefined;
+  memoryPath: string | undefined;
+  modelTierOverrides: Readonly<Record<string, string>>;
+  judgeModel: string | undefined;
+  tracing: boolean;
+  traceSensitive: boolean;
+  metrics: boolean;
+  runsDir: string;
+  workflowsDir: string;
+  maxConcurrency: number;
+  maxBodyBytes: number;
+  localDatasetsDir: string;
+  frontendDir: string;
+  shutdownGraceSeconds: number;
+  finishedBuffers: number;
+  otlpEndpoint: string | undefined;
+  otlpProtocol: 'grpc' | 'http/protobuf';
+  logFormat: 'json' | 'text';
+  logLevel: string;
+  redisUrl: string | undefined;
+}
+
+type Env = Record<string, string | undefined>;
+
+const DEFAULT_CORS_ORIGINS = [5173, 8000, 8010].flatMap((port) => [
+  `http://localhost:${port}`,
+  `http://127.0.0.1:${port}`,
+]);
+
+const ajv = new Ajv2020({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
+const validateEnv = ajv.compile<Record<string, string | number | boolean>>(schema);
+const PROPERTIES = schema.properties as Record<string, { type: string; description?: string }>;
+
+/**
+ * Reads configuration from an environment record (pure: pass `process.env` at the edge).
+ * Throws one {@link ConfigError} naming every bad variable.
+ */
+export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
+  const raw: Record<string, string | number | boolean> = {};
+  const problems: string[] = [];
+  for (const [name, prop] of Object.entries(PROPERTIES)) {
+    const value = env[name];
+    if (value === undefined || value.trim() === '') continue;
+    if (prop.type === 'boolean') {
+      const flag = parseFlag(value);
+      if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected 1 or 0`);
+      else raw[name] = flag;
+    } else {
+      raw[name] = value.trim();
+    }
+  }
+  if (!validateEnv(raw)) {
+    for (const error of validateEnv.errors ?? []) {
+      const name = error.instancePath.replace(/^\//, '');
+      const hint = PROPERTIES[name]?.description ?? '';
+      problems.push(`${name}=${JSON.stringify(env[name])}: ${error.message ?? 'invalid'}. ${hint}`);
+    }
+  }
+  const adapter = String(raw.AGENTIC_DEFAULT_ADAPTER);
+  if (!['graph', 'native'].includes(adapter)) {
+    problems.push(
+      `AGENTIC_DEFAULT_ADAPTER=${JSON.stringify(adapter)}: unknown adapter. Use "graph" or "native".`,
+    );
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const str = (name: string): string | undefined =>
+    raw[name] === undefined ? undefined : String(raw[name]);
+  const num = (name: string): number => Number(raw[name]);
+  const bool = (name: string): boolean => raw[name] === true;
+  const path = (name: string): string | undefined => {
+    const value = str(name);
+    return value === undefined ? undefined : isAbsolute(value) ? value : resolve(cwd, value);
+  };
+  const list = (name: string): string[] =>
+    (str(name) ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0);
+  const tiers: Record<string, string> = {};
+  for (const tier of ['1', '2']) {
+    const model = str(`AGENTIC_MODEL_TIER_${tier}`);
+    if (model !== undefined) tiers[tier] = model;
+  }
+  const rateLimit = parseRateLimit(String(raw.AGENTIC_RATE_LIMIT_DEFAULT));
+  if (!rateLimit) throw new ConfigError(['AGENTIC_RATE_LIMIT_DEFAULT: expected N/unit']);
+
+  return Object.freeze({
+    host: String(raw.AGENTIC_HOST),
+    port: num('AGENTIC_PORT'),
+    apiKey: str('AGENTIC_API_KEY'),
+    corsOrigins: Object.freeze(
+      raw.AGENTIC_CORS_ORIGINS === undefined ? DEFAULT_CORS_ORIGINS : list('AGENTIC_CORS_ORIGINS'),
+    ),
+    defaultAdapter: adapter,
+    noLlm: bool('AGENTIC_NO_LLM'),
+    fileBaseDir: path('AGENTIC_FILE_BASE_DIR'),
+    shellAllowedCommands: Object.freeze(list('AGENTIC_SHELL_ALLOWED_COMMANDS')),
+    sanitizerFailOpen: bool('AGENTIC_SANITIZER_FAIL_OPEN'),
+    blockPrivateIps: bool('AGENTIC_BLOCK_PRIVATE_IPS'),
+    rateLimit,
+    authLockout: {
+      windowSeconds: num('AGENTIC_AUTH_LOCKOUT_WINDOW_SECONDS'),
+      threshold: num('AGENTIC_AUTH_LOCKOUT_THRESHOLD'),
+      durationSeconds: num('AGENTIC_AUTH_LOCKOUT_DURATION_SECONDS'),
+    },
+    trustProxy: bool('AGENTIC_TRUST_PROXY'),
+    externalAgentsDir: path('AGENTIC_EXTERNAL_AGENTS_DIR'),
+    memoryPath: path('AGENTIC_MEMORY_PATH'),
+    modelTierOverrides: Object.freeze(tiers),
+    judgeModel: str('AGENTIC_JUDGE_MODEL'),
+    tracing: bool('AGENTIC_TRACING'),
+    traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
+    metrics: bool('AGENTIC_METRICS'),
+    runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),
+    workflowsDir: path('AGENTIC_WORKFLOWS_DIR') ?? join(packageRoot, 'workflows'),
+    maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
+    maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
+    localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
+    frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
+    shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),
+    finishedBuffers: num('AGENTIC_FINISHED_BUFFERS'),
+    otlpEndpoint: str('OTEL_EXPORTER_OTLP_ENDPOINT'),
+    otlpProtocol: raw.OTEL_EXPORTER_OTLP_PROTOCOL as Config['otlpProtocol'],
+    logFormat: raw.LOG_FORMAT as Config['logFormat'],
+    logLevel: String(raw.LOG_LEVEL),
+    redisUrl: str('REDIS_URL'),
+  });
+}
+
+function parseFlag(value: string): boolean | undefined {
+  const v = value.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  return undefined;
+}

@@ -1,0 +1,117 @@
+/**
+ * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
+ * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
+ */
+import type { AnyActorRef, InspectionEvent } from 'xstate';
+import type { ErrorDetail } from '../errors.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
+
+export type { WorkflowEvent } from '../generated/events.js';
+export type { RunRecord, StepRecord } from '../generated/run-record.js';
+
+export const ADAPTERS = ['graph', 'native'] as const;
+export type AdapterName = (typeof ADAPTERS)[number];
+
+/** Options of {@link createRuntime}; every field has a default. */
+export interface RuntimeOptions {
+  /** Directory of `*.yaml` workflows. @default the package's `workflows/` */
+  workflowsDir?: string;
+  /** Directory for run files. @default `./runs` */
+  runsDir?: string;
+  /** Write run files. @default true */
+  persist?: boolean;
+  /** Deterministic placeholder LLM responses. @default false */
+  noLlm?: boolean;
+  /** Steps running at once per run (native adapter). @default 10 */
+  maxConcurrency?: number;
+  /** Run timeout in milliseconds for every run unless the run sets its own. @default none */
+  timeoutMs?: number;
+  /** Adapter used when a run names none. @default 'graph' */
+  defaultAdapter?: AdapterName;
+  /** XState inspector callback (e.g. `createBrowserInspector().inspect`). @default off */
+  inspect?: (event: InspectionEvent) => void;
+  /** pino-compatible logger. @default silent */
+  logger?: Logger;
+  /** Extra agent catalogue directory (`AGENTIC_EXTERNAL_AGENTS_DIR`). @default none */
+  externalAgentsDir?: string;
+}
+
+/** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
+export type WorkflowSource = string | WorkflowDocument;
+
+export interface RunRequest {
+  /** Workflow name, a YAML path inside the workflows dir, YAML text, or a parsed document. */
+  workflow: WorkflowSource;
+  /** Workflow inputs; checked against the workflow's `inputs` before the run starts. */
+  input?: Record<string, unknown>;
+  /** @default the runtime's defaultAdapter */
+  adapter?: AdapterName;
+  /** 1–128 characters of `[A-Za-z0-9_-]`. @default a generated id */
+  runId?: string;
+  /** Attempts per step unless the step sets `max_attempts`. @default 1 */
+  maxAttempts?: number;
+  /** Run timeout in milliseconds. @default the runtime's timeoutMs */
+  timeoutMs?: number;
+  /** Recorded under `extra` in the run file. */
+  extra?: Record<string, unknown>;
+}
+
+export interface RunHandle {
+  runId: string;
+  /** The run actor (XState v5). Observe it; do not send it events other than cancel. */
+  actor: AnyActorRef;
+  /** This run's wire events, from `workflow_start` to `workflow_end`. */
+  events: AsyncIterable<WorkflowEvent>;
+  /** Resolves with the final run record (never rejects). */
+  done: Promise<RunRecord>;
+}
+
+export interface ValidationResult {
+  valid: boolean;
+  name: string | undefined;
+  stepCount: number;
+  errors: ErrorDetail[];
+  workflow: CompiledWorkflow | undefined;
+}
+
+export interface Runtime {
+  /** Starts a run and waits for its end. Rejects only for bad requests (validation, unknown workflow). */
+  run(request: RunRequest): Promise<RunRecord>;
+  /** Starts a run; resolves once it is running (inputs validated, run file written). */
+  start(request: RunRequest): Promise<RunHandle>;
+  /** Cancels an active run. Returns false when no such run is active. */
+  cancel(runId: string, reason?: string): boolean;
+  /** Whether a run with this id is active. */
+  isActive(runId: string): boolean;
+  /** Ids of active runs. */
+  activeRuns(): string[];
+  /** Validates a workflow (name, document or YAML text) without running it. */
+  validate(source: WorkflowSource): Promise<ValidationResult>;
+  /** Workflow names in the workflows directory, sorted. */
+  listWorkflows(): Promise<string[]>;
+  /** Loads and compiles a workflow by name (cached until the file changes). */
+  getWorkflow(name: string): Promise<CompiledWorkflow>;
+  /** Every wire event of every run, in order per run. Returns an unsubscribe function. */
+  subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  /** Called after each run-file write (start and end; also when persist is off). */
+  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  /** Stops accepting runs; waits up to graceMs for active runs, then cancels them. */
+  shutdown(options?: { graceMs?: number }): Promise<void>;
+  readonly options: ResolvedRuntimeOptions;
+}
+
+export interface ResolvedRuntimeOptions {
+  workflowsDir: string;
+  runsDir: string;
+  persist: boolean;
+  noLlm: boolean;
+  maxConcurrency: number;
+  timeoutMs: number | undefined;
+  defaultAdapter: AdapterName;
+  inspect: ((event: InspectionEvent) => void) | undefined;
+  logger: Logger;
+  externalAgentsDir: string | undefined;
+}

@@ -1,0 +1,117 @@
+/**
+ * Shared shapes of the workflow model. The YAML document shape (`WorkflowDocument`) follows
+ * ARCHITECTURE §5; the compiled shape is what both engines execute. Everything here is data:
+ * expressions are compiled once at load into {@link Evaluator} functions (no eval).
+ */
+
+/** Step status values, the spec's wire strings. */
+export const STEP_STATUS = {
+  PENDING: 'pending',
+  RUNNING: 'running',
+  SUCCESS: 'success',
+  FAILED: 'failed',
+  SKIPPED: 'skipped',
+  RETRYING: 'retrying',
+} as const;
+export type StepStatus = (typeof STEP_STATUS)[keyof typeof STEP_STATUS];
+
+export const INPUT_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
+export type InputType = (typeof INPUT_TYPES)[number];
+
+export interface InputSpec {
+  type: InputType;
+  description?: string;
+  required?: boolean;
+  default?: unknown;
+  enum?: unknown[];
+}
+
+export interface OutputSpec {
+  from: unknown;
+  optional?: boolean;
+}
+
+export interface StepDocument {
+  name: string;
+  agent: string;
+  description?: string;
+  depends_on?: string[];
+  when?: string;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, string>;
+  tools?: string[];
+  model?: string;
+  max_attempts?: number;
+  timeout_seconds?: number;
+  loop_until?: string;
+  loop_max?: number;
+}
+
+/** A workflow as written in YAML (after schema validation). */
+export interface WorkflowDocument {
+  name: string;
+  description?: string;
+  version?: string | number;
+  inputs?: Record<string, InputSpec>;
+  outputs?: Record<string, OutputSpec>;
+  capabilities?: { inputs?: string[]; outputs?: string[] };
+  evaluation?: Record<string, unknown>;
+  steps: StepDocument[];
+}
+
+/** What an expression sees when it is evaluated. */
+export interface StepView {
+  status: StepStatus;
+  outputs: Record<string, unknown> | null;
+}
+export interface EvalScope {
+  inputs: Readonly<Record<string, unknown>>;
+  steps: Readonly<Record<string, StepView>>;
+  context: Readonly<Record<string, unknown>>;
+}
+
+/** A compiled expression or template. Never throws for a missing reference (null instead). */
+export type Evaluator = (scope: EvalScope) => unknown;
+
+export interface CompiledStep {
+  name: string;
+  /** Position in the YAML list; native readiness follows this order. */
+  index: number;
+  agent: string;
+  /** 0 for deterministic agents, N for `tierN_role`. */
+  tier: number;
+  description: string;
+  dependsOn: readonly string[];
+  /** Indexes of `dependsOn` in {@link CompiledWorkflow.steps}. */
+  dependsOnIndex: readonly number[];
+  /** Indexes of the steps that depend on this one. */
+  dependentsIndex: readonly number[];
+  when: Evaluator | undefined;
+  /** Resolves the step's `inputs` map against the scope (always an object). */
+  inputs: Evaluator;
+  /** Output key → context variable name. */
+  outputs: Readonly<Record<string, string>>;
+  tools: readonly string[];
+  model: string | undefined;
+  maxAttempts: number | undefined;
+  timeoutSeconds: number | undefined;
+  loopUntil: Evaluator | undefined;
+  loopMax: number | undefined;
+}
+
+export interface CompiledWorkflow {
+  name: string;
+  description: string;
+  version: string | undefined;
+  document: WorkflowDocument;
+  inputs: Readonly<Record<string, InputSpec>>;
+  /** Declared output names, in document order. */
+  outputNames: readonly string[];
+  /** Output names marked `optional: true`. */
+  optionalOutputs: readonly string[];
+  /** Resolves the workflow `outputs` mapping to `{name: value}`. */
+  outputs: Evaluator;
+  steps: readonly CompiledStep[];
+  /** Step name → index. */
+  stepIndex: ReadonlyMap<string, number>;
+}
