@@ -1,0 +1,129 @@
+/**
+ * The contract between the run actor and an engine adapter (native or graph).
+ *
+ * An adapter supplies XState actor logic. The run actor invokes it as its `engine` child with an
+ * {@link EngineInput}; the engine schedules steps, runs each attempt through the injected
+ * {@link AttemptRunner}, emits {@link EngineEvent}s (XState `emit`, observed with
+ * `actor.on(...)`), and finishes (snapshot status `done`) with an {@link EngineOutput}.
+ *
+ * Invariants every adapter keeps (the conformance suite checks them on both):
+ * - exactly one `step.finished` per step, skips included, in the order steps finish;
+ * - a step starts only when every dependency has finished; a dependency skipped by a false
+ *   `when:` counts as finished; a failed dependency skips all transitive dependents with
+ *   reason `dependency failed: <step>`;
+ * - on `engine.abort` every running attempt is aborted, running steps fail with the abort
+ *   reason, unfinished steps are skipped, and the engine completes promptly.
+ */
+import type { ActorLogic, AnyEventObject, EventObject } from 'xstate';
+import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
+import type { AdapterName } from './types.js';
+
+/** Result of one attempt of a step (loop iterations included). */
+export interface AttemptResult {
+  ok: boolean;
+  output: Record<string, unknown> | null;
+  error: string | null;
+  modelUsed: string | null;
+  tokensUsed: number | null;
+  iterations: number;
+}
+
+/** Final outcome of a step. */
+export interface StepOutcome {
+  status: Extract<StepStatus, 'success' | 'failed' | 'skipped'>;
+  input: unknown;
+  output: Record<string, unknown> | null;
+  error: string | null;
+  skipReason: string | null;
+  modelUsed: string | null;
+  tokensUsed: number | null;
+  /** Attempts made (0 for a skipped step). */
+  attempts: number;
+  iterations: number;
+  /** Epoch ms; null for a skipped step. */
+  startTime: number | null;
+  endTime: number;
+}
+
+/** Runs one attempt of a step: the agent call (with loop_until iterations and the per-step timeout). */
+export type AttemptRunner = (request: {
+  step: CompiledStep;
+  input: Record<string, unknown>;
+  scope: EvalScope;
+  attempt: number;
+  signal: AbortSignal;
+  /** Called for each finished loop iteration except the last. */
+  onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
+}) => Promise<AttemptResult>;
+
+/** Timer functions, injectable so tests can drive time. */
+export interface EngineClock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface EngineInput {
+  runId: string;
+  workflow: CompiledWorkflow;
+  /** Run inputs after defaults and checks. */
+  inputs: Readonly<Record<string, unknown>>;
+  /** Most steps running at once (native); the graph adapter may ignore it. */
+  maxConcurrency: number;
+  /** Attempts per step unless the step sets `max_attempts`. */
+  maxAttempts: number;
+  runAttempt: AttemptRunner;
+  /** Delay before attempt `attempt + 1` after attempt `attempt` failed (backoff with jitter). */
+  retryDelayMs: (attempt: number) => number;
+  clock: EngineClock;
+}
+
+export interface EngineOutput {
+  outcomes: StepOutcome[];
+  /** Context variables written by step `outputs` mappings. */
+  context: Record<string, unknown>;
+  /** The workflow `outputs` mapping resolved at the end. */
+  finalOutput: Record<string, unknown>;
+}
+
+/** Events an engine emits for observers (internal, dotted; src/events maps them to wire events). */
+export type EngineEvent =
+  | { type: 'step.started'; index: number; attempt: number; input: unknown; time: number }
+  | {
+      type: 'step.retrying';
+      index: number;
+      attempt: number;
+      error: string;
+      delayMs: number;
+      time: number;
+      durationMs: number;
+    }
+  | {
+      type: 'step.iteration';
+      index: number;
+      iteration: number;
+      output: Record<string, unknown> | null;
+      time: number;
+    }
+  | { type: 'step.finished'; index: number; outcome: StepOutcome };
+
+/** Events the run actor sends to the engine. */
+export type EngineCommand = { type: 'engine.abort'; reason: string };
+
+export type EngineLogic = ActorLogic<
+  // Snapshot type is the adapter's own; the run actor only reads status and output.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  any,
+  EngineCommand | AnyEventObject,
+  EngineInput,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  any,
+  EngineEvent & EventObject
+>;
+
+export interface EngineAdapter {
+  readonly name: AdapterName;
+  readonly description: string;
+  /** The engine actor logic; for graph, built per workflow. */
+  createLogic(workflow: CompiledWorkflow): EngineLogic;
+}
