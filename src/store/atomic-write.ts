@@ -3,15 +3,21 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
- * Writes `data` to `path` atomically: a temp file in the same directory, fsync'd, then renamed
- * over the target. A reader sees the old content or the new one, never a partial file.
+ * Writes `data` to `path` atomically: a temp file in the same directory, then renamed
+ * over the target. A reader sees the old content or the new one, never a partial file, even if
+ * the process dies mid-write. `sync: true` also fsyncs before the rename (survives power loss,
+ * at a cost of milliseconds per write).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+export async function writeFileAtomic(
+  path: string,
+  data: string | Uint8Array,
+  options: { sync?: boolean } = {},
+): Promise<void> {
   const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(data);
-    await handle.sync();
+    if (options.sync === true) await handle.sync();
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => undefined);
