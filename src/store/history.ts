@@ -1,0 +1,288 @@
+/**
+ * The in-memory run history index (ARCHITECTURE §8): built once from the run files at start-up,
+ * kept current from `runtime.onRecord`, and the only source of `GET /api/runs*` answers.
+ *
+ * Memory stays flat however many runs accumulate: summaries of the newest `windowSize` runs are
+ * kept (active runs are never evicted), and aggregates over every run are counters
+ * ({@link createHistoryStats}). A run older than the window is still found by file name or run
+ * id through one directory lookup and one file read.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import { createHistoryStats, type RunsSummary } from './history-stats.js';
+
+export type { RunsSummary } from './history-stats.js';
+
+/** The spec's primary Run summary (list entry). */
+export interface RunSummary {
+  filename: string;
+  run_id: string;
+  workflow_name: string;
+  status: RunRecord['status'];
+  success_rate: number;
+  total_duration_ms: number | null;
+  step_count: number;
+  failed_step_count: number;
+  start_time: string;
+  end_time: string | null;
+  evaluation_score: number | null;
+  evaluation_grade: string | null;
+}
+
+export interface RunLookup {
+  record: RunRecord;
+  filename: string;
+}
+
+export interface HistoryIndex {
+  /** Reads every run file of the directory into the index (call once, after recovery). */
+  load(): Promise<void>;
+  /** Adds or replaces a run (called for each run-file write). */
+  upsert(record: RunRecord, filename: string): void;
+  /** Newest first; `workflow` is an exact match. */
+  list(options?: { limit?: number; workflow?: string | undefined }): RunSummary[];
+  summary(options?: { workflow?: string | undefined }): RunsSummary;
+  /** The newest run with this id, or undefined. */
+  getByRunId(runId: string): Promise<RunLookup | undefined>;
+  /** A run by its file name (already checked against {@link RUN_FILE_NAME}). */
+  getByFilename(filename: string): Promise<RunLookup | undefined>;
+  /** Runs currently in the index window. */
+  readonly size: number;
+}
+
+export interface HistoryOptions {
+  runsDir: string;
+  logger: Logger;
+  /** Newest runs whose summaries are kept in memory. @default 10000 */
+  windowSize?: number;
+  /** Full records of recent runs kept to answer detail requests without a file read. @default 256 */
+  recordCacheSize?: number;
+  /** @default Date.now */
+  now?: () => number;
+}
+
+/** A run file name: what the runtime writes (`<stamp>_<workflow>_<run_id>.json`). */
+export const RUN_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,250}\.json$/;
+export const RUN_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+interface Entry {
+  summary: RunSummary;
+  startMs: number;
+  tokens: number;
+}
+
+function toEntry(record: RunRecord, filename: string): Entry {
+  const evaluation = record.extra.evaluation as Record<string, unknown> | undefined;
+  const score = evaluation?.weighted_score ?? evaluation?.overall_score;
+  const grade = evaluation?.grade;
+  let tokens = 0;
+  for (const step of record.steps) tokens += step.tokens_used ?? 0;
+  const startMs = Date.parse(record.start_time);
+  return {
+    summary: {
+      filename,
+      run_id: record.run_id,
+      workflow_name: record.workflow_name,
+      status: record.status,
+      success_rate: record.success_rate,
+      total_duration_ms: record.total_duration_ms,
+      step_count: record.step_count,
+      failed_step_count: record.failed_step_count,
+      start_time: record.start_time,
+      end_time: record.end_time,
+      evaluation_score: typeof score === 'number' ? score : null,
+      evaluation_grade: typeof grade === 'string' ? grade : null,
+    },
+    startMs: Number.isNaN(startMs) ? 0 : startMs,
+    tokens,
+  };
+}
+
+function isActive(status: string): boolean {
+  return status === 'running' || status === 'pending';
+}
+
+/** Ascending by start time, then file name (names start with the UTC stamp). */
+function compare(a: Entry, b: Entry): number {
+  if (a.startMs !== b.startMs) return a.startMs - b.startMs;
+  return a.summary.filename < b.summary.filename
+    ? -1
+    : a.summary.filename > b.summary.filename
+      ? 1
+      : 0;
+}
+
+function looksLikeRecord(value: unknown): value is RunRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.run_id === 'string' &&
+    typeof v.workflow_name === 'string' &&
+    typeof v.status === 'string' &&
+    typeof v.start_time === 'string' &&
+    Array.isArray(v.steps) &&
+    typeof v.extra === 'object' &&
+    v.extra !== null
+  );
+}
+
+export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
+  const { runsDir, logger } = options;
+  const windowSize = Math.max(1, options.windowSize ?? 10_000);
+  const now = options.now ?? Date.now;
+  const stats = createHistoryStats();
+  /** Sorted ascending (oldest first). */
+  const entries: Entry[] = [];
+  const byFilename = new Map<string, Entry>();
+  const byRunId = new Map<string, Entry>();
+  /** Every run counted in the stats, by file name → the sample it was counted with. */
+  const counted = new Map<string, Entry>();
+  const records = new LRUCache<string, RunRecord>({ max: options.recordCacheSize ?? 256 });
+
+  function sampleOf(entry: Entry) {
+    return {
+      workflow: entry.summary.workflow_name,
+      status: entry.summary.status,
+      durationMs: entry.summary.total_duration_ms,
+      tokens: entry.tokens,
+      startMs: entry.startMs,
+    };
+  }
+
+  function insertSorted(entry: Entry): void {
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(entries[mid] as Entry, entry) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    entries.splice(lo, 0, entry);
+  }
+
+  function removeEntry(entry: Entry): void {
+    const at = entries.indexOf(entry);
+    if (at >= 0) entries.splice(at, 1);
+    if (byFilename.get(entry.summary.filename) === entry) byFilename.delete(entry.summary.filename);
+    if (byRunId.get(entry.summary.run_id) === entry) byRunId.delete(entry.summary.run_id);
+  }
+
+  function evict(): void {
+    while (entries.length > windowSize) {
+      const victimAt = entries.findIndex((e) => !isActive(e.summary.status));
+      if (victimAt < 0) return;
+      const victim = entries[victimAt] as Entry;
+      removeEntry(victim);
+      // A finished run outside the window never changes again: stop tracking its sample.
+      counted.delete(victim.summary.filename);
+    }
+  }
+
+  function upsert(record: RunRecord, filename: string): void {
+    const entry = toEntry(record, filename);
+    const previous = counted.get(filename);
+    if (previous !== undefined) stats.apply(sampleOf(previous), -1);
+    stats.apply(sampleOf(entry), 1);
+    counted.set(filename, entry);
+    const old = byFilename.get(filename);
+    if (old !== undefined) removeEntry(old);
+    insertSorted(entry);
+    byFilename.set(filename, entry);
+    const sameId = byRunId.get(record.run_id);
+    if (sameId === undefined || compare(sameId, entry) <= 0) byRunId.set(record.run_id, entry);
+    records.set(filename, record);
+    evict();
+  }
+
+  async function readRecord(filename: string): Promise<RunRecord | undefined> {
+    const cached = records.get(filename);
+    if (cached !== undefined) return cached;
+    let text: string;
+    try {
+      text = await readFile(join(runsDir, filename), 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR' || code === 'ENOTDIR') return undefined;
+      throw error;
+    }
+    try {
+      const parsed: unknown = JSON.parse(text);
+      return looksLikeRecord(parsed) ? parsed : undefined;
+    } catch {
+      logger.warn({ filename }, 'run file is not valid JSON');
+      return undefined;
+    }
+  }
+
+  async function runFileNames(): Promise<string[]> {
+    try {
+      return (await readdir(runsDir)).filter((name) => RUN_FILE_NAME.test(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
+  return {
+    async load() {
+      const names = await runFileNames();
+      const started = now();
+      let loaded = 0;
+      // Bounded parallelism: enough to hide read latency, not enough to exhaust descriptors.
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < names.length) {
+          const name = names[next++] as string;
+          const record = await readRecord(name);
+          if (record === undefined) continue;
+          if (!byFilename.has(name)) {
+            upsert(record, name);
+            loaded += 1;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(32, names.length) }, worker));
+      records.clear();
+      logger.info({ runs: loaded, ms: now() - started }, 'run history loaded');
+    },
+    upsert,
+    list({ limit = 50, workflow } = {}) {
+      const out: RunSummary[] = [];
+      for (let i = entries.length - 1; i >= 0 && out.length < limit; i--) {
+        const entry = entries[i] as Entry;
+        if (workflow !== undefined && entry.summary.workflow_name !== workflow) continue;
+        out.push(entry.summary);
+      }
+      return out;
+    },
+    summary({ workflow } = {}) {
+      return stats.summarize({ workflow, now: now() });
+    },
+    async getByRunId(runId) {
+      if (!RUN_ID.test(runId)) return undefined;
+      const entry = byRunId.get(runId);
+      let filename = entry?.summary.filename;
+      if (filename === undefined) {
+        const suffix = `_${runId}.json`;
+        filename = (await runFileNames())
+          .filter((name) => name.endsWith(suffix))
+          .sort()
+          .at(-1);
+      }
+      if (filename === undefined) return undefined;
+      const record = await readRecord(filename);
+      return record === undefined ? undefined : { record, filename };
+    },
+    async getByFilename(filename) {
+      if (!RUN_FILE_NAME.test(filename) || filename.includes('..')) return undefined;
+      const record = await readRecord(filename);
+      return record === undefined ? undefined : { record, filename };
+    },
+    get size() {
+      return entries.length;
+    },
+  };
+}
