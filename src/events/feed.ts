@@ -1,0 +1,92 @@
+import type { WorkflowEvent } from '../generated/events.js';
+import type { EventHub, RunHistoryLookup } from './hub.js';
+
+/** Why a feed ended. */
+export type FeedEnd = 'finished' | 'hub_closed';
+
+/** A transport's side of a feed (one WebSocket or SSE client). */
+export interface FeedSink {
+  /** The run is known: called once, before the first event (e.g. to send headers). */
+  open(): void;
+  /** One event, replay first then live, `seq` strictly increasing. */
+  event(event: WorkflowEvent): void;
+  /** No more events: the run's stream ended, or the hub closed. Called at most once. */
+  end(reason: FeedEnd): void;
+}
+
+export interface FeedOptions {
+  /** Aborting (client gone) stops delivery. */
+  signal?: AbortSignal;
+  /** Replaces the hub's run-file lookup. */
+  history?: RunHistoryLookup;
+}
+
+/**
+ * Connects a sink to a run: replay (from the buffer, or rebuilt from the run file) then live
+ * events. Live events that arrive while the replay is being looked up are held and delivered
+ * after it, so the sink sees no gap and no duplicate. Resolves false (sink untouched) when the
+ * run is unknown.
+ */
+export async function attachFeed(
+  hub: EventHub,
+  runId: string,
+  sink: FeedSink,
+  options: FeedOptions = {},
+): Promise<boolean> {
+  const { signal } = options;
+  let ready = false;
+  let ended = false;
+  const held: { event: WorkflowEvent; last: boolean }[] = [];
+  let heldClose = false;
+
+  const end = (reason: FeedEnd): void => {
+    if (ended) return;
+    ended = true;
+    subscription?.unsubscribe();
+    sink.end(reason);
+  };
+  const onEvent = (event: WorkflowEvent, last: boolean): void => {
+    if (ended || signal?.aborted === true) return;
+    if (!ready) {
+      held.push({ event, last });
+      return;
+    }
+    sink.event(event);
+    if (last) end('finished');
+  };
+  const onHubClose = (): void => {
+    if (ready) end('hub_closed');
+    else heldClose = true;
+  };
+
+  let subscription = await hub.open(runId, onEvent, onHubClose, options.history);
+  if (subscription === undefined) return false;
+  if (signal?.aborted === true) {
+    subscription.unsubscribe();
+    subscription = undefined;
+    return true;
+  }
+  const stop = (): void => {
+    ended = true;
+    subscription?.unsubscribe();
+  };
+  signal?.addEventListener('abort', stop, { once: true });
+
+  ready = true;
+  sink.open();
+  for (const event of subscription.replay) {
+    if (ended) return true;
+    sink.event(event);
+  }
+  if (subscription.finished) {
+    end('finished');
+    return true;
+  }
+  for (const { event, last } of held.splice(0)) {
+    if (ended) return true;
+    sink.event(event);
+    if (last) end('finished');
+  }
+  if (heldClose) end('hub_closed');
+  return true;
+}

@@ -1,0 +1,275 @@
+import { LRUCache } from 'lru-cache';
+import { NotFoundError, ERROR_CODES, errorMessage } from '../errors.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import { createSilentLogger } from '../log.js';
+import type { Runtime } from '../engine/types.js';
+import { endsStream, evaluationRequested } from './evaluation.js';
+import { replayFromRecord } from './replay-from-record.js';
+import { RingBuffer } from './ring-buffer.js';
+
+/** Events kept per run for replay (spec: "a circular in-process buffer of 500 events"). */
+export const REPLAY_BUFFER_SIZE = 500;
+/** Finished runs whose buffers are kept (`AGENTIC_FINISHED_BUFFERS`). */
+export const DEFAULT_FINISHED_BUFFERS = 1000;
+
+/** Where a late joiner's replay comes from when the hub holds no buffer for the run. */
+export interface RunHistoryLookup {
+  getByRunId(runId: string): Promise<{ record: RunRecord; filename: string } | undefined>;
+}
+
+/**
+ * Receives each live event after the replay. `last` is true for the event that ends the run's
+ * stream (`workflow_end`, or `evaluation_complete` when evaluation was requested).
+ */
+export type HubListener = (event: WorkflowEvent, last: boolean) => void;
+
+export interface HubSubscription {
+  /** Buffered events at subscription time, oldest first (at most 500). */
+  replay: WorkflowEvent[];
+  /** True when no live event will follow the replay. */
+  finished: boolean;
+  /** Where the replay came from: the in-memory buffer or the run file. */
+  source: 'buffer' | 'record';
+  /** Stops live delivery. Idempotent. */
+  unsubscribe(): void;
+}
+
+export interface EventHubOptions {
+  runtime: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive'>;
+  /** Run files, for runs the hub holds no buffer for. @default none (only buffers) */
+  history?: RunHistoryLookup;
+  /** Finished runs whose buffers are kept (LRU). @default 1000 */
+  finishedBuffers?: number;
+  /** Events kept per run. @default 500 */
+  bufferSize?: number;
+  /** @default silent */
+  logger?: Logger;
+}
+
+export interface EventHub {
+  /**
+   * Replay then live for a run the hub knows (see {@link knows}); throws NotFoundError otherwise.
+   * The snapshot is taken and the listener registered in one synchronous step, so replay then
+   * live has no gap; live events are delivered only when their `seq` is above the replay's last.
+   * `onHubClose` is called when the hub closes while subscribed.
+   */
+  subscribe(runId: string, listener: HubListener, onHubClose?: () => void): HubSubscription;
+  /**
+   * {@link subscribe} when the hub knows the run; otherwise the sequence rebuilt from the run file
+   * (finished, no live events). Undefined for a run that is neither active, buffered nor in history.
+   * `history` replaces the hub's own lookup for this call.
+   */
+  open(
+    runId: string,
+    listener: HubListener,
+    onHubClose?: () => void,
+    history?: RunHistoryLookup,
+  ): Promise<HubSubscription | undefined>;
+  /** Rebuilds a run's event sequence from its run file (see `replayFromRecord`). */
+  replayFromRecord(record: RunRecord, filename?: string): WorkflowEvent[];
+  /** Whether the run is active or its buffer is held. */
+  knows(runId: string): boolean;
+  /** Adds an event that does not come from the runtime (e.g. evaluation), with the next `seq`. */
+  publish(event: DistributiveOmit<WorkflowEvent, 'seq'>): void;
+  /** Counts, for health checks and benchmarks. */
+  stats(): { activeRuns: number; finishedRuns: number; listeners: number };
+  /** Detaches from the runtime, tells every subscriber, and drops every buffer. */
+  close(): void;
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+interface Subscriber {
+  listener: HubListener;
+  onHubClose: (() => void) | undefined;
+  lastSeq: number;
+}
+
+interface Channel {
+  runId: string;
+  buffer: RingBuffer<WorkflowEvent>;
+  subscribers: Set<Subscriber>;
+  /** Seq of the newest event seen; -1 before the first. */
+  lastSeq: number;
+  expectEvaluation: boolean;
+  /** `workflow_end` seen: the buffer lives in the finished LRU from then on. */
+  ended: boolean;
+  /** The stream's last event seen: nothing more will be delivered. */
+  finished: boolean;
+}
+
+/**
+ * The event hub: one replay buffer per run, fan-out to live subscribers (WebSocket and SSE),
+ * bounded memory. Active runs' buffers live in a map until `workflow_end`; finished runs' buffers
+ * move to an LRU of `finishedBuffers` entries, so memory stays flat however many runs go by.
+ */
+export function createEventHub(options: EventHubOptions): EventHub {
+  const { runtime, history } = options;
+  const bufferSize = options.bufferSize ?? REPLAY_BUFFER_SIZE;
+  const logger = options.logger ?? createSilentLogger();
+  const active = new Map<string, Channel>();
+  const finished = new LRUCache<string, Channel>({
+    max: Math.max(1, options.finishedBuffers ?? DEFAULT_FINISHED_BUFFERS),
+    // A run still awaiting its evaluation events may be evicted under heavy churn: its
+    // subscribers are told, so their connections close instead of waiting forever.
+    dispose: (channel, _runId, reason) => {
+      if (reason === 'evict') closeSubscribers(channel);
+    },
+  });
+  let closed = false;
+
+  const closeSubscribers = (channel: Channel): void => {
+    const subscribers = [...channel.subscribers];
+    channel.subscribers.clear();
+    for (const subscriber of subscribers) {
+      try {
+        subscriber.onHubClose?.();
+      } catch (error) {
+        logger.warn({ runId: channel.runId, err: errorMessage(error) }, 'close handler failed');
+      }
+    }
+  };
+
+  const newChannel = (runId: string): Channel => {
+    const channel: Channel = {
+      runId,
+      buffer: new RingBuffer<WorkflowEvent>(bufferSize),
+      subscribers: new Set(),
+      lastSeq: -1,
+      expectEvaluation: false,
+      ended: false,
+      finished: false,
+    };
+    active.set(runId, channel);
+    return channel;
+  };
+
+  const find = (runId: string): Channel | undefined => active.get(runId) ?? finished.peek(runId);
+
+  const deliver = (channel: Channel, event: WorkflowEvent, last: boolean): void => {
+    for (const subscriber of channel.subscribers) {
+      if (event.seq <= subscriber.lastSeq) continue;
+      subscriber.lastSeq = event.seq;
+      try {
+        subscriber.listener(event, last);
+      } catch (error) {
+        logger.warn({ runId: channel.runId, err: errorMessage(error) }, 'event listener failed');
+      }
+    }
+  };
+
+  const accept = (event: WorkflowEvent): void => {
+    if (closed) return;
+    let channel = find(event.run_id);
+    if (channel !== undefined && event.seq <= channel.lastSeq) {
+      // A finished run's id may be reused by a new run (only active ids conflict): start over.
+      if (event.type === 'workflow_start' && event.seq === 0 && channel.ended) {
+        finished.delete(event.run_id);
+        active.delete(event.run_id);
+        channel = undefined;
+      } else {
+        logger.warn({ runId: event.run_id, seq: event.seq }, 'dropped out-of-order event');
+        return;
+      }
+    }
+    if (channel === undefined) {
+      channel = newChannel(event.run_id);
+      // Evaluation events come after workflow_end; a run evicted by then must not be parked
+      // among active runs, where nothing would ever remove it.
+      if (event.type === 'evaluation_start' || event.type === 'evaluation_complete') {
+        channel.ended = true;
+        active.delete(channel.runId);
+        finished.set(channel.runId, channel);
+      }
+    }
+    channel.lastSeq = event.seq;
+    channel.buffer.push(event);
+    if (event.type === 'evaluation_start') channel.expectEvaluation = true;
+    const last = !channel.finished && endsStream(event, channel.expectEvaluation);
+    if (last) channel.finished = true;
+    if (event.type === 'workflow_end' && !channel.ended) {
+      channel.ended = true;
+      active.delete(channel.runId);
+      finished.set(channel.runId, channel);
+    }
+    deliver(channel, event, last);
+    if (last) channel.subscribers.clear();
+  };
+
+  const recordSeen = (record: RunRecord): void => {
+    if (closed || !evaluationRequested(record)) return;
+    const channel =
+      find(record.run_id) ?? (record.status === 'running' ? newChannel(record.run_id) : undefined);
+    if (channel !== undefined && !channel.finished) channel.expectEvaluation = true;
+  };
+
+  const unsubscribeRuntime = runtime.subscribe(accept);
+  const unsubscribeRecords = runtime.onRecord(recordSeen);
+
+  const knows = (runId: string): boolean =>
+    !closed && (find(runId) !== undefined || runtime.isActive(runId));
+
+  const subscribe = (
+    runId: string,
+    listener: HubListener,
+    onHubClose?: () => void,
+  ): HubSubscription => {
+    if (!knows(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    const channel = find(runId) ?? newChannel(runId);
+    const replay = channel.buffer.toArray();
+    if (channel.finished) {
+      return { replay, finished: true, source: 'buffer', unsubscribe: () => undefined };
+    }
+    const subscriber: Subscriber = { listener, onHubClose, lastSeq: replay.at(-1)?.seq ?? -1 };
+    channel.subscribers.add(subscriber);
+    return {
+      replay,
+      finished: false,
+      source: 'buffer',
+      unsubscribe: () => {
+        channel.subscribers.delete(subscriber);
+      },
+    };
+  };
+
+  return {
+    subscribe,
+    async open(runId, listener, onHubClose, historyOverride) {
+      if (knows(runId)) return subscribe(runId, listener, onHubClose);
+      const found = await (historyOverride ?? history)?.getByRunId(runId);
+      // The run may have started (or been buffered) while the file was looked up.
+      if (knows(runId)) return subscribe(runId, listener, onHubClose);
+      if (found === undefined) return undefined;
+      return {
+        replay: replayFromRecord(found.record, found.filename),
+        finished: true,
+        source: 'record',
+        unsubscribe: () => undefined,
+      };
+    },
+    replayFromRecord,
+    knows,
+    publish(event) {
+      const channel = find(event.run_id);
+      accept({ ...event, seq: (channel?.lastSeq ?? -1) + 1 });
+    },
+    stats() {
+      let listeners = 0;
+      for (const channel of active.values()) listeners += channel.subscribers.size;
+      for (const channel of finished.values()) listeners += channel.subscribers.size;
+      return { activeRuns: active.size, finishedRuns: finished.size, listeners };
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      unsubscribeRuntime();
+      unsubscribeRecords();
+      const channels = [...active.values(), ...finished.values()];
+      active.clear();
+      finished.clear();
+      for (const channel of channels) closeSubscribers(channel);
+    },
+  };
+}
