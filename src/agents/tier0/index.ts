@@ -1,0 +1,20 @@
+import type { Tier0Agent } from '../agent-names.js';
+import type { Agent } from '../types.js';
+import { counterAgent } from './counter.js';
+import { echoAgent } from './echo.js';
+import { failAgent } from './fail.js';
+import { parserAgent } from './parser.js';
+import { processAgent } from './process.js';
+import { sleepAgent } from './sleep.js';
+
+export { parseSource, type ParsedSource, type SourceSymbol } from './parser.js';
+
+/** The deterministic agents of ARCHITECTURE §7, by name. */
+export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<Record<Tier0Agent, Agent>> = Object.freeze({
+  tier0_echo: echoAgent,
+  tier0_fail: failAgent,
+  tier0_sleep: sleepAgent,
+  tier0_process: processAgent,
+  tier0_counter: counterAgent,
+  tier0_parser: parserAgent,
+});

@@ -1,0 +1,156 @@
+import type { AgentLookup } from '../agents/agent-set.js';
+import type { AgentResult } from '../agents/types.js';
+import { errorMessage } from '../errors.js';
+import { isTruthy } from '../workflow/values.js';
+import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
+import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
+
+/** Iterations of a `loop_until` step when it sets no `loop_max`. */
+export const DEFAULT_LOOP_MAX = 10;
+
+export interface AttemptRunnerOptions {
+  runId: string;
+  agents: AgentLookup;
+  clock: EngineClock;
+}
+
+class StepTimeoutError extends Error {
+  constructor(seconds: number) {
+    super(`step timed out after ${seconds}s`);
+    this.name = 'StepTimeoutError';
+  }
+}
+
+/**
+ * The {@link AttemptRunner} of a run: resolves the step's agent, calls it with an AbortSignal
+ * that combines the run's signal and the per-step timeout, runs `loop_until` iterations (up to
+ * `loop_max`, default 10; each iteration's scope sees the previous output as
+ * `steps.<self>.outputs`), and turns every failure (a throw, a rejection, a timeout, an abort)
+ * into a failed {@link AttemptResult}. It never rejects.
+ */
+export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
+  const { agents, clock, runId } = options;
+  return async (request) => {
+    const { step, scope, signal } = request;
+    const agent = agents(step.agent);
+    if (agent === undefined) return failure(`unknown agent '${step.agent}'`, 0);
+    if (signal.aborted) return failure(abortMessage(signal), 0);
+    const guard =
+      step.timeoutSeconds === undefined
+        ? undefined
+        : new AttemptGuard(signal, step.timeoutSeconds, clock);
+    const attemptSignal = guard?.signal ?? signal;
+    let iterations = 0;
+    let tokens: number | null = null;
+    let last: AgentResult | undefined;
+    let input = request.input;
+    try {
+      const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
+      for (;;) {
+        iterations++;
+        const call = agent({ step, input, signal: attemptSignal, runId });
+        last = guard === undefined ? await call : await guard.race(call);
+        if (last.tokensUsed !== null) tokens = (tokens ?? 0) + last.tokensUsed;
+        if (step.loopUntil === undefined || iterations >= loopMax) break;
+        const loopScope = withOwnOutput(scope, step, last.output);
+        if (isTruthy(step.loopUntil(loopScope))) break;
+        request.onIteration?.(iterations, last.output);
+        input = asRecord(step.inputs(loopScope));
+      }
+      return {
+        ok: true,
+        output: last.output,
+        error: null,
+        modelUsed: last.modelUsed,
+        tokensUsed: tokens,
+        iterations,
+      };
+    } catch (error) {
+      const message = guard?.timedOut === true ? guard.message : errorMessage(error);
+      return {
+        ...failure(message, iterations),
+        modelUsed: last?.modelUsed ?? null,
+        tokensUsed: tokens,
+      };
+    } finally {
+      guard?.dispose();
+    }
+  };
+}
+
+/** The per-step timeout: a timer, a combined signal, and a race against agents that ignore it. */
+class AttemptGuard {
+  readonly signal: AbortSignal;
+  readonly message: string;
+  timedOut = false;
+  private readonly controller = new AbortController();
+  private readonly timer: unknown;
+  private readonly clock: EngineClock;
+
+  constructor(runSignal: AbortSignal, seconds: number, clock: EngineClock) {
+    this.clock = clock;
+    this.message = new StepTimeoutError(seconds).message;
+    this.signal = AbortSignal.any([runSignal, this.controller.signal]);
+    this.timer = clock.setTimeout(() => {
+      this.timedOut = true;
+      this.controller.abort(new StepTimeoutError(seconds));
+    }, seconds * 1000);
+  }
+
+  race<T>(promise: Promise<T>): Promise<T> {
+    const signal = this.signal;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => reject(toError(signal.reason));
+      if (signal.aborted) {
+        onAbort();
+        return;
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        (value) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        (error: unknown) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(toError(error));
+        },
+      );
+    });
+  }
+
+  dispose(): void {
+    this.clock.clearTimeout(this.timer);
+  }
+}
+
+function withOwnOutput(
+  scope: EvalScope,
+  step: CompiledStep,
+  output: Record<string, unknown> | null,
+): EvalScope {
+  // A copy, not a prototype chain: evaluators may check own properties. Loops are rare.
+  const steps: Record<string, StepView> = {
+    ...scope.steps,
+    [step.name]: { status: 'success', outputs: output },
+  };
+  return { inputs: scope.inputs, context: scope.context, steps };
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
+}
+
+function abortMessage(signal: AbortSignal): string {
+  return errorMessage(signal.reason);
+}
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(errorMessage(value));
+}
+
+function failure(error: string, iterations: number): AttemptResult {
+  return { ok: false, output: null, error, modelUsed: null, tokensUsed: null, iterations };
+}

@@ -1,0 +1,38 @@
+import type { LlmClient, LlmRequest, LlmResponse } from './types.js';
+
+/** The model name reported for placeholder responses. */
+export const PLACEHOLDER_MODEL = 'placeholder';
+
+/**
+ * The no-LLM client (`AGENTIC_NO_LLM=1`): deterministic placeholder text, every expected output
+ * key filled with a placeholder string, `model: "placeholder"` and a token count derived from
+ * the prompt length, so workflows run end to end without provider credentials.
+ */
+export function createNoLlmClient(): LlmClient {
+  return {
+    complete(request: LlmRequest): Promise<LlmResponse> {
+      if (request.signal.aborted) return Promise.reject(abortReason(request.signal));
+      const text = `[placeholder tier${request.tier} response: ${request.prompt.length} prompt characters]`;
+      const fields: Record<string, unknown> = {};
+      for (const key of request.outputKeys ?? []) {
+        fields[key] = `[placeholder ${key}]`;
+      }
+      return Promise.resolve({
+        text,
+        model: PLACEHOLDER_MODEL,
+        tokensUsed: placeholderTokens(request.system.length + request.prompt.length, text.length),
+        fields,
+      });
+    },
+  };
+}
+
+/** Roughly four characters per token, as providers count. */
+function placeholderTokens(promptChars: number, outputChars: number): number {
+  return Math.ceil(promptChars / 4) + Math.ceil(outputChars / 4);
+}
+
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error('aborted');
+}
