@@ -1,0 +1,142 @@
+/**
+ * The agent catalogue (ARCHITECTURE §7): role → display name, description, default tier and
+ * persona, from `workflows/agents.yaml` plus the `*.yaml` files of an extra directory
+ * (`AGENTIC_EXTERNAL_AGENTS_DIR`). Re-read on every call (the spec: no caching); a later file
+ * overrides an earlier one role by role.
+ *
+ * File format:
+ * ```yaml
+ * agents:
+ *   reviewer:
+ *     name: Code Reviewer
+ *     description: Reviews code.
+ *     tier: 2
+ *     persona: You are a senior engineer...
+ * ```
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { AppError, ERROR_CODES, type ErrorDetail } from '../errors.js';
+import { MAX_TIER } from './agent-names.js';
+
+export interface AgentInfo {
+  /** The role in `tier{N}_{role}`. */
+  role: string;
+  /** Display name. */
+  name: string;
+  description: string;
+  /** Default tier, 1–5. */
+  tier: number;
+  /** System prompt of LLM steps with this role. */
+  persona: string;
+}
+
+export interface AgentCatalogueSources {
+  /** Catalogue files read in order (e.g. the package's `workflows/agents.yaml`). */
+  files?: readonly string[];
+  /** Directories whose `*.yaml`/`*.yml` files are read after `files`, sorted by name. */
+  dirs?: readonly string[];
+}
+
+const CATALOGUE_SCHEMA = {
+  type: 'object',
+  required: ['agents'],
+  additionalProperties: false,
+  properties: {
+    agents: {
+      type: 'object',
+      propertyNames: { pattern: '^[a-z][a-z0-9_]*$' },
+      additionalProperties: {
+        type: 'object',
+        required: ['name', 'description', 'tier', 'persona'],
+        additionalProperties: false,
+        properties: {
+          name: { type: 'string', minLength: 1 },
+          description: { type: 'string' },
+          tier: { type: 'integer', minimum: 1, maximum: MAX_TIER },
+          persona: { type: 'string', minLength: 1 },
+        },
+      },
+    },
+  },
+} as const;
+
+interface CatalogueFile {
+  agents: Record<string, Omit<AgentInfo, 'role'>>;
+}
+
+const ajv = new Ajv2020({ allErrors: true });
+const validateCatalogue = ajv.compile<CatalogueFile>(CATALOGUE_SCHEMA);
+
+function catalogueError(
+  file: string,
+  problem: string,
+  details: ErrorDetail[] = [],
+  cause?: unknown,
+): AppError {
+  return new AppError(ERROR_CODES.CONFIG, `agent catalogue ${file}: ${problem}`, {
+    status: 500,
+    expose: true,
+    details,
+    cause,
+  });
+}
+
+async function readCatalogueFile(file: string): Promise<AgentInfo[]> {
+  let data: unknown;
+  try {
+    data = parse(await readFile(file, 'utf8'), { maxAliasCount: 100, uniqueKeys: true });
+  } catch (error) {
+    const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : 'unreadable';
+    throw catalogueError(file, reason, [], error);
+  }
+  if (!validateCatalogue(data)) {
+    const details = (validateCatalogue.errors ?? []).map((error) => {
+      const params = error.params as Record<string, unknown>;
+      const extra = [params.additionalProperty, params.missingProperty, params.propertyName].find(
+        (value): value is string => typeof value === 'string',
+      );
+      const path = error.instancePath.split('/').filter((part) => part !== '');
+      const loc = extra === undefined ? path : [...path, extra];
+      return {
+        loc,
+        msg: `${loc.join('.') || 'file'}: ${error.message ?? 'invalid'}`,
+        type: `value_error.${error.keyword}`,
+      };
+    });
+    throw catalogueError(file, details.map((detail) => detail.msg).join('; '), details);
+  }
+  return Object.entries(data.agents).map(([role, info]) => ({ role, ...info }));
+}
+
+async function yamlFilesOf(dir: string): Promise<string[]> {
+  try {
+    const entries = await readdir(dir, { withFileTypes: true });
+    return entries
+      .filter(
+        (entry) => entry.isFile() && /\.ya?ml$/.test(entry.name) && !entry.name.startsWith('.'),
+      )
+      .map((entry) => join(dir, entry.name))
+      .sort();
+  } catch (error) {
+    throw catalogueError(dir, 'directory cannot be read', [], error);
+  }
+}
+
+/** Reads the catalogue; throws an AppError naming the file for a bad file. */
+export async function loadAgentCatalogue(sources: AgentCatalogueSources): Promise<AgentInfo[]> {
+  const files = [...(sources.files ?? [])];
+  for (const dir of sources.dirs ?? []) files.push(...(await yamlFilesOf(dir)));
+  const byRole = new Map<string, AgentInfo>();
+  for (const file of files) {
+    for (const agent of await readCatalogueFile(file)) byRole.set(agent.role, agent);
+  }
+  return [...byRole.values()];
+}
+
+/** The entry for a role, or undefined. */
+export function findAgent(catalogue: readonly AgentInfo[], role: string): AgentInfo | undefined {
+  return catalogue.find((agent) => agent.role === role);
+}

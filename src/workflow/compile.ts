@@ -1,0 +1,80 @@
+/**
+ * Workflow document → {@link CompiledWorkflow}: validated, indexed (dependencies and
+ * dependents as step indexes) and with every expression compiled once into a closure.
+ */
+import { ERROR_CODES, ValidationError } from '../errors.js';
+import { parseAgentName } from '../agents/agent-names.js';
+import { compileCondition, compileTemplate } from './expressions.js';
+import type { CompiledStep, CompiledWorkflow, WorkflowDocument } from './types.js';
+import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
+
+/** `loop_max` when a step sets `loop_until` only. */
+export const DEFAULT_LOOP_MAX = 10;
+
+function summary(count: number, first: string | undefined): string {
+  const head = first === undefined ? '' : `: ${first}`;
+  return count === 1 ? `invalid workflow${head}` : `invalid workflow (${count} problems)${head}`;
+}
+
+/**
+ * Validates and compiles a workflow document. Throws {@link ValidationError} (code
+ * `workflow_invalid`, status 422) listing every problem when the document is invalid.
+ */
+export function compileWorkflow(
+  doc: unknown,
+  options: ValidateWorkflowOptions = {},
+): CompiledWorkflow {
+  const errors = validateWorkflow(doc, options);
+  if (errors.length > 0) {
+    throw new ValidationError(
+      summary(errors.length, errors[0]?.msg),
+      errors,
+      ERROR_CODES.WORKFLOW_INVALID,
+    );
+  }
+  // validateWorkflow proved the document has this shape.
+  const document = doc as WorkflowDocument;
+  const stepIndex = new Map<string, number>();
+  document.steps.forEach((step, index) => stepIndex.set(step.name, index));
+  const dependents: number[][] = document.steps.map(() => []);
+  const steps: CompiledStep[] = document.steps.map((step, index) => {
+    const dependsOn = step.depends_on ?? [];
+    const dependsOnIndex = dependsOn.map((dep) => stepIndex.get(dep) as number);
+    for (const dep of dependsOnIndex) dependents[dep]?.push(index);
+    const loopUntil = step.loop_until === undefined ? undefined : compileCondition(step.loop_until);
+    return {
+      name: step.name,
+      index,
+      agent: step.agent,
+      tier: parseAgentName(step.agent)?.tier ?? 0,
+      description: step.description ?? '',
+      dependsOn,
+      dependsOnIndex,
+      dependentsIndex: dependents[index] as number[],
+      when: step.when === undefined ? undefined : compileCondition(step.when),
+      inputs: compileTemplate(step.inputs ?? {}),
+      outputs: step.outputs ?? {},
+      tools: step.tools ?? [],
+      model: step.model,
+      maxAttempts: step.max_attempts,
+      timeoutSeconds: step.timeout_seconds,
+      loopUntil,
+      loopMax: loopUntil === undefined ? undefined : (step.loop_max ?? DEFAULT_LOOP_MAX),
+    };
+  });
+  const outputSpecs = Object.entries(document.outputs ?? {});
+  return {
+    name: document.name,
+    description: document.description ?? '',
+    version: document.version === undefined ? undefined : String(document.version),
+    document,
+    inputs: document.inputs ?? {},
+    outputNames: outputSpecs.map(([name]) => name),
+    optionalOutputs: outputSpecs.filter(([, spec]) => spec.optional === true).map(([name]) => name),
+    outputs: compileTemplate(
+      Object.fromEntries(outputSpecs.map(([name, spec]) => [name, spec.from])),
+    ),
+    steps,
+    stepIndex,
+  };
+}

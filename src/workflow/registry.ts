@@ -1,0 +1,199 @@
+/**
+ * The workflows directory: lists, loads (parse → validate → compile, cached until the file
+ * changes) and saves workflow YAML files. Names and paths given by clients are contained: a
+ * workflow is a `*.yaml`/`*.yml` file whose real path lies inside the directory.
+ */
+import { realpathSync, statSync } from 'node:fs';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { basename, extname, isAbsolute, join, sep } from 'node:path';
+import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
+import { writeFileAtomic } from '../store/atomic-write.js';
+import { compileWorkflow } from './compile.js';
+import { parseWorkflowYaml } from './parse.js';
+import type { CompiledWorkflow } from './types.js';
+
+/** The agent catalogue lives beside the workflows under this stem; it is not a workflow. */
+export const AGENTS_FILE_STEM = 'agents';
+const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
+const YAML_EXT = /\.ya?ml$/;
+const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'ENOSPC']);
+
+/** Whether `name` can name a workflow file: `[A-Za-z0-9_.-]+`, not starting with '.'. */
+export function isWorkflowName(name: string): boolean {
+  return NAME_RE.test(name) && name !== AGENTS_FILE_STEM;
+}
+
+export interface LoadedWorkflow {
+  name: string;
+  /** Real path of the file. */
+  path: string;
+  /** The file's text, exactly as stored. */
+  yamlText: string;
+  document: unknown;
+  compiled: CompiledWorkflow;
+}
+
+export interface WorkflowRegistryOptions {
+  /** The workflows directory. */
+  dir: string;
+}
+
+export interface WorkflowRegistry {
+  readonly dir: string;
+  /** Workflow names (file stems), sorted; the agent catalogue is not one. */
+  list(): Promise<string[]>;
+  /**
+   * Loads a workflow by name or by a relative YAML path inside the directory.
+   * @throws NotFoundError (`workflow_not_found`) when there is no such file
+   * @throws ValidationError (`workflow_invalid`) when it does not parse or validate
+   */
+  get(nameOrPath: string): Promise<LoadedWorkflow>;
+  /** The real path of a workflow, or undefined when absent or outside the directory. */
+  resolve(nameOrPath: string): string | undefined;
+  /**
+   * Validates `yamlText` fully (its name must be `name`), then writes it atomically as given.
+   * @throws ValidationError for a bad name or an invalid workflow
+   * @throws DependencyError (503) when the directory is not writable
+   */
+  save(name: string, yamlText: string): Promise<LoadedWorkflow>;
+  /** Forgets cached workflows: one name, or all. */
+  invalidate(name?: string): void;
+}
+
+interface CacheEntry {
+  stamp: string;
+  loaded: LoadedWorkflow;
+}
+
+function stem(path: string): string {
+  return basename(path, extname(path));
+}
+
+function isErrno(error: unknown, codes: Set<string>): boolean {
+  return error instanceof Error && codes.has(String((error as NodeJS.ErrnoException).code));
+}
+
+export function createWorkflowRegistry(options: WorkflowRegistryOptions): WorkflowRegistry {
+  const dir = options.dir;
+  const cache = new Map<string, CacheEntry>();
+
+  function realRoot(): string | undefined {
+    try {
+      return realpathSync(dir);
+    } catch {
+      return undefined;
+    }
+  }
+
+  function contained(root: string, relative: string): string | undefined {
+    try {
+      const real = realpathSync(join(root, relative));
+      if (!real.startsWith(root + sep) || !statSync(real).isFile()) return undefined;
+      return real;
+    } catch {
+      return undefined;
+    }
+  }
+
+  function resolve(nameOrPath: string): string | undefined {
+    if (typeof nameOrPath !== 'string' || nameOrPath.length === 0 || nameOrPath.length > 1024)
+      return undefined;
+    if (nameOrPath.includes('\0') || nameOrPath.includes('\\') || isAbsolute(nameOrPath))
+      return undefined;
+    const segments = nameOrPath.split('/');
+    // Rejects '..', '.', hidden files and empty segments ('a//b') before touching the disk.
+    if (segments.some((segment) => segment === '' || segment.startsWith('.'))) return undefined;
+    const root = realRoot();
+    if (root === undefined) return undefined;
+    if (YAML_EXT.test(nameOrPath)) {
+      if (!isWorkflowName(stem(nameOrPath))) return undefined;
+      return contained(root, nameOrPath);
+    }
+    if (segments.length !== 1 || !isWorkflowName(nameOrPath)) return undefined;
+    return contained(root, `${nameOrPath}.yaml`) ?? contained(root, `${nameOrPath}.yml`);
+  }
+
+  async function load(path: string): Promise<LoadedWorkflow> {
+    const info = await stat(path, { bigint: true });
+    const stamp = `${info.ino}:${info.size}:${info.mtimeNs}`;
+    const cached = cache.get(path);
+    if (cached?.stamp === stamp) return cached.loaded;
+    const yamlText = await readFile(path, 'utf8');
+    const name = stem(path);
+    const document = parseWorkflowYaml(yamlText);
+    const compiled = compileWorkflow(document, { expectedName: name });
+    const loaded: LoadedWorkflow = { name, path, yamlText, document, compiled };
+    cache.set(path, { stamp, loaded });
+    return loaded;
+  }
+
+  async function list(): Promise<string[]> {
+    let entries: string[];
+    try {
+      entries = await readdir(dir);
+    } catch (error) {
+      if (isErrno(error, new Set(['ENOENT', 'ENOTDIR']))) return [];
+      throw error;
+    }
+    const names = new Set<string>();
+    for (const entry of entries) {
+      if (!YAML_EXT.test(entry)) continue;
+      const name = stem(entry);
+      if (isWorkflowName(name) && resolve(name) !== undefined) names.add(name);
+    }
+    return [...names].sort();
+  }
+
+  async function get(nameOrPath: string): Promise<LoadedWorkflow> {
+    const path = resolve(nameOrPath);
+    if (path === undefined) {
+      throw new NotFoundError(`workflow '${nameOrPath}' not found`, ERROR_CODES.WORKFLOW_NOT_FOUND);
+    }
+    try {
+      return await load(path);
+    } catch (error) {
+      if (isErrno(error, new Set(['ENOENT']))) {
+        throw new NotFoundError(
+          `workflow '${nameOrPath}' not found`,
+          ERROR_CODES.WORKFLOW_NOT_FOUND,
+        );
+      }
+      throw error;
+    }
+  }
+
+  async function save(name: string, yamlText: string): Promise<LoadedWorkflow> {
+    if (typeof name !== 'string' || !isWorkflowName(name)) {
+      const msg = `'${String(name)}' cannot name a workflow: use letters, digits, '_', '.' and '-', not starting with '.' (and not '${AGENTS_FILE_STEM}')`;
+      throw new ValidationError(
+        msg,
+        [{ loc: ['name'], msg, type: 'value_error.name' }],
+        ERROR_CODES.WORKFLOW_INVALID,
+      );
+    }
+    const document = parseWorkflowYaml(yamlText);
+    compileWorkflow(document, { expectedName: name });
+    const root = realRoot();
+    if (root === undefined) throw new DependencyError('the workflows directory does not exist');
+    const path = resolve(name) ?? join(root, `${name}.yaml`);
+    try {
+      await writeFileAtomic(path, yamlText);
+    } catch (error) {
+      if (isErrno(error, UNWRITABLE))
+        throw new DependencyError('the workflows directory is not writable', error);
+      throw error;
+    }
+    invalidate(name);
+    return load(path);
+  }
+
+  function invalidate(name?: string): void {
+    if (name === undefined) {
+      cache.clear();
+      return;
+    }
+    for (const [path, entry] of cache) if (entry.loaded.name === name) cache.delete(path);
+  }
+
+  return { dir, list, get, resolve, save, invalidate };
+}
