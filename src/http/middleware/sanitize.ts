@@ -1,0 +1,103 @@
+import type { Middleware } from 'koa';
+import type { Config } from '../../config/index.js';
+import { AppError, ERROR_CODES } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import {
+  CLASSIFICATIONS,
+  SanitizerDepthError,
+  sanitize,
+  type SanitizationResult,
+} from '../../security/index.js';
+import type { RequestBody } from './body.js';
+
+export interface SanitizerOptions {
+  /** The sanitizer to run; tests pass a failing one to exercise fail-closed/fail-open. */
+  sanitize?: (value: unknown) => SanitizationResult;
+}
+
+/** Koa state written by this middleware (`ctx.state.sanitization`). */
+export interface SanitizationState {
+  sanitization?: SanitizationResult;
+}
+
+/**
+ * Runs the sanitization pipeline on every parsed request body (`ctx.request.body`, set by
+ * the body parser for any content type) before any route sees it:
+ * - `blocked` → 400 `{detail}` naming the categories (never the matched text);
+ * - `redacted` → the body is replaced by the cleaned copy, header `X-Sanitization: redacted`;
+ * - `requires_approval` → proceeds (cleaned copy, redactions applied), logged at warn with
+ *   pattern names and locations, header `X-Sanitization: requires_approval`;
+ * - `clean` → untouched.
+ * The result is kept on `ctx.state.sanitization`. If the sanitizer itself throws, the
+ * request fails closed (500) unless AGENTIC_SANITIZER_FAIL_OPEN=1, which lets it through
+ * unsanitized with an error log. Bodies nested deeper than the sanitizer walks are a 400
+ * in both modes.
+ */
+export function createSanitizer(
+  config: Config,
+  logger: Logger,
+  opts: SanitizerOptions = {},
+): Middleware {
+  const run = opts.sanitize ?? ((value: unknown) => sanitize(value));
+  return async (ctx, next) => {
+    const body: unknown = ctx.request.body;
+    if (body === undefined) {
+      await next();
+      return;
+    }
+    let result: SanitizationResult;
+    try {
+      result = run(body);
+    } catch (error) {
+      if (error instanceof SanitizerDepthError) {
+        throw new AppError(ERROR_CODES.BAD_REQUEST, 'Request body is nested too deeply', {
+          status: 400,
+        });
+      }
+      if (config.sanitizerFailOpen) {
+        logger.error({ err: error }, 'sanitizer failed; request let through (fail-open)');
+        await next();
+        return;
+      }
+      throw new AppError(ERROR_CODES.INTERNAL, 'Sanitizer failed', { status: 500, cause: error });
+    }
+    (ctx.state as SanitizationState).sanitization = result;
+    const summary = result.findings.map((f) => ({
+      category: f.category,
+      pattern_name: f.pattern_name,
+      location: f.location,
+      severity: f.severity,
+    }));
+    switch (result.classification) {
+      case CLASSIFICATIONS.BLOCKED: {
+        const categories = [...new Set(result.findings.map((f) => f.category))].sort();
+        logger.info({ findings: summary, input_hash: result.input_hash }, 'request blocked');
+        throw new AppError(
+          ERROR_CODES.BLOCKED,
+          `Request blocked by sanitization policy: ${categories.join(', ')}`,
+          { status: 400 },
+        );
+      }
+      case CLASSIFICATIONS.REQUIRES_APPROVAL:
+        logger.warn(
+          { findings: summary, input_hash: result.input_hash },
+          'request flagged for review',
+        );
+        ctx.request.body = result.cleaned_value as RequestBody;
+        ctx.set('X-Sanitization', result.classification);
+        break;
+      case CLASSIFICATIONS.REDACTED:
+        logger.info({ findings: summary, input_hash: result.input_hash }, 'request redacted');
+        ctx.request.body = result.cleaned_value as RequestBody;
+        ctx.set('X-Sanitization', result.classification);
+        break;
+      case CLASSIFICATIONS.CLEAN:
+        break;
+      default: {
+        const exhaustive: never = result.classification;
+        throw new Error(`unknown classification ${String(exhaustive)}`);
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,16 @@
+export * from './sanitizer/index.js';
+export { constantTimeEqual } from './constant-time.js';
+export {
+  SlidingWindowLimiter,
+  type RateDecision,
+  type SlidingWindowOptions,
+} from './sliding-window.js';
+export { AuthLockout, type LockoutOptions } from './lockout.js';
+export {
+  PathEscapeError,
+  isSafeRunId,
+  resolveContained,
+  resolveContainedSync,
+  resolveFileToolPath,
+  safeFileName,
+} from './path-safety.js';

@@ -1,0 +1,88 @@
+import { detector, type Detector } from '../detector.js';
+import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
+import { cardIssuerKnown, ibanValid, isPublicIp, luhnValid } from '../validators.js';
+
+const hasDigit = (text: string): boolean => /\d/.test(text);
+
+/**
+ * Words right before a dotted quad that make it a version, not an address
+ * (`v1.2.3.4`, `version 1.2.3.4`, `pkg@1.2.3.4`, `==1.2.3.4`, `^1.2.3.4`).
+ */
+const VERSION_CONTEXT = /(?:\bv|\bver(?:sion)?\.?\s{0,3}:?\s{0,3}|[@=^~<>]\s{0,2})$/i;
+
+/** Personal data. Every pattern is anchored on word or digit boundaries. */
+export const PII_DETECTORS: readonly Detector[] = [
+  detector(
+    'email_address',
+    C.EMAIL,
+    S.MEDIUM,
+    /(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}\b/g,
+    {
+      prefilter: (t) => t.includes('@'),
+      // `git@github.com:org/repo` is an SSH remote, not a person.
+      validate: (m) => !/^git@/i.test(m[0]),
+    },
+  ),
+  detector(
+    'us_ssn',
+    C.PII,
+    S.HIGH,
+    /(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])/g,
+    { prefilter: (t) => t.includes('-') && hasDigit(t) },
+  ),
+  detector(
+    'credit_card',
+    C.FINANCIAL,
+    S.HIGH,
+    /(?<![\d-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{5}|\d{13,19})(?![\d-])/g,
+    {
+      prefilter: hasDigit,
+      validate: (m) => {
+        const digits = m[0].replace(/[ -]/g, '');
+        return cardIssuerKnown(digits) && luhnValid(digits);
+      },
+    },
+  ),
+  detector(
+    'iban',
+    C.FINANCIAL,
+    S.HIGH,
+    /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,
+    { prefilter: hasDigit, validate: (m) => ibanValid(m[0]) },
+  ),
+  detector('phone_e164', C.PHONE, S.MEDIUM, /(?<![\w+])\+[1-9](?:[ .-]?\(?\d\)?){7,14}(?![\d])/g, {
+    prefilter: (t) => t.includes('+') && hasDigit(t),
+    validate: (m) => {
+      const digits = m[0].replace(/\D/g, '').length;
+      return digits >= 8 && digits <= 15;
+    },
+  }),
+  detector(
+    'phone_national',
+    C.PHONE,
+    S.MEDIUM,
+    /(?<![\w.+/-])(?:\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4}|0\d{1,4}[ ]\d{3,4}[ ]\d{3,4}|0[1-9](?:([ .])\d{2})(?:\2\d{2}){3})(?![\w.-]?\d)/g,
+    { prefilter: hasDigit },
+  ),
+  detector(
+    'ipv4_address',
+    C.IP_ADDRESS,
+    S.LOW,
+    /(?<![\w.])(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?![\w]|\.\d)/g,
+    {
+      prefilter: (t) => t.includes('.') && hasDigit(t),
+      validate: (m, text) =>
+        isPublicIp(m[0]) && !VERSION_CONTEXT.test(text.slice(Math.max(0, m.index - 12), m.index)),
+    },
+  ),
+  detector(
+    'ipv6_address',
+    C.IP_ADDRESS,
+    S.LOW,
+    /(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}(?::|(?::[0-9A-Fa-f]{1,4}){1,7}|[0-9A-Fa-f]{1,4})(?![\w:])/g,
+    {
+      prefilter: (t) => t.includes(':'),
+      validate: (m) => isPublicIp(m[0]),
+    },
+  ),
+];

@@ -1,0 +1,132 @@
+import { detector, type Detector } from '../detector.js';
+import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
+
+/**
+ * Subdivision flags (🏴 + tag letters + cancel tag) are the one legitimate use of tag
+ * characters; they are removed before the tag check.
+ */
+const TAG_FLAG = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,8}\u{E007F}/gu;
+const ASCII_ALNUM = /[A-Za-z0-9]/;
+
+/**
+ * Invisible and direction-changing characters. Zero-width joiners are normal inside emoji
+ * sequences and ZWNJ/ZWJ inside Persian, Indic and other scripts, so ZWJ/ZWNJ only count
+ * between two ASCII letters or digits (where they only serve to split a word).
+ */
+export const UNICODE_DETECTORS: readonly Detector[] = [
+  detector('unicode_tag_characters', C.UNICODE_ANOMALY, S.HIGH, /[\u{E0000}-\u{E007F}]+/gu, {
+    prefilter: (t) => /[\u{E0000}-\u{E007F}]/u.test(t.replace(TAG_FLAG, '')),
+    validate: (m, text) => {
+      // Part of a well-formed subdivision flag?
+      const before = text.lastIndexOf('\u{1F3F4}', m.index);
+      if (before === -1 || before + 2 !== m.index) return true;
+      TAG_FLAG.lastIndex = before;
+      const flag = TAG_FLAG.exec(text);
+      return !(
+        flag &&
+        flag.index === before &&
+        flag.index + flag[0].length === m.index + m[0].length
+      );
+    },
+  }),
+  detector('bidi_control', C.UNICODE_ANOMALY, S.HIGH, /[\u202A-\u202E\u2066-\u2069]/g),
+  detector(
+    'zero_width_character',
+    C.UNICODE_ANOMALY,
+    S.MEDIUM,
+    /[\u200B\u2060\u180E\u2061-\u2064]|(?<!^)\uFEFF/g,
+  ),
+  detector('zero_width_joiner_in_word', C.UNICODE_ANOMALY, S.MEDIUM, /[\u200C\u200D]+/g, {
+    validate: (m, text) =>
+      ASCII_ALNUM.test(text[m.index - 1] ?? '') &&
+      ASCII_ALNUM.test(text[m.index + m[0].length] ?? ''),
+  }),
+  detector(
+    'mixed_script_word',
+    C.UNICODE_ANOMALY,
+    S.MEDIUM,
+    /[\p{L}\p{M}]{0,64}[\p{Script=Cyrillic}\p{Script=Greek}][\p{L}\p{M}]{0,64}/gu,
+    { validate: (m) => /\p{Script=Latin}/u.test(m[0]) },
+  ),
+];
+
+/** Characters removed before secret and injection scans (they only hide words). */
+export const INVISIBLE =
+  /[\u200B-\u200D\u2060-\u2064\u180E\uFEFF\u00AD\u202A-\u202E\u2066-\u2069\u{E0000}-\u{E007F}]|\u034F/gu;
+
+/** Cyrillic and Greek letters that render like Latin ones (a small confusables skeleton). */
+const CONFUSABLES: Readonly<Record<string, string>> = {
+  а: 'a',
+  в: 'b',
+  е: 'e',
+  ё: 'e',
+  к: 'k',
+  м: 'm',
+  н: 'h',
+  о: 'o',
+  р: 'p',
+  с: 'c',
+  т: 't',
+  у: 'y',
+  х: 'x',
+  і: 'i',
+  ї: 'i',
+  ј: 'j',
+  ѕ: 's',
+  ԁ: 'd',
+  ԛ: 'q',
+  ԝ: 'w',
+  һ: 'h',
+  ɡ: 'g',
+  А: 'A',
+  В: 'B',
+  Е: 'E',
+  К: 'K',
+  М: 'M',
+  Н: 'H',
+  О: 'O',
+  Р: 'P',
+  С: 'C',
+  Т: 'T',
+  У: 'Y',
+  Х: 'X',
+  І: 'I',
+  Ј: 'J',
+  Ѕ: 'S',
+  α: 'a',
+  ο: 'o',
+  ρ: 'p',
+  ν: 'v',
+  ι: 'i',
+  κ: 'k',
+  τ: 't',
+  υ: 'u',
+  ε: 'e',
+  Α: 'A',
+  Β: 'B',
+  Ε: 'E',
+  Η: 'H',
+  Ι: 'I',
+  Κ: 'K',
+  Μ: 'M',
+  Ν: 'N',
+  Ο: 'O',
+  Ρ: 'P',
+  Τ: 'T',
+  Υ: 'Y',
+  Χ: 'X',
+  Ζ: 'Z',
+};
+const CONFUSABLE_CHARS = new RegExp(`[${Object.keys(CONFUSABLES).join('')}]`, 'g');
+
+/**
+ * The text an injection scan should see: NFKC (full-width and styled letters become plain),
+ * invisible characters removed, Cyrillic/Greek look-alikes mapped to Latin. Only used to
+ * detect, never written back.
+ */
+export function skeleton(text: string): string {
+  return text
+    .normalize('NFKC')
+    .replace(INVISIBLE, '')
+    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c);
+}
