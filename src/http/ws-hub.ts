@@ -7,6 +7,7 @@ import { attachFeed } from '../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import { RUN_ID } from '../store/history.js';
+import { isOriginAllowed } from './middleware/cors.js';
 
 /** Close codes sent by the WebSocket hub. */
 export const WS_CLOSE = {
@@ -48,9 +49,9 @@ export interface WebSocketHubOptions {
   /** Run files, for runs the hub holds no buffer for. @default the hub's own lookup */
   history?: RunHistoryLookup;
   guard: UpgradeGuard;
-  config: Pick<Config, 'corsOrigins'>;
+  config: Config;
   logger: Logger;
-  /** Origin check. @default exact match against `config.corsOrigins` (`*` allows any) */
+  /** Origin check. @default `isOriginAllowed(origin, config)` (AGENTIC_CORS_ORIGINS) */
   isOriginAllowed?: (origin: string) => boolean;
   /** Queued bytes above which a client that does not read is terminated. @default 1 MiB */
   maxBufferedBytes?: number;
@@ -81,8 +82,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
   const maxBufferedBytes = options.maxBufferedBytes ?? DEFAULT_WS_MAX_BUFFERED_BYTES;
   const closeGraceMs = options.closeGraceMs ?? 2000;
   const originAllowed =
-    options.isOriginAllowed ??
-    ((origin: string) => config.corsOrigins.includes('*') || config.corsOrigins.includes(origin));
+    options.isOriginAllowed ?? ((origin: string) => isOriginAllowed(origin, config));
   const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
   let closing = false;
 
@@ -122,13 +122,14 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       ws.close(WS_CLOSE.POLICY, 'origin not allowed');
       return;
     }
+    // The guard runs even for a query-string key so the failure counts toward the lockout.
+    const auth = guard.checkUpgrade(req);
     for (const name of url.searchParams.keys()) {
       if (QUERY_KEY_PARAMS.has(name.toLowerCase())) {
         ws.close(WS_CLOSE.POLICY, 'API key in query string not allowed');
         return;
       }
     }
-    const auth = guard.checkUpgrade(req);
     if (!auth.ok) {
       ws.close(WS_CLOSE.POLICY, auth.reason.slice(0, 120));
       return;

@@ -1,0 +1,185 @@
+/**
+ * Engine events and run lifecycle → the wire event union (`schemas/events.schema.json`). One
+ * mapper per run; it numbers events from 0 (`seq`) and remembers which steps already had their
+ * `step_end`, so the run's end can close the rest (exactly one `step_end` per step).
+ */
+import type { EngineEvent, StepOutcome } from '../engine/adapter.js';
+import type { StepEndEvent, WorkflowEvent } from '../generated/events.js';
+import type { CompiledWorkflow } from '../workflow/types.js';
+
+export interface RunEventMapperOptions {
+  runId: string;
+  workflow: CompiledWorkflow;
+  adapter: string;
+  /** Epoch ms → ISO timestamp source. */
+  now: () => number;
+  /** Receives every event, in order. */
+  sink: (event: WorkflowEvent) => void;
+}
+
+/** The end of a run as the `workflow_end` event reports it. */
+export interface RunEnd {
+  status: 'success' | 'failed';
+  durationMs: number;
+  finalOutput: unknown;
+  error: string | null;
+  successRate: number;
+  filename: string | null;
+}
+
+export class RunEventMapper {
+  private seq = 0;
+  private readonly ended: Uint8Array;
+  private readonly attemptStart: Float64Array;
+  private readonly runId: string;
+  private readonly workflow: CompiledWorkflow;
+  private readonly now: () => number;
+  private readonly sink: (event: WorkflowEvent) => void;
+  private readonly adapter: string;
+
+  constructor(options: RunEventMapperOptions) {
+    this.runId = options.runId;
+    this.workflow = options.workflow;
+    this.now = options.now;
+    this.sink = options.sink;
+    this.adapter = options.adapter;
+    this.ended = new Uint8Array(options.workflow.steps.length);
+    this.attemptStart = new Float64Array(options.workflow.steps.length);
+  }
+
+  workflowStart(inputs: Record<string, unknown>): void {
+    this.sink({
+      ...this.base('workflow_start'),
+      workflow_name: this.workflow.name,
+      adapter: this.adapter,
+      inputs,
+      step_count: this.workflow.steps.length,
+    });
+  }
+
+  /** Maps one engine event (observed with `engineActor.on('*', ...)`). */
+  engineEvent(event: EngineEvent): void {
+    switch (event.type) {
+      case 'step.started': {
+        this.attemptStart[event.index] = event.time;
+        if (event.attempt !== 1) return;
+        const step = this.workflow.steps[event.index];
+        if (step === undefined) return;
+        this.sink({
+          ...this.base('step_start'),
+          step: step.name,
+          agent: step.agent,
+          tier: step.tier,
+          input: event.input,
+          attempt: 1,
+        });
+        return;
+      }
+      case 'step.retrying': {
+        const step = this.workflow.steps[event.index];
+        if (step === undefined) return;
+        this.sink({
+          ...this.base('step_error'),
+          step: step.name,
+          status: 'retrying',
+          duration_ms: event.durationMs,
+          agent: step.agent,
+          tier: step.tier,
+          error: event.error,
+          attempt: event.attempt,
+          retry_in_ms: event.delayMs,
+        });
+        return;
+      }
+      case 'step.iteration': {
+        const step = this.workflow.steps[event.index];
+        if (step === undefined) return;
+        this.sink({
+          ...this.base('step_complete'),
+          step: step.name,
+          status: 'running',
+          duration_ms: Math.max(0, event.time - this.attemptStart[event.index]!),
+          agent: step.agent,
+          tier: step.tier,
+          output: event.output,
+          iteration: event.iteration,
+        });
+        return;
+      }
+      case 'step.finished':
+        this.stepFinished(event.index, event.outcome);
+        return;
+      default: {
+        const unknownEvent: never = event;
+        return unknownEvent;
+      }
+    }
+  }
+
+  /** Emits `step_error` (for a failure) and `step_end` for a step, once. */
+  stepFinished(index: number, outcome: StepOutcome): void {
+    const step = this.workflow.steps[index];
+    if (step === undefined || this.ended[index] === 1) return;
+    this.ended[index] = 1;
+    const durationMs =
+      outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime);
+    if (outcome.status === 'failed') {
+      this.sink({
+        ...this.base('step_error'),
+        step: step.name,
+        status: 'failed',
+        duration_ms: durationMs,
+        agent: step.agent,
+        tier: step.tier,
+        error: outcome.error,
+        ...(outcome.attempts > 0 ? { attempt: outcome.attempts } : {}),
+      });
+    }
+    const end: StepEndEvent = {
+      ...this.base('step_end'),
+      step: step.name,
+      status: outcome.status,
+      duration_ms: durationMs,
+      agent: step.agent,
+      tier: step.tier,
+      input: outcome.input,
+      output: outcome.output,
+      error: outcome.error,
+      model_used: outcome.modelUsed,
+      tokens_used: outcome.tokensUsed,
+      retry_count: Math.max(0, outcome.attempts - 1),
+      skip_reason: outcome.skipReason,
+    };
+    if (outcome.attempts > 0) end.attempt = outcome.attempts;
+    this.sink(end);
+  }
+
+  /** Whether step `index` has had its `step_end`. */
+  hasEnded(index: number): boolean {
+    return this.ended[index] === 1;
+  }
+
+  workflowEnd(end: RunEnd): void {
+    this.sink({
+      ...this.base('workflow_end'),
+      workflow_name: this.workflow.name,
+      status: end.status,
+      duration_ms: end.durationMs,
+      final_output: end.finalOutput,
+      error: end.error,
+      success_rate: end.successRate,
+      filename: end.filename,
+    });
+  }
+
+  private base<T extends WorkflowEvent['type']>(
+    type: T,
+  ): { type: T; run_id: string; timestamp: string; seq: number } {
+    return {
+      type,
+      run_id: this.runId,
+      timestamp: new Date(this.now()).toISOString(),
+      seq: this.seq++,
+    };
+  }
+}
