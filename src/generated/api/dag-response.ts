@@ -43,9 +43,15 @@ export interface InputDescriptor {
   /**
    * Default value or null.
    */
-  default: {
-    [k: string]: unknown | undefined;
-  };
+  default:
+    | string
+    | number
+    | boolean
+    | {
+        [k: string]: unknown | undefined;
+      }
+    | unknown[]
+    | null;
   required: boolean;
   enum: unknown[] | null;
 }

@@ -1,0 +1,82 @@
+/**
+ * The Koa application (ARCHITECTURE §10). Middleware order: request context (id + access log)
+ * → error funnel → CORS → security headers → rate limit → auth (+ lockout) → body parse (size
+ * limit) → sanitization → SPA fallback/404 → routes.
+ */
+import Router from '@koa/router';
+import Koa from 'koa';
+import { join } from 'node:path';
+import { packageRoot, packageVersion, type Config } from '../config/index.js';
+import type { Runtime } from '../engine/types.js';
+import type { EventHub } from '../events/hub.js';
+import type { Logger } from '../log.js';
+import type { HistoryIndex } from '../store/history.js';
+import type { CompiledWorkflow, WorkflowRegistry } from '../workflow/index.js';
+import type { AuthGuard } from './middleware/auth.js';
+import { createBodyParser } from './middleware/body.js';
+import { createCors } from './middleware/cors.js';
+import { createErrorFunnel } from './middleware/errors.js';
+import { createRateLimit } from './middleware/rate-limit.js';
+import { createRequestContext } from './middleware/request-context.js';
+import { createSanitizer } from './middleware/sanitize.js';
+import { securityHeaders } from './middleware/security-headers.js';
+import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
+import { registerDocsRoutes } from './routes/docs.js';
+import { registerHealthRoutes } from './routes/health.js';
+import { registerRunRoutes } from './routes/runs.js';
+import { createStreamRoute } from './routes/stream.js';
+import { registerWorkflowRoutes } from './routes/workflows.js';
+import { createSpaFallback } from './spa.js';
+
+export interface AppDeps {
+  logger: Logger;
+  history: HistoryIndex;
+  hub: EventHub;
+  /** The API-key guard; the WebSocket hub shares it so upgrades count toward the lockout. */
+  guard: AuthGuard;
+  registry: WorkflowRegistry;
+  /** Reads the agent catalogue (re-read per request). */
+  loadAgents: () => Promise<readonly AgentEntry[]>;
+  /** The compiled graph machine's JSON definition of a workflow. */
+  machineDefinition: (workflow: CompiledWorkflow) => unknown;
+  /** @default the package's `schemas/openapi.json` */
+  openApiPath?: string;
+  /** SSE keepalive / idle timeout overrides (tests). */
+  stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
+}
+
+/** The app plus its router (tests check every route against the OpenAPI document). */
+export type AgenticApp = Koa & { router: Router };
+
+export function createApp(runtime: Runtime, config: Config, deps: AppDeps): AgenticApp {
+  const { logger, history, hub, registry } = deps;
+  const app = new Koa({ proxy: config.trustProxy });
+  // Errors are rendered by the funnel; what still reaches Koa (a broken socket mid-stream) is logged.
+  app.on('error', (error: unknown) => logger.warn({ err: error }, 'response error'));
+
+  const router = new Router();
+  registerHealthRoutes(router, { config, hub, version: packageVersion });
+  registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
+  registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
+  router.get(
+    '/api/runs/:run_id/stream',
+    createStreamRoute({ hub, history, logger, ...(deps.stream ?? {}) }),
+  );
+  registerRunRoutes(router, { runtime, registry, history, config });
+  registerDocsRoutes(router, {
+    openApiPath: deps.openApiPath ?? join(packageRoot, 'schemas', 'openapi.json'),
+  });
+
+  app.use(createRequestContext(logger));
+  app.use(createErrorFunnel(logger));
+  app.use(createCors(config));
+  app.use(securityHeaders());
+  app.use(createRateLimit(config));
+  app.use(deps.guard.middleware);
+  app.use(createBodyParser(config));
+  app.use(createSanitizer(config, logger));
+  app.use(createSpaFallback(config.frontendDir));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  return Object.assign(app, { router });
+}

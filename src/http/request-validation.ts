@@ -1,0 +1,165 @@
+/**
+ * Request bodies are checked against their JSON Schemas in `schemas/api/` (the same files the
+ * OpenAPI document is generated from). ajv errors become the spec's 422 list, with `loc`
+ * starting at `"body"` and pydantic-style `type` names that clients of the Python service know.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import editorRequest from '../../schemas/api/editor-request.schema.json' with { type: 'json' };
+import runRequest from '../../schemas/api/run-request.schema.json' with { type: 'json' };
+import { ValidationError, type ErrorDetail } from '../errors.js';
+import type { WorkflowEditorRequest } from '../generated/api/editor-request.js';
+import type { WorkflowRunRequest } from '../generated/api/run-request.js';
+
+const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: true });
+
+function compile<T>(schema: object): ValidateFunction<T> {
+  return ajv.compile<T>(schema);
+}
+
+const validators = {
+  run: compile<WorkflowRunRequest>(runRequest),
+  editor: compile<WorkflowEditorRequest>(editorRequest),
+};
+
+function pointerToLoc(pointer: string): (string | number)[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((part) => (/^(0|[1-9][0-9]*)$/.test(part) ? Number(part) : part));
+}
+
+function describe(error: ErrorObject): ErrorDetail {
+  const loc = ['body', ...pointerToLoc(error.instancePath)];
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return {
+        loc: [...loc, String(params.missingProperty)],
+        msg: 'Field required',
+        type: 'missing',
+      };
+    case 'additionalProperties':
+      return {
+        loc: [...loc, String(params.additionalProperty)],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+      };
+    case 'type':
+      return {
+        loc,
+        msg: `Input should be of type ${String(params.type)}`,
+        type: `${String(params.type)}_type`,
+      };
+    case 'enum':
+      return {
+        loc,
+        msg: `Input should be one of: ${(params.allowedValues as unknown[]).map(String).join(', ')}`,
+        type: 'enum',
+      };
+    case 'const':
+      return {
+        loc,
+        msg: `Input should be ${JSON.stringify(params.allowedValue)}`,
+        type: 'literal_error',
+      };
+    case 'pattern':
+      return {
+        loc,
+        msg:
+          loc.at(-1) === 'run_id'
+            ? 'run_id must be 1 to 128 characters of A-Z a-z 0-9 _ -'
+            : `String should match pattern ${String(params.pattern)}`,
+        type: 'string_pattern_mismatch',
+      };
+    case 'minLength':
+      return {
+        loc,
+        msg: `String should have at least ${String(params.limit)} characters`,
+        type: 'string_too_short',
+      };
+    case 'maxLength':
+      return {
+        loc,
+        msg: `String should have at most ${String(params.limit)} characters`,
+        type: 'string_too_long',
+      };
+    case 'minimum':
+      return {
+        loc,
+        msg: `Input should be greater than or equal to ${String(params.limit)}`,
+        type: 'greater_than_equal',
+      };
+    case 'maximum':
+      return {
+        loc,
+        msg: `Input should be less than or equal to ${String(params.limit)}`,
+        type: 'less_than_equal',
+      };
+    default:
+      return { loc, msg: error.message ?? 'invalid value', type: 'value_error' };
+  }
+}
+
+/** ajv's errors as the 422 list: deduplicated, without the noise of failed `oneOf` branches. */
+export function toErrorDetails(errors: readonly ErrorObject[]): ErrorDetail[] {
+  const out = new Map<string, ErrorDetail>();
+  const oneOfPaths = new Set(
+    errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath),
+  );
+  for (const error of errors) {
+    // A nullable object ({oneOf: [X, null]}) reports both branches; keep the useful one.
+    if (error.keyword === 'type' && error.params.type === 'null') continue;
+    if (error.keyword === 'oneOf') continue;
+    if (oneOfPaths.has(error.instancePath) && error.keyword === 'required') continue;
+    const detail = describe(error);
+    out.set(JSON.stringify(detail.loc) + detail.type, detail);
+  }
+  for (const path of oneOfPaths) {
+    const loc = ['body', ...pointerToLoc(path)];
+    const covered = [...out.values()].some((d) => loc.every((part, i) => d.loc[i] === part));
+    if (!covered) {
+      out.set(JSON.stringify(loc), {
+        loc,
+        msg: 'Input matches none or several of the accepted shapes',
+        type: 'union_error',
+      });
+    }
+  }
+  return [...out.values()];
+}
+
+function check<T>(validate: ValidateFunction<T>, body: unknown): T {
+  const value = body === undefined ? {} : body;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ValidationError('invalid request body', [
+      { loc: ['body'], msg: 'Input should be a JSON object', type: 'dict_type' },
+    ]);
+  }
+  if (!validate(value))
+    throw new ValidationError('invalid request body', toErrorDetails(validate.errors ?? []));
+  return value;
+}
+
+/** Checks a `POST /api/run` body (applies schema defaults). */
+export function parseRunRequest(body: unknown): WorkflowRunRequest {
+  return check(validators.run, body);
+}
+
+/** Checks a `PUT /api/workflows/{name}` or `POST /api/workflows/validate` body. */
+export function parseEditorRequest(body: unknown): WorkflowEditorRequest {
+  const keys = ['document', 'yaml_text', 'source'].filter(
+    (key) => typeof body === 'object' && body !== null && key in body,
+  );
+  if (keys.length !== 1 && typeof body === 'object' && body !== null && !Array.isArray(body)) {
+    throw new ValidationError('invalid request body', [
+      {
+        loc: ['body'],
+        msg: 'Give exactly one of document, yaml_text or source',
+        type: keys.length === 0 ? 'missing' : 'value_error',
+      },
+    ]);
+  }
+  return check(validators.editor, body);
+}

@@ -1,0 +1,145 @@
+/**
+ * Run endpoints: start (`POST /api/run`), cancel, list, summary and detail (spec endpoints
+ * 13–16 and ours, `POST /api/runs/{run_id}/cancel`). History answers come from the in-memory
+ * index, never from re-reading the run files.
+ */
+import type Router from '@koa/router';
+import type { Config } from '../../config/index.js';
+import {
+  AppError,
+  ConflictError,
+  ERROR_CODES,
+  NotFoundError,
+  ValidationError,
+} from '../../errors.js';
+import type { AdapterName, Runtime } from '../../engine/types.js';
+import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
+import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
+import type { WorkflowRunResponse } from '../../generated/api/run-response.js';
+import type { HistoryIndex } from '../../store/history.js';
+import { RUN_ID } from '../../store/history.js';
+import { resolveRunInputs, type WorkflowRegistry } from '../../workflow/index.js';
+import { param, requestBody } from '../context.js';
+import { parseRunRequest } from '../request-validation.js';
+import { parseRunName } from '../run-names.js';
+
+export interface RunRouteDeps {
+  runtime: Pick<Runtime, 'start' | 'cancel' | 'isActive'>;
+  registry: Pick<WorkflowRegistry, 'get' | 'resolve'>;
+  history: HistoryIndex;
+  config: Pick<Config, 'defaultAdapter'>;
+}
+
+/** Largest `limit` accepted by `GET /api/runs`. */
+export const MAX_LIST_LIMIT = 1000;
+
+function profileOf(request: WorkflowRunRequest): Required<ExecutionProfile> | undefined {
+  const profile = request.execution_profile;
+  if (profile === undefined || profile === null) return undefined;
+  return {
+    runtime: profile.runtime ?? 'subprocess',
+    max_attempts: profile.max_attempts ?? null,
+    max_duration_minutes: profile.max_duration_minutes ?? null,
+    container_image: profile.container_image ?? null,
+  };
+}
+
+function queryString(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.at(-1) : value;
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return 50;
+  const limit = /^[0-9]{1,7}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
+    const msg = `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`;
+    throw new ValidationError(msg, [{ loc: ['query', 'limit'], msg, type: 'int_parsing' }]);
+  }
+  return limit;
+}
+
+function workflowNotFound(workflow: string): ValidationError {
+  const msg = `workflow not found: ${workflow}`;
+  return new ValidationError(
+    msg,
+    [{ loc: ['body', 'workflow'], msg, type: 'value_error.workflow_not_found' }],
+    ERROR_CODES.WORKFLOW_NOT_FOUND,
+  );
+}
+
+export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
+  const { runtime, registry, history } = deps;
+
+  router.post('/api/run', async (ctx) => {
+    const request = parseRunRequest(requestBody(ctx));
+    if (request.evaluation?.enabled === true) {
+      throw new AppError(
+        ERROR_CODES.VALIDATION,
+        'evaluation is not available in this version: send evaluation null or enabled false',
+        { status: 422 },
+      );
+    }
+    if (registry.resolve(request.workflow) === undefined) throw workflowNotFound(request.workflow);
+    const loaded = await registry.get(request.workflow);
+    const input = resolveRunInputs(loaded.compiled, request.input_data ?? {}, [
+      'body',
+      'input_data',
+    ]);
+    if (request.run_id !== undefined && runtime.isActive(request.run_id)) {
+      throw new ConflictError(`run ${request.run_id} is already active`);
+    }
+    const profile = profileOf(request);
+    const extra: Record<string, unknown> = {};
+    if (profile !== undefined) extra.execution_profile = profile;
+    if (request.evaluation !== undefined && request.evaluation !== null) {
+      extra.evaluation = request.evaluation;
+    }
+    const handle = await runtime.start({
+      workflow: request.workflow,
+      input,
+      adapter: (request.adapter ?? deps.config.defaultAdapter) as AdapterName,
+      ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
+      ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
+      ...(profile?.max_duration_minutes != null
+        ? { timeoutMs: profile.max_duration_minutes * 60_000 }
+        : {}),
+      extra,
+    });
+    const body: WorkflowRunResponse = { run_id: handle.runId, status: 'pending' };
+    ctx.body = body;
+  });
+
+  router.post('/api/runs/:run_id/cancel', async (ctx) => {
+    const runId = param(ctx, 'run_id');
+    if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    if (!runtime.cancel(runId, 'cancelled')) {
+      if ((await history.getByRunId(runId)) !== undefined) {
+        throw new ConflictError(`run ${runId} has already finished`);
+      }
+      throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    }
+    const body: CancelRunResponse = { run_id: runId, status: 'cancelling' };
+    ctx.body = body;
+  });
+
+  router.get('/api/runs', (ctx) => {
+    const limit = parseLimit(queryString(ctx.query.limit));
+    ctx.body = history.list({ limit, workflow: queryString(ctx.query.workflow) });
+  });
+
+  router.get('/api/runs/summary', (ctx) => {
+    ctx.body = history.summary({ workflow: queryString(ctx.query.workflow) });
+  });
+
+  router.get('/api/runs/:filename', async (ctx) => {
+    const name = parseRunName(param(ctx, 'filename'));
+    const found =
+      name === undefined
+        ? undefined
+        : name.kind === 'id'
+          ? await history.getByRunId(name.name)
+          : await history.getByFilename(name.name);
+    if (found === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    ctx.body = found.record;
+  });
+}

@@ -1,0 +1,140 @@
+/**
+ * Starts the service: recovers interrupted run files, builds the history index, the event hub,
+ * the security guard and the app, listens, and attaches the WebSocket hub. `close()` is the
+ * graceful shutdown: stop accepting, let running runs finish within the grace period, then
+ * cancel them (persisted as failed), close WebSocket/SSE clients and the server.
+ */
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Config } from '../config/index.js';
+import { createRuntime } from '../engine/runtime.js';
+import type { AdapterName, Runtime } from '../engine/types.js';
+import { loadAgentCatalogue } from '../agents/catalogue.js';
+import { createEventHub, type EventHub } from '../events/hub.js';
+import type { Logger } from '../log.js';
+import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
+import { recoverInterruptedRuns } from '../store/run-files.js';
+import { createWorkflowRegistry } from '../workflow/index.js';
+import { loadAdapters } from './adapters.js';
+import { createApp, type AgenticApp, type AppDeps } from './app.js';
+import { createAuth } from './middleware/auth.js';
+import { attachWebSocketHub } from './ws-hub.js';
+
+export interface ServerOptions {
+  config: Config;
+  logger: Logger;
+  /** An existing runtime (embedding, tests); created from `config` when absent. */
+  runtime?: Runtime;
+  /** Overrides for app dependencies (tests: SSE timings). */
+  stream?: AppDeps['stream'];
+}
+
+export interface RunningServer {
+  server: Server;
+  app: AgenticApp;
+  runtime: Runtime;
+  history: HistoryIndex;
+  hub: EventHub;
+  /** `http://host:port` actually bound (port 0 resolved). */
+  url: string;
+  port: number;
+  /** Graceful shutdown (idempotent). */
+  close(): Promise<void>;
+}
+
+export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { config, logger } = options;
+  const adapters = await loadAdapters(config.defaultAdapter as AdapterName);
+  await mkdir(config.runsDir, { recursive: true });
+  await recoverInterruptedRuns(config.runsDir);
+
+  const runtime =
+    options.runtime ??
+    createRuntime({
+      workflowsDir: config.workflowsDir,
+      runsDir: config.runsDir,
+      noLlm: config.noLlm,
+      maxConcurrency: config.maxConcurrency,
+      defaultAdapter: config.defaultAdapter as AdapterName,
+      logger,
+      ...(config.externalAgentsDir !== undefined
+        ? { externalAgentsDir: config.externalAgentsDir }
+        : {}),
+    });
+  const history = createHistoryIndex({ runsDir: config.runsDir, logger });
+  // Subscribe before loading so a run that starts meanwhile is not missed (upserts are idempotent).
+  const offRecord = runtime.onRecord((record, filename) => history.upsert(record, filename));
+  await history.load();
+  const hub = createEventHub({
+    runtime,
+    history,
+    finishedBuffers: config.finishedBuffers,
+    logger,
+  });
+  const guard = createAuth(config, { logger });
+  const registry = createWorkflowRegistry({ dir: config.workflowsDir });
+  const agentSources = {
+    files: [join(config.workflowsDir, 'agents.yaml')],
+    dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
+  };
+  const app = createApp(runtime, config, {
+    logger,
+    history,
+    hub,
+    guard,
+    registry,
+    loadAgents: () => loadAgentCatalogue(agentSources),
+    machineDefinition: adapters.machineDefinition,
+    ...(options.stream !== undefined ? { stream: options.stream } : {}),
+  });
+
+  const handle = app.callback();
+  const server = createServer((req, res) => void handle(req, res));
+  const wsHub = attachWebSocketHub(server, { hub, history, guard, config, logger });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info(
+    { url, adapter: config.defaultAdapter, runsDir: config.runsDir },
+    'agentic-runtime listening',
+  );
+
+  let closing: Promise<void> | undefined;
+  async function shutdown(): Promise<void> {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const active = runtime.activeRuns().length;
+    if (active > 0)
+      logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
+    await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
+    await wsHub.close();
+    hub.close();
+    offRecord();
+    server.closeAllConnections();
+    await closed;
+    logger.info('agentic-runtime stopped');
+  }
+
+  return {
+    server,
+    app,
+    runtime,
+    history,
+    hub,
+    url,
+    port: address.port,
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * The last middleware (spec endpoint 26). When `frontendDir/index.html` exists, `/assets/*`
+ * serves files from `frontendDir/assets` and every other unmatched GET/HEAD gets the index (run
+ * pages linked as `/runs/<file>.json` included). `/api/*`, `/ws/*`, `/assets/*` misses and the
+ * documentation paths never fall back: they, and everything when no frontend is built, get a
+ * JSON 404.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Middleware } from 'koa';
+import { NotFoundError } from '../errors.js';
+import { containedFile, sendFile } from './static-file.js';
+
+const NEVER_SPA = /^\/(api|ws|docs|redoc)(\/|$)|^\/openapi\.json$/;
+
+export function createSpaFallback(frontendDir: string): Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.body !== undefined || ctx.status !== 404) return;
+    const readable = ctx.method === 'GET' || ctx.method === 'HEAD';
+    const index = join(frontendDir, 'index.html');
+    // Checked per request: a frontend built after start-up is picked up without a restart.
+    if (readable && !NEVER_SPA.test(ctx.path) && existsSync(index)) {
+      if (ctx.path.startsWith('/assets/')) {
+        const relative = safeDecode(ctx.path.slice('/assets/'.length));
+        const file =
+          relative === undefined
+            ? undefined
+            : await containedFile(join(frontendDir, 'assets'), relative);
+        if (file !== undefined) {
+          await sendFile(ctx, file, 'public, max-age=31536000, immutable');
+          return;
+        }
+      } else {
+        await sendFile(ctx, index, 'no-cache');
+        return;
+      }
+    }
+    throw new NotFoundError('Not Found');
+  };
+}
+
+function safeDecode(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
+}
