@@ -1,0 +1,74 @@
+/**
+ * The service under test for `npm run bench:http`, run as a child process so the load generator
+ * does not share its event loop. Reports over IPC: `ready` (url), `done` (run id, time its final
+ * run file was written), `event` timings of one watched run, and `rss` on request.
+ */
+import { performance } from 'node:perf_hooks';
+import { loadConfig } from '../../src/config/index.js';
+import type { WorkflowEvent } from '../../src/generated/events.js';
+import { startServer } from '../../src/http/server.js';
+import { createSilentLogger } from '../../src/log.js';
+
+export type ParentMessage = { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };
+export type ChildMessage =
+  | { type: 'ready'; url: string }
+  | { type: 'done'; runId: string; at: number; status: string }
+  | { type: 'event'; runId: string; seq: number; at: number; eventType: WorkflowEvent['type'] }
+  | {
+      type: 'rss';
+      rss: number;
+      heapUsed: number;
+      hub: { activeRuns: number; finishedRuns: number; listeners: number };
+      historySize: number;
+    };
+
+const now = (): number => performance.timeOrigin + performance.now();
+const send = (message: ChildMessage): void => {
+  process.send?.(message);
+};
+
+const running = await startServer({
+  config: loadConfig(process.env),
+  logger: createSilentLogger(),
+});
+let watched: string | undefined;
+running.runtime.subscribe((event) => {
+  if (event.run_id === watched) {
+    send({ type: 'event', runId: event.run_id, seq: event.seq, at: now(), eventType: event.type });
+  }
+});
+running.runtime.onRecord((record) => {
+  if (record.status === 'success' || record.status === 'failed') {
+    send({ type: 'done', runId: record.run_id, at: now(), status: record.status });
+  }
+});
+
+process.on('message', (message: ParentMessage) => {
+  switch (message.type) {
+    case 'rss': {
+      const gc = (globalThis as { gc?: () => void }).gc;
+      gc?.();
+      gc?.();
+      const memory = process.memoryUsage();
+      send({
+        type: 'rss',
+        rss: memory.rss,
+        heapUsed: memory.heapUsed,
+        hub: running.hub.stats(),
+        historySize: running.history.size,
+      });
+      break;
+    }
+    case 'watch':
+      watched = message.runId;
+      break;
+    case 'stop':
+      void running.close().then(() => process.disconnect());
+      break;
+    default: {
+      const exhaustive: never = message;
+      throw new Error(`unknown message ${JSON.stringify(exhaustive)}`);
+    }
+  }
+});
+send({ type: 'ready', url: running.url });
