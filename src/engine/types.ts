@@ -3,11 +3,14 @@
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
  */
 import type { AnyActorRef, InspectionEvent } from 'xstate';
+import type { Agent } from '../agents/types.js';
 import type { ErrorDetail } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
+import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
+import type { EngineAdapter, EngineClock } from './adapter.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -37,6 +40,21 @@ export interface RuntimeOptions {
   logger?: Logger;
   /** Extra agent catalogue directory (`AGENTIC_EXTERNAL_AGENTS_DIR`). @default none */
   externalAgentsDir?: string;
+  /** Attempts per step unless the run or the step says otherwise. @default 1 */
+  maxAttempts?: number;
+  /** Base of the retry backoff (full jitter, doubling per attempt), in ms. @default 500 */
+  retryBaseMs?: number;
+  /**
+   * Agents by full name (`tier1_thrower`, ...), taking precedence over the built-in ones: for
+   * tests, and for embedders that bring their own agents. @default none
+   */
+  agents?: Readonly<Record<string, Agent>>;
+  /** The LLM client of `tier1-5` agents; ignored when `noLlm` is set. @default no provider (LLM steps fail, naming what to configure) */
+  llm?: LlmClient;
+  /** Clock of run timeouts, step timeouts and retry delays (tests pass a simulated one). @default the system clock */
+  clock?: EngineClock;
+  /** Engine adapters by name. @default native and graph */
+  adapters?: Partial<Record<AdapterName, EngineAdapter>>;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -57,6 +75,8 @@ export interface RunRequest {
   timeoutMs?: number;
   /** Recorded under `extra` in the run file. */
   extra?: Record<string, unknown>;
+  /** First elements of the `loc` of input errors (HTTP: `['body', 'input_data']`). @default ['input'] */
+  inputLocPrefix?: (string | number)[];
 }
 
 export interface RunHandle {
@@ -114,4 +134,6 @@ export interface ResolvedRuntimeOptions {
   inspect: ((event: InspectionEvent) => void) | undefined;
   logger: Logger;
   externalAgentsDir: string | undefined;
+  maxAttempts: number;
+  retryBaseMs: number;
 }

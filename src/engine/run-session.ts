@@ -1,0 +1,190 @@
+/**
+ * One run inside the runtime: its run actor, the observers that turn the actor's emitted events
+ * and snapshots into wire events and run files, and the handle given to the caller. Everything
+ * here is dropped when the run ends (the runtime keeps no per-run state after that).
+ */
+import { createActor, type AnyActorRef, type AnyActorLogic } from 'xstate';
+import { runMachine, type RunResult } from '../../machines/run.machine.js';
+import { DependencyError, errorMessage } from '../errors.js';
+import { RunEventMapper } from '../events/event-mapper.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import { runFileName, writeRunFile } from '../store/run-files.js';
+import {
+  finishedRunRecord,
+  startedRunRecord,
+  successRate,
+  type RunRecordBase,
+} from '../store/run-record.js';
+import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
+import { RunEventStream } from './event-stream.js';
+import type { RunHandle } from './types.js';
+
+export interface RunSessionOptions {
+  base: RunRecordBase;
+  engineLogic: EngineLogic;
+  engineInput: EngineInput;
+  timeoutMs: number | undefined;
+  /** The runtime's root actor: run actors are its children (one XState system per runtime). */
+  parent: AnyActorRef;
+  persist: boolean;
+  runsDir: string;
+  logger: Logger;
+  /** Fan-out of every wire event (runtime subscribers). */
+  publish: (event: WorkflowEvent) => void;
+  /** Called after each run-file write (or, with persist off, where it would have happened). */
+  recorded: (record: RunRecord, filename: string) => void;
+  /** Called once the run has ended and its end file is written. */
+  released: (session: RunSession) => void;
+}
+
+export class RunSession {
+  readonly runId: string;
+  readonly filename: string;
+  readonly actor: AnyActorRef;
+  readonly stream = new RunEventStream();
+  readonly done: Promise<RunRecord>;
+  private resolveDone!: (record: RunRecord) => void;
+  private readonly outcomes: (StepOutcome | undefined)[];
+  private readonly mapper: RunEventMapper;
+  private ending = false;
+
+  constructor(private readonly options: RunSessionOptions) {
+    const { base } = options;
+    this.runId = base.runId;
+    this.filename = runFileName(base.startTime, base.workflow.name, base.runId);
+    this.outcomes = new Array<StepOutcome | undefined>(base.workflow.steps.length);
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.mapper = new RunEventMapper({
+      runId: base.runId,
+      workflow: base.workflow,
+      adapter: base.adapter,
+      now: () => options.engineInput.clock.now(),
+      sink: (event) => {
+        options.publish(event);
+        this.stream.push(event);
+      },
+    });
+    const machine = runMachine.provide({
+      actors: { engine: this.observed(options.engineLogic) },
+    });
+    this.actor = createActor(machine, {
+      parent: options.parent,
+      id: `run-${base.runId}`,
+      systemId: `run:${base.runId}`,
+      input: { runId: base.runId, timeoutMs: options.timeoutMs, engine: options.engineInput },
+    });
+    this.actor.on('run.started', () => this.mapper.workflowStart(base.inputs));
+    this.actor.subscribe({
+      next: (snapshot: { status: string; output?: unknown }) => {
+        if (snapshot.status === 'done') this.end(snapshot.output as RunResult);
+      },
+      error: (error: unknown) => {
+        options.logger.error({ runId: this.runId, err: errorMessage(error) }, 'run actor failed');
+        this.end({ status: 'failed', error: errorMessage(error), engine: null });
+      },
+    });
+  }
+
+  /** Starts the run actor, writes the initial run file, then lets the engine begin. */
+  async start(): Promise<RunHandle> {
+    this.actor.start();
+    try {
+      await this.write(startedRunRecord(this.options.base));
+    } catch (error) {
+      // The run never began: end its actor quietly (no events, no end file) and report why.
+      this.ending = true;
+      this.actor.send({ type: 'run.cancel', reason: 'run file not writable' });
+      this.options.released(this);
+      throw new DependencyError(`cannot write the run file in ${this.options.runsDir}`, error);
+    }
+    this.actor.send({ type: 'run.begin' });
+    return { runId: this.runId, actor: this.actor, events: this.stream, done: this.done };
+  }
+
+  cancel(reason: string): void {
+    this.actor.send({ type: 'run.cancel', reason });
+  }
+
+  /**
+   * The engine logic with this run's observer attached as the actor is created, before it
+   * starts, so no emitted event is missed (`actor.on('*')` on the engine child).
+   */
+  private observed(logic: EngineLogic): EngineLogic {
+    const onEngineEvent = (event: EngineEvent): void => {
+      if (event.type === 'step.finished') this.outcomes[event.index] = event.outcome;
+      this.mapper.engineEvent(event);
+    };
+    return {
+      ...logic,
+      getInitialSnapshot: (actorScope, input) => {
+        actorScope.self.on('*', onEngineEvent);
+        return (logic as AnyActorLogic).getInitialSnapshot(actorScope, input) as unknown;
+      },
+    };
+  }
+
+  private end(result: RunResult): void {
+    if (this.ending) return;
+    this.ending = true;
+    void this.finish(result);
+  }
+
+  private async finish(result: RunResult): Promise<void> {
+    const { base, engineInput } = this.options;
+    const endTime = engineInput.clock.now();
+    const outcomes = result.engine?.outcomes ?? this.outcomes;
+    const complete: StepOutcome[] = base.workflow.steps.map((_, i) => {
+      const outcome = outcomes[i] ?? this.outcomes[i];
+      if (outcome !== undefined) return outcome;
+      return {
+        status: 'skipped',
+        input: null,
+        output: null,
+        error: null,
+        skipReason: result.error ?? 'not run',
+        modelUsed: null,
+        tokensUsed: null,
+        attempts: 0,
+        iterations: 0,
+        startTime: null,
+        endTime,
+      };
+    });
+    complete.forEach((outcome, i) => this.mapper.stepFinished(i, outcome));
+    const finalOutput = result.engine?.finalOutput ?? null;
+    const record = finishedRunRecord(base, {
+      status: result.status,
+      error: result.error,
+      outcomes: complete,
+      finalOutput,
+      endTime,
+    });
+    await this.write(record);
+    this.mapper.workflowEnd({
+      status: result.status,
+      durationMs: Math.max(0, endTime - base.startTime),
+      finalOutput,
+      error: result.error,
+      successRate: successRate(complete),
+      filename: this.options.persist ? this.filename : null,
+    });
+    this.stream.close();
+    this.options.released(this);
+    this.resolveDone(record);
+  }
+
+  private async write(record: RunRecord): Promise<void> {
+    const { persist, runsDir, logger } = this.options;
+    if (persist) {
+      try {
+        await writeRunFile(runsDir, this.filename, record);
+      } catch (error) {
+        logger.error({ runId: this.runId, err: errorMessage(error) }, 'run file write failed');
+        if (record.status === 'running') throw error;
+      }
+    }
+    this.options.recorded(record, this.filename);
+  }
+}

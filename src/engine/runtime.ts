@@ -1,0 +1,302 @@
+/**
+ * `createRuntime`: the embedding API's implementation. One XState system per runtime (a root
+ * actor whose children are the run actors), a registry of active runs, event fan-out and
+ * run-file persistence through each run's observers.
+ */
+import { createActor, type AnyActorRef } from 'xstate';
+import { createAgentSet } from '../agents/agent-set.js';
+import type { Agent } from '../agents/types.js';
+import {
+  AdapterUnavailableError,
+  AppError,
+  ConflictError,
+  ERROR_CODES,
+  ValidationError,
+  errorMessage,
+} from '../errors.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import { createNoLlmClient } from '../llm/no-llm.js';
+import type { LlmClient } from '../llm/types.js';
+import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
+import { recoverInterruptedRuns } from '../store/run-files.js';
+import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
+import type { CompiledWorkflow } from '../workflow/types.js';
+import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
+import { nativeAdapter } from './adapters/native.js';
+import { createRetryDelay } from './retry-policy.js';
+import { createRootLogic } from './root-logic.js';
+import { assertRunId, generateRunId } from './run-id.js';
+import { RunSession } from './run-session.js';
+import { resolveRuntimeOptions } from './runtime-options.js';
+import { createAttemptRunner } from './step-runner.js';
+import { systemClock } from './system-clock.js';
+import {
+  ADAPTERS,
+  type AdapterName,
+  type RunHandle,
+  type RunRequest,
+  type Runtime,
+  type RuntimeOptions,
+  type ValidationResult,
+  type WorkflowSource,
+} from './types.js';
+import { loadWorkflowSource } from './workflow-source.js';
+
+/** Reason given to runs still active when `shutdown` gives up waiting. */
+export const SHUTDOWN_REASON = 'runtime shutting down';
+
+/**
+ * Creates a runtime: runs workflows as XState actors, streams their events, writes run files.
+ * When `persist` is on, run files left `running` by a crashed process are marked failed
+ * (`interrupted`) before the first run starts.
+ */
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const resolved = resolveRuntimeOptions(options);
+  const log = resolved.logger;
+  const clock: EngineClock = options.clock ?? systemClock;
+  const adapters: Partial<Record<AdapterName, EngineAdapter>> = {
+    native: nativeAdapter,
+    ...options.adapters,
+  };
+  const registry = createWorkflowRegistry({ dir: resolved.workflowsDir });
+  const llm: LlmClient = resolved.noLlm
+    ? createNoLlmClient()
+    : (options.llm ?? createUnconfiguredLlmClient());
+  const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
+  const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
+  const active = new Map<string, RunSession>();
+  const reserved = new Set<string>();
+  const eventListeners = new Set<(event: WorkflowEvent) => void>();
+  const recordListeners = new Set<(record: RunRecord, filename: string) => void>();
+  const idleWaiters = new Set<() => void>();
+  let closed = false;
+
+  const root: AnyActorRef = createActor(createRootLogic(), {
+    clock,
+    ...(resolved.inspect === undefined ? {} : { inspect: resolved.inspect }),
+  });
+  root.subscribe({
+    error: (error: unknown) => log.error({ err: errorMessage(error) }, 'runtime actor failed'),
+  });
+  root.start();
+
+  const ready: Promise<void> = resolved.persist
+    ? recoverInterruptedRuns(resolved.runsDir, clock.now()).then(
+        (files) => {
+          if (files.length > 0) log.warn({ files }, 'marked interrupted runs as failed');
+        },
+        (error: unknown) => {
+          log.error({ err: errorMessage(error) }, 'could not recover interrupted runs');
+        },
+      )
+    : Promise.resolve();
+
+  function publish(event: WorkflowEvent): void {
+    for (const listener of eventListeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        log.error({ err: errorMessage(error) }, 'event listener threw');
+      }
+    }
+  }
+
+  function recorded(record: RunRecord, filename: string): void {
+    for (const listener of recordListeners) {
+      try {
+        listener(record, filename);
+      } catch (error) {
+        log.error({ err: errorMessage(error) }, 'record listener threw');
+      }
+    }
+  }
+
+  function released(session: RunSession): void {
+    active.delete(session.runId);
+    reserved.delete(session.runId);
+    wakeIfIdle();
+  }
+
+  function wakeIfIdle(): void {
+    if (active.size === 0 && reserved.size === 0) {
+      for (const wake of [...idleWaiters]) wake();
+    }
+  }
+
+  function pickAdapter(name: string | undefined): EngineAdapter {
+    const adapterName = name ?? resolved.defaultAdapter;
+    if (!(ADAPTERS as readonly string[]).includes(adapterName)) {
+      const msg = `unknown adapter '${adapterName}'; adapters are ${ADAPTERS.join(', ')}`;
+      throw new AppError(ERROR_CODES.ADAPTER_UNKNOWN, msg, {
+        status: 422,
+        details: [{ loc: ['adapter'], msg, type: 'value_error.adapter' }],
+      });
+    }
+    const adapter = adapters[adapterName as AdapterName];
+    if (adapter === undefined) {
+      throw new AdapterUnavailableError(`adapter '${adapterName}' is not available in this build`);
+    }
+    return adapter;
+  }
+
+  async function start(request: RunRequest): Promise<RunHandle> {
+    if (closed) {
+      throw new AppError(ERROR_CODES.RUNTIME_CLOSED, 'the runtime is shutting down', {
+        status: 503,
+      });
+    }
+    const runId =
+      request.runId === undefined ? generateRunId(clock.now()) : assertRunId(request.runId);
+    if (active.has(runId) || reserved.has(runId)) {
+      throw new ConflictError(`run '${runId}' is already active`);
+    }
+    const adapter = pickAdapter(request.adapter);
+    reserved.add(runId);
+    let session: RunSession;
+    try {
+      await ready;
+      const workflow = await loadWorkflowSource(request.workflow, registry);
+      const inputs = resolveRunInputs(
+        workflow,
+        request.input ?? {},
+        request.inputLocPrefix ?? ['input'],
+      );
+      if (closed) {
+        throw new AppError(ERROR_CODES.RUNTIME_CLOSED, 'the runtime is shutting down', {
+          status: 503,
+        });
+      }
+      session = createSession(runId, workflow, adapter, inputs, request);
+      active.set(runId, session);
+    } catch (error) {
+      reserved.delete(runId);
+      wakeIfIdle();
+      throw error;
+    }
+    reserved.delete(runId);
+    log.debug({ runId, workflow: request.workflow, adapter: adapter.name }, 'run starting');
+    return session.start();
+  }
+
+  function createSession(
+    runId: string,
+    workflow: CompiledWorkflow,
+    adapter: EngineAdapter,
+    inputs: Record<string, unknown>,
+    request: RunRequest,
+  ): RunSession {
+    const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
+    const engineInput: EngineInput = {
+      runId,
+      workflow,
+      inputs,
+      maxConcurrency: resolved.maxConcurrency,
+      maxAttempts,
+      runAttempt: createAttemptRunner({
+        runId,
+        clock,
+        agents: createAgentSet(workflow, { llm, profile: () => undefined, extra: extraAgents }),
+      }),
+      retryDelayMs,
+      clock,
+    };
+    return new RunSession({
+      base: {
+        runId,
+        workflow,
+        adapter: adapter.name,
+        inputs,
+        startTime: clock.now(),
+        extra: request.extra ?? {},
+      },
+      engineLogic: adapter.createLogic(workflow),
+      engineInput,
+      timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
+      parent: root,
+      persist: resolved.persist,
+      runsDir: resolved.runsDir,
+      logger: log.child({ runId }),
+      publish,
+      recorded,
+      released,
+    });
+  }
+
+  function waitIdle(graceMs: number): Promise<boolean> {
+    if (active.size === 0 && reserved.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = clock.setTimeout(() => {
+        idleWaiters.delete(wake);
+        resolve(false);
+      }, graceMs);
+      const wake = (): void => {
+        clock.clearTimeout(timer);
+        idleWaiters.delete(wake);
+        resolve(true);
+      };
+      idleWaiters.add(wake);
+    });
+  }
+
+  const runtime: Runtime = {
+    options: resolved,
+    start,
+    async run(request) {
+      const handle = await start(request);
+      return handle.done;
+    },
+    cancel(runId, reason = 'cancelled') {
+      const session = active.get(runId);
+      if (session === undefined) return false;
+      session.cancel(reason);
+      return true;
+    },
+    isActive: (runId) => active.has(runId),
+    activeRuns: () => [...active.keys()],
+    async validate(source: WorkflowSource): Promise<ValidationResult> {
+      try {
+        const workflow = await loadWorkflowSource(source, registry);
+        return {
+          valid: true,
+          name: workflow.name,
+          stepCount: workflow.steps.length,
+          errors: [],
+          workflow,
+        };
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        const doc =
+          typeof source === 'object' ? (source as { name?: unknown; steps?: unknown }) : undefined;
+        return {
+          valid: false,
+          name: typeof doc?.name === 'string' ? doc.name : undefined,
+          stepCount: Array.isArray(doc?.steps) ? doc.steps.length : 0,
+          errors: error.details ?? [],
+          workflow: undefined,
+        };
+      }
+    },
+    listWorkflows: () => registry.list(),
+    async getWorkflow(name) {
+      return (await registry.get(name)).compiled;
+    },
+    subscribe(listener) {
+      eventListeners.add(listener);
+      return () => eventListeners.delete(listener);
+    },
+    onRecord(listener) {
+      recordListeners.add(listener);
+      return () => recordListeners.delete(listener);
+    },
+    async shutdown({ graceMs = 10_000 } = {}) {
+      closed = true;
+      if (!(await waitIdle(graceMs))) {
+        for (const session of active.values()) session.cancel(SHUTDOWN_REASON);
+        await Promise.all([...active.values()].map((session) => session.done));
+      }
+      root.stop();
+    },
+  };
+  return runtime;
+}

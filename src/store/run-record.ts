@@ -1,0 +1,131 @@
+/**
+ * Run records (the run file's content, `schemas/run-record.schema.json`) built from a workflow
+ * and its step outcomes. Errors are messages only; a stack trace never reaches a record.
+ */
+import type { StepOutcome } from '../engine/adapter.js';
+import type { AdapterName } from '../engine/types.js';
+import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import type { CompiledWorkflow } from '../workflow/types.js';
+
+/** What a record is built from, besides the outcomes. */
+export interface RunRecordBase {
+  runId: string;
+  workflow: CompiledWorkflow;
+  adapter: AdapterName;
+  inputs: Record<string, unknown>;
+  /** Epoch ms. */
+  startTime: number;
+  extra: Record<string, unknown>;
+}
+
+/** The record written when a run starts: `running`, every step `pending`. */
+export function startedRunRecord(base: RunRecordBase): RunRecord {
+  return {
+    ...common(base),
+    status: 'running',
+    steps: base.workflow.steps.map((step) => ({
+      step_name: step.name,
+      status: 'pending',
+      agent: step.agent,
+      tier: step.tier,
+      model_used: null,
+      tokens_used: null,
+      duration_ms: 0,
+      retry_count: 0,
+      input: null,
+      output: null,
+      error: null,
+      start_time: null,
+      end_time: null,
+      metadata: {},
+    })),
+    final_output: null,
+    success_rate: 0,
+    total_duration_ms: null,
+    failed_step_count: 0,
+    end_time: null,
+    error: null,
+  };
+}
+
+/** The record written when a run ends. `outcomes` has one entry per step, in YAML order. */
+export function finishedRunRecord(
+  base: RunRecordBase,
+  end: {
+    status: 'success' | 'failed';
+    error: string | null;
+    outcomes: readonly StepOutcome[];
+    finalOutput: Record<string, unknown> | null;
+    endTime: number;
+  },
+): RunRecord {
+  const steps = base.workflow.steps.map((step, i): StepRecord => {
+    const outcome = end.outcomes[i];
+    if (outcome === undefined) throw new Error(`missing outcome of step ${step.name}`);
+    const metadata: StepRecord['metadata'] = {
+      attempts: outcome.attempts,
+      iterations: outcome.iterations,
+    };
+    if (outcome.skipReason !== null) metadata.skip_reason = outcome.skipReason;
+    return {
+      step_name: step.name,
+      status: outcome.status,
+      agent: step.agent,
+      tier: step.tier,
+      model_used: outcome.modelUsed,
+      tokens_used: outcome.tokensUsed,
+      duration_ms:
+        outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime),
+      retry_count: Math.max(0, outcome.attempts - 1),
+      input: outcome.input ?? null,
+      output: outcome.output,
+      error: outcome.error,
+      start_time: outcome.startTime === null ? null : iso(outcome.startTime),
+      end_time: iso(outcome.endTime),
+      metadata,
+    };
+  });
+  return {
+    ...common(base),
+    status: end.status,
+    steps,
+    final_output: end.finalOutput,
+    success_rate: successRate(end.outcomes),
+    total_duration_ms: Math.max(0, end.endTime - base.startTime),
+    failed_step_count: end.outcomes.filter((o) => o.status === 'failed').length,
+    end_time: iso(end.endTime),
+    error: end.error,
+  };
+}
+
+/**
+ * Percentage (0–100) of the steps that succeeded, among the steps that were meant to run: a
+ * step skipped by its own false `when:` is a normal outcome and is left out. 100 when no step
+ * was meant to run.
+ */
+export function successRate(outcomes: readonly StepOutcome[]): number {
+  let considered = 0;
+  let succeeded = 0;
+  for (const outcome of outcomes) {
+    if (outcome.status === 'skipped' && outcome.skipReason === 'condition false') continue;
+    considered++;
+    if (outcome.status === 'success') succeeded++;
+  }
+  return considered === 0 ? 100 : Math.round((succeeded / considered) * 10000) / 100;
+}
+
+function common(base: RunRecordBase) {
+  return {
+    run_id: base.runId,
+    workflow_name: base.workflow.name,
+    adapter: base.adapter,
+    inputs: base.inputs,
+    step_count: base.workflow.steps.length,
+    start_time: iso(base.startTime),
+    extra: base.extra,
+  };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
