@@ -1,6 +1,8 @@
 /**
  * A fixed-capacity circular buffer: `push` is O(1) and, once full, overwrites the oldest
  * entry. The replay buffer of a run (spec: "a circular in-process buffer of 500 events").
+ * Storage grows with use up to the capacity, so the many short runs (a handful of events
+ * each) do not each hold 500 slots.
  */
 export class RingBuffer<T> {
   readonly capacity: number;
@@ -14,7 +16,7 @@ export class RingBuffer<T> {
       throw new RangeError(`RingBuffer capacity must be a positive integer, got ${capacity}`);
     }
     this.capacity = capacity;
-    this.slots = new Array<T | undefined>(capacity);
+    this.slots = [];
   }
 
   /** Number of entries held (at most {@link capacity}). */
@@ -25,7 +27,8 @@ export class RingBuffer<T> {
   /** Appends an entry; when full, the oldest entry is dropped. */
   push(item: T): void {
     if (this.count < this.capacity) {
-      this.slots[(this.head + this.count) % this.capacity] = item;
+      // Until the buffer is first full, head is 0 and the entries are slots[0..count).
+      this.slots.push(item);
       this.count += 1;
       return;
     }
@@ -50,7 +53,7 @@ export class RingBuffer<T> {
 
   /** Drops every entry. */
   clear(): void {
-    this.slots.fill(undefined);
+    this.slots.length = 0;
     this.head = 0;
     this.count = 0;
   }

@@ -11,7 +11,7 @@
  * The service runs in a child process (test/bench/http-bench-server.ts) in open mode with a
  * rate limit high enough not to interfere. Knobs: BENCH_RUNS (100000), BENCH_RSS_AT (20000),
  * BENCH_HEALTH_SECONDS (10), BENCH_RUN_SECONDS (time budget of the runs phase, 200),
- * BENCH_SUBSCRIBERS (500).
+ * BENCH_SUBSCRIBERS (500), BENCH_ADAPTER (the engine adapter runs use: native).
  */
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -35,6 +35,7 @@ const HEALTH_SECONDS = env('BENCH_HEALTH_SECONDS', 10);
 const RUN_SECONDS = env('BENCH_RUN_SECONDS', 200);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 500);
 const CONCURRENCY = 10;
+const ADAPTER = process.env.BENCH_ADAPTER ?? 'native';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = join(here, '..', '..');
@@ -156,6 +157,7 @@ class Service {
   }
 
   async stop(): Promise<void> {
+    if (this.child.exitCode !== null || !this.child.connected) return;
     const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
     this.send({ type: 'stop' });
     const kill = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
@@ -359,6 +361,7 @@ async function main(): Promise<void> {
     AGENTIC_WORKFLOWS_DIR: workflowsDir,
     AGENTIC_RATE_LIMIT_DEFAULT: '1000000/second',
     AGENTIC_NO_LLM: '1',
+    AGENTIC_DEFAULT_ADAPTER: ADAPTER,
     LOG_LEVEL: 'silent',
   };
   delete childEnv.AGENTIC_API_KEY;
@@ -374,7 +377,9 @@ async function main(): Promise<void> {
     console.log(`[2/3] ${SUBSCRIBERS} WebSocket subscribers of one run ...`);
     const fanout = await benchFanout(service, pool);
 
-    console.log(`[3/3] ${TOTAL_RUNS} runs of test_deterministic at concurrency ${CONCURRENCY} ...`);
+    console.log(
+      `[3/3] ${TOTAL_RUNS} runs of test_deterministic (${ADAPTER} adapter) at concurrency ${CONCURRENCY} ...`,
+    );
     const runs = await benchRuns(service, pool);
     await pool.close();
 
