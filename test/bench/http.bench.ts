@@ -426,11 +426,12 @@ async function main(): Promise<void> {
       ]),
       ['RSS drift', `${fmt(drift, 1)} %`, 'flat (± 10 %)', ''],
     ];
-    const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => row[i]!.length), 8));
+    const header = ['metric', 'measured', 'target', 'Python service'];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)));
     const line = (cells: string[]): string =>
       `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
     console.log('');
-    console.log(line(['metric', 'measured', 'target', 'Python service']));
+    console.log(line(header));
     console.log(line(widths.map((w) => '-'.repeat(w))));
     for (const row of rows) console.log(line(row));
     if (runs.stoppedEarly) {
