@@ -4,7 +4,7 @@
  */
 import type Router from '@koa/router';
 import { constants } from 'node:fs';
-import { access, readdir } from 'node:fs/promises';
+import { access, readdir, stat } from 'node:fs/promises';
 import type { Config } from '../../config/index.js';
 import { errorMessage } from '../../errors.js';
 import type { EventHub } from '../../events/hub.js';
@@ -35,7 +35,10 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
   });
   router.get('/api/health/ready', async (ctx) => {
     const checks: Record<string, Check> = {
-      runs_dir: await probe(() => access(deps.config.runsDir, constants.W_OK | constants.X_OK)),
+      runs_dir: await probe(async () => {
+        if (!(await stat(deps.config.runsDir)).isDirectory()) throw new Error('not a directory');
+        await access(deps.config.runsDir, constants.W_OK | constants.X_OK);
+      }),
       workflows_dir: await probe(() => readdir(deps.config.workflowsDir)),
       replay_store: await probe(() => deps.hub.stats()),
     };

@@ -1,0 +1,181 @@
+import { expect } from 'chai';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packageVersion } from '../../src/config/index.js';
+import { call, startTestService, type TestService } from './harness.js';
+
+describe('HTTP catalogue endpoints', () => {
+  let svc: TestService;
+  beforeEach(async () => {
+    svc = await startTestService();
+  });
+  afterEach(async () => {
+    await svc.dispose();
+  });
+
+  it('GET /api/health answers status ok and the package version', async () => {
+    const res = await call(svc.url, 'GET', '/api/health');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({ status: 'ok', version: packageVersion });
+    expect(res.headers.get('x-request-id')).to.be.a('string');
+  });
+
+  it('GET /api/health/ready reports every check when ready', async () => {
+    const res = await call(svc.url, 'GET', '/api/health/ready');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({
+      status: 'ready',
+      checks: { runs_dir: { ok: true }, workflows_dir: { ok: true }, replay_store: { ok: true } },
+    });
+  });
+
+  it('GET /api/health/ready answers 503 naming the failing check', async () => {
+    await rm(svc.runsDir, { recursive: true, force: true });
+    const res = await call(svc.url, 'GET', '/api/health/ready');
+    expect(res.status).to.equal(503);
+    const body = res.body as { detail: string; checks: Record<string, { ok: boolean }> };
+    expect(body.detail).to.match(/^not ready: runs_dir/);
+    expect(body.checks.runs_dir?.ok).to.equal(false);
+    expect(body.checks.workflows_dir?.ok).to.equal(true);
+  });
+
+  it('GET /api/agents lists the catalogue with tiers as strings, re-read per request', async () => {
+    const first = await call(svc.url, 'GET', '/api/agents');
+    expect(first.status).to.equal(200);
+    const agents = (first.body as { agents: Record<string, unknown>[] }).agents;
+    expect(agents.length).to.be.greaterThan(3);
+    for (const agent of agents) {
+      expect(agent).to.have.all.keys('name', 'description', 'tier', 'role');
+      expect(agent.tier).to.be.a('string');
+    }
+    const file = join(svc.workflowsDir, 'agents.yaml');
+    const text = await readFile(file, 'utf8');
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      file,
+      text.replace(
+        /^agents:\n/m,
+        'agents:\n  zz_new_role:\n    name: Newcomer\n    description: Added at run time.\n    tier: 2\n    persona: You are new.\n',
+      ),
+    );
+    const second = await call(svc.url, 'GET', '/api/agents');
+    const names = (second.body as { agents: { name: string }[] }).agents.map((a) => a.name);
+    expect(names).to.include('Newcomer');
+  });
+
+  it('GET /api/workflows lists the shipped workflows', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows');
+    expect(res.status).to.equal(200);
+    expect(res.body).to.deep.equal({
+      workflows: [
+        'code_review',
+        'conditional_branching',
+        'parallel_analysis',
+        'test_deterministic',
+      ],
+    });
+  });
+
+  it('GET /api/adapters answers the primary shape', async () => {
+    const res = await call(svc.url, 'GET', '/api/adapters');
+    expect(res.body).to.deep.equal({ adapters: ['native', 'graph'] });
+  });
+
+  it('GET /api/workflows/{name}/dag has nodes with explicit depends_on, edges and inputs', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/test_deterministic/dag');
+    expect(res.status).to.equal(200);
+    const dag = res.body as Record<string, unknown>;
+    expect(dag.name).to.equal('test_deterministic');
+    expect(dag.nodes).to.deep.equal([
+      {
+        id: 'process',
+        agent: 'tier0_process',
+        description: 'Trim the input text.',
+        depends_on: [],
+        tier: 0,
+      },
+      {
+        id: 'count',
+        agent: 'tier0_counter',
+        description: 'Count the characters of the trimmed text.',
+        depends_on: ['process'],
+        tier: 0,
+      },
+      {
+        id: 'report',
+        agent: 'tier0_echo',
+        description: 'Echo a summary line built from the previous steps.',
+        depends_on: ['count'],
+        tier: 0,
+      },
+    ]);
+    expect(dag.edges).to.deep.equal([
+      { source: 'process', target: 'count' },
+      { source: 'count', target: 'report' },
+    ]);
+    expect(dag.inputs).to.deep.equal([
+      {
+        name: 'text',
+        type: 'string',
+        description: 'The text to process.',
+        default: '  Hello, agentic runtime!  ',
+        required: false,
+        enum: null,
+      },
+      {
+        name: 'label',
+        type: 'string',
+        description: 'A label carried into the summary.',
+        default: 'smoke',
+        required: false,
+        enum: ['smoke', 'demo', 'ci'],
+      },
+    ]);
+  });
+
+  it('DAG tiers come from the agent prefix', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/code_review/dag');
+    const nodes = (res.body as { nodes: { agent: string; tier: number }[] }).nodes;
+    for (const node of nodes) expect(node.tier).to.equal(Number(/^tier(\d)/.exec(node.agent)?.[1]));
+  });
+
+  it('GET /api/workflows/{name}/capabilities answers typed maps', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/test_deterministic/capabilities');
+    expect(res.body).to.deep.equal({
+      workflow: 'test_deterministic',
+      capabilities: {
+        inputs: {
+          text: { type: 'string', description: 'The text to process.' },
+          label: { type: 'string', description: 'A label carried into the summary.' },
+        },
+        outputs: { processed: { type: 'any' }, length: { type: 'any' }, summary: { type: 'any' } },
+      },
+    });
+  });
+
+  it('GET /api/workflows/{name}/machine answers the compiled graph machine JSON', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/test_deterministic/machine');
+    expect(res.status).to.equal(200);
+    const text = JSON.stringify(res.body);
+    for (const step of ['process', 'count', 'report']) expect(text).to.include(step);
+  });
+
+  for (const path of ['dag', 'capabilities', 'machine', 'editor']) {
+    it(`GET /api/workflows/{name}/${path} answers 404 {detail} for an unknown workflow`, async () => {
+      const res = await call(svc.url, 'GET', `/api/workflows/nope/${path}`);
+      expect(res.status).to.equal(404);
+      expect(res.body).to.have.property('detail').that.is.a('string');
+      const dotted = await call(svc.url, 'GET', `/api/workflows/..%2Fetc/${path}`);
+      expect(dotted.status).to.equal(404);
+    });
+  }
+
+  it('unknown /api paths answer JSON 404, wrong methods 405', async () => {
+    const res = await call(svc.url, 'GET', '/api/nothing/here');
+    expect(res.status).to.equal(404);
+    expect(res.body).to.deep.equal({ detail: 'Not Found' });
+    const wrong = await call(svc.url, 'DELETE', '/api/workflows');
+    expect(wrong.status).to.equal(405);
+    expect(wrong.body).to.have.property('detail');
+  });
+});

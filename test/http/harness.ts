@@ -1,0 +1,101 @@
+/**
+ * A real service for HTTP tests: temp runs and workflows directories (the shipped workflows
+ * copied in), no-LLM mode, the full middleware chain in open mode with a generous rate limit,
+ * listening on 127.0.0.1 port 0.
+ */
+import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, packageRoot } from '../../src/config/index.js';
+import type { RunRecord } from '../../src/engine/types.js';
+import { startServer, type RunningServer } from '../../src/http/server.js';
+import { createSilentLogger } from '../../src/log.js';
+
+export interface TestService extends RunningServer {
+  root: string;
+  runsDir: string;
+  workflowsDir: string;
+  /** Resolves with the final record of a run (at once when it has already finished). */
+  finished(runId: string): Promise<RunRecord>;
+  /** Restarts nothing: stops the server and removes the temp directories. */
+  dispose(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  env?: Record<string, string>;
+  /** Reuse directories of an earlier service (restart tests). */
+  root?: string;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const root = options.root ?? (await mkdtemp(join(tmpdir(), 'agentic-http-')));
+  const runsDir = join(root, 'runs');
+  const workflowsDir = join(root, 'workflows');
+  if (options.root === undefined) {
+    await cp(join(packageRoot, 'workflows'), workflowsDir, { recursive: true });
+  }
+  const config = loadConfig({
+    AGENTIC_HOST: '127.0.0.1',
+    AGENTIC_PORT: '0',
+    AGENTIC_RUNS_DIR: runsDir,
+    AGENTIC_WORKFLOWS_DIR: workflowsDir,
+    AGENTIC_FRONTEND_DIR: join(root, 'frontend'),
+    AGENTIC_NO_LLM: '1',
+    AGENTIC_RATE_LIMIT_DEFAULT: '100000/second',
+    AGENTIC_SHUTDOWN_GRACE_SECONDS: '0',
+    ...options.env,
+  });
+  const running = await startServer({ config, logger: createSilentLogger() });
+  const waiters = new Map<string, ((record: RunRecord) => void)[]>();
+  const off = running.runtime.onRecord((record) => {
+    if (record.status !== 'success' && record.status !== 'failed') return;
+    for (const resolve of waiters.get(record.run_id) ?? []) resolve(record);
+    waiters.delete(record.run_id);
+  });
+  return {
+    ...running,
+    root,
+    runsDir,
+    workflowsDir,
+    async finished(runId) {
+      const wait = new Promise<RunRecord>((resolve) => {
+        waiters.set(runId, [...(waiters.get(runId) ?? []), resolve]);
+      });
+      if (!running.runtime.isActive(runId)) {
+        const found = await running.history.getByRunId(runId);
+        if (found && (found.record.status === 'success' || found.record.status === 'failed')) {
+          return found.record;
+        }
+      }
+      return wait;
+    },
+    async dispose() {
+      off();
+      await running.close();
+      if (options.root === undefined) await rm(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** JSON request helper: returns status, headers and the parsed body. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: unknown; text: string }> {
+  const response = await fetch(base + path, {
+    method,
+    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Not JSON (HTML pages, assets): callers read `text`.
+  }
+  return { status: response.status, headers: response.headers, body: parsed, text };
+}
