@@ -1,0 +1,468 @@
+/**
+ * The per-run state of a compiled graph machine: join counters, outcomes, the expression scope,
+ * and the attempts in flight. It lives in the machine's context and is changed only by the
+ * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event: a counter
+ * per step for its unfinished dependencies (the join), a binary heap of ready steps in YAML
+ * order (the concurrency limit), typed arrays for per-step state. Nothing scans all steps per
+ * event, and nothing copies per-step arrays.
+ *
+ * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`), the same as
+ * the native scheduler's, so both adapters produce the same event sequence for the same run.
+ *
+ * Engine events are written to an outbox that the machine's actions drain with XState `emit`.
+ * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
+ */
+import type { AnyActorRef } from 'xstate';
+import type {
+  AttemptResult,
+  EngineEvent,
+  EngineInput,
+  EngineOutput,
+  StepOutcome,
+} from '../src/engine/adapter.js';
+import type { CompiledStep, EvalScope, StepView } from '../src/workflow/types.js';
+
+/** What the graph run needs besides its input. */
+export interface GraphRunDeps {
+  /** Truthiness of a `when:` value (the expression language's rule). */
+  isTruthy: (value: unknown) => boolean;
+}
+
+/** Reason of a step skipped because its `when:` was false. */
+export const SKIP_CONDITION_FALSE = 'condition false';
+/** Reason of steps left when nothing runs and nothing can start. */
+export const SKIP_UNMET_DEPENDENCIES = 'unmet dependencies';
+
+const PENDING = 0;
+const RUNNING = 1;
+const RETRY_WAIT = 2;
+const FINISHED = 3;
+
+/** Event types the machine uses for step `key` (one set of event types per step). */
+export function stepEventType(key: string, kind: 'settled' | 'retry' | 'iteration'): string {
+  return `step.${key}.${kind}`;
+}
+
+/** Scheduling state of one graph run. */
+export class GraphRun {
+  /** Engine events not yet emitted; drained by the machine's actions. */
+  readonly outbox: EngineEvent[] = [];
+  private readonly steps: readonly CompiledStep[];
+  private readonly n: number;
+  private readonly remaining: Int32Array;
+  private readonly state: Uint8Array;
+  private readonly attempt: Int32Array;
+  private readonly startTime: Float64Array;
+  private readonly attemptStart: Float64Array;
+  private readonly inputs: unknown[];
+  private readonly outcomes: (StepOutcome | undefined)[];
+  private readonly timers: unknown[];
+  private readonly heap: Int32Array;
+  private heapSize = 0;
+  private running = 0;
+  private finishedCount = 0;
+  private aborted = false;
+  private readonly controller = new AbortController();
+  private readonly views: Record<string, StepView> = {};
+  private readonly context: Record<string, unknown> = {};
+  private readonly scope: EvalScope;
+
+  constructor(
+    private readonly input: EngineInput,
+    private readonly self: AnyActorRef,
+    /** Step index → the step's key in the machine (event types are built from it). */
+    private readonly keys: readonly string[],
+    private readonly deps: GraphRunDeps,
+  ) {
+    this.steps = input.workflow.steps;
+    const n = (this.n = this.steps.length);
+    this.remaining = new Int32Array(n);
+    this.state = new Uint8Array(n);
+    this.attempt = new Int32Array(n);
+    this.startTime = new Float64Array(n);
+    this.attemptStart = new Float64Array(n);
+    this.inputs = new Array<unknown>(n).fill(null);
+    this.outcomes = new Array<StepOutcome | undefined>(n);
+    this.timers = new Array<unknown>(n);
+    this.heap = new Int32Array(n);
+    for (let i = 0; i < n; i++) this.remaining[i] = this.steps[i]!.dependsOnIndex.length;
+    this.scope = { inputs: input.inputs, steps: this.views, context: this.context };
+  }
+
+  /** Starts the steps without dependencies (up to the concurrency limit). */
+  begin(): void {
+    for (let i = 0; i < this.n; i++) if (this.remaining[i] === 0) this.push(i);
+    this.pump();
+  }
+
+  get allFinished(): boolean {
+    return this.finishedCount === this.n;
+  }
+
+  /** Whether a failed attempt may be followed by another. */
+  canRetry(index: number, attempt: number): boolean {
+    return attempt < (this.steps[index]!.maxAttempts ?? this.input.maxAttempts);
+  }
+
+  /** Whether `attempt` is the attempt of step `index` now running (late results are ignored). */
+  isCurrent(index: number, attempt: number): boolean {
+    return this.state[index] === RUNNING && this.attempt[index] === attempt;
+  }
+
+  /** A successful attempt: outputs mapping, `step.finished`, dependents released. */
+  succeed(index: number, attempt: number, result: AttemptResult): void {
+    if (!this.isCurrent(index, attempt)) return;
+    this.running--;
+    const step = this.steps[index]!;
+    const output = result.output;
+    for (const key in step.outputs) {
+      if (!Object.hasOwn(step.outputs, key)) continue;
+      this.context[step.outputs[key]!] = output?.[key] ?? null;
+    }
+    this.finishStep(index, {
+      status: 'success',
+      input: this.inputs[index],
+      output,
+      error: null,
+      skipReason: null,
+      modelUsed: result.modelUsed,
+      tokensUsed: result.tokensUsed,
+      attempts: attempt,
+      iterations: result.iterations,
+      startTime: this.startTime[index]!,
+      endTime: this.input.clock.now(),
+    });
+    this.release(step);
+    this.pump();
+    this.settleIfStuck();
+  }
+
+  /** A failed attempt with attempts left: `step.retrying`, then a `retry` event after the delay. */
+  scheduleRetry(index: number, attempt: number, result: AttemptResult): void {
+    if (!this.isCurrent(index, attempt)) return;
+    const now = this.input.clock.now();
+    const delayMs = this.input.retryDelayMs(attempt);
+    this.state[index] = RETRY_WAIT;
+    this.outbox.push({
+      type: 'step.retrying',
+      index,
+      attempt,
+      error: result.error ?? 'failed',
+      delayMs,
+      time: now,
+      durationMs: now - this.attemptStart[index]!,
+    });
+    const self = this.self;
+    const type = stepEventType(this.keys[index]!, 'retry');
+    this.timers[index] = this.input.clock.setTimeout(() => self.send({ type }), delayMs);
+  }
+
+  /** The retry delay elapsed: the next attempt starts. */
+  retry(index: number): void {
+    if (this.state[index] !== RETRY_WAIT) return;
+    this.timers[index] = undefined;
+    this.startAttempt(index, this.attempt[index]! + 1);
+  }
+
+  /** A failed last attempt: the step fails and its transitive dependents are skipped. */
+  fail(index: number, attempt: number, result: AttemptResult): void {
+    if (!this.isCurrent(index, attempt)) return;
+    this.running--;
+    this.failStep(index, result.error ?? 'failed', attempt, result, this.input.clock.now());
+    this.pump();
+    this.settleIfStuck();
+  }
+
+  /** A loop iteration of the running attempt finished. */
+  iteration(
+    index: number,
+    attempt: number,
+    iteration: number,
+    output: Record<string, unknown> | null,
+  ): void {
+    if (!this.isCurrent(index, attempt)) return;
+    this.outbox.push({
+      type: 'step.iteration',
+      index,
+      iteration,
+      output,
+      time: this.input.clock.now(),
+    });
+  }
+
+  /** Fails running steps with `reason`, skips everything unfinished. */
+  abort(reason: string): void {
+    if (this.aborted || this.allFinished) return;
+    this.aborted = true;
+    this.controller.abort(new Error(reason));
+    const now = this.input.clock.now();
+    const failed: number[] = [];
+    for (let i = 0; i < this.n; i++) {
+      const state = this.state[i];
+      if (state !== RUNNING && state !== RETRY_WAIT) continue;
+      this.clearTimer(i);
+      this.running--;
+      failed.push(i);
+      this.finishStep(i, this.failedOutcome(i, reason, this.attempt[i]!, null, now));
+    }
+    const skipped: number[] = [];
+    const reasons = new Map<number, string>();
+    for (const i of failed) this.collectDependents(i, skipped, reasons);
+    for (let i = 0; i < this.n; i++) {
+      if (this.state[i] === PENDING) {
+        this.state[i] = FINISHED;
+        skipped.push(i);
+        reasons.set(i, reason);
+      }
+    }
+    this.emitSkips(skipped, reasons, now);
+    this.heapSize = 0;
+  }
+
+  output(): EngineOutput {
+    return {
+      outcomes: this.outcomes as StepOutcome[],
+      context: this.context,
+      finalOutput: this.input.workflow.outputs(this.scope) as Record<string, unknown>,
+    };
+  }
+
+  /** Cancels retry timers and in-flight attempts (the machine finished or was stopped). */
+  dispose(): void {
+    for (let i = 0; i < this.n; i++) this.clearTimer(i);
+    if (!this.controller.signal.aborted) this.controller.abort(new Error('engine stopped'));
+  }
+
+  /** What an inspector shows for the context: progress, not the closures of the input. */
+  toJSON(): unknown {
+    const steps: Record<string, string> = {};
+    for (let i = 0; i < this.n; i++) {
+      const s = this.state[i]!;
+      steps[this.steps[i]!.name] =
+        this.outcomes[i]?.status ??
+        (s === RUNNING ? 'running' : s === RETRY_WAIT ? 'retrying' : 'pending');
+    }
+    return { running: this.running, finished: this.finishedCount, total: this.n, steps };
+  }
+
+  /** Starts ready steps in YAML order while below the concurrency limit. */
+  private pump(): void {
+    const limit = this.input.maxConcurrency;
+    while (this.heapSize > 0 && this.running < limit && !this.aborted) {
+      const index = this.pop();
+      if (this.state[index] !== PENDING) continue;
+      const step = this.steps[index]!;
+      if (step.when !== undefined) {
+        let go: boolean;
+        try {
+          go = this.deps.isTruthy(step.when(this.scope));
+        } catch (error) {
+          this.failStep(index, `when: ${messageOf(error)}`, 0, null, this.input.clock.now());
+          continue;
+        }
+        if (!go) {
+          this.finishStep(index, skippedOutcome(SKIP_CONDITION_FALSE, this.input.clock.now()));
+          this.release(step);
+          continue;
+        }
+      }
+      let resolved: unknown;
+      try {
+        resolved = step.inputs(this.scope);
+      } catch (error) {
+        this.failStep(index, `inputs: ${messageOf(error)}`, 0, null, this.input.clock.now());
+        continue;
+      }
+      this.inputs[index] = resolved;
+      this.running++;
+      this.startTime[index] = this.input.clock.now();
+      this.startAttempt(index, 1);
+    }
+  }
+
+  private startAttempt(index: number, attempt: number): void {
+    const step = this.steps[index]!;
+    const time = this.input.clock.now();
+    this.state[index] = RUNNING;
+    this.attempt[index] = attempt;
+    this.attemptStart[index] = time;
+    const input = this.inputs[index];
+    this.outbox.push({ type: 'step.started', index, attempt, input, time });
+    const self = this.self;
+    const key = this.keys[index]!;
+    const type = stepEventType(key, 'settled');
+    const onResult = (result: AttemptResult): void => self.send({ type, attempt, result });
+    const onError = (error: unknown): void =>
+      onResult({
+        ok: false,
+        output: null,
+        error: messageOf(error),
+        modelUsed: null,
+        tokensUsed: null,
+        iterations: 0,
+      });
+    let pending: Promise<AttemptResult>;
+    try {
+      pending = this.input.runAttempt({
+        step,
+        input: (input ?? {}) as Record<string, unknown>,
+        scope: this.scope,
+        attempt,
+        signal: this.controller.signal,
+        ...(step.loopUntil === undefined
+          ? {}
+          : {
+              onIteration: (iteration: number, output: Record<string, unknown> | null) =>
+                self.send({ type: stepEventType(key, 'iteration'), attempt, iteration, output }),
+            }),
+      });
+    } catch (error) {
+      pending = Promise.reject(error instanceof Error ? error : new Error(messageOf(error)));
+    }
+    pending.then(onResult, onError);
+  }
+
+  private failStep(
+    index: number,
+    error: string,
+    attempts: number,
+    result: AttemptResult | null,
+    now: number,
+  ): void {
+    this.finishStep(index, this.failedOutcome(index, error, attempts, result, now));
+    const skipped: number[] = [];
+    const reasons = new Map<number, string>();
+    this.collectDependents(index, skipped, reasons);
+    this.emitSkips(skipped, reasons, now);
+  }
+
+  private failedOutcome(
+    index: number,
+    error: string,
+    attempts: number,
+    result: AttemptResult | null,
+    now: number,
+  ): StepOutcome {
+    return {
+      status: 'failed',
+      input: this.inputs[index] ?? null,
+      output: null,
+      error,
+      skipReason: null,
+      modelUsed: result?.modelUsed ?? null,
+      tokensUsed: result?.tokensUsed ?? null,
+      attempts,
+      iterations: result?.iterations ?? 0,
+      startTime: attempts > 0 ? this.startTime[index]! : null,
+      endTime: now,
+    };
+  }
+
+  /** Marks every unfinished transitive dependent of `root` finished (skipped), collecting it. */
+  private collectDependents(root: number, out: number[], reasons: Map<number, string>): void {
+    const reason = `dependency failed: ${this.steps[root]!.name}`;
+    const stack = [root];
+    while (stack.length > 0) {
+      const current = stack.pop()!;
+      for (const d of this.steps[current]!.dependentsIndex) {
+        if (this.state[d] !== PENDING) continue;
+        this.state[d] = FINISHED;
+        out.push(d);
+        reasons.set(d, reason);
+        stack.push(d);
+      }
+    }
+  }
+
+  /** Emits skips in YAML order (they happen at the same instant). */
+  private emitSkips(indexes: number[], reasons: Map<number, string>, now: number): void {
+    if (indexes.length > 1) indexes.sort((a, b) => a - b);
+    for (const i of indexes) this.finishStep(i, skippedOutcome(reasons.get(i)!, now));
+  }
+
+  /** When nothing runs and nothing is ready but steps remain, they can never start. */
+  private settleIfStuck(): void {
+    if (this.running > 0 || this.heapSize > 0 || this.finishedCount === this.n) return;
+    for (let i = 0; i < this.n; i++) {
+      if (this.state[i] === RETRY_WAIT) return;
+    }
+    const now = this.input.clock.now();
+    for (let i = 0; i < this.n; i++) {
+      if (this.state[i] === PENDING)
+        this.finishStep(i, skippedOutcome(SKIP_UNMET_DEPENDENCIES, now));
+    }
+  }
+
+  private finishStep(index: number, outcome: StepOutcome): void {
+    this.state[index] = FINISHED;
+    this.outcomes[index] = outcome;
+    this.finishedCount++;
+    this.views[this.steps[index]!.name] = { status: outcome.status, outputs: outcome.output };
+    this.outbox.push({ type: 'step.finished', index, outcome });
+  }
+
+  /** The join: a finished (not failed) step counts down each dependent's unfinished dependencies. */
+  private release(step: CompiledStep): void {
+    for (const d of step.dependentsIndex) {
+      if (--this.remaining[d]! === 0 && this.state[d] === PENDING) this.push(d);
+    }
+  }
+
+  private clearTimer(index: number): void {
+    const timer = this.timers[index];
+    if (timer === undefined) return;
+    this.input.clock.clearTimeout(timer);
+    this.timers[index] = undefined;
+  }
+
+  private push(value: number): void {
+    const heap = this.heap;
+    let i = this.heapSize++;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (heap[parent]! <= value) break;
+      heap[i] = heap[parent]!;
+      i = parent;
+    }
+    heap[i] = value;
+  }
+
+  private pop(): number {
+    const heap = this.heap;
+    const top = heap[0]!;
+    const last = heap[--this.heapSize]!;
+    const size = this.heapSize;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= size) break;
+      if (child + 1 < size && heap[child + 1]! < heap[child]!) child++;
+      if (heap[child]! >= last) break;
+      heap[i] = heap[child]!;
+      i = child;
+    }
+    heap[i] = last;
+    return top;
+  }
+}
+
+function skippedOutcome(reason: string, now: number): StepOutcome {
+  return {
+    status: 'skipped',
+    input: null,
+    output: null,
+    error: null,
+    skipReason: reason,
+    modelUsed: null,
+    tokensUsed: null,
+    attempts: 0,
+    iterations: 0,
+    startTime: null,
+    endTime: now,
+  };
+}
+
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return typeof error === 'string' ? error : 'unknown error';
+}

@@ -1,0 +1,132 @@
+// Shared fixtures of the graph machine tests: workflows, a manual clock, controllable attempts.
+import { createActor } from 'xstate';
+import type {
+  AttemptResult,
+  AttemptRunner,
+  EngineClock,
+  EngineEvent,
+  EngineInput,
+  EngineOutput,
+} from '../../src/engine/adapter.js';
+import { compileGraphMachine } from '../../src/engine/adapters/graph.js';
+import { compileWorkflow } from '../../src/workflow/index.js';
+import type { CompiledWorkflow, StepDocument } from '../../src/workflow/types.js';
+
+export function workflow(
+  steps: StepDocument[],
+  outputs?: Record<string, { from: unknown }>,
+): CompiledWorkflow {
+  return compileWorkflow({
+    name: 'wf',
+    ...(outputs ? { outputs } : {}),
+    steps,
+  });
+}
+
+/** A clock whose timers fire only when the test says so. */
+export class ManualClock implements EngineClock {
+  time = 1_000;
+  private next = 1;
+  readonly timers = new Map<number, { callback: () => void; ms: number }>();
+  now(): number {
+    return this.time;
+  }
+  setTimeout(callback: () => void, ms: number): unknown {
+    const id = this.next++;
+    this.timers.set(id, { callback, ms });
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number);
+  }
+  /** Fires every pending timer. */
+  fireAll(): void {
+    const due = [...this.timers.values()];
+    this.timers.clear();
+    for (const timer of due) timer.callback();
+  }
+}
+
+export const ok = (output: Record<string, unknown>): AttemptResult => ({
+  ok: true,
+  output,
+  error: null,
+  modelUsed: null,
+  tokensUsed: null,
+  iterations: 1,
+});
+export const failed = (error: string): AttemptResult => ({
+  ok: false,
+  output: null,
+  error,
+  modelUsed: null,
+  tokensUsed: null,
+  iterations: 1,
+});
+
+/** An attempt the test settles by hand. */
+export interface PendingAttempt {
+  step: string;
+  attempt: number;
+  input: Record<string, unknown>;
+  signal: AbortSignal;
+  resolve: (result: AttemptResult) => void;
+}
+
+/** A runner whose attempts wait for the test; `started` lists them in start order. */
+export function manualRunner(): { run: AttemptRunner; started: PendingAttempt[] } {
+  const started: PendingAttempt[] = [];
+  const run: AttemptRunner = ({ step, input, attempt, signal }) =>
+    new Promise<AttemptResult>((resolve) => {
+      started.push({ step: step.name, attempt, input, signal, resolve });
+    });
+  return { run, started };
+}
+
+/** A runner that echoes the step input at once (as `tier0_echo` would). */
+export const echoRunner: AttemptRunner = ({ input }) => Promise.resolve(ok({ ...input }));
+
+export interface Started {
+  actor: ReturnType<typeof createActor>;
+  events: string[];
+  raw: EngineEvent[];
+  done: Promise<EngineOutput>;
+}
+
+/** Starts the graph engine for `wf` and records its events as short strings. */
+export function startGraph(wf: CompiledWorkflow, overrides: Partial<EngineInput> = {}): Started {
+  const input: EngineInput = {
+    runId: 'run-1',
+    workflow: wf,
+    inputs: {},
+    maxConcurrency: 10,
+    maxAttempts: 1,
+    runAttempt: echoRunner,
+    retryDelayMs: () => 5,
+    clock: new ManualClock(),
+    ...overrides,
+  };
+  const actor = createActor(compileGraphMachine(wf), { input });
+  const events: string[] = [];
+  const raw: EngineEvent[] = [];
+  actor.on('*', (event: EngineEvent) => {
+    raw.push(event);
+    const name = wf.steps[event.index]!.name;
+    if (event.type === 'step.finished') {
+      const o = event.outcome;
+      events.push(`finished ${name} ${o.status}${o.skipReason ? ` (${o.skipReason})` : ''}`);
+    } else if (event.type === 'step.started') events.push(`started ${name} #${event.attempt}`);
+    else if (event.type === 'step.retrying') events.push(`retrying ${name} #${event.attempt}`);
+    else events.push(`iteration ${name} ${event.iteration}`);
+  });
+  const done = new Promise<EngineOutput>((resolve, reject) => {
+    actor.subscribe({
+      next: (snapshot) => {
+        if (snapshot.status === 'done') resolve(snapshot.output as EngineOutput);
+      },
+      error: reject,
+    });
+  });
+  actor.start();
+  return { actor, events, raw, done };
+}
