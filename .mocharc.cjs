@@ -5,6 +5,7 @@ module.exports = {
     'test/machines/**/*.test.ts',
     'test/http/**/*.test.ts',
     'test/e2e/**/*.test.ts',
+    'test/conformance/**/*.test.ts',
   ],
   'node-option': ['import=tsx'],
   extension: ['ts'],

@@ -23,6 +23,7 @@ import { recoverInterruptedRuns } from '../store/run-files.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
+import { graphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
@@ -57,6 +58,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const clock: EngineClock = options.clock ?? systemClock;
   const adapters: Partial<Record<AdapterName, EngineAdapter>> = {
     native: nativeAdapter,
+    graph: graphAdapter,
     ...options.adapters,
   };
   const registry = createWorkflowRegistry({ dir: resolved.workflowsDir });
