@@ -1,0 +1,146 @@
+import { expect } from 'chai';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppError, ERROR_CODES } from '../../../src/errors.js';
+import { findAgent, loadAgentCatalogue } from '../../../src/agents/catalogue.js';
+import {
+  AGENT_NAME_PATTERN,
+  TIER0_AGENTS,
+  agentNameProblem,
+  parseAgentName,
+} from '../../../src/agents/agent-names.js';
+import workflowSchema from '../../../schemas/workflow.schema.json' with { type: 'json' };
+import { createWorkflowRegistry } from '../../../src/workflow/registry.js';
+
+const SHIPPED = join(import.meta.dirname, '..', '..', '..', 'workflows', 'agents.yaml');
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).to.be.instanceOf(AppError);
+    return error as AppError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('loadAgentCatalogue', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'catalogue-'));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loads the shipped catalogue with every documented role', async () => {
+    const agents = await loadAgentCatalogue({ files: [SHIPPED] });
+    expect(agents.map((a) => a.role)).to.include.members([
+      'reviewer',
+      'security_auditor',
+      'summarizer',
+      'planner',
+      'coder',
+      'tester',
+      'analyst',
+      'researcher',
+      'writer',
+    ]);
+    for (const agent of agents) {
+      expect(agent.name, agent.role).to.be.a('string').and.not.equal('');
+      expect(agent.description, agent.role).to.be.a('string').and.not.equal('');
+      expect(agent.persona, agent.role).to.be.a('string').and.not.equal('');
+      expect(agent.tier, agent.role).to.be.within(1, 5);
+    }
+    expect(findAgent(agents, 'reviewer')).to.deep.include({ name: 'Code Reviewer', tier: 2 });
+  });
+
+  it('covers every LLM role used by the shipped workflows', async () => {
+    const agents = await loadAgentCatalogue({ files: [SHIPPED] });
+    const registry = createWorkflowRegistry({ dir: join(SHIPPED, '..') });
+    for (const name of await registry.list()) {
+      for (const step of (await registry.get(name)).compiled.steps) {
+        const parsed = parseAgentName(step.agent);
+        if (parsed === undefined || parsed.tier === 0) continue;
+        expect(findAgent(agents, parsed.role), `${name}: ${step.agent}`).to.not.equal(undefined);
+      }
+    }
+  });
+
+  it('adds and overrides roles from an extra directory, re-reading on every call', async () => {
+    const extra = join(dir, 'extra');
+    await mkdir(extra);
+    await writeFile(
+      join(extra, 'b.yaml'),
+      'agents:\n  poet:\n    name: Poet\n    description: Writes verse.\n    tier: 4\n    persona: You write verse.\n',
+    );
+    const before = await loadAgentCatalogue({ files: [SHIPPED], dirs: [extra] });
+    expect(findAgent(before, 'poet')).to.deep.equal({
+      role: 'poet',
+      name: 'Poet',
+      description: 'Writes verse.',
+      tier: 4,
+      persona: 'You write verse.',
+    });
+    await writeFile(
+      join(extra, 'a.yml'),
+      'agents:\n  reviewer:\n    name: Strict Reviewer\n    description: Strict.\n    tier: 5\n    persona: Be strict.\n',
+    );
+    const after = await loadAgentCatalogue({ files: [SHIPPED], dirs: [extra] });
+    expect(findAgent(after, 'reviewer')).to.deep.include({ name: 'Strict Reviewer', tier: 5 });
+    expect(after.filter((a) => a.role === 'reviewer')).to.have.length(1);
+  });
+
+  it('names the file of a catalogue that does not match the format', async () => {
+    const bad = join(dir, 'bad.yaml');
+    await writeFile(bad, 'agents:\n  Bad Role:\n    name: X\n    tier: 9\n    colour: red\n');
+    const error = await rejection(loadAgentCatalogue({ files: [bad] }));
+    expect(error.code).to.equal(ERROR_CODES.CONFIG);
+    expect(error.message).to.contain(bad);
+    expect(error.details?.map((d) => d.loc)).to.deep.include.members([['agents', 'Bad Role']]);
+  });
+
+  it('names the file of a catalogue that is not YAML, or is missing', async () => {
+    const broken = join(dir, 'broken.yaml');
+    await writeFile(broken, 'agents: [');
+    expect((await rejection(loadAgentCatalogue({ files: [broken] }))).message).to.contain(broken);
+    const missing = join(dir, 'missing.yaml');
+    expect((await rejection(loadAgentCatalogue({ files: [missing] }))).message).to.contain(missing);
+    expect(
+      (await rejection(loadAgentCatalogue({ dirs: [join(dir, 'nodir')] }))).message,
+    ).to.contain('nodir');
+  });
+});
+
+describe('agent names', () => {
+  it('parses tierN_role', () => {
+    expect(parseAgentName('tier2_security_auditor')).to.deep.equal({
+      tier: 2,
+      role: 'security_auditor',
+    });
+    expect(parseAgentName('tier0_echo')).to.deep.equal({ tier: 0, role: 'echo' });
+    for (const bad of ['tier6_x', 'tier2_', 'tier2_Reviewer', 'reviewer', 'tier_2_x', 'tier2-x']) {
+      expect(parseAgentName(bad), bad).to.equal(undefined);
+    }
+  });
+
+  it('uses the same pattern as the workflow schema', () => {
+    expect(workflowSchema.$defs.step.properties.agent.pattern).to.equal(AGENT_NAME_PATTERN);
+  });
+
+  it('accepts exactly the documented tier-0 agents', () => {
+    expect(TIER0_AGENTS).to.deep.equal([
+      'tier0_echo',
+      'tier0_fail',
+      'tier0_sleep',
+      'tier0_process',
+      'tier0_counter',
+      'tier0_parser',
+    ]);
+    for (const agent of TIER0_AGENTS) expect(agentNameProblem(agent)).to.equal(undefined);
+    expect(agentNameProblem('tier0_reviewer')).to.match(/unknown tier-0 agent/);
+  });
+});

@@ -1,0 +1,134 @@
+import { expect } from 'chai';
+import { ERROR_CODES, ValidationError } from '../../../src/errors.js';
+import { compileWorkflow } from '../../../src/workflow/compile.js';
+import { resolveRunInputs } from '../../../src/workflow/inputs.js';
+
+const workflow = compileWorkflow({
+  name: 'inputs_test',
+  inputs: {
+    text: { type: 'string', required: true },
+    count: { type: 'integer', default: 3 },
+    ratio: { type: 'number' },
+    mode: { type: 'string', enum: ['fast', 'slow'], default: 'fast' },
+    flag: { type: 'boolean' },
+    options: { type: 'object', default: { depth: 1 } },
+    tags: { type: 'array' },
+  },
+  steps: [{ name: 'a', agent: 'tier0_echo' }],
+});
+
+function inputError(input: unknown, prefix?: (string | number)[]): ValidationError {
+  try {
+    resolveRunInputs(workflow, input, prefix);
+  } catch (error) {
+    expect(error).to.be.instanceOf(ValidationError);
+    return error as ValidationError;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+describe('resolveRunInputs', () => {
+  it('applies defaults and keeps given values', () => {
+    expect(
+      resolveRunInputs(workflow, { text: 'hi', ratio: 0.5, flag: false, tags: [] }),
+    ).to.deep.equal({
+      text: 'hi',
+      count: 3,
+      ratio: 0.5,
+      mode: 'fast',
+      flag: false,
+      options: { depth: 1 },
+      tags: [],
+    });
+  });
+
+  it('gives each run its own copy of an object default', () => {
+    const first = resolveRunInputs(workflow, { text: 'a' });
+    (first.options as Record<string, unknown>).depth = 9;
+    expect(resolveRunInputs(workflow, { text: 'b' }).options).to.deep.equal({ depth: 1 });
+  });
+
+  it('passes undeclared keys through unchanged', () => {
+    expect(resolveRunInputs(workflow, { text: 'a', extra: { x: 1 } }).extra).to.deep.equal({
+      x: 1,
+    });
+  });
+
+  it('treats null as absent: the default applies, or required reports it', () => {
+    expect(resolveRunInputs(workflow, { text: 'a', count: null }).count).to.equal(3);
+    expect(inputError({ text: null }).details).to.deep.equal([
+      { loc: ['input_data', 'text'], msg: "input 'text' is required", type: 'missing' },
+    ]);
+  });
+
+  it('reports every problem at once, with the loc prefix', () => {
+    const error = inputError(
+      { count: '3', ratio: 'NaN', mode: 'medium', flag: 'true', options: [], tags: {} },
+      ['input'],
+    );
+    expect(error.code).to.equal(ERROR_CODES.INPUT_INVALID);
+    expect(error.status).to.equal(422);
+    expect(error.details).to.deep.equal([
+      { loc: ['input', 'text'], msg: "input 'text' is required", type: 'missing' },
+      {
+        loc: ['input', 'count'],
+        msg: "input 'count' must be an integer, not a string",
+        type: 'type_error',
+      },
+      {
+        loc: ['input', 'ratio'],
+        msg: "input 'ratio' must be a number, not a string",
+        type: 'type_error',
+      },
+      {
+        loc: ['input', 'mode'],
+        msg: `input 'mode' must be one of "fast", "slow", not "medium"`,
+        type: 'value_error.enum',
+      },
+      {
+        loc: ['input', 'flag'],
+        msg: "input 'flag' must be true or false, not a string",
+        type: 'type_error',
+      },
+      {
+        loc: ['input', 'options'],
+        msg: "input 'options' must be a mapping, not a list",
+        type: 'type_error',
+      },
+      {
+        loc: ['input', 'tags'],
+        msg: "input 'tags' must be a list, not a mapping",
+        type: 'type_error',
+      },
+    ]);
+  });
+
+  it('distinguishes integer from number', () => {
+    expect(inputError({ text: 'a', count: 1.5 }).details?.[0]?.loc).to.deep.equal([
+      'input_data',
+      'count',
+    ]);
+    expect(resolveRunInputs(workflow, { text: 'a', ratio: 2 }).ratio).to.equal(2);
+  });
+
+  it('rejects input that is not a mapping', () => {
+    for (const input of [[], 'text', 5]) {
+      expect(inputError(input).details).to.deep.equal([
+        {
+          loc: ['input_data'],
+          msg: `inputs must be a mapping of input names to values, not ${Array.isArray(input) ? 'a list' : typeof input === 'string' ? 'a string' : 'an integer'}`,
+          type: 'type_error',
+        },
+      ]);
+    }
+  });
+
+  it('treats missing input as an empty mapping', () => {
+    const open = compileWorkflow({
+      name: 'x',
+      inputs: { a: { type: 'string', default: 'd' } },
+      steps: [{ name: 's', agent: 'tier0_echo' }],
+    });
+    expect(resolveRunInputs(open, undefined)).to.deep.equal({ a: 'd' });
+  });
+});

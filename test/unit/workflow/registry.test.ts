@@ -1,0 +1,212 @@
+import { expect } from 'chai';
+import {
+  mkdir,
+  mkdtemp,
+  readFile,
+  readdir,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  DependencyError,
+  ERROR_CODES,
+  NotFoundError,
+  ValidationError,
+} from '../../../src/errors.js';
+import { createWorkflowRegistry, type WorkflowRegistry } from '../../../src/workflow/registry.js';
+
+const yaml = (name: string, extra = ''): string =>
+  `# keep this comment\nname: ${name}\ndescription: test\nsteps:\n  - name: a\n    agent: tier0_echo\n${extra}`;
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('createWorkflowRegistry', () => {
+  let root: string;
+  let dir: string;
+  let registry: WorkflowRegistry;
+
+  beforeEach(async () => {
+    root = await realpath(await mkdtemp(join(tmpdir(), 'registry-')));
+    dir = join(root, 'workflows');
+    await mkdir(dir);
+    await writeFile(join(dir, 'alpha.yaml'), yaml('alpha'));
+    await writeFile(join(dir, 'beta.yml'), yaml('beta'));
+    await writeFile(join(dir, 'agents.yaml'), 'agents: {}\n');
+    await writeFile(join(dir, 'notes.txt'), 'not a workflow');
+    await writeFile(join(dir, '.hidden.yaml'), yaml('.hidden'));
+    registry = createWorkflowRegistry({ dir });
+  });
+
+  afterEach(async () => {
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('lists yaml and yml stems, sorted, without the agent catalogue or hidden files', async () => {
+    await writeFile(join(dir, 'Zeta.yaml'), yaml('Zeta'));
+    expect(await registry.list()).to.deep.equal(['Zeta', 'alpha', 'beta']);
+  });
+
+  it('lists nothing for a missing directory', async () => {
+    expect(await createWorkflowRegistry({ dir: join(root, 'none') }).list()).to.deep.equal([]);
+  });
+
+  it('loads a workflow with its text, document and compiled form', async () => {
+    const loaded = await registry.get('alpha');
+    expect(loaded.name).to.equal('alpha');
+    expect(loaded.path).to.equal(join(dir, 'alpha.yaml'));
+    expect(loaded.yamlText).to.equal(yaml('alpha'));
+    expect(loaded.document).to.deep.include({ name: 'alpha' });
+    expect(loaded.compiled.steps.map((s) => s.name)).to.deep.equal(['a']);
+    expect((await registry.get('beta')).path).to.equal(join(dir, 'beta.yml'));
+  });
+
+  it('loads by a relative YAML path inside the directory', async () => {
+    await mkdir(join(dir, 'sub'));
+    await writeFile(join(dir, 'sub', 'gamma.yaml'), yaml('gamma'));
+    expect((await registry.get('sub/gamma.yaml')).name).to.equal('gamma');
+    expect((await registry.get('alpha.yaml')).name).to.equal('alpha');
+  });
+
+  it('answers NotFoundError for a missing workflow and for the agent catalogue', async () => {
+    for (const name of ['missing', 'agents', 'agents.yaml']) {
+      const error = await rejection(registry.get(name));
+      expect(error, name).to.be.instanceOf(NotFoundError);
+      expect((error as NotFoundError).code).to.equal(ERROR_CODES.WORKFLOW_NOT_FOUND);
+    }
+  });
+
+  it('answers ValidationError for an invalid file, including a name that is not the stem', async () => {
+    await writeFile(join(dir, 'broken.yaml'), 'name: broken\nsteps: [');
+    await writeFile(join(dir, 'renamed.yaml'), yaml('other'));
+    const broken = await rejection(registry.get('broken'));
+    expect(broken).to.be.instanceOf(ValidationError);
+    expect((broken as ValidationError).code).to.equal(ERROR_CODES.WORKFLOW_INVALID);
+    const renamed = (await rejection(registry.get('renamed'))) as ValidationError;
+    expect(renamed.details?.[0]).to.deep.include({
+      loc: ['name'],
+      type: 'value_error.name_mismatch',
+    });
+  });
+
+  it('caches until the file changes', async () => {
+    const first = await registry.get('alpha');
+    expect(await registry.get('alpha')).to.equal(first);
+    await writeFile(join(dir, 'alpha.yaml'), yaml('alpha', '  - name: b\n    agent: tier0_echo\n'));
+    const second = await registry.get('alpha');
+    expect(second).to.not.equal(first);
+    expect(second.compiled.steps.map((s) => s.name)).to.deep.equal(['a', 'b']);
+  });
+
+  it('reloads after invalidate', async () => {
+    const first = await registry.get('alpha');
+    registry.invalidate('alpha');
+    const second = await registry.get('alpha');
+    expect(second).to.not.equal(first);
+    expect(second.yamlText).to.equal(first.yamlText);
+    registry.invalidate();
+    expect(await registry.get('alpha')).to.not.equal(second);
+  });
+
+  it('saves a new workflow atomically, keeping the text exactly', async () => {
+    const text = yaml('fresh', '    # trailing comment\n');
+    const saved = await registry.save('fresh', text);
+    expect(saved.path).to.equal(join(dir, 'fresh.yaml'));
+    expect(await readFile(join(dir, 'fresh.yaml'), 'utf8')).to.equal(text);
+    expect((await readdir(dir)).filter((f) => f.endsWith('.tmp'))).to.deep.equal([]);
+    expect(await registry.list()).to.include('fresh');
+    expect((await registry.get('fresh')).yamlText).to.equal(text);
+  });
+
+  it('saves over an existing file and serves the new version', async () => {
+    await registry.get('beta');
+    const text = yaml('beta', '  - name: b\n    agent: tier0_echo\n    depends_on: [a]\n');
+    await registry.save('beta', text);
+    expect(await readFile(join(dir, 'beta.yml'), 'utf8')).to.equal(text);
+    expect((await registry.get('beta')).compiled.steps).to.have.length(2);
+  });
+
+  it('validates fully before saving and writes nothing when invalid', async () => {
+    const mismatch = (await rejection(registry.save('gamma', yaml('delta')))) as ValidationError;
+    expect(mismatch).to.be.instanceOf(ValidationError);
+    expect(mismatch.details?.[0]).to.deep.include({
+      loc: ['name'],
+      type: 'value_error.name_mismatch',
+    });
+    const cyclic = `name: gamma\nsteps:\n  - {name: a, agent: tier0_echo, depends_on: [b]}\n  - {name: b, agent: tier0_echo, depends_on: [a]}\n`;
+    const cycle = (await rejection(registry.save('gamma', cyclic))) as ValidationError;
+    expect(cycle.details?.[0]?.msg).to.equal('dependency cycle: a → b → a');
+    expect(await rejection(registry.save('gamma', 'steps: ['))).to.be.instanceOf(ValidationError);
+    expect(await registry.list()).to.not.include('gamma');
+  });
+
+  it('rejects names that cannot name a workflow file', async () => {
+    for (const name of ['../evil', '.hidden', 'a/b', 'agents', '', 'a b', 'x\u0000y']) {
+      const error = (await rejection(registry.save(name, yaml('x')))) as ValidationError;
+      expect(error, name).to.be.instanceOf(ValidationError);
+      expect(error.details?.[0]?.loc).to.deep.equal(['name']);
+    }
+  });
+
+  it('reports an unwritable directory as DependencyError', async () => {
+    await rm(dir, { recursive: true });
+    expect(await rejection(registry.save('alpha', yaml('alpha')))).to.be.instanceOf(
+      DependencyError,
+    );
+  });
+
+  describe('resolve (containment)', () => {
+    it('resolves names and relative YAML paths to real paths inside the directory', () => {
+      expect(registry.resolve('alpha')).to.equal(join(dir, 'alpha.yaml'));
+      expect(registry.resolve('beta')).to.equal(join(dir, 'beta.yml'));
+      expect(registry.resolve('beta.yml')).to.equal(join(dir, 'beta.yml'));
+    });
+
+    it('rejects traversal, absolute paths, NUL bytes, hidden files and odd separators', async () => {
+      await writeFile(join(root, 'outside.yaml'), yaml('outside'));
+      for (const candidate of [
+        '../outside.yaml',
+        '../outside',
+        'sub/../../outside.yaml',
+        join(root, 'outside.yaml'),
+        '/etc/passwd',
+        'alpha\u0000.yaml',
+        '.hidden.yaml',
+        '.hidden',
+        'sub//alpha.yaml',
+        '..\\outside.yaml',
+        './alpha.yaml',
+        'alpha.txt',
+        'notes.txt',
+        '',
+      ]) {
+        expect(registry.resolve(candidate), JSON.stringify(candidate)).to.equal(undefined);
+        expect(
+          await rejection(registry.get(candidate)),
+          JSON.stringify(candidate),
+        ).to.be.instanceOf(NotFoundError);
+      }
+    });
+
+    it('rejects symlinks that escape the directory and follows those that stay inside', async () => {
+      await writeFile(join(root, 'outside.yaml'), yaml('escape'));
+      await symlink(join(root, 'outside.yaml'), join(dir, 'escape.yaml'));
+      await symlink(root, join(dir, 'up'));
+      await symlink(join(dir, 'alpha.yaml'), join(dir, 'inside.yaml'));
+      expect(registry.resolve('escape')).to.equal(undefined);
+      expect(registry.resolve('up/outside.yaml')).to.equal(undefined);
+      expect(registry.resolve('inside')).to.equal(join(dir, 'alpha.yaml'));
+      expect(await registry.list()).to.not.include('escape');
+    });
+  });
+});
