@@ -5,7 +5,7 @@ import { compileWorkflow } from '../../../src/workflow/compile.js';
 import { resolveRunInputs } from '../../../src/workflow/inputs.js';
 import { parseWorkflowYaml } from '../../../src/workflow/parse.js';
 import { createWorkflowRegistry } from '../../../src/workflow/registry.js';
-import type { EvalScope, StepView, WorkflowDocument } from '../../../src/workflow/types.js';
+import type { EvalScope, StepView } from '../../../src/workflow/types.js';
 import { isTruthy } from '../../../src/workflow/values.js';
 
 const WORKFLOWS_DIR = join(import.meta.dirname, '..', '..', '..', 'workflows');
