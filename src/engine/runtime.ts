@@ -4,7 +4,9 @@
  * run-file persistence through each run's observers.
  */
 import { createActor, type AnyActorRef } from 'xstate';
+import { join } from 'node:path';
 import { createAgentSet } from '../agents/agent-set.js';
+import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
 import type { Agent } from '../agents/types.js';
 import {
   AdapterUnavailableError,
@@ -169,7 +171,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           status: 503,
         });
       }
-      session = createSession(runId, workflow, adapter, inputs, request);
+      const catalogue = await personas(workflow);
+      session = createSession(runId, workflow, adapter, inputs, request, catalogue);
       active.set(runId, session);
     } catch (error) {
       reserved.delete(runId);
@@ -187,6 +190,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     adapter: EngineAdapter,
     inputs: Record<string, unknown>,
     request: RunRequest,
+    catalogue: readonly AgentInfo[],
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     const engineInput: EngineInput = {
@@ -198,7 +202,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       runAttempt: createAttemptRunner({
         runId,
         clock,
-        agents: createAgentSet(workflow, { llm, profile: () => undefined, extra: extraAgents }),
+        agents: createAgentSet(workflow, {
+          llm,
+          profile: (role) => findAgent(catalogue, role),
+          extra: extraAgents,
+        }),
       }),
       retryDelayMs,
       clock,
@@ -223,6 +231,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       recorded,
       released,
     });
+  }
+
+  /** The agent catalogue (personas) for a workflow with LLM steps; read per run, like GET /api/agents. */
+  async function personas(workflow: CompiledWorkflow): Promise<readonly AgentInfo[]> {
+    if (!workflow.steps.some((step) => step.tier > 0)) return [];
+    try {
+      return await loadAgentCatalogue({
+        files: [join(resolved.workflowsDir, 'agents.yaml')],
+        dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
+      });
+    } catch (error) {
+      log.debug(
+        { err: errorMessage(error) },
+        'agent catalogue unavailable; LLM steps run without personas',
+      );
+      return [];
+    }
   }
 
   function waitIdle(graceMs: number): Promise<boolean> {

@@ -1,0 +1,92 @@
+/**
+ * agentic-runtime's embedding API: the only public import.
+ *
+ * ```ts
+ * import { createRuntime } from 'agentic-runtime';
+ * const runtime = createRuntime({ noLlm: true, runsDir: './runs' });
+ * const record = await runtime.run({ workflow: 'test_deterministic', input: { text: 'hi' } });
+ * await runtime.shutdown();
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+/** Creates a runtime (one XState system); see {@link RuntimeOptions}. */
+export { createRuntime, SHUTDOWN_REASON } from './engine/runtime.js';
+/** Applies the documented defaults to {@link RuntimeOptions}. */
+export { resolveRuntimeOptions, DEFAULT_MAX_CONCURRENCY } from './engine/runtime-options.js';
+/** The runtime contract and its request, handle and result shapes. */
+export {
+  ADAPTERS,
+  type AdapterName,
+  type ResolvedRuntimeOptions,
+  type RunHandle,
+  type RunRecord,
+  type RunRequest,
+  type Runtime,
+  type RuntimeOptions,
+  type StepRecord,
+  type ValidationResult,
+  type WorkflowEvent,
+  type WorkflowSource,
+} from './engine/types.js';
+/** The engine adapter contract, for observing engine actors or bringing an engine. */
+export type {
+  AttemptResult,
+  AttemptRunner,
+  EngineAdapter,
+  EngineClock,
+  EngineEvent,
+  EngineInput,
+  EngineOutput,
+  StepOutcome,
+} from './engine/adapter.js';
+/** The run actor's machine (pure; the engine is provided per run) and its result. */
+export {
+  runMachine,
+  CANCELLED,
+  RUN_TIMED_OUT,
+  type RunMachineInput,
+  type RunResult,
+} from '../machines/run.machine.js';
+/** Agents embedders may register through `createRuntime({ agents })`. */
+export type { Agent, AgentRequest, AgentResult } from './agents/types.js';
+/** The LLM client contract of tier 1–5 agents, and the no-LLM placeholder client. */
+export {
+  createNoLlmClient,
+  type LlmClient,
+  type LlmRequest,
+  type LlmResponse,
+} from './llm/index.js';
+/** Workflow documents and their compiled form. */
+export { compileWorkflow } from './workflow/index.js';
+export type {
+  CompiledStep,
+  CompiledWorkflow,
+  EvalScope,
+  InputSpec,
+  OutputSpec,
+  StepDocument,
+  StepStatus,
+  WorkflowDocument,
+} from './workflow/types.js';
+/** Run files: naming and recovery of runs interrupted by a crash. */
+export { recoverInterruptedRuns, runFileName, INTERRUPTED } from './store/run-files.js';
+/** Errors: one AppError with a stable code, and the subclasses callers branch on. */
+export {
+  AdapterUnavailableError,
+  AppError,
+  AuthError,
+  ConfigError,
+  ConflictError,
+  DependencyError,
+  ERROR_CODES,
+  NotFoundError,
+  RateLimitedError,
+  ValidationError,
+  isAppError,
+  type ErrorCode,
+  type ErrorDetail,
+} from './errors.js';
+/** Service configuration from an environment record (the same options, from env). */
+export { loadConfig, type Config } from './config/index.js';
