@@ -155,12 +155,12 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
   on['engine.abort'] = { target: 'aborted', actions: 'abortRun' };
 
   const graphSetup = setup({
-    types: {} as {
-      context: GraphContext;
-      input: EngineInput;
-      output: EngineOutput;
-      events: GraphMachineEvent;
-      emitted: EngineEvent;
+    types: {
+      context: {} as GraphContext,
+      input: {} as EngineInput,
+      output: {} as EngineOutput,
+      events: {} as GraphMachineEvent,
+      emitted: {} as EngineEvent,
     },
     actors: {
       // Its cleanup runs when `running` is left or the engine actor is stopped mid-run.

@@ -27,7 +27,7 @@ const diamond = () =>
 describe('graph compiler', () => {
   it('gives every state node a description', () => {
     const nodes: [string, JsonNode][] = [];
-    allNodes(graphMachineDefinition(diamond()) as JsonNode, 'root', nodes);
+    allNodes(graphMachineDefinition(diamond()), 'root', nodes);
     const missing = nodes.filter(([, node]) => !node.description).map(([path]) => path);
     expect(missing).to.deep.equal([]);
     expect(nodes.length).to.equal(1 + 3 + 1 + 4);

@@ -1,5 +1,5 @@
 // Shared fixtures of the graph machine tests: workflows, a manual clock, controllable attempts.
-import { createActor } from 'xstate';
+import { createActor, type Actor } from 'xstate';
 import type {
   AttemptResult,
   AttemptRunner,
@@ -9,6 +9,7 @@ import type {
   EngineOutput,
 } from '../../src/engine/adapter.js';
 import { compileGraphMachine } from '../../src/engine/adapters/graph.js';
+import type { GraphMachine } from '../../machines/graph-compiler.js';
 import { compileWorkflow } from '../../src/workflow/index.js';
 import type { CompiledWorkflow, StepDocument } from '../../src/workflow/types.js';
 
@@ -87,7 +88,7 @@ export function manualRunner(): { run: AttemptRunner; started: PendingAttempt[] 
 export const echoRunner: AttemptRunner = ({ input }) => Promise.resolve(ok({ ...input }));
 
 export interface Started {
-  actor: ReturnType<typeof createActor>;
+  actor: Actor<GraphMachine>;
   events: string[];
   raw: EngineEvent[];
   done: Promise<EngineOutput>;
@@ -122,7 +123,7 @@ export function startGraph(wf: CompiledWorkflow, overrides: Partial<EngineInput>
   const done = new Promise<EngineOutput>((resolve, reject) => {
     actor.subscribe({
       next: (snapshot) => {
-        if (snapshot.status === 'done') resolve(snapshot.output as EngineOutput);
+        if (snapshot.status === 'done') resolve(snapshot.output);
       },
       error: reject,
     });

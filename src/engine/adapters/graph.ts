@@ -39,6 +39,5 @@ export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
     'Workflow compiled into an XState v5 machine: one state per step, guarded per-step transitions, counted join',
-  // The machine's event and context types are its own; the run actor only reads status/output.
-  createLogic: (workflow) => compileGraphMachine(workflow) as unknown as EngineLogic,
+  createLogic: (workflow): EngineLogic => compileGraphMachine(workflow),
 };
