@@ -40,6 +40,9 @@ function pointerToLoc(doc: unknown, pointer: string): Loc {
 function fieldName(loc: Loc): string {
   const last = loc[loc.length - 1];
   if (last === undefined) return 'the workflow';
+  if (loc.length === 2 && (loc[0] === 'inputs' || loc[0] === 'outputs')) {
+    return `${loc[0] === 'inputs' ? 'input' : 'output'} '${String(last)}'`;
+  }
   if (typeof last === 'number') return `${String(loc[loc.length - 2] ?? 'item')}[${last}]`;
   return last;
 }

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import fc from 'fast-check';
 import type { ErrorDetail } from '../../../src/errors.js';
 import { validateWorkflow } from '../../../src/workflow/validate.js';
 
@@ -175,6 +176,25 @@ describe('validateWorkflow', () => {
         {
           loc: ['steps', 0, 'when'],
           msg: 'when must be a string, not an integer',
+          type: 'type_error',
+        },
+      ]);
+    });
+
+    it('names the input or output whose spec is not a mapping', () => {
+      expect(
+        validateWorkflow(
+          workflow([step('a')], { inputs: { a: 'string' }, outputs: { o: '${inputs.a}' } }),
+        ),
+      ).to.deep.equal([
+        {
+          loc: ['inputs', 'a'],
+          msg: "input 'a' must be a mapping, not a string",
+          type: 'type_error',
+        },
+        {
+          loc: ['outputs', 'o'],
+          msg: "output 'o' must be a mapping, not a string",
           type: 'type_error',
         },
       ]);
@@ -438,5 +458,52 @@ describe('validateWorkflow', () => {
       [['steps', 1, 'agent'], 'value_error.unknown_agent'],
       [['steps', 1, 'name'], 'value_error.duplicate_step'],
     ]);
+  });
+});
+
+describe('validateWorkflow (properties)', () => {
+  const stepArb = fc.record(
+    {
+      name: fc.constantFrom('a', 'b', 'c', 'bad name', 5),
+      agent: fc.constantFrom('tier0_echo', 'tier2_reviewer', 'tier0_nope', 'x', null),
+      depends_on: fc.oneof(fc.array(fc.constantFrom('a', 'b', 'c', 'd', 1)), fc.constant('a')),
+      when: fc.oneof(
+        fc.constantFrom('steps.a.status == "success"', 'inputs.x ==', '${context.v}'),
+        fc.string(),
+      ),
+      inputs: fc.oneof(
+        fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 1 }))),
+        fc.jsonValue({ maxDepth: 1 }),
+      ),
+      outputs: fc.dictionary(fc.constantFrom('r', 'x'), fc.constantFrom('v', 'w', 'bad var')),
+      loop_max: fc.integer({ min: -1, max: 2000 }),
+    },
+    { requiredKeys: [] },
+  );
+  const docArb = fc.oneof(
+    fc.jsonValue({ maxDepth: 3 }),
+    fc.record(
+      {
+        name: fc.constantFrom('wf', 'x y'),
+        steps: fc.array(stepArb, { maxLength: 5 }),
+        extra: fc.jsonValue({ maxDepth: 1 }),
+      },
+      { requiredKeys: ['name', 'steps'] },
+    ),
+  );
+
+  it('never throws and reports each problem once, for arbitrary documents', () => {
+    fc.assert(
+      fc.property(docArb, (doc) => {
+        const errors = validateWorkflow(doc);
+        const keys = errors.map((e) => `${JSON.stringify(e.loc)}|${e.type}`);
+        expect(new Set(keys).size).to.equal(keys.length);
+        for (const error of errors) {
+          expect(error.msg).to.be.a('string').and.not.equal('');
+          expect(error.msg).to.not.match(/must NOT have|must match pattern|instancePath/);
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });
