@@ -168,6 +168,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
       if (event.type === 'workflow_start' && event.seq === 0 && channel.ended) {
         finished.delete(event.run_id);
         active.delete(event.run_id);
+        closeSubscribers(channel);
         channel = undefined;
       } else {
         logger.warn({ runId: event.run_id, seq: event.seq }, 'dropped out-of-order event');
