@@ -175,7 +175,12 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     compileWorkflow(document, { expectedName: name });
     const root = realRoot();
     if (root === undefined) throw new DependencyError('the workflows directory does not exist');
-    const path = resolve(name) ?? join(root, `${name}.yaml`);
+    // Write beside the name, never through a symlink to another workflow's file.
+    const file =
+      resolve(`${name}.yaml`) === undefined && resolve(`${name}.yml`) !== undefined
+        ? 'yml'
+        : 'yaml';
+    const path = join(root, `${name}.${file}`);
     try {
       await writeFileAtomic(path, yamlText);
     } catch (error) {

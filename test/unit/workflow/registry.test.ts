@@ -136,6 +136,13 @@ describe('createWorkflowRegistry', () => {
     expect((await registry.get('beta')).compiled.steps).to.have.length(2);
   });
 
+  it('saves over a symlink by replacing the link, not the file it points to', async () => {
+    await symlink(join(dir, 'alpha.yaml'), join(dir, 'linked.yaml'));
+    await registry.save('linked', yaml('linked'));
+    expect(await readFile(join(dir, 'alpha.yaml'), 'utf8')).to.equal(yaml('alpha'));
+    expect((await registry.get('linked')).yamlText).to.equal(yaml('linked'));
+  });
+
   it('validates fully before saving and writes nothing when invalid', async () => {
     const mismatch = (await rejection(registry.save('gamma', yaml('delta')))) as ValidationError;
     expect(mismatch).to.be.instanceOf(ValidationError);
