@@ -1,0 +1,143 @@
+import { expect } from 'chai';
+import type { Agent } from '../../../src/agents/types.js';
+import { createRetryDelay } from '../../../src/engine/retry-policy.js';
+import { createAttemptRunner } from '../../../src/engine/step-runner.js';
+import type { EvalScope } from '../../../src/workflow/types.js';
+import { manualClock, workflowOf } from '../../machines/fixtures.js';
+
+const scope: EvalScope = { inputs: {}, steps: {}, context: {} };
+
+describe('createAttemptRunner', () => {
+  const run = (
+    agent: Agent | undefined,
+    step = workflowOf([[]]).steps[0]!,
+    signal = new AbortController().signal,
+    clock = manualClock(),
+  ) =>
+    createAttemptRunner({ runId: 'r', clock, agents: () => agent })({
+      step,
+      input: { a: 1 },
+      scope,
+      attempt: 1,
+      signal,
+    });
+
+  it('returns the agent output with model and tokens', async () => {
+    const result = await run(({ input }) =>
+      Promise.resolve({ output: input, modelUsed: 'm', tokensUsed: 3 }),
+    );
+    expect(result).to.deep.equal({
+      ok: true,
+      output: { a: 1 },
+      error: null,
+      modelUsed: 'm',
+      tokensUsed: 3,
+      iterations: 1,
+    });
+  });
+
+  it('turns a synchronous throw, a rejection and an unknown agent into failed results', async () => {
+    expect(
+      (
+        await run(() => {
+          throw new Error('sync');
+        })
+      ).error,
+    ).to.equal('sync');
+    expect((await run(() => Promise.reject(new Error('async')))).error).to.equal('async');
+    expect(await run(undefined)).to.include({ ok: false, error: "unknown agent 'tier0_echo'" });
+  });
+
+  it('fails with "step timed out after Ns" and aborts the agent signal', async () => {
+    const clock = manualClock();
+    let seen: AbortSignal | undefined;
+    const step = workflowOf([[]], () => ({ timeoutSeconds: 1.5 })).steps[0]!;
+    const pending = run(
+      ({ signal }) => {
+        seen = signal;
+        return new Promise(() => {});
+      },
+      step,
+      new AbortController().signal,
+      clock,
+    );
+    clock.advance(1500);
+    expect(await pending).to.include({ ok: false, error: 'step timed out after 1.5s' });
+    expect(seen!.aborted).to.equal(true);
+    expect(clock.pending()).to.equal(0);
+  });
+
+  it('clears the step timer when the agent finishes first', async () => {
+    const clock = manualClock();
+    const step = workflowOf([[]], () => ({ timeoutSeconds: 5 })).steps[0]!;
+    const result = await run(
+      () => Promise.resolve({ output: {}, modelUsed: null, tokensUsed: null }),
+      step,
+      new AbortController().signal,
+      clock,
+    );
+    expect(result.ok).to.equal(true);
+    expect(clock.pending()).to.equal(0);
+  });
+
+  it('fails at once when the run signal is already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('cancelled'));
+    expect(
+      await run(
+        () => Promise.resolve({ output: {}, modelUsed: null, tokensUsed: null }),
+        undefined,
+        controller.signal,
+      ),
+    ).to.include({ ok: false, error: 'cancelled' });
+  });
+
+  it('loops until the condition holds, with the previous output in scope, summing tokens', async () => {
+    const step = workflowOf([[]], () => ({
+      loopUntil: (s: EvalScope) => (s.steps.s0?.outputs?.n as number) >= 3,
+      inputs: (s: EvalScope) => ({ prev: s.steps.s0?.outputs?.n ?? 0 }),
+    })).steps[0]!;
+    const inputs: unknown[] = [];
+    const iterations: unknown[] = [];
+    const result = await createAttemptRunner({
+      runId: 'r',
+      clock: manualClock(),
+      agents:
+        () =>
+        ({ input }) => {
+          inputs.push(input);
+          return Promise.resolve({ output: { n: inputs.length }, modelUsed: 'm', tokensUsed: 2 });
+        },
+    })({
+      step,
+      input: { prev: 0 },
+      scope,
+      attempt: 1,
+      signal: new AbortController().signal,
+      onIteration: (i, out) => iterations.push([i, out]),
+    });
+    expect(inputs).to.deep.equal([{ prev: 0 }, { prev: 1 }, { prev: 2 }]);
+    expect(iterations).to.deep.equal([
+      [1, { n: 1 }],
+      [2, { n: 2 }],
+    ]);
+    expect(result).to.include({ ok: true, iterations: 3, tokensUsed: 6 });
+  });
+
+  it('stops at the default loop_max of 10', async () => {
+    const step = workflowOf([[]], () => ({ loopUntil: () => false })).steps[0]!;
+    const result = await run(
+      () => Promise.resolve({ output: {}, modelUsed: null, tokensUsed: null }),
+      step,
+    );
+    expect(result.iterations).to.equal(10);
+  });
+});
+
+describe('createRetryDelay', () => {
+  it('is full jitter under an exponential cap', () => {
+    const delay = createRetryDelay({ baseMs: 100, maxMs: 1000, random: () => 0.999 });
+    expect([1, 2, 3, 4, 5, 6].map(delay)).to.deep.equal([99, 199, 399, 799, 999, 999]);
+    expect(createRetryDelay({ baseMs: 100, random: () => 0 })(3)).to.equal(0);
+  });
+});
