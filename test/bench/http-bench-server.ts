@@ -4,6 +4,8 @@
  * run file was written), `event` timings of one watched run, and `rss` on request.
  */
 import { loadConfig } from '../../src/config/index.js';
+import { createRuntime } from '../../src/engine/runtime.js';
+import type { AdapterName } from '../../src/engine/types.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import { startServer } from '../../src/http/server.js';
 import { createSilentLogger } from '../../src/log.js';
@@ -28,16 +30,25 @@ const send = (message: ChildMessage): void => {
   process.send?.(message);
 };
 
-const running = await startServer({
-  config: loadConfig(process.env),
-  logger: createSilentLogger(),
+const config = loadConfig(process.env);
+const logger = createSilentLogger();
+// The same runtime startServer would build, created here so the bench's listener is the first
+// subscriber: an event's time is taken before the hub fans it out.
+const runtime = createRuntime({
+  workflowsDir: config.workflowsDir,
+  runsDir: config.runsDir,
+  noLlm: config.noLlm,
+  maxConcurrency: config.maxConcurrency,
+  defaultAdapter: config.defaultAdapter as AdapterName,
+  logger,
 });
 let watched: string | undefined;
-running.runtime.subscribe((event) => {
+runtime.subscribe((event) => {
   if (event.run_id === watched) {
     send({ type: 'event', runId: event.run_id, seq: event.seq, at: now(), eventType: event.type });
   }
 });
+const running = await startServer({ config, logger, runtime });
 running.runtime.onRecord((record) => {
   if (record.status === 'success' || record.status === 'failed') {
     send({ type: 'done', runId: record.run_id, at: now(), status: record.status });
