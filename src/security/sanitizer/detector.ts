@@ -12,36 +12,24 @@ export interface Detector {
   readonly severity: Severity;
   readonly pattern: RegExp;
   readonly group?: number;
-  /** Cheap whole-string test; the pattern only runs when it passes. */
+  /** Cheap whole-text test (`includes`-style); the pattern only runs when it passes. */
   readonly prefilter?: (text: string) => boolean;
-  /** Second opinion on a match (checksums, context); false drops the match. */
-  readonly validate?: (match: RegExpExecArray, text: string) => boolean;
-}
-
-/** A matched span of a string and the detector that matched it. */
-export interface Span {
-  start: number;
-  end: number;
-  detector: Detector;
-}
-
-/** Runs one detector over `text`, appending its spans. */
-export function runDetector(detector: Detector, text: string, out: Span[]): void {
-  if (detector.prefilter && !detector.prefilter(text)) return;
-  const pattern = detector.pattern;
-  pattern.lastIndex = 0;
-  let match: RegExpExecArray | null;
-  while ((match = pattern.exec(text)) !== null) {
-    if (match[0].length === 0) {
-      pattern.lastIndex += 1;
-      continue;
-    }
-    if (detector.validate && !detector.validate(match, text)) continue;
-    const range = detector.group === undefined ? undefined : match.indices?.[detector.group];
-    const start = range ? range[0] : match.index;
-    const end = range ? range[1] : match.index + match[0].length;
-    out.push({ start, end, detector });
-  }
+  /**
+   * Second opinion on a match (checksums, context); false drops it. `start` is where the
+   * matched string begins in `text`, so context checks never look into a neighbour.
+   */
+  readonly validate?: (match: RegExpExecArray, text: string, start: number) => boolean;
+  /**
+   * For patterns that only find an anchor (e.g. the colons of an IPv6 address): grows the
+   * match into the real token within `[start, end)` of `text` and returns its span, or
+   * undefined to drop it. The scan resumes after the returned span.
+   */
+  readonly refine?: (
+    match: RegExpExecArray,
+    text: string,
+    start: number,
+    end: number,
+  ) => readonly [number, number] | undefined;
 }
 
 /** Shorthand used by the detector tables. */
@@ -50,8 +38,11 @@ export function detector(
   category: FindingCategory,
   severity: Severity,
   pattern: RegExp,
-  extra: Partial<Pick<Detector, 'group' | 'prefilter' | 'validate'>> = {},
+  extra: Partial<Pick<Detector, 'group' | 'prefilter' | 'validate' | 'refine'>> = {},
 ): Detector {
   if (!pattern.global) throw new Error(`detector ${name}: pattern must be global`);
+  if (extra.group !== undefined && !pattern.hasIndices) {
+    throw new Error(`detector ${name}: a redaction group needs the d flag`);
+  }
   return { name, category, severity, pattern, ...extra };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { isSecretKeyName, isSecretPlaceholder } from './detectors/secrets.js';
 import { classify } from './policy.js';
-import { REDACTED, scanString } from './scan-string.js';
+import { REDACTED, scanBatch } from './scan.js';
 import {
   CLASSIFICATIONS,
   FINDING_CATEGORIES,
@@ -28,92 +28,157 @@ export interface SanitizeOptions {
   raw?: string;
 }
 
-/** A path step: property name, array index, or a key that had findings (by position). */
-type Segment = string | number | { keyIndex: number };
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
- * Sanitizes a decoded JSON value (or a plain string): walks every string value and every
- * object key, runs the detectors, classifies by the policy table and redacts. Findings
+ * One step of a path: an array index, an object member, or the key itself of a member.
+ * `owner` numbers the containing object in walk order, so a key can be recognised later.
+ */
+type Step =
+  | { kind: 'index'; index: number }
+  | { kind: 'member'; name: string; keyIndex: number; owner: number }
+  | { kind: 'key'; keyIndex: number; owner: number };
+
+/**
+ * Sanitizes a decoded JSON value (or a plain string): collects every string value and every
+ * object key, scans them in one batch, classifies by the policy table and redacts. Findings
  * carry the JSON path of the string (`$.input_data.notes`, `$.steps[2].inputs.prompt`); a
- * key with findings appears in paths as `[<key N>]` (its N-th position in the object), so a
+ * key with findings appears in paths as `[<key N>]` (its position in the object), so a
  * location never repeats the matched text.
  */
 export function sanitize(value: unknown, options: SanitizeOptions = {}): SanitizationResult {
   const started = performance.now();
-  const findings: Finding[] = [];
-  const path: Segment[] = [];
+  const texts: string[] = [];
+  const secretFields: number[] = [];
 
-  const report = (
-    category: Finding['category'],
-    patternName: string,
-    severity: Finding['severity'],
-    suffix?: Segment,
-  ): void => {
-    const location = formatPath(suffix === undefined ? path : [...path, suffix]);
-    if (
-      findings.some(
-        (f) => f.location === location && f.pattern_name === patternName && f.category === category,
-      )
-    ) {
+  // Pass 1: collect strings in a fixed order (each key, then its value; Object.keys order).
+  // Nothing else is allocated per string: paths are only rebuilt for strings with findings.
+  const collect = (node: unknown, depth: number): void => {
+    if (typeof node === 'string') {
+      texts.push(node);
       return;
     }
-    findings.push(Object.freeze({ category, pattern_name: patternName, location, severity }));
-  };
-
-  const cleanString = (text: string, suffix?: Segment): string => {
-    const scan = scanString(text);
-    for (const span of scan.spans) {
-      report(span.detector.category, span.detector.name, span.detector.severity, suffix);
-    }
-    return scan.cleaned;
-  };
-
-  const walk = (node: unknown, depth: number): unknown => {
-    if (typeof node === 'string') return cleanString(node);
-    if (node === null || typeof node !== 'object') return node;
+    if (node === null || typeof node !== 'object') return;
     if (depth >= MAX_DEPTH) throw new SanitizerDepthError();
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i += 1) collect(node[i], depth + 1);
+      return;
+    }
+    const source = node as Record<string, unknown>;
+    for (const key of Object.keys(source)) {
+      texts.push(key);
+      const item = source[key];
+      if (typeof item === 'string' && isSecretKeyName(key) && !isSecretPlaceholder(item)) {
+        secretFields.push(texts.length);
+        texts.push(item);
+      } else {
+        collect(item, depth + 1);
+      }
+    }
+  };
+  collect(value, 0);
+
+  const scan = scanBatch(texts);
+  const findings: Finding[] = [];
+  if (scan.spans.length > 0 || secretFields.length > 0) {
+    const needed = new Set<number>(secretFields);
+    for (const span of scan.spans) needed.add(span.index);
+    const paths = locate(value, needed);
+    // Keys with findings are hidden in every path, so collect them before formatting.
+    const flaggedKeys = new Set<string>();
+    for (const span of scan.spans) {
+      const last = paths.get(span.index)?.at(-1);
+      if (last?.kind === 'key') flaggedKeys.add(`${last.owner}:${last.keyIndex}`);
+    }
+    const seen = new Set<string>();
+    const report = (
+      index: number,
+      category: Finding['category'],
+      name: string,
+      severity: Finding['severity'],
+    ): void => {
+      const location = formatPath(paths.get(index) ?? [], flaggedKeys);
+      const id = `${location}\u0000${category}\u0000${name}`;
+      if (seen.has(id)) return;
+      seen.add(id);
+      findings.push(Object.freeze({ category, pattern_name: name, location, severity }));
+    };
+    for (const span of scan.spans) {
+      report(span.index, span.detector.category, span.detector.name, span.detector.severity);
+    }
+    for (const index of secretFields) {
+      report(index, FINDING_CATEGORIES.CREDENTIAL, 'secret_named_field', SEVERITIES.HIGH);
+      scan.cleaned[index] = REDACTED;
+    }
+  }
+  const cleanedTexts = scan.cleaned;
+
+  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
+  const classification = classify(findings);
+  const blocked = classification === CLASSIFICATIONS.BLOCKED;
+  const cleanedValue = blocked ? undefined : rebuild(value, cleanedTexts);
+  const input_hash = createHash('sha256')
+    .update(options.raw ?? serialize(value))
+    .digest('hex');
+  // cleaned_content is serialized on first read: the HTTP path never needs it.
+  let content: string | null | undefined;
+  const result = {
+    classification,
+    findings: Object.freeze(findings),
+    cleaned_value: cleanedValue,
+    input_hash,
+    processing_time_ms: performance.now() - started,
+  };
+  Object.defineProperty(result, 'cleaned_content', {
+    enumerable: true,
+    get: (): string | null => (content ??= blocked ? null : serialize(cleanedValue)),
+  });
+  return Object.freeze(result) as SanitizationResult;
+}
+
+/**
+ * Pass 2: the value with cleaned strings put back, walking in the collection order. Only
+ * containers on the way to a changed string are copied; the input is never mutated.
+ */
+function rebuild(value: unknown, cleaned: readonly (string | undefined)[]): unknown {
+  if (!cleaned.some((text) => text !== undefined)) return value;
+  let cursor = 0;
+  const walk = (node: unknown): unknown => {
+    if (typeof node === 'string') {
+      const replacement = cleaned[cursor];
+      cursor += 1;
+      return replacement ?? node;
+    }
+    if (node === null || typeof node !== 'object') return node;
     if (Array.isArray(node)) {
       let copy: unknown[] | undefined;
       for (let i = 0; i < node.length; i += 1) {
-        path.push(i);
         const item: unknown = node[i];
-        const cleaned = walk(item, depth + 1);
-        path.pop();
-        if (cleaned !== item) {
+        const next = walk(item);
+        if (next !== item) {
           copy ??= node.slice();
-          copy[i] = cleaned;
+          copy[i] = next;
         }
       }
       return copy ?? node;
     }
     const source = node as Record<string, unknown>;
-    const keys = Object.keys(source);
-    let changed = false;
     const entries: [string, unknown][] = [];
     const used = new Set<string>();
-    for (let index = 0; index < keys.length; index += 1) {
-      const key = keys[index] as string;
-      const before = findings.length;
-      let cleanedKey = cleanString(key, { keyIndex: index });
-      const keyHadFindings = findings.length > before;
-      if (cleanedKey !== key) {
-        cleanedKey = uniqueKey(cleanedKey, used, source);
+    let changed = false;
+    for (const key of Object.keys(source)) {
+      const cleanedKey = cleaned[cursor];
+      cursor += 1;
+      let outKey = key;
+      if (cleanedKey !== undefined) {
+        outKey = uniqueKey(cleanedKey, used, source);
         changed = true;
       }
-      used.add(cleanedKey);
-      path.push(keyHadFindings ? { keyIndex: index } : key);
+      used.add(outKey);
       const item = source[key];
-      let cleaned: unknown;
-      if (typeof item === 'string' && isSecretKeyName(key) && !isSecretPlaceholder(item)) {
-        report(FINDING_CATEGORIES.CREDENTIAL, 'secret_named_field', SEVERITIES.HIGH);
-        cleanString(item);
-        cleaned = REDACTED;
-      } else {
-        cleaned = walk(item, depth + 1);
-      }
-      path.pop();
-      if (cleaned !== item) changed = true;
-      entries.push([cleanedKey, cleaned]);
+      const next = walk(item);
+      if (next !== item) changed = true;
+      entries.push([outKey, next]);
     }
     if (!changed) return node;
     const copy: Record<string, unknown> = {};
@@ -128,22 +193,69 @@ export function sanitize(value: unknown, options: SanitizeOptions = {}): Sanitiz
     }
     return copy;
   };
+  return walk(value);
+}
 
-  const cleanedValue = walk(value, 0);
-  findings.sort((a, b) => SEVERITY_RANK[b.severity] - SEVERITY_RANK[a.severity]);
-  const classification = classify(findings);
-  const blocked = classification === CLASSIFICATIONS.BLOCKED;
-  const input_hash = createHash('sha256')
-    .update(options.raw ?? serialize(value))
-    .digest('hex');
-  return Object.freeze({
-    classification,
-    findings: Object.freeze(findings),
-    cleaned_content: blocked ? null : serialize(cleanedValue),
-    cleaned_value: blocked ? undefined : cleanedValue,
-    input_hash,
-    processing_time_ms: performance.now() - started,
-  });
+/** Pass 1 again, recording the path of each string whose batch index is in `needed`. */
+function locate(value: unknown, needed: ReadonlySet<number>): Map<number, Step[]> {
+  const found = new Map<number, Step[]>();
+  const steps: Step[] = [];
+  let cursor = 0;
+  let owners = 0;
+  const visit = (node: unknown): void => {
+    if (typeof node === 'string') {
+      if (needed.has(cursor)) found.set(cursor, steps.slice());
+      cursor += 1;
+      return;
+    }
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i += 1) {
+        steps.push({ kind: 'index', index: i });
+        visit(node[i]);
+        steps.pop();
+      }
+      return;
+    }
+    owners += 1;
+    const owner = owners;
+    const source = node as Record<string, unknown>;
+    const keys = Object.keys(source);
+    for (let keyIndex = 0; keyIndex < keys.length; keyIndex += 1) {
+      const name = keys[keyIndex] as string;
+      if (needed.has(cursor)) found.set(cursor, [...steps, { kind: 'key', keyIndex, owner }]);
+      cursor += 1;
+      steps.push({ kind: 'member', name, keyIndex, owner });
+      visit(source[name]);
+      steps.pop();
+    }
+  };
+  visit(value);
+  return found;
+}
+
+function formatPath(steps: readonly Step[], flaggedKeys: ReadonlySet<string>): string {
+  let out = '$';
+  for (const step of steps) {
+    switch (step.kind) {
+      case 'index':
+        out += `[${step.index}]`;
+        break;
+      case 'key':
+        out += `[<key ${step.keyIndex}>]`;
+        break;
+      case 'member':
+        if (flaggedKeys.has(`${step.owner}:${step.keyIndex}`)) out += `[<key ${step.keyIndex}>]`;
+        else if (IDENTIFIER.test(step.name)) out += `.${step.name}`;
+        else out += `[${JSON.stringify(step.name)}]`;
+        break;
+      default: {
+        const exhaustive: never = step;
+        throw new Error(`unknown step ${String(exhaustive)}`);
+      }
+    }
+  }
+  return out;
 }
 
 function serialize(value: unknown): string {
@@ -157,18 +269,4 @@ function uniqueKey(key: string, used: Set<string>, source: Record<string, unknow
     candidate = `${key}_${n}`;
   }
   return candidate;
-}
-
-const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-/** `$`, `.name`, `[3]`, `["odd key"]`, and `[<key N>]` for a key that had findings. */
-export function formatPath(segments: readonly Segment[]): string {
-  let out = '$';
-  for (const segment of segments) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (typeof segment === 'object') out += `[<key ${segment.keyIndex}>]`;
-    else if (IDENTIFIER.test(segment)) out += `.${segment}`;
-    else out += `[${JSON.stringify(segment)}]`;
-  }
-  return out;
 }

@@ -21,14 +21,20 @@ export const INJECTION_DETECTORS: readonly Detector[] = [
       String.raw`\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard)${GAP}\s{1,4}(?:(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety|ethical|content|developer)\s{1,4})(?:\w{1,20}\s{1,4})?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|polic(?:y|ies)|restrictions|commands|context|programming|messages?)\b`,
       'gi',
     ),
-    { validate: (m, text) => !NEGATED.test(text.slice(Math.max(0, m.index - 12), m.index)) },
+    {
+      validate: (m, text, start) =>
+        !NEGATED.test(text.slice(Math.max(start, m.index - 12), m.index)),
+    },
   ),
   detector(
     'instruction_override',
     C.PROMPT_INJECTION,
     S.HIGH,
     /\b(?:ignore|disregard|forget)\s{1,4}(?:everything|all)\s{1,4}(?:you\s{1,4}(?:were|have\s{1,4}been)\s{1,4}(?:told|given|taught)|(?:said|written|stated)\s{1,4}(?:above|before|earlier)|above|before\s{1,4}this)\b/gi,
-    { validate: (m, text) => !NEGATED.test(text.slice(Math.max(0, m.index - 12), m.index)) },
+    {
+      validate: (m, text, start) =>
+        !NEGATED.test(text.slice(Math.max(start, m.index - 12), m.index)),
+    },
   ),
   detector(
     'system_prompt_extraction',

@@ -2,12 +2,13 @@ import { detector, type Detector } from '../detector.js';
 import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
 import { cardIssuerKnown, ibanValid, isPublicIp, luhnValid } from '../validators.js';
 
-const hasDigit = (text: string): boolean => /\d/.test(text);
-
 /**
  * Words right before a dotted quad that make it a version, not an address
  * (`v1.2.3.4`, `version 1.2.3.4`, `pkg@1.2.3.4`, `==1.2.3.4`, `^1.2.3.4`).
  */
+/** Characters an IPv6 address (with an embedded IPv4 tail) is made of. */
+const IPV6_CHAR = /[0-9A-Fa-f:.]/;
+
 const VERSION_CONTEXT = /(?:\bv|\bver(?:sion)?\.?\s{0,3}:?\s{0,3}|[@=^~<>]\s{0,2})$/i;
 
 /** Personal data. Every pattern is anchored on word or digit boundaries. */
@@ -28,7 +29,7 @@ export const PII_DETECTORS: readonly Detector[] = [
     C.PII,
     S.HIGH,
     /(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\d-])/g,
-    { prefilter: (t) => t.includes('-') && hasDigit(t) },
+    { prefilter: (t) => t.includes('-') },
   ),
   detector(
     'credit_card',
@@ -36,7 +37,6 @@ export const PII_DETECTORS: readonly Detector[] = [
     S.HIGH,
     /(?<![\d-])(?:\d{4}([ -])\d{4}\1\d{4}\1\d{4}(?:\1\d{3})?|\d{4}([ -])\d{6}\2\d{5}|\d{13,19})(?![\d-])/g,
     {
-      prefilter: hasDigit,
       validate: (m) => {
         const digits = m[0].replace(/[ -]/g, '');
         return cardIssuerKnown(digits) && luhnValid(digits);
@@ -48,10 +48,10 @@ export const PII_DETECTORS: readonly Detector[] = [
     C.FINANCIAL,
     S.HIGH,
     /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b/g,
-    { prefilter: hasDigit, validate: (m) => ibanValid(m[0]) },
+    { validate: (m) => ibanValid(m[0]) },
   ),
   detector('phone_e164', C.PHONE, S.MEDIUM, /(?<![\w+])\+[1-9](?:[ .-]?\(?\d\)?){7,14}(?![\d])/g, {
-    prefilter: (t) => t.includes('+') && hasDigit(t),
+    prefilter: (t) => t.includes('+'),
     validate: (m) => {
       const digits = m[0].replace(/\D/g, '').length;
       return digits >= 8 && digits <= 15;
@@ -62,7 +62,6 @@ export const PII_DETECTORS: readonly Detector[] = [
     C.PHONE,
     S.MEDIUM,
     /(?<![\w.+/-])(?:\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}([ .-])\d{3}\1\d{4}|0\d{1,4}[ ]\d{3,4}[ ]\d{3,4}|0[1-9](?:([ .])\d{2})(?:\2\d{2}){3})(?![\w.-]?\d)/g,
-    { prefilter: hasDigit },
   ),
   detector(
     'ipv4_address',
@@ -70,19 +69,26 @@ export const PII_DETECTORS: readonly Detector[] = [
     S.LOW,
     /(?<![\w.])(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?![\w]|\.\d)/g,
     {
-      prefilter: (t) => t.includes('.') && hasDigit(t),
-      validate: (m, text) =>
-        isPublicIp(m[0]) && !VERSION_CONTEXT.test(text.slice(Math.max(0, m.index - 12), m.index)),
+      prefilter: (t) => t.includes('.'),
+      validate: (m, text, start) =>
+        isPublicIp(m[0]) &&
+        !VERSION_CONTEXT.test(text.slice(Math.max(start, m.index - 12), m.index)),
     },
   ),
-  detector(
-    'ipv6_address',
-    C.IP_ADDRESS,
-    S.LOW,
-    /(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){1,7}(?::|(?::[0-9A-Fa-f]{1,4}){1,7}|[0-9A-Fa-f]{1,4})(?![\w:])/g,
-    {
-      prefilter: (t) => t.includes(':'),
-      validate: (m) => isPublicIp(m[0]),
+  // Anchored on the colons (a cheap literal scan), then grown to the whole token and
+  // checked with the platform's own IPv6 parser.
+  detector('ipv6_address', C.IP_ADDRESS, S.LOW, /:[0-9A-Fa-f]{0,4}:/g, {
+    prefilter: (t) => t.includes(':'),
+    refine: (m, text, start, end) => {
+      let from = m.index;
+      while (from > start && IPV6_CHAR.test(text[from - 1] ?? '')) from -= 1;
+      let to = m.index + m[0].length;
+      while (to < end && IPV6_CHAR.test(text[to] ?? '')) to += 1;
+      while (to > from && text[to - 1] === '.') to -= 1;
+      if (/[\w:]/.test(text[from - 1] ?? '') && from > start) return undefined;
+      if (/\w/.test(text[to] ?? '') && to < end) return undefined;
+      const token = text.slice(from, to);
+      return isPublicIp(token) ? [from, to] : undefined;
     },
-  ),
+  }),
 ];

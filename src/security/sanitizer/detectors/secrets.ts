@@ -1,8 +1,6 @@
 import { detector, type Detector } from '../detector.js';
 import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
 
-const hasDigit = (text: string): boolean => /\d/.test(text);
-
 /**
  * A free-text `name = value` secret is only reported when the value looks like one: not a
  * reference (`${…}`, `{{…}}`, `<…>`, `%…%`, `os.environ[…]`, `settings.SECRET`, an
@@ -38,7 +36,7 @@ export const SECRET_DETECTORS: readonly Detector[] = [
     C.CREDENTIAL,
     S.HIGH,
     /\baws[\w.-]{0,20}?(?:secret|private)[\w.-]{0,20}?["']?\s{0,4}[:=]\s{0,4}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])/dgi,
-    { group: 1, prefilter: (t) => /aws/i.test(t) },
+    { group: 1 },
   ),
   detector('github_token', C.SECRET, S.HIGH, /\bgh[oprsu]_[A-Za-z0-9]{36,255}\b/g),
   detector('github_fine_grained_pat', C.SECRET, S.HIGH, /\bgithub_pat_[A-Za-z0-9_]{22,255}\b/g),
@@ -87,7 +85,7 @@ export const SECRET_DETECTORS: readonly Detector[] = [
     C.CREDENTIAL,
     S.HIGH,
     /\bbearer\s{1,4}((?=[A-Za-z0-9._~+/-]{0,500}\d)[A-Za-z0-9._~+/-]{16,500}=*)/dgi,
-    { group: 1, prefilter: (t) => /bearer/i.test(t) },
+    { group: 1 },
   ),
   detector(
     'connection_string_password',
@@ -101,16 +99,15 @@ export const SECRET_DETECTORS: readonly Detector[] = [
     C.CONNECTION_STRING,
     S.HIGH,
     /(?:^|;)\s{0,4}(?:password|pwd)\s{0,4}=\s{0,4}([^;'"\s]{1,256})/dgim,
-    { group: 1, prefilter: (t) => t.includes(';') && /(?:password|pwd)\s*=/i.test(t) },
+    { group: 1, prefilter: (t) => t.includes('=') },
   ),
   detector(
     'key_value_secret',
     C.CREDENTIAL,
     S.HIGH,
-    /\b(?:[a-z0-9]{1,30}[_.-]){0,4}(?:pass(?:word|wd)|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)["']?\s{0,4}(?::|=|:=|=>)\s{0,4}["'`]?([^\s"'`,;)}\]]{6,256})/dgi,
+    /(?<![A-Za-z0-9])(?:pass(?:word|wd)|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)["']?\s{0,4}(?::|=|:=|=>)\s{0,4}["'`]?([^\s"'`,;)}\]]{6,256})/dgi,
     {
       group: 1,
-      prefilter: (t) => /pass|pwd|secret|token|key|credential/i.test(t) && hasDigit(t),
       validate: (m) => looksLikeSecretValue(m[1] ?? ''),
     },
   ),

@@ -7,6 +7,13 @@ import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
  */
 const TAG_FLAG = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,8}\u{E007F}/gu;
 const ASCII_ALNUM = /[A-Za-z0-9]/;
+/** Latin letters (Basic, Latin-1, Extended-A/B, Extended Additional), as plain ranges. */
+const LATIN = 'A-Za-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u024F\\u1E00-\\u1EFF';
+/** Greek and Cyrillic letters (plain ranges are much faster than Script properties). */
+const CYRILLIC_GREEK =
+  '\\u0370-\\u03FF\\u0400-\\u0482\\u048A-\\u052F\\u1F00-\\u1FFF\\uA640-\\uA66E\\uA680-\\uA69D';
+/** A Latin letter next to a Cyrillic or Greek one: the mark of a mixed-script word. */
+const MIXED_SCRIPT = new RegExp(`[${LATIN}][${CYRILLIC_GREEK}]|[${CYRILLIC_GREEK}][${LATIN}]`);
 
 /**
  * Invisible and direction-changing characters. Zero-width joiners are normal inside emoji
@@ -15,7 +22,6 @@ const ASCII_ALNUM = /[A-Za-z0-9]/;
  */
 export const UNICODE_DETECTORS: readonly Detector[] = [
   detector('unicode_tag_characters', C.UNICODE_ANOMALY, S.HIGH, /[\u{E0000}-\u{E007F}]+/gu, {
-    prefilter: (t) => /[\u{E0000}-\u{E007F}]/u.test(t.replace(TAG_FLAG, '')),
     validate: (m, text) => {
       // Part of a well-formed subdivision flag?
       const before = text.lastIndexOf('\u{1F3F4}', m.index);
@@ -29,6 +35,14 @@ export const UNICODE_DETECTORS: readonly Detector[] = [
       );
     },
   }),
+  // Runs of variation selectors carry hidden bytes ("emoji smuggling"); one selector after
+  // an emoji is ordinary.
+  detector(
+    'variation_selector_run',
+    C.UNICODE_ANOMALY,
+    S.HIGH,
+    /(?:[\uFE00-\uFE0F]|[\u{E0100}-\u{E01EF}]){2,}/gu,
+  ),
   detector('bidi_control', C.UNICODE_ANOMALY, S.HIGH, /[\u202A-\u202E\u2066-\u2069]/g),
   detector(
     'zero_width_character',
@@ -41,13 +55,9 @@ export const UNICODE_DETECTORS: readonly Detector[] = [
       ASCII_ALNUM.test(text[m.index - 1] ?? '') &&
       ASCII_ALNUM.test(text[m.index + m[0].length] ?? ''),
   }),
-  detector(
-    'mixed_script_word',
-    C.UNICODE_ANOMALY,
-    S.MEDIUM,
-    /[\p{L}\p{M}]{0,64}[\p{Script=Cyrillic}\p{Script=Greek}][\p{L}\p{M}]{0,64}/gu,
-    { validate: (m) => /\p{Script=Latin}/u.test(m[0]) },
-  ),
+  // A letter word mixing Latin with Cyrillic or Greek has the two scripts side by side
+  // somewhere; matching the adjacent pair is exact and far cheaper than matching words.
+  detector('mixed_script_word', C.UNICODE_ANOMALY, S.MEDIUM, new RegExp(MIXED_SCRIPT.source, 'g')),
 ];
 
 /** Characters removed before secret and injection scans (they only hide words). */
@@ -117,7 +127,21 @@ const CONFUSABLES: Readonly<Record<string, string>> = {
   Χ: 'X',
   Ζ: 'Z',
 };
-const CONFUSABLE_CHARS = new RegExp(`[${Object.keys(CONFUSABLES).join('')}]`, 'g');
+const CONFUSABLE_CHARS = new RegExp(
+  `[${Object.keys(CONFUSABLES)
+    .map((c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`)
+    .join('')}]`,
+  'g',
+);
+
+/** Characters that {@link skeleton} would change: look-alikes, compatibility forms, invisibles. */
+const SKELETON_TRIGGER =
+  /[\u00AD\u1D00-\u1DBF\u200B-\u200D\u2060-\u2064\u2100-\u24FF\uFB00-\uFB4F\uFE10-\uFE1F\uFE30-\uFE6F\uFEFF\uFF00-\uFFEF\u{1D400}-\u{1D7FF}\u{E0000}-\u{E007F}]/u;
+
+/** True when the injection scan should look at {@link skeleton} of `text`. */
+export function needsSkeleton(text: string): boolean {
+  return SKELETON_TRIGGER.test(text) || MIXED_SCRIPT.test(text);
+}
 
 /**
  * The text an injection scan should see: NFKC (full-width and styled letters become plain),
