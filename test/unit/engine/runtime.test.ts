@@ -1,0 +1,185 @@
+import { expect } from 'chai';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { InspectionEvent } from 'xstate';
+import { createRuntime } from '../../../src/engine/runtime.js';
+import type { Runtime, RuntimeOptions, WorkflowEvent } from '../../../src/engine/types.js';
+import { ConflictError, ERROR_CODES, ValidationError, type AppError } from '../../../src/errors.js';
+import type { RunRecord } from '../../../src/generated/run-record.js';
+import { writeRunFile } from '../../../src/store/run-files.js';
+import { startedRunRecord } from '../../../src/store/run-record.js';
+import { compileWorkflow } from '../../../src/workflow/compile.js';
+import {
+  ManualClock,
+  nextEvent,
+  removeDir,
+  runFiles,
+  sequence,
+  tempDir,
+} from '../../conformance/helpers.js';
+
+const SLEEPY = 'name: sleepy\nsteps:\n  - { name: s, agent: tier0_sleep, inputs: { ms: 60000 } }\n';
+const ECHO = 'name: echo\nsteps:\n  - { name: e, agent: tier0_echo, inputs: { v: 1 } }\n';
+
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+describe('createRuntime', () => {
+  let dir: string;
+  let runtime: Runtime | undefined;
+  const make = (options: RuntimeOptions = {}) =>
+    (runtime = createRuntime({
+      runsDir: join(dir, 'runs'),
+      workflowsDir: join(dir, 'wf'),
+      defaultAdapter: 'native',
+      ...options,
+    }));
+
+  beforeEach(async () => {
+    dir = await tempDir('agentic-rt-');
+    await mkdir(join(dir, 'wf'));
+    await writeFile(join(dir, 'wf', 'echo.yaml'), ECHO);
+  });
+  afterEach(async () => {
+    await runtime?.shutdown({ graceMs: 1000 });
+    runtime = undefined;
+    await removeDir(dir);
+  });
+
+  it('rejects bad run ids, duplicate active run ids and unknown adapters before starting', async () => {
+    const rt = make();
+    const bad = await rejection(rt.start({ workflow: ECHO, runId: 'has space' }));
+    expect(bad).to.be.instanceOf(ValidationError);
+    expect((bad as ValidationError).details![0]!.loc).to.deep.equal(['run_id']);
+    expect(await rejection(rt.start({ workflow: ECHO, runId: 'x'.repeat(129) }))).to.be.instanceOf(
+      ValidationError,
+    );
+    const handle = await rt.start({ workflow: SLEEPY, runId: 'same_id-1' });
+    expect(await rejection(rt.start({ workflow: ECHO, runId: 'same_id-1' }))).to.be.instanceOf(
+      ConflictError,
+    );
+    const unknown = (await rejection(
+      rt.start({ workflow: ECHO, adapter: 'fancy' as never }),
+    )) as AppError;
+    expect(unknown).to.include({ code: ERROR_CODES.ADAPTER_UNKNOWN, status: 422 });
+    rt.cancel(handle.runId);
+    await handle.done;
+  });
+
+  it('generates time-sortable run ids of the allowed characters', async () => {
+    const rt = make({ persist: false });
+    const a = await rt.start({ workflow: ECHO });
+    const b = await rt.start({ workflow: ECHO });
+    expect(a.runId).to.match(/^[A-Za-z0-9_-]{1,128}$/);
+    expect(a.runId.slice(0, 9) <= b.runId.slice(0, 9)).to.equal(true);
+    await Promise.all([a.done, b.done]);
+  });
+
+  it('gives a handle whose events start at workflow_start even when iterated after the end', async () => {
+    const rt = make();
+    const handle = await rt.start({ workflow: 'echo' });
+    const record = await handle.done;
+    const events: WorkflowEvent[] = [];
+    for await (const event of handle.events) events.push(event);
+    expect(sequence(events)).to.deep.equal([
+      'workflow_start',
+      'step_start:e',
+      'step_end:e',
+      'workflow_end',
+    ]);
+    expect(events[0]).to.include({ workflow_name: 'echo', adapter: 'native', step_count: 1 });
+    expect(record.status).to.equal('success');
+  });
+
+  it('publishes every event to subscribers and every record write to onRecord, files only when persisting', async () => {
+    const rt = make({ persist: false });
+    const events: string[] = [];
+    const records: [string, string][] = [];
+    const stopEvents = rt.subscribe((e) => events.push(e.type));
+    rt.onRecord((record, filename) => records.push([record.status, filename]));
+    await rt.run({ workflow: ECHO });
+    stopEvents();
+    await rt.run({ workflow: ECHO });
+    expect(events).to.deep.equal(['workflow_start', 'step_start', 'step_end', 'workflow_end']);
+    expect(records.map((r) => r[0])).to.deep.equal(['running', 'success', 'running', 'success']);
+    expect(records[0]![1]).to.match(/_echo_.+\.json$/);
+    expect(await runFiles(join(dir, 'runs')).catch(() => [])).to.have.length(0);
+  });
+
+  it('resolves start after the initial run file is written', async () => {
+    const rt = make();
+    const handle = await rt.start({ workflow: SLEEPY });
+    const files = await runFiles(join(dir, 'runs'));
+    expect(files.map((f) => f.record.status)).to.deep.equal(['running']);
+    rt.cancel(handle.runId);
+    await handle.done;
+  });
+
+  it('marks run files left running as interrupted when it is created', async () => {
+    const runsDir = join(dir, 'runs');
+    const stale: RunRecord = startedRunRecord({
+      runId: 'old',
+      workflow: compileWorkflow({ name: 'echo', steps: [{ name: 'e', agent: 'tier0_echo' }] }),
+      adapter: 'native',
+      inputs: {},
+      startTime: 0,
+      extra: {},
+    });
+    await writeRunFile(runsDir, 'old.json', stale);
+    const rt = make();
+    await rt.run({ workflow: ECHO });
+    const files = await runFiles(runsDir);
+    const old = files.find((f) => f.name === 'old.json')!;
+    expect(old.record).to.include({ status: 'failed', error: 'interrupted' });
+  });
+
+  it('validates documents, YAML and names without running them', async () => {
+    const rt = make();
+    expect(await rt.validate('echo')).to.include({ valid: true, name: 'echo', stepCount: 1 });
+    const bad = await rt.validate({
+      name: 'bad',
+      steps: [{ name: 'a', agent: 'tier0_echo', depends_on: 'b' }],
+    } as never);
+    expect(bad).to.include({ valid: false, name: 'bad', stepCount: 1, workflow: undefined });
+    expect(bad.errors[0]!.loc).to.deep.equal(['steps', 0, 'depends_on']);
+    expect(await rt.listWorkflows()).to.deep.equal(['echo']);
+    expect((await rt.getWorkflow('echo')).steps).to.have.length(1);
+  });
+
+  it('passes the inspector through: one system sees the run actors', async () => {
+    const actorIds = new Set<string>();
+    const rt = make({
+      persist: false,
+      inspect: (event: InspectionEvent) => {
+        if (event.type === '@xstate.actor') actorIds.add((event.actorRef as { id: string }).id);
+      },
+    });
+    const handle = await rt.start({ workflow: ECHO, runId: 'inspected' });
+    await handle.done;
+    expect([...actorIds]).to.include('run-inspected');
+    expect([...actorIds]).to.include('engine');
+  });
+
+  it('shuts down: refuses new runs, waits, then cancels runs still active after the grace period', async () => {
+    const clock = new ManualClock();
+    const rt = make({ clock });
+    const started = nextEvent(
+      (l) => rt.subscribe(l),
+      (e) => e.type === 'step_start',
+    );
+    const handle = await rt.start({ workflow: SLEEPY });
+    await started;
+    const stopping = rt.shutdown({ graceMs: 5000 });
+    const refused = (await rejection(rt.start({ workflow: ECHO }))) as AppError;
+    expect(refused.code).to.equal(ERROR_CODES.RUNTIME_CLOSED);
+    clock.advance(5000);
+    await stopping;
+    const record = await handle.done;
+    expect(record).to.include({ status: 'failed', error: 'runtime shutting down' });
+    expect(rt.activeRuns()).to.deep.equal([]);
+    runtime = undefined;
+  });
+});
