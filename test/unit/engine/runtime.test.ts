@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { InspectionEvent } from 'xstate';
+import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime, RuntimeOptions, WorkflowEvent } from '../../../src/engine/types.js';
 import { ConflictError, ERROR_CODES, ValidationError, type AppError } from '../../../src/errors.js';
@@ -154,7 +154,7 @@ describe('createRuntime', () => {
     const rt = make({
       persist: false,
       inspect: (event: InspectionEvent) => {
-        if (event.type === '@xstate.actor') actorIds.add((event.actorRef as { id: string }).id);
+        if (event.type === '@xstate.actor') actorIds.add((event.actorRef as AnyActorRef).id);
       },
     });
     const handle = await rt.start({ workflow: ECHO, runId: 'inspected' });
