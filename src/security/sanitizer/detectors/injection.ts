@@ -18,7 +18,7 @@ export const INJECTION_DETECTORS: readonly Detector[] = [
     C.PROMPT_INJECTION,
     S.HIGH,
     new RegExp(
-      String.raw`\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard)${GAP}\s{1,4}(?:(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety|ethical|content|developer)\s{1,4})(?:\w{1,20}\s{1,4})?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|polic(?:y|ies)|restrictions|commands|context|programming|messages?)\b`,
+      String.raw`\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard)${GAP}\s{1,4}(?:(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety|ethical|content|developer)\s{1,4})(?:\w{1,20}\s{1,4})?(?:instructions?|prompts?|rules|directives?|guidelines|guardrails|constraints|polic(?:y|ies)|restrictions|commands|context|programming)\b`,
       'gi',
     ),
     {
@@ -65,6 +65,6 @@ export const INJECTION_DETECTORS: readonly Detector[] = [
     'jailbreak_term',
     C.PROMPT_INJECTION,
     S.MEDIUM,
-    /\b(?:DAN\s{1,4}mode|do\s{1,4}anything\s{1,4}now|developer\s{1,4}mode\s{1,4}(?:enabled|activated|on)|jailbreak(?:ed|ing|s)?|god\s{0,1}mode\s{1,4}(?:enabled|activated|on)|(?:without|no|free\s{1,4}of)\s{1,4}(?:any\s{1,4})?(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters|limits)|(?:disable|turn\s{1,4}off|remove)\s{1,4}(?:your\s{1,4}|all\s{1,4})?(?:safety|content)\s{1,4}(?:filters?|guardrails|guidelines))\b/gi,
+    /\b(?:DAN\s{1,4}mode|do\s{1,4}anything\s{1,4}now|developer\s{1,4}mode\s{1,4}(?:enabled|activated)|jailbreak(?:ed|ing|s)?|god\s{0,1}mode\s{1,4}(?:enabled|activated)|(?:without|no|free\s{1,4}of)\s{1,4}(?:any\s{1,4})?(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters|limits)|(?:disable|turn\s{1,4}off|remove)\s{1,4}(?:your\s{1,4}|all\s{1,4})?(?:safety|content)\s{1,4}(?:filters?|guardrails|guidelines))\b/gi,
   ),
 ];

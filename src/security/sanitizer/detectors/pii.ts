@@ -9,7 +9,7 @@ import { cardIssuerKnown, ibanValid, isPublicIp, luhnValid } from '../validators
 /** Characters an IPv6 address (with an embedded IPv4 tail) is made of. */
 const IPV6_CHAR = /[0-9A-Fa-f:.]/;
 
-const VERSION_CONTEXT = /(?:\bv|\bver(?:sion)?\.?\s{0,3}:?\s{0,3}|[@=^~<>]\s{0,2})$/i;
+const VERSION_CONTEXT = /(?:\bv|\bver(?:sion)?\.?\s{0,3}:?\s{0,3}|(?:==|[<>~!]=|[@^~])\s{0,2})$/i;
 
 /** Personal data. Every pattern is anchored on word or digit boundaries. */
 export const PII_DETECTORS: readonly Detector[] = [

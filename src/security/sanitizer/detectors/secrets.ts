@@ -99,13 +99,14 @@ export const SECRET_DETECTORS: readonly Detector[] = [
     C.CONNECTION_STRING,
     S.HIGH,
     /(?:^|;)\s{0,4}(?:password|pwd)\s{0,4}=\s{0,4}([^;'"\s]{1,256})/dgim,
-    { group: 1, prefilter: (t) => t.includes('=') },
+    // Only inside `key=value;` lists (ADO/JDBC style); a lone `password=` is the next rule's.
+    { group: 1, prefilter: (t) => t.includes(';') && t.includes('=') },
   ),
   detector(
     'key_value_secret',
     C.CREDENTIAL,
     S.HIGH,
-    /(?<![A-Za-z0-9])(?:pass(?:word|wd)|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)["']?\s{0,4}(?::|=|:=|=>)\s{0,4}["'`]?([^\s"'`,;)}\]]{6,256})/dgi,
+    /(?<![A-Za-z0-9])(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|(?:secret|signing|encryption|master|license)[_-]?key|client[_-]?secret|auth[_-]?token|credentials?)["']?\s{0,4}(?::|=|:=|=>)\s{0,4}["'`]?([^\s"'`,;)}\]]{6,256})/dgi,
     {
       group: 1,
       validate: (m) => looksLikeSecretValue(m[1] ?? ''),

@@ -9,9 +9,13 @@ const TAG_FLAG = /\u{1F3F4}[\u{E0030}-\u{E0039}\u{E0061}-\u{E007A}]{1,8}\u{E007F
 const ASCII_ALNUM = /[A-Za-z0-9]/;
 /** Latin letters (Basic, Latin-1, Extended-A/B, Extended Additional), as plain ranges. */
 const LATIN = 'A-Za-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u024F\\u1E00-\\u1EFF';
-/** Greek and Cyrillic letters (plain ranges are much faster than Script properties). */
+/**
+ * Cyrillic letters, plus the Greek letters that pass for Latin ones (plain ranges are much
+ * faster than Script properties). Other Greek letters are left out on purpose: `μs`, `Δt`
+ * or `λx` are ordinary technical notation, not disguised words.
+ */
 const CYRILLIC_GREEK =
-  '\\u0370-\\u03FF\\u0400-\\u0482\\u048A-\\u052F\\u1F00-\\u1FFF\\uA640-\\uA66E\\uA680-\\uA69D';
+  '\\u0400-\\u0482\\u048A-\\u052F\\uA640-\\uA66E\\uA680-\\uA69D\\u0391\\u0392\\u0395\\u0396\\u0397\\u0399\\u039A\\u039C\\u039D\\u039F\\u03A1\\u03A4\\u03A5\\u03A7\\u03B1\\u03B9\\u03BA\\u03BD\\u03BF\\u03C1\\u03C4\\u03C5';
 /** A Latin letter next to a Cyrillic or Greek one: the mark of a mixed-script word. */
 const MIXED_SCRIPT = new RegExp(`[${LATIN}][${CYRILLIC_GREEK}]|[${CYRILLIC_GREEK}][${LATIN}]`);
 
