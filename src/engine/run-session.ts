@@ -3,8 +3,8 @@
  * and snapshots into wire events and run files, and the handle given to the caller. Everything
  * here is dropped when the run ends (the runtime keeps no per-run state after that).
  */
-import { createActor, type AnyActorRef, type AnyActorLogic } from 'xstate';
-import { runMachine, type RunResult } from '../../machines/run.machine.js';
+import { createActor, type AnyActorRef } from 'xstate';
+import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper } from '../events/event-mapper.js';
 import type { WorkflowEvent } from '../generated/events.js';
@@ -18,6 +18,7 @@ import {
   type RunRecordBase,
 } from '../store/run-record.js';
 import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
+import type { EngineRoute } from './engine-dispatch.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunHandle } from './types.js';
 
@@ -25,6 +26,10 @@ export interface RunSessionOptions {
   base: RunRecordBase;
   engineLogic: EngineLogic;
   engineInput: EngineInput;
+  /** The runtime's run machine, provided once with the engine dispatch. */
+  machine: typeof runMachine;
+  /** Registers this run's engine logic and observer with the dispatch. */
+  route: (input: EngineInput, route: EngineRoute) => void;
   timeoutMs: number | undefined;
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
@@ -66,10 +71,14 @@ export class RunSession {
         this.stream.push(event);
       },
     });
-    const machine = runMachine.provide({
-      actors: { engine: this.observed(options.engineLogic) },
+    options.route(options.engineInput, {
+      logic: options.engineLogic,
+      onEvent: (event: EngineEvent): void => {
+        if (event.type === 'step.finished') this.outcomes[event.index] = event.outcome;
+        this.mapper.engineEvent(event);
+      },
     });
-    this.actor = createActor(machine, {
+    this.actor = createActor(options.machine, {
       parent: options.parent,
       id: `run-${base.runId}`,
       systemId: `run:${base.runId}`,
@@ -105,24 +114,6 @@ export class RunSession {
 
   cancel(reason: string): void {
     this.actor.send({ type: 'run.cancel', reason });
-  }
-
-  /**
-   * The engine logic with this run's observer attached as the actor is created, before it
-   * starts, so no emitted event is missed (`actor.on('*')` on the engine child).
-   */
-  private observed(logic: EngineLogic): EngineLogic {
-    const onEngineEvent = (event: EngineEvent): void => {
-      if (event.type === 'step.finished') this.outcomes[event.index] = event.outcome;
-      this.mapper.engineEvent(event);
-    };
-    return {
-      ...logic,
-      getInitialSnapshot: (actorScope, input) => {
-        actorScope.self.on('*', onEngineEvent);
-        return (logic as AnyActorLogic).getInitialSnapshot(actorScope, input) as unknown;
-      },
-    };
   }
 
   private end(result: RunResult): void {

@@ -27,6 +27,8 @@ import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
 import { graphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
+import { runMachine } from '../../machines/run.machine.js';
+import { createEngineDispatch } from './engine-dispatch.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
 import { assertRunId, generateRunId } from './run-id.js';
@@ -76,6 +78,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const idleWaiters = new Set<() => void>();
   let closed = false;
 
+  const dispatch = createEngineDispatch();
+  const machine = runMachine.provide({ actors: { engine: dispatch.logic } });
   const root: AnyActorRef = createActor(createRootLogic(), {
     clock,
     ...(resolved.inspect === undefined ? {} : { inspect: resolved.inspect }),
@@ -222,11 +226,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       },
       engineLogic: adapter.createLogic(workflow),
       engineInput,
+      machine,
+      route: (input, route) => dispatch.route(input, route),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
       parent: root,
       persist: resolved.persist,
       runsDir: resolved.runsDir,
-      logger: log.child({ runId }),
+      logger: log,
       publish,
       recorded,
       released,

@@ -29,6 +29,8 @@ export interface RunEnd {
 
 export class RunEventMapper {
   private seq = 0;
+  private lastTime = Number.NaN;
+  private lastStamp = '';
   private readonly ended: Uint8Array;
   private readonly attemptStart: Float64Array;
   private readonly runId: string;
@@ -49,7 +51,10 @@ export class RunEventMapper {
 
   workflowStart(inputs: Record<string, unknown>): void {
     this.sink({
-      ...this.base('workflow_start'),
+      type: 'workflow_start',
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
       workflow_name: this.workflow.name,
       adapter: this.adapter,
       inputs,
@@ -66,7 +71,10 @@ export class RunEventMapper {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
         this.sink({
-          ...this.base('step_start'),
+          type: 'step_start',
+          run_id: this.runId,
+          timestamp: this.timestamp(),
+          seq: this.seq++,
           step: step.name,
           agent: step.agent,
           tier: step.tier,
@@ -79,7 +87,10 @@ export class RunEventMapper {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
         this.sink({
-          ...this.base('step_error'),
+          type: 'step_error',
+          run_id: this.runId,
+          timestamp: this.timestamp(),
+          seq: this.seq++,
           step: step.name,
           status: 'retrying',
           duration_ms: event.durationMs,
@@ -95,7 +106,10 @@ export class RunEventMapper {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
         this.sink({
-          ...this.base('step_complete'),
+          type: 'step_complete',
+          run_id: this.runId,
+          timestamp: this.timestamp(),
+          seq: this.seq++,
           step: step.name,
           status: 'running',
           duration_ms: Math.max(0, event.time - this.attemptStart[event.index]!),
@@ -125,7 +139,10 @@ export class RunEventMapper {
       outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime);
     if (outcome.status === 'failed') {
       this.sink({
-        ...this.base('step_error'),
+        type: 'step_error',
+        run_id: this.runId,
+        timestamp: this.timestamp(),
+        seq: this.seq++,
         step: step.name,
         status: 'failed',
         duration_ms: durationMs,
@@ -136,7 +153,10 @@ export class RunEventMapper {
       });
     }
     const end: StepEndEvent = {
-      ...this.base('step_end'),
+      type: 'step_end',
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
       step: step.name,
       status: outcome.status,
       duration_ms: durationMs,
@@ -161,7 +181,10 @@ export class RunEventMapper {
 
   workflowEnd(end: RunEnd): void {
     this.sink({
-      ...this.base('workflow_end'),
+      type: 'workflow_end',
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
       workflow_name: this.workflow.name,
       status: end.status,
       duration_ms: end.durationMs,
@@ -172,14 +195,13 @@ export class RunEventMapper {
     });
   }
 
-  private base<T extends WorkflowEvent['type']>(
-    type: T,
-  ): { type: T; run_id: string; timestamp: string; seq: number } {
-    return {
-      type,
-      run_id: this.runId,
-      timestamp: new Date(this.now()).toISOString(),
-      seq: this.seq++,
-    };
+  /** ISO time of now; consecutive events in the same millisecond share the string. */
+  private timestamp(): string {
+    const now = this.now();
+    if (now !== this.lastTime) {
+      this.lastTime = now;
+      this.lastStamp = new Date(now).toISOString();
+    }
+    return this.lastStamp;
   }
 }
