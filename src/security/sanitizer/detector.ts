@@ -21,15 +21,16 @@ export interface Detector {
   readonly validate?: (match: RegExpExecArray, text: string, start: number) => boolean;
   /**
    * For patterns that only find an anchor (e.g. the colons of an IPv6 address): grows the
-   * match into the real token within `[start, end)` of `text` and returns its span, or
-   * undefined to drop it. The scan resumes after the returned span.
+   * match into the whole token within `[start, end)` of `text` and says whether the token
+   * is a hit. The scan always resumes after the token, so a long run of anchors is walked
+   * once, not once per anchor.
    */
   readonly refine?: (
     match: RegExpExecArray,
     text: string,
     start: number,
     end: number,
-  ) => readonly [number, number] | undefined;
+  ) => { from: number; to: number; hit: boolean };
 }
 
 /** Shorthand used by the detector tables. */

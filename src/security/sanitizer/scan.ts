@@ -98,10 +98,9 @@ function run(d: Detector, text: string, index: number, out: Span[]): void {
       continue;
     }
     if (d.refine) {
-      const span = d.refine(match, text, 0, text.length);
-      if (span === undefined) continue;
-      pattern.lastIndex = Math.max(pattern.lastIndex, span[1]);
-      out.push({ index, start: span[0], end: span[1], detector: d });
+      const token = d.refine(match, text, 0, text.length);
+      pattern.lastIndex = Math.max(pattern.lastIndex, token.to);
+      if (token.hit) out.push({ index, start: token.from, end: token.to, detector: d });
       continue;
     }
     if (d.validate && !d.validate(match, text, 0)) continue;

@@ -81,14 +81,18 @@ export const PII_DETECTORS: readonly Detector[] = [
     prefilter: (t) => t.includes(':'),
     refine: (m, text, start, end) => {
       let from = m.index;
-      while (from > start && IPV6_CHAR.test(text[from - 1] ?? '')) from -= 1;
+      // At most 45 characters each way (the longest IPv6 text form): linear on any input.
+      const low = Math.max(start, m.index - 45);
+      while (from > low && IPV6_CHAR.test(text[from - 1] ?? '')) from -= 1;
       let to = m.index + m[0].length;
-      while (to < end && IPV6_CHAR.test(text[to] ?? '')) to += 1;
+      const high = Math.min(end, to + 45);
+      while (to < high && IPV6_CHAR.test(text[to] ?? '')) to += 1;
       while (to > from && text[to - 1] === '.') to -= 1;
-      if (/[\w:]/.test(text[from - 1] ?? '') && from > start) return undefined;
-      if (/\w/.test(text[to] ?? '') && to < end) return undefined;
-      const token = text.slice(from, to);
-      return isPublicIp(token) ? [from, to] : undefined;
+      const bounded =
+        !(from > start && /[\w:]/.test(text[from - 1] ?? '')) &&
+        !(to < end && /\w/.test(text[to] ?? ''));
+      const hit = bounded && to - from <= 45 && isPublicIp(text.slice(from, to));
+      return { from, to: Math.max(to, m.index + m[0].length), hit };
     },
   }),
 ];
