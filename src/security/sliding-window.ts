@@ -132,7 +132,7 @@ export class SlidingWindowLimiter {
       let wait = this.windowMs;
       for (let age = BUCKETS - 1; age >= 0; age -= 1) {
         if ((entry.slots[(current - age + BUCKETS * 2) % BUCKETS] ?? 0) > 0) {
-          wait = Math.ceil((current - age + BUCKETS) * this.bucketMs - now);
+          wait = Math.ceil(((current - age + BUCKETS) * this.windowMs) / BUCKETS - now);
           break;
         }
       }
