@@ -46,7 +46,7 @@ import {
   type ValidationResult,
   type WorkflowSource,
 } from './types.js';
-import { loadWorkflowSource } from './workflow-source.js';
+import { CompiledCache, loadWorkflowSource } from './workflow-source.js';
 
 /** Reason given to runs still active when `shutdown` gives up waiting. */
 export const SHUTDOWN_REASON = 'runtime shutting down';
@@ -66,6 +66,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     ...options.adapters,
   };
   const registry = createWorkflowRegistry({ dir: resolved.workflowsDir });
+  const compiled = new CompiledCache();
   const llm: LlmClient = resolved.noLlm
     ? createNoLlmClient()
     : (options.llm ?? createUnconfiguredLlmClient());
@@ -164,7 +165,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     let session: RunSession;
     try {
       await ready;
-      const workflow = await loadWorkflowSource(request.workflow, registry);
+      const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
       const inputs = resolveRunInputs(
         workflow,
         request.input ?? {},
@@ -289,7 +290,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     activeRuns: () => [...active.keys()],
     async validate(source: WorkflowSource): Promise<ValidationResult> {
       try {
-        const workflow = await loadWorkflowSource(source, registry);
+        const workflow = await loadWorkflowSource(source, registry, compiled);
         return {
           valid: true,
           name: workflow.name,

@@ -17,8 +17,43 @@ export function isWorkflowReference(source: string): boolean {
 export async function loadWorkflowSource(
   source: string | WorkflowDocument,
   registry: WorkflowRegistry,
+  cache?: CompiledCache,
 ): Promise<CompiledWorkflow> {
-  if (typeof source !== 'string') return compileWorkflow(source);
-  if (isWorkflowReference(source)) return (await registry.get(source)).compiled;
-  return compileWorkflow(parseWorkflowYaml(source));
+  if (typeof source === 'string' && isWorkflowReference(source)) {
+    return (await registry.get(source)).compiled;
+  }
+  // Inline sources (YAML text, documents) are compiled once per distinct content: validating a
+  // large workflow costs milliseconds, and embedders tend to run the same one many times.
+  const key = typeof source === 'string' ? `y:${source}` : `d:${JSON.stringify(source)}`;
+  const cached = cache?.get(key);
+  if (cached !== undefined) return cached;
+  const compiled =
+    typeof source === 'string'
+      ? compileWorkflow(parseWorkflowYaml(source))
+      : compileWorkflow(source);
+  cache?.set(key, compiled);
+  return compiled;
+}
+
+/** Compiled inline workflows by content (a small LRU). */
+export class CompiledCache {
+  private readonly entries = new Map<string, CompiledWorkflow>();
+  constructor(private readonly limit = 32) {}
+
+  get(key: string): CompiledWorkflow | undefined {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+
+  set(key: string, value: CompiledWorkflow): void {
+    this.entries.set(key, value);
+    if (this.entries.size > this.limit) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+  }
 }
