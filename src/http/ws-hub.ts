@@ -138,7 +138,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     const runId = safeDecode(rawRunId);
     const controller = new AbortController();
     ws.once('close', () => controller.abort());
-    const send = (data: string): void => {
+    const send = (data: Buffer): void => {
       if (ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxBufferedBytes) {
         logger.info({ runId }, 'WebSocket client dropped: not reading');
@@ -146,7 +146,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
         ws.terminate();
         return;
       }
-      ws.send(data);
+      ws.send(data, { binary: false });
     };
     const found =
       runId !== undefined &&
@@ -156,7 +156,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
         runId,
         {
           open: () => undefined,
-          event: (event) => send(JSON.stringify(event)),
+          event: (event) => send(frameOf(event)),
           end: (reason) => {
             if (ws.readyState !== WebSocket.OPEN) return;
             if (reason === 'finished') ws.close(WS_CLOSE.NORMAL, 'run finished');
@@ -191,6 +191,20 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       clearTimeout(grace);
     },
   };
+}
+
+/**
+ * One encoded frame per event, shared by every subscriber: with hundreds of clients on a run,
+ * serializing once instead of once per client is most of the fan-out cost.
+ */
+const frames = new WeakMap<object, Buffer>();
+function frameOf(event: object): Buffer {
+  let frame = frames.get(event);
+  if (frame === undefined) {
+    frame = Buffer.from(JSON.stringify(event), 'utf8');
+    frames.set(event, frame);
+  }
+  return frame;
 }
 
 function safeDecode(segment: string): string | undefined {
