@@ -20,21 +20,27 @@ export interface Span {
 
 const NON_ASCII = /[\u0080-\uFFFF]/;
 const HAS_INVISIBLE = new RegExp(INVISIBLE.source, 'u');
+const HAS_SPACE = /\s/;
 /** Shorter strings cannot hold any pattern except a lone unicode control character. */
 const MIN_PATTERN_LENGTH = 6;
+/**
+ * Short ASCII identifiers (most object keys) cannot hold any pattern either: every secret
+ * shape is longer or needs punctuation, PII needs `@`, `+`, separators or 13+ digits after
+ * a letter, injections need spaces or brackets.
+ */
+const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,15}$/;
 
 /**
  * Gates: one cheap test per string and detector group; a group's detectors only run on a
  * string its gate accepts. Each gate is a superset of its detectors' anchors (the corpus
  * tests prove every must-catch case passes its gate).
  */
-// Gates run on the lower-cased string: case-sensitive matching with literal prefixes is
-// several times faster than the same alternation with the `i` flag.
-const SECRET_GATE =
-  /akia|asia|abia|acca|gh[oprsu]_|github_pat_|sk-|[sr]k_(?:live|test)|whsec_|aiza|gocspx|xox[abposr]-|hooks\.slack|eyj|bearer|private key|putty|:\/\/|pass|pwd|secret|token|key|credential/;
+const SECRET_SHAPE_GATE =
+  /AKIA|ASIA|ABIA|ACCA|gh[oprsu]_|github_pat_|sk-|[sr]k_(?:live|test)|whsec_|AIza|GOCSPX|xox[abposr]-|hooks\.slack|eyJ|PRIVATE KEY|PuTTY|:\/\//;
+const SECRET_WORD_GATE = /pass|pwd|secret|token|key|credential|bearer/i;
 const PII_GATE = /@|\d[\d .()/-]{5}|:[0-9A-Fa-f]{0,4}:/;
 const INJECTION_GATE =
-  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|prompt|instructions?|above|verbatim|before\s{1,4}this|system\s{1,4}message|you\s{1,4}are|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|ethical|moral|safety|content\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/;
+  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|prompt|instructions?|above|verbatim|before\s{1,4}this|system\s{1,4}message|you\s{1,4}are|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|ethical|moral|safety|content\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/i;
 
 /** What scanning a batch of strings produced. */
 export interface BatchScan {
@@ -62,10 +68,9 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     const text = texts[index] as string;
     const nonAscii = NON_ASCII.test(text);
     if (nonAscii) for (const d of UNICODE_DETECTORS) run(d, text, index, spans);
-    if (text.length < MIN_PATTERN_LENGTH) continue;
+    if (text.length < MIN_PATTERN_LENGTH || PLAIN_IDENTIFIER.test(text)) continue;
     const working = nonAscii && HAS_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
-    const lower = working.toLowerCase();
-    const secrets = SECRET_GATE.test(lower);
+    const secrets = SECRET_SHAPE_GATE.test(working) || SECRET_WORD_GATE.test(working);
     const pii = PII_GATE.test(working);
     if (secrets || pii) {
       const local: Span[] = [];
@@ -80,7 +85,9 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     }
     const skeletal = nonAscii && needsSkeleton(text);
     const injectionText = skeletal ? skeleton(text) : text;
-    if (INJECTION_GATE.test(skeletal ? injectionText.toLowerCase() : lower)) {
+    // Every injection phrase spans words; a single token can only carry a role delimiter.
+    const phrases = HAS_SPACE.test(injectionText) || /[<[]/.test(injectionText);
+    if (phrases && INJECTION_GATE.test(injectionText)) {
       for (const d of INJECTION_DETECTORS) run(d, injectionText, index, spans);
     }
   }
