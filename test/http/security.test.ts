@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import Koa from 'koa';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -55,6 +56,13 @@ async function start(
     const sanitization = (ctx.state as { sanitization?: SanitizationResult }).sanitization;
     if (ctx.path === '/metrics' || ctx.path === '/docs') {
       ctx.body = 'ok';
+      return;
+    }
+    if (ctx.path === '/api/inspect') {
+      ctx.body = {
+        raw_seen: (ctx.request as { rawBody?: unknown }).rawBody !== undefined,
+        input_hash: sanitization?.input_hash ?? null,
+      };
       return;
     }
     ctx.body = {
@@ -432,6 +440,16 @@ describe('HTTP security chain', () => {
       );
       expect(await res.json()).to.deep.include({
         body: { '[REDACTED]': [[['mail [REDACTED]'], { deep: [['x [REDACTED]']] }]] },
+      });
+    });
+
+    it('hashes the raw body and never hands the raw text to a route', async () => {
+      h = await start();
+      const raw = `{ "a" : "key ${AKIA}" }`;
+      const res = await post(`${h.url}/api/inspect`, raw, { 'Content-Type': 'application/json' });
+      expect(await res.json()).to.deep.equal({
+        raw_seen: false,
+        input_hash: createHash('sha256').update(raw).digest('hex'),
       });
     });
 

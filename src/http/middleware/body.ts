@@ -26,7 +26,11 @@ export function createBodyParser(config: Config): Middleware {
     if (BODY_METHODS.has(ctx.method)) {
       const raw = await readBody(ctx, limit);
       const parsed = raw === undefined ? undefined : parseBody(raw, ctx.get('Content-Type'));
-      if (parsed !== undefined) ctx.request.body = parsed as RequestBody;
+      if (parsed !== undefined && raw !== undefined) {
+        ctx.request.body = parsed as RequestBody;
+        // For the sanitizer's input_hash only; it removes the raw text before any route runs.
+        ctx.request.rawBody = raw;
+      }
     }
     await next();
   };

@@ -12,7 +12,7 @@ import type { RequestBody } from './body.js';
 
 export interface SanitizerOptions {
   /** The sanitizer to run; tests pass a failing one to exercise fail-closed/fail-open. */
-  sanitize?: (value: unknown) => SanitizationResult;
+  sanitize?: (value: unknown, raw: string | undefined) => SanitizationResult;
 }
 
 /** Koa state written by this middleware (`ctx.state.sanitization`). */
@@ -38,16 +38,22 @@ export function createSanitizer(
   logger: Logger,
   opts: SanitizerOptions = {},
 ): Middleware {
-  const run = opts.sanitize ?? ((value: unknown) => sanitize(value));
+  const run =
+    opts.sanitize ??
+    ((value: unknown, raw: string | undefined) =>
+      sanitize(value, raw === undefined ? {} : { raw }));
   return async (ctx, next) => {
     const body: unknown = ctx.request.body;
+    const raw = ctx.request.rawBody;
+    // The unredacted text must not outlive this point: routes only ever see the cleaned body.
+    delete ctx.request.rawBody;
     if (body === undefined) {
       await next();
       return;
     }
     let result: SanitizationResult;
     try {
-      result = run(body);
+      result = run(body, raw);
     } catch (error) {
       if (error instanceof SanitizerDepthError) {
         throw new AppError(ERROR_CODES.BAD_REQUEST, 'Request body is nested too deeply', {
