@@ -65,7 +65,9 @@ export function sanitize(value: unknown, options: SanitizeOptions = {}): Sanitiz
       return;
     }
     const source = node as Record<string, unknown>;
-    for (const key of Object.keys(source)) {
+    // for-in visits own keys in Object.keys order without allocating the key array.
+    for (const key in source) {
+      if (!Object.hasOwn(source, key)) continue;
       texts.push(key);
       const item = source[key];
       if (typeof item === 'string' && isSecretKeyName(key) && !isSecretPlaceholder(item)) {

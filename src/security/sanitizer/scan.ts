@@ -63,7 +63,10 @@ export interface BatchScan {
  */
 export function scanBatch(texts: readonly string[]): BatchScan {
   const spans: Span[] = [];
-  const cleaned: (string | undefined)[] = new Array<string | undefined>(texts.length);
+  // Sparse: only strings that changed get an entry.
+  const cleaned: (string | undefined)[] = [];
+  // Reused per string; only touched when a detector matched.
+  const local: Span[] = [];
   for (let index = 0; index < texts.length; index += 1) {
     const text = texts[index] as string;
     const nonAscii = NON_ASCII.test(text);
@@ -72,11 +75,11 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     const working = nonAscii && HAS_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
     const secrets = SECRET_SHAPE_GATE.test(working) || SECRET_WORD_GATE.test(working);
     const pii = PII_GATE.test(working);
-    if (secrets || pii) {
-      const local: Span[] = [];
-      if (secrets) for (const d of SECRET_DETECTORS) run(d, working, index, local);
-      if (pii) for (const d of PII_DETECTORS) run(d, working, index, local);
+    if (secrets) for (const d of SECRET_DETECTORS) run(d, working, index, local);
+    if (pii) for (const d of PII_DETECTORS) run(d, working, index, local);
+    if (local.length > 0) {
       const kept = dropOverlaps(local);
+      local.length = 0;
       spans.push(...kept);
       const redact = kept.filter(
         (span) => actionFor(span.detector.category, span.detector.severity) === ACTIONS.REDACT,
