@@ -40,7 +40,7 @@ export const INJECTION_DETECTORS: readonly Detector[] = [
     'system_prompt_extraction',
     C.PROMPT_INJECTION,
     S.HIGH,
-    /\b(?:reveal|show|print|display|repeat|output|leak|dump|disclose|tell\s{1,4}me|give\s{1,4}me|what\s{1,4}(?:is|are|was|were))\s{1,4}(?:me\s{1,4})?(?:your|the\s{1,4}(?:hidden|secret|original|initial|full|entire|confidential))\s{1,4}(?:\w{1,20}\s{1,4})?(?:system\s{1,4}(?:prompt|message|instructions)|(?:initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|instructions)|instructions\s{1,4}(?:above|verbatim)|prompt\s{1,4}(?:above|verbatim))\b/gi,
+    /\b(?:reveal|show|print|display|repeat|output|leak|dump|disclose|tell\s{1,4}me|give\s{1,4}me|what\s{1,4}(?:is|are|was|were))\s{1,4}(?:me\s{1,4})?(?:your|the\s{1,4}(?:hidden|secret|confidential))\s{1,4}(?:\w{1,20}\s{1,4})?(?:system\s{1,4}(?:prompt|message|instructions)|(?:initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|instructions)|instructions\s{1,4}(?:above|verbatim)|prompt\s{1,4}(?:above|verbatim))\b/gi,
   ),
   detector(
     'system_prompt_extraction',
