@@ -37,7 +37,7 @@ import type {
   EngineOutput,
 } from '../src/engine/adapter.js';
 import type { CompiledWorkflow } from '../src/workflow/types.js';
-import { GraphRun, stepEventType, type GraphRunDeps } from './graph-run.js';
+import { GraphRun, stepEventTypes, type GraphRunDeps } from './graph-run.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
@@ -117,6 +117,7 @@ function stepDescription(workflow: CompiledWorkflow, index: number): string {
 /** Builds the machine for one workflow. */
 export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDeps) {
   const keys = graphStepKeys(workflow);
+  const types = stepEventTypes(keys);
   const stepStates: Record<string, { description: string; meta: Record<string, unknown> }> = {};
   const on: Record<string, unknown> = {};
   workflow.steps.forEach((step, index) => {
@@ -133,7 +134,7 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
         ...(when === undefined ? {} : { when }),
       },
     };
-    on[stepEventType(key, 'settled')] = [
+    on[types.settled[index]!] = [
       {
         guard: { type: 'attemptSucceeded' },
         target: `.${key}`,
@@ -146,11 +147,11 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       },
       { target: `.${key}`, actions: { type: 'failStep', params } },
     ];
-    on[stepEventType(key, 'retry')] = {
+    on[types.retry[index]!] = {
       target: `.${key}`,
       actions: { type: 'startNextAttempt', params },
     };
-    on[stepEventType(key, 'iteration')] = { actions: { type: 'emitIteration', params } };
+    on[types.iteration[index]!] = { actions: { type: 'emitIteration', params } };
   });
   on['engine.abort'] = { target: 'aborted', actions: 'abortRun' };
 
@@ -215,7 +216,7 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
   return graphSetup.createMachine({
     id: machineId(workflow.name),
     description: `Graph engine for workflow "${workflow.name}": one state per step; per-step events; a step starts when every dependency has finished and its when: holds.`,
-    context: ({ input, self }) => ({ run: new GraphRun(input, self, keys, deps) }),
+    context: ({ input, self }) => ({ run: new GraphRun(input, self, types, deps) }),
     initial: 'running',
     states: {
       running: {

@@ -15,12 +15,15 @@
 import type { AnyActorRef } from 'xstate';
 import type {
   AttemptResult,
+  AttemptRunner,
   EngineEvent,
   EngineInput,
   EngineOutput,
   StepOutcome,
 } from '../src/engine/adapter.js';
 import type { CompiledStep, EvalScope, StepView } from '../src/workflow/types.js';
+
+type AttemptRequest = Parameters<AttemptRunner>[0];
 
 /** What the graph run needs besides its input. */
 export interface GraphRunDeps {
@@ -41,6 +44,22 @@ const FINISHED = 3;
 /** Event types the machine uses for step `key` (one set of event types per step). */
 export function stepEventType(key: string, kind: 'settled' | 'retry' | 'iteration'): string {
   return `step.${key}.${kind}`;
+}
+
+/** The event types of every step, by step index; built once per compiled machine. */
+export interface StepEventTypes {
+  settled: readonly string[];
+  retry: readonly string[];
+  iteration: readonly string[];
+}
+
+/** Builds the {@link StepEventTypes} of the steps whose node keys are `keys`. */
+export function stepEventTypes(keys: readonly string[]): StepEventTypes {
+  return {
+    settled: keys.map((key) => stepEventType(key, 'settled')),
+    retry: keys.map((key) => stepEventType(key, 'retry')),
+    iteration: keys.map((key) => stepEventType(key, 'iteration')),
+  };
 }
 
 /** Scheduling state of one graph run. */
@@ -70,8 +89,8 @@ export class GraphRun {
   constructor(
     private readonly input: EngineInput,
     private readonly self: AnyActorRef,
-    /** Step index → the step's key in the machine (event types are built from it). */
-    private readonly keys: readonly string[],
+    /** The machine's per-step event types. */
+    private readonly types: StepEventTypes,
     private readonly deps: GraphRunDeps,
   ) {
     this.steps = input.workflow.steps;
@@ -153,7 +172,7 @@ export class GraphRun {
       durationMs: now - this.attemptStart[index]!,
     });
     const self = this.self;
-    const type = stepEventType(this.keys[index]!, 'retry');
+    const type = this.types.retry[index]!;
     this.timers[index] = this.input.clock.setTimeout(() => self.send({ type }), delayMs);
   }
 
@@ -289,37 +308,30 @@ export class GraphRun {
     const input = this.inputs[index];
     this.outbox.push({ type: 'step.started', index, attempt, input, time });
     const self = this.self;
-    const key = this.keys[index]!;
-    const type = stepEventType(key, 'settled');
-    const onResult = (result: AttemptResult): void => self.send({ type, attempt, result });
-    const onError = (error: unknown): void =>
-      onResult({
-        ok: false,
-        output: null,
-        error: messageOf(error),
-        modelUsed: null,
-        tokensUsed: null,
-        iterations: 0,
-      });
+    const type = this.types.settled[index]!;
+    const request: AttemptRequest = {
+      step,
+      input: (input ?? {}) as Record<string, unknown>,
+      scope: this.scope,
+      attempt,
+      signal: this.controller.signal,
+    };
+    if (step.loopUntil !== undefined) {
+      const iterationType = this.types.iteration[index]!;
+      request.onIteration = (iteration, output) =>
+        self.send({ type: iterationType, attempt, iteration, output });
+    }
     let pending: Promise<AttemptResult>;
     try {
-      pending = this.input.runAttempt({
-        step,
-        input: (input ?? {}) as Record<string, unknown>,
-        scope: this.scope,
-        attempt,
-        signal: this.controller.signal,
-        ...(step.loopUntil === undefined
-          ? {}
-          : {
-              onIteration: (iteration: number, output: Record<string, unknown> | null) =>
-                self.send({ type: stepEventType(key, 'iteration'), attempt, iteration, output }),
-            }),
-      });
+      pending = this.input.runAttempt(request);
     } catch (error) {
       pending = Promise.reject(error instanceof Error ? error : new Error(messageOf(error)));
     }
-    pending.then(onResult, onError);
+    // Anonymous inline callbacks: no per-attempt named closures (tsx's keepNames wraps those).
+    pending.then(
+      (result) => self.send({ type, attempt, result }),
+      (error: unknown) => self.send({ type, attempt, result: thrownResult(error) }),
+    );
   }
 
   private failStep(
@@ -444,6 +456,18 @@ export class GraphRun {
     heap[i] = last;
     return top;
   }
+}
+
+/** The result of an attempt whose runner threw or rejected (runners should not, but may). */
+function thrownResult(error: unknown): AttemptResult {
+  return {
+    ok: false,
+    output: null,
+    error: messageOf(error),
+    modelUsed: null,
+    tokensUsed: null,
+    iterations: 0,
+  };
 }
 
 function skippedOutcome(reason: string, now: number): StepOutcome {

@@ -16,6 +16,7 @@
 import type { ActorLogic, ActorScope, ActorSystem, AnyEventObject, Snapshot } from 'xstate';
 import type {
   AttemptResult,
+  AttemptRunner,
   EngineEvent,
   EngineInput,
   EngineOutput,
@@ -50,6 +51,7 @@ export interface NativeSchedulerDeps {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- XState's own AnyActorSystem (not exported)
 type System = ActorSystem<any>;
+type AttemptRequest = Parameters<AttemptRunner>[0];
 type Scope = ActorScope<NativeSchedulerSnapshot, AnyEventObject, System, EngineEvent>;
 
 const PENDING = 0;
@@ -325,33 +327,26 @@ class SchedulerCore {
     const input = this.inputs[index];
     this.actorScope.emit({ type: 'step.started', index, attempt, input, time });
     const self = this.actorScope.self;
-    const onResult = (result: AttemptResult): void =>
-      self.send({ type: 'step.result', index, attempt, result });
-    const onError = (error: unknown): void =>
-      onResult({
-        ok: false,
-        output: null,
-        error: messageOf(error),
-        modelUsed: null,
-        tokensUsed: null,
-        iterations: 0,
-      });
+    const request: AttemptRequest = {
+      step,
+      input: (input ?? {}) as Record<string, unknown>,
+      scope: this.scope,
+      attempt,
+      signal: this.controller.signal,
+    };
+    if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
     let pending: Promise<AttemptResult>;
     try {
-      pending = this.input.runAttempt({
-        step,
-        input: (input ?? {}) as Record<string, unknown>,
-        scope: this.scope,
-        attempt,
-        signal: this.controller.signal,
-        ...(step.loopUntil === undefined
-          ? {}
-          : { onIteration: this.iterationListener(index, attempt) }),
-      });
+      pending = this.input.runAttempt(request);
     } catch (error) {
       pending = Promise.reject(error instanceof Error ? error : new Error(messageOf(error)));
     }
-    pending.then(onResult, onError);
+    // Anonymous inline callbacks: no per-attempt named closures (tsx's keepNames wraps those).
+    pending.then(
+      (result) => self.send({ type: 'step.result', index, attempt, result }),
+      (error: unknown) =>
+        self.send({ type: 'step.result', index, attempt, result: thrownResult(error) }),
+    );
   }
 
   private iterationListener(
@@ -506,6 +501,18 @@ class SchedulerCore {
     heap[i] = last;
     return top;
   }
+}
+
+/** The result of an attempt whose runner threw or rejected (runners should not, but may). */
+function thrownResult(error: unknown): AttemptResult {
+  return {
+    ok: false,
+    output: null,
+    error: messageOf(error),
+    modelUsed: null,
+    tokensUsed: null,
+    iterations: 0,
+  };
 }
 
 function skippedOutcome(reason: string, now: number): StepOutcome {

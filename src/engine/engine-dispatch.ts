@@ -22,8 +22,12 @@ export function createEngineDispatch(): {
   const routes = new WeakMap<EngineInput, EngineRoute>();
   const byActor = new WeakMap<AnyActorRef, AnyActorLogic>();
   const bySnapshot = new WeakMap<object, AnyActorLogic>();
+  // Machine snapshots carry their machine; only other snapshots are remembered (a WeakMap entry
+  // per machine transition would cost an ephemeron per step).
   const remember = (logic: AnyActorLogic, snapshot: unknown): unknown => {
-    if (typeof snapshot === 'object' && snapshot !== null) bySnapshot.set(snapshot, logic);
+    if (typeof snapshot === 'object' && snapshot !== null && !('machine' in snapshot)) {
+      bySnapshot.set(snapshot, logic);
+    }
     return snapshot;
   };
   const logicOf = (self: AnyActorRef): AnyActorLogic => {
@@ -50,7 +54,8 @@ export function createEngineDispatch(): {
       return remember(target, target.transition(snapshot, event, actorScope));
     },
     getPersistedSnapshot(snapshot, options) {
-      const target = bySnapshot.get(snapshot as object);
+      const target =
+        (snapshot as { machine?: AnyActorLogic }).machine ?? bySnapshot.get(snapshot as object);
       return target === undefined
         ? (snapshot as never)
         : target.getPersistedSnapshot(snapshot, options);

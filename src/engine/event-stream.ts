@@ -10,6 +10,13 @@ export class RunEventStream implements AsyncIterable<WorkflowEvent> {
   private closed = false;
   private readonly waiters = new Set<() => void>();
 
+  /** A stream with no events, already ended. */
+  static empty(): RunEventStream {
+    const stream = new RunEventStream();
+    stream.close();
+    return stream;
+  }
+
   push(event: WorkflowEvent): void {
     if (this.closed) return;
     this.events.push(event);

@@ -40,6 +40,16 @@ export interface RunSessionOptions {
   publish: (event: WorkflowEvent) => void;
   /** Called after each run-file write (or, with persist off, where it would have happened). */
   recorded: (record: RunRecord, filename: string) => void;
+  /**
+   * Whether anyone takes records besides the run file (`onRecord` listeners). With persist off
+   * and nobody listening, the initial record is not built at all.
+   */
+  wantsRecords: () => boolean;
+  /**
+   * Whether the handle's `events` must replay the run (buffer every event). `run()` drops the
+   * handle, so it runs without a buffer.
+   */
+  bufferEvents: boolean;
   /** Called once the run has ended and its end file is written. */
   released: (session: RunSession) => void;
 }
@@ -48,7 +58,8 @@ export class RunSession {
   readonly runId: string;
   readonly filename: string;
   readonly actor: AnyActorRef;
-  readonly stream = new RunEventStream();
+  /** The handle's events; undefined when nobody can read them (see `bufferEvents`). */
+  readonly stream: RunEventStream | undefined;
   readonly done: Promise<RunRecord>;
   private resolveDone!: (record: RunRecord) => void;
   private readonly outcomes: (StepOutcome | undefined)[];
@@ -61,15 +72,19 @@ export class RunSession {
     this.filename = runFileName(base.startTime, base.workflow.name, base.runId);
     this.outcomes = new Array<StepOutcome | undefined>(base.workflow.steps.length);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    const stream = (this.stream = options.bufferEvents ? new RunEventStream() : undefined);
     this.mapper = new RunEventMapper({
       runId: base.runId,
       workflow: base.workflow,
       adapter: base.adapter,
       now: () => options.engineInput.clock.now(),
-      sink: (event) => {
-        options.publish(event);
-        this.stream.push(event);
-      },
+      sink:
+        stream === undefined
+          ? options.publish
+          : (event) => {
+              options.publish(event);
+              stream.push(event);
+            },
     });
     options.route(options.engineInput, {
       logic: options.engineLogic,
@@ -100,7 +115,8 @@ export class RunSession {
   async start(): Promise<RunHandle> {
     this.actor.start();
     try {
-      await this.write(startedRunRecord(this.options.base));
+      const { persist, wantsRecords, base } = this.options;
+      if (persist || wantsRecords()) await this.write(startedRunRecord(base));
     } catch (error) {
       // The run never began: end its actor quietly (no events, no end file) and report why.
       this.ending = true;
@@ -109,7 +125,12 @@ export class RunSession {
       throw new DependencyError(`cannot write the run file in ${this.options.runsDir}`, error);
     }
     this.actor.send({ type: 'run.begin' });
-    return { runId: this.runId, actor: this.actor, events: this.stream, done: this.done };
+    return {
+      runId: this.runId,
+      actor: this.actor,
+      events: this.stream ?? RunEventStream.empty(),
+      done: this.done,
+    };
   }
 
   cancel(reason: string): void {
@@ -161,7 +182,7 @@ export class RunSession {
       successRate: successRate(complete),
       filename: this.options.persist ? this.filename : null,
     });
-    this.stream.close();
+    this.stream?.close();
     this.options.released(this);
     this.resolveDone(record);
   }

@@ -149,7 +149,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return adapter;
   }
 
-  async function start(request: RunRequest): Promise<RunHandle> {
+  /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
+  async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
     if (closed) {
       throw new AppError(ERROR_CODES.RUNTIME_CLOSED, 'the runtime is shutting down', {
         status: 503,
@@ -177,7 +178,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         });
       }
       const catalogue = await personas(workflow);
-      session = createSession(runId, workflow, adapter, inputs, request, catalogue);
+      session = createSession(runId, workflow, adapter, inputs, request, catalogue, bufferEvents);
       active.set(runId, session);
     } catch (error) {
       reserved.delete(runId);
@@ -196,6 +197,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     inputs: Record<string, unknown>,
     request: RunRequest,
     catalogue: readonly AgentInfo[],
+    bufferEvents: boolean,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     const engineInput: EngineInput = {
@@ -236,6 +238,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       logger: log,
       publish,
       recorded,
+      wantsRecords: () => recordListeners.size > 0,
+      bufferEvents,
       released,
     });
   }
@@ -275,9 +279,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   const runtime: Runtime = {
     options: resolved,
-    start,
+    start: (request) => launch(request, true),
     async run(request) {
-      const handle = await start(request);
+      // The handle is dropped here, so its events need no buffer.
+      const handle = await launch(request, false);
       return handle.done;
     },
     cancel(runId, reason = 'cancelled') {

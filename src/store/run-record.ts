@@ -92,7 +92,7 @@ export function finishedRunRecord(
     final_output: end.finalOutput,
     success_rate: successRate(end.outcomes),
     total_duration_ms: Math.max(0, end.endTime - base.startTime),
-    failed_step_count: end.outcomes.filter((o) => o.status === 'failed').length,
+    failed_step_count: failedCount(end.outcomes),
     end_time: iso(end.endTime),
     error: end.error,
   };
@@ -114,6 +114,12 @@ export function successRate(outcomes: readonly StepOutcome[]): number {
   return considered === 0 ? 100 : Math.round((succeeded / considered) * 10000) / 100;
 }
 
+function failedCount(outcomes: readonly StepOutcome[]): number {
+  let failed = 0;
+  for (const outcome of outcomes) if (outcome.status === 'failed') failed++;
+  return failed;
+}
+
 function common(base: RunRecordBase) {
   return {
     run_id: base.runId,
@@ -126,6 +132,18 @@ function common(base: RunRecordBase) {
   };
 }
 
+let lastMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * ISO time of an epoch ms. The steps of a run mostly start and end within the same few
+ * milliseconds, so the last conversion is remembered (`toISOString` is the costliest part of
+ * building a record of a large run).
+ */
 function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
 }
