@@ -29,11 +29,11 @@ export interface Environment {
    */
   AGENTIC_NO_LLM?: boolean;
   /**
-   * Base directory for file tools; unset rejects file operations.
+   * Base directory for file tools; unset rejects file operations. Reserved: validated now, takes effect with the built-in file tools (not in this version).
    */
   AGENTIC_FILE_BASE_DIR?: string;
   /**
-   * Comma-separated shell executables tools may run.
+   * Comma-separated shell executables tools may run. Reserved: validated now, takes effect with the built-in tools (not in this version).
    */
   AGENTIC_SHELL_ALLOWED_COMMANDS?: string;
   /**
@@ -41,7 +41,7 @@ export interface Environment {
    */
   AGENTIC_SANITIZER_FAIL_OPEN?: boolean;
   /**
-   * 1 blocks private destinations in the HTTP tool.
+   * 1 blocks private destinations in the HTTP tool. Reserved: validated now, takes effect with the built-in HTTP tool (not in this version).
    */
   AGENTIC_BLOCK_PRIVATE_IPS?: boolean;
   /**
@@ -69,31 +69,31 @@ export interface Environment {
    */
   AGENTIC_EXTERNAL_AGENTS_DIR?: string;
   /**
-   * Persistent memory file.
+   * Persistent memory file. Reserved: validated now, takes effect with the memory store (not in this version).
    */
   AGENTIC_MEMORY_PATH?: string;
   /**
-   * Model override for tier 1.
+   * Model override for tier 1. Reserved: validated now, takes effect with LLM providers (not in this version).
    */
   AGENTIC_MODEL_TIER_1?: string;
   /**
-   * Model override for tier 2.
+   * Model override for tier 2. Reserved: validated now, takes effect with LLM providers (not in this version).
    */
   AGENTIC_MODEL_TIER_2?: string;
   /**
-   * Model for the LLM judge.
+   * Model for the LLM judge. Reserved: validated now, takes effect with evaluation (not in this version).
    */
   AGENTIC_JUDGE_MODEL?: string;
   /**
-   * 1 enables trace export.
+   * 1 enables trace export. Reserved: validated now, takes effect with tracing (not in this version).
    */
   AGENTIC_TRACING?: boolean;
   /**
-   * 1 includes prompts and outputs in traces and logs.
+   * 1 includes prompts and outputs in traces and logs. Reserved: validated now, takes effect with tracing (not in this version).
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
   /**
-   * 1 enables /metrics.
+   * 1 enables /metrics. Reserved: validated now, takes effect with metrics (not in this version).
    */
   AGENTIC_METRICS?: boolean;
   /**
@@ -113,7 +113,7 @@ export interface Environment {
    */
   AGENTIC_MAX_BODY_BYTES?: number;
   /**
-   * Local evaluation datasets.
+   * Local evaluation datasets. Reserved: validated now, takes effect with evaluation datasets (not in this version).
    */
   AGENTIC_LOCAL_DATASETS_DIR?: string;
   /**
@@ -129,11 +129,11 @@ export interface Environment {
    */
   AGENTIC_FINISHED_BUFFERS?: number;
   /**
-   * OTLP endpoint.
+   * OTLP endpoint. Reserved: validated now, takes effect with tracing (not in this version).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   /**
-   * OTLP protocol.
+   * OTLP protocol. Reserved: validated now, takes effect with tracing (not in this version).
    */
   OTEL_EXPORTER_OTLP_PROTOCOL?: 'grpc' | 'http/protobuf';
   /**
@@ -145,7 +145,7 @@ export interface Environment {
    */
   LOG_LEVEL?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /**
-   * Redis for a shared replay store and circuit-breaker state.
+   * Redis for a shared replay store and circuit-breaker state. Reserved: validated now, takes effect with the Redis replay store (not in this version).
    */
   REDIS_URL?: string;
   [k: string]: unknown | undefined;
