@@ -18,7 +18,8 @@
  * counter of unfinished dependencies goes down, a dependent at zero is ready, its `when:` is
  * evaluated when it starts), by `retryAllowed` (`scheduleRetry`), else `failStep` (transitive
  * dependents skipped); `step.<step>.retry` → `<step>` (`startNextAttempt`); `engine.abort` →
- * `aborted`; `always` → `completed` guarded by `allStepsFinished`.
+ * `aborted`; `graph.finished` → `completed`. The action that finishes the last step raises
+ * `graph.finished` (an `always` transition would be evaluated after every microstep instead).
  *
  * Why not a parallel region per step: XState offers every event to every active region and
  * rebuilds the state value from the whole configuration on each microstep, about 1 µs per region
@@ -89,7 +90,21 @@ function machineId(name: string): string {
   return `graph_${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
-function drain(run: GraphRun, enqueue: { emit: (event: EngineEvent) => void }): void {
+/** Raised by the action that finished the last step. */
+const FINISHED_EVENT = 'graph.finished';
+
+interface Enqueue {
+  emit: (event: EngineEvent) => void;
+  raise: (event: { type: string }) => void;
+}
+
+/** Emits the run's pending engine events; raises {@link FINISHED_EVENT} once every step finished. */
+function drain(run: GraphRun, enqueue: Enqueue): void {
+  emitOutbox(run, enqueue);
+  if (run.allFinished) enqueue.raise({ type: FINISHED_EVENT });
+}
+
+function emitOutbox(run: GraphRun, enqueue: Pick<Enqueue, 'emit'>): void {
   const outbox = run.outbox;
   for (let i = 0; i < outbox.length; i++) enqueue.emit(outbox[i]!);
   outbox.length = 0;
@@ -151,9 +166,12 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       target: `.${key}`,
       actions: { type: 'startNextAttempt', params },
     };
-    on[types.iteration[index]!] = { actions: { type: 'emitIteration', params } };
+    if (step.loopUntil !== undefined) {
+      on[types.iteration[index]!] = { actions: { type: 'emitIteration', params } };
+    }
   });
   on['engine.abort'] = { target: 'aborted', actions: 'abortRun' };
+  on[FINISHED_EVENT] = { target: 'completed' };
 
   const graphSetup = setup({
     types: {
@@ -175,7 +193,6 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       attemptSucceeded: ({ event }) => event.result?.ok === true,
       retryAllowed: ({ context, event }, params: StepParams) =>
         context.run.canRetry(params.step, event.attempt ?? 0),
-      allStepsFinished: ({ context }) => context.run.allFinished,
     },
     actions: {
       startReadySteps: enqueueActions(({ context, enqueue }) => {
@@ -208,7 +225,7 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       }),
       abortRun: enqueueActions(({ context, event, enqueue }) => {
         context.run.abort(event.reason ?? 'aborted');
-        drain(context.run, enqueue);
+        emitOutbox(context.run, enqueue);
       }),
     },
   });
@@ -233,7 +250,6 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
         },
         // Generated per step (see above); typed loosely because keys are computed.
         on: on as never,
-        always: { guard: { type: 'allStepsFinished' }, target: 'completed' },
       },
       completed: {
         type: 'final',

@@ -3,7 +3,7 @@
  * and the attempts in flight. It lives in the machine's context and is changed only by the
  * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event: a counter
  * per step for its unfinished dependencies (the join), a binary heap of ready steps in YAML
- * order (the concurrency limit), typed arrays for per-step state. Nothing scans all steps per
+ * order (the concurrency limit), packed number arrays for per-step state. Nothing scans all steps per
  * event, and nothing copies per-step arrays.
  *
  * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`), the same as
@@ -68,15 +68,15 @@ export class GraphRun {
   readonly outbox: EngineEvent[] = [];
   private readonly steps: readonly CompiledStep[];
   private readonly n: number;
-  private readonly remaining: Int32Array;
-  private readonly state: Uint8Array;
-  private readonly attempt: Int32Array;
-  private readonly startTime: Float64Array;
-  private readonly attemptStart: Float64Array;
+  private readonly remaining: number[];
+  private readonly state: number[];
+  private readonly attempt: number[];
+  private readonly startTime: number[];
+  private readonly attemptStart: number[];
   private readonly inputs: unknown[];
   private readonly outcomes: (StepOutcome | undefined)[];
   private readonly timers: unknown[];
-  private readonly heap: Int32Array;
+  private readonly heap: number[];
   private heapSize = 0;
   private running = 0;
   private finishedCount = 0;
@@ -95,15 +95,15 @@ export class GraphRun {
   ) {
     this.steps = input.workflow.steps;
     const n = (this.n = this.steps.length);
-    this.remaining = new Int32Array(n);
-    this.state = new Uint8Array(n);
-    this.attempt = new Int32Array(n);
-    this.startTime = new Float64Array(n);
-    this.attemptStart = new Float64Array(n);
+    this.remaining = zeros(n);
+    this.state = zeros(n);
+    this.attempt = zeros(n);
+    this.startTime = zeros(n);
+    this.attemptStart = zeros(n);
     this.inputs = new Array<unknown>(n).fill(null);
     this.outcomes = new Array<StepOutcome | undefined>(n);
     this.timers = new Array<unknown>(n);
-    this.heap = new Int32Array(n);
+    this.heap = zeros(n);
     for (let i = 0; i < n; i++) this.remaining[i] = this.steps[i]!.dependsOnIndex.length;
     this.scope = { inputs: input.inputs, steps: this.views, context: this.context };
   }
@@ -468,6 +468,16 @@ function thrownResult(error: unknown): AttemptResult {
     tokensUsed: null,
     iterations: 0,
   };
+}
+
+/**
+ * A packed array of `n` zeros. Plain arrays rather than typed arrays: a run of a small workflow
+ * would otherwise pay for several ArrayBuffers (about 180 bytes each before any data).
+ */
+function zeros(n: number): number[] {
+  const array: number[] = [];
+  for (let i = 0; i < n; i++) array.push(0);
+  return array;
 }
 
 function skippedOutcome(reason: string, now: number): StepOutcome {

@@ -2,7 +2,7 @@
  * The native engine: a dependency-counting scheduler written as XState v5 actor logic (a custom
  * `ActorLogic` object). It keeps, per step, the number of unfinished dependencies; a step whose
  * count reaches zero enters a ready heap ordered by YAML position, and at most `maxConcurrency`
- * steps run at once. Every per-event operation is O(1) or O(log n) (counters, typed arrays, a
+ * steps run at once. Every per-event operation is O(1) or O(log n) (counters, number arrays, a
  * binary heap): no scan of all steps per event and no copy of per-step arrays.
  *
  * The scheduling state is mutable and private to the actor (it lives in `snapshot.core`, which
@@ -121,15 +121,15 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
 class SchedulerCore {
   private readonly steps: readonly CompiledStep[];
   private readonly n: number;
-  private readonly remaining: Int32Array;
-  private readonly state: Uint8Array;
-  private readonly attempt: Int32Array;
-  private readonly startTime: Float64Array;
-  private readonly attemptStart: Float64Array;
+  private readonly remaining: number[];
+  private readonly state: number[];
+  private readonly attempt: number[];
+  private readonly startTime: number[];
+  private readonly attemptStart: number[];
   private readonly inputs: unknown[];
   private readonly outcomes: (StepOutcome | undefined)[];
   private readonly timers: unknown[];
-  private readonly heap: Int32Array;
+  private readonly heap: number[];
   private heapSize = 0;
   private running = 0;
   private finished = 0;
@@ -146,15 +146,15 @@ class SchedulerCore {
   ) {
     this.steps = input.workflow.steps;
     const n = (this.n = this.steps.length);
-    this.remaining = new Int32Array(n);
-    this.state = new Uint8Array(n);
-    this.attempt = new Int32Array(n);
-    this.startTime = new Float64Array(n);
-    this.attemptStart = new Float64Array(n);
+    this.remaining = zeros(n);
+    this.state = zeros(n);
+    this.attempt = zeros(n);
+    this.startTime = zeros(n);
+    this.attemptStart = zeros(n);
     this.inputs = new Array<unknown>(n).fill(null);
     this.outcomes = new Array<StepOutcome | undefined>(n);
     this.timers = new Array<unknown>(n);
-    this.heap = new Int32Array(n);
+    this.heap = zeros(n);
     for (let i = 0; i < n; i++) this.remaining[i] = this.steps[i]!.dependsOnIndex.length;
     this.scope = { inputs: input.inputs, steps: this.views, context: this.context };
   }
@@ -513,6 +513,16 @@ function thrownResult(error: unknown): AttemptResult {
     tokensUsed: null,
     iterations: 0,
   };
+}
+
+/**
+ * A packed array of `n` zeros. Plain arrays rather than typed arrays: a run of a small workflow
+ * would otherwise pay for several ArrayBuffers (about 180 bytes each before any data).
+ */
+function zeros(n: number): number[] {
+  const array: number[] = [];
+  for (let i = 0; i < n; i++) array.push(0);
+  return array;
 }
 
 function skippedOutcome(reason: string, now: number): StepOutcome {

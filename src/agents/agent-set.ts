@@ -21,17 +21,23 @@ export type AgentLookup = (agent: string) => Agent | undefined;
  * one LLM agent for every `tier{1-5}_{role}` name.
  */
 export function createAgentSet(workflow: CompiledWorkflow, options: AgentSetOptions): AgentLookup {
-  const keys = expectedOutputKeys(workflow);
-  const llmAgent = createLlmAgent({
-    llm: options.llm,
-    profile: options.profile,
-    outputKeys: (stepName) => keys.get(stepName) ?? [],
-  });
   const extra = options.extra ?? {};
+  // Made on the first LLM step: a tier-0 run (most runs of large workflows) never needs it.
+  let llmAgent: Agent | undefined;
   return (agent) => {
     if (Object.hasOwn(extra, agent)) return extra[agent];
     if (isTier0Agent(agent)) return TIER0_AGENT_IMPLEMENTATIONS[agent];
     const parsed = parseAgentName(agent);
-    return parsed !== undefined && parsed.tier > 0 ? llmAgent : undefined;
+    if (parsed === undefined || parsed.tier <= 0) return undefined;
+    return (llmAgent ??= createWorkflowLlmAgent(workflow, options));
   };
+}
+
+function createWorkflowLlmAgent(workflow: CompiledWorkflow, options: AgentSetOptions): Agent {
+  const keys = expectedOutputKeys(workflow);
+  return createLlmAgent({
+    llm: options.llm,
+    profile: options.profile,
+    outputKeys: (stepName) => keys.get(stepName) ?? [],
+  });
 }

@@ -15,10 +15,14 @@ export interface EngineRoute {
  * engine input, then by the engine actor; the observer is attached in `getInitialSnapshot`,
  * before the engine starts, so no emitted event is missed.
  */
-export function createEngineDispatch(): {
+export interface EngineDispatch {
+  /** The one engine logic the run machine is provided with. */
   logic: EngineLogic;
+  /** Registers the engine logic and observer of the run whose engine input is `input`. */
   route(input: EngineInput, route: EngineRoute): void;
-} {
+}
+
+export function createEngineDispatch(): EngineDispatch {
   const routes = new WeakMap<EngineInput, EngineRoute>();
   const byActor = new WeakMap<AnyActorRef, AnyActorLogic>();
   const bySnapshot = new WeakMap<object, AnyActorLogic>();

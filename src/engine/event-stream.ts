@@ -10,11 +10,15 @@ export class RunEventStream implements AsyncIterable<WorkflowEvent> {
   private closed = false;
   private readonly waiters = new Set<() => void>();
 
-  /** A stream with no events, already ended. */
+  private static ended: RunEventStream | undefined;
+
+  /** A stream with no events, already ended (shared: a closed stream never changes). */
   static empty(): RunEventStream {
-    const stream = new RunEventStream();
-    stream.close();
-    return stream;
+    if (RunEventStream.ended === undefined) {
+      RunEventStream.ended = new RunEventStream();
+      RunEventStream.ended.close();
+    }
+    return RunEventStream.ended;
   }
 
   push(event: WorkflowEvent): void {

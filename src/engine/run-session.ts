@@ -18,7 +18,7 @@ import {
   type RunRecordBase,
 } from '../store/run-record.js';
 import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
-import type { EngineRoute } from './engine-dispatch.js';
+import type { EngineDispatch } from './engine-dispatch.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunHandle } from './types.js';
 
@@ -28,8 +28,8 @@ export interface RunSessionOptions {
   engineInput: EngineInput;
   /** The runtime's run machine, provided once with the engine dispatch. */
   machine: typeof runMachine;
-  /** Registers this run's engine logic and observer with the dispatch. */
-  route: (input: EngineInput, route: EngineRoute) => void;
+  /** The runtime's engine dispatch: this run's engine logic and observer are registered with it. */
+  dispatch: Pick<EngineDispatch, 'route'>;
   timeoutMs: number | undefined;
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
@@ -56,7 +56,7 @@ export interface RunSessionOptions {
 
 export class RunSession {
   readonly runId: string;
-  readonly filename: string;
+  private fileName: string | undefined;
   readonly actor: AnyActorRef;
   /** The handle's events; undefined when nobody can read them (see `bufferEvents`). */
   readonly stream: RunEventStream | undefined;
@@ -69,29 +69,20 @@ export class RunSession {
   constructor(private readonly options: RunSessionOptions) {
     const { base } = options;
     this.runId = base.runId;
-    this.filename = runFileName(base.startTime, base.workflow.name, base.runId);
     this.outcomes = new Array<StepOutcome | undefined>(base.workflow.steps.length);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    const stream = (this.stream = options.bufferEvents ? new RunEventStream() : undefined);
+    this.stream = options.bufferEvents ? new RunEventStream() : undefined;
+    // Bound methods rather than per-run arrow functions: fewer closure objects per run.
     this.mapper = new RunEventMapper({
       runId: base.runId,
       workflow: base.workflow,
       adapter: base.adapter,
-      now: () => options.engineInput.clock.now(),
-      sink:
-        stream === undefined
-          ? options.publish
-          : (event) => {
-              options.publish(event);
-              stream.push(event);
-            },
+      clock: options.engineInput.clock,
+      sink: this.stream === undefined ? options.publish : this.publishAndBuffer.bind(this),
     });
-    options.route(options.engineInput, {
+    options.dispatch.route(options.engineInput, {
       logic: options.engineLogic,
-      onEvent: (event: EngineEvent): void => {
-        if (event.type === 'step.finished') this.outcomes[event.index] = event.outcome;
-        this.mapper.engineEvent(event);
-      },
+      onEvent: this.onEngineEvent.bind(this),
     });
     this.actor = createActor(options.machine, {
       parent: options.parent,
@@ -100,15 +91,32 @@ export class RunSession {
       input: { runId: base.runId, timeoutMs: options.timeoutMs, engine: options.engineInput },
     });
     this.actor.on('run.started', () => this.mapper.workflowStart(base.inputs));
-    this.actor.subscribe({
-      next: (snapshot: { status: string; output?: unknown }) => {
-        if (snapshot.status === 'done') this.end(snapshot.output as RunResult);
-      },
-      error: (error: unknown) => {
-        options.logger.error({ runId: this.runId, err: errorMessage(error) }, 'run actor failed');
-        this.end({ status: 'failed', error: errorMessage(error), engine: null });
-      },
-    });
+    this.actor.subscribe(this.onSnapshot.bind(this), this.onActorError.bind(this));
+  }
+
+  /** The run file's name (computed when first needed: runs without persistence rarely need it). */
+  get filename(): string {
+    const { base } = this.options;
+    return (this.fileName ??= runFileName(base.startTime, base.workflow.name, base.runId));
+  }
+
+  private publishAndBuffer(event: WorkflowEvent): void {
+    this.options.publish(event);
+    this.stream?.push(event);
+  }
+
+  private onEngineEvent(event: EngineEvent): void {
+    if (event.type === 'step.finished') this.outcomes[event.index] = event.outcome;
+    this.mapper.engineEvent(event);
+  }
+
+  private onSnapshot(snapshot: { status: string; output?: unknown }): void {
+    if (snapshot.status === 'done') this.end(snapshot.output as RunResult);
+  }
+
+  private onActorError(error: unknown): void {
+    this.options.logger.error({ runId: this.runId, err: errorMessage(error) }, 'run actor failed');
+    this.end({ status: 'failed', error: errorMessage(error), engine: null });
   }
 
   /** Starts the run actor, writes the initial run file, then lets the engine begin. */

@@ -48,6 +48,9 @@ import {
 } from './types.js';
 import { CompiledCache, loadWorkflowSource } from './workflow-source.js';
 
+/** The profile lookup of runs without an agent catalogue (no LLM steps). */
+const noProfile = (): undefined => undefined;
+
 /** Reason given to runs still active when `shutdown` gives up waiting. */
 export const SHUTDOWN_REASON = 'runtime shutting down';
 
@@ -119,6 +122,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         log.error({ err: errorMessage(error) }, 'record listener threw');
       }
     }
+  }
+
+  function wantsRecords(): boolean {
+    return recordListeners.size > 0;
   }
 
   function released(session: RunSession): void {
@@ -211,7 +218,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         clock,
         agents: createAgentSet(workflow, {
           llm,
-          profile: (role) => findAgent(catalogue, role),
+          profile: catalogue.length === 0 ? noProfile : (role) => findAgent(catalogue, role),
           extra: extraAgents,
         }),
       }),
@@ -230,7 +237,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       engineLogic: adapter.createLogic(workflow),
       engineInput,
       machine,
-      route: (input, route) => dispatch.route(input, route),
+      dispatch,
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
       parent: root,
       persist: resolved.persist,
@@ -238,7 +245,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       logger: log,
       publish,
       recorded,
-      wantsRecords: () => recordListeners.size > 0,
+      wantsRecords,
       bufferEvents,
       released,
     });

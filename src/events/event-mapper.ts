@@ -11,8 +11,8 @@ export interface RunEventMapperOptions {
   runId: string;
   workflow: CompiledWorkflow;
   adapter: string;
-  /** Epoch ms → ISO timestamp source. */
-  now: () => number;
+  /** Source of event timestamps (epoch ms). */
+  clock: { now(): number };
   /** Receives every event, in order. */
   sink: (event: WorkflowEvent) => void;
 }
@@ -31,22 +31,23 @@ export class RunEventMapper {
   private seq = 0;
   private lastTime = Number.NaN;
   private lastStamp = '';
-  private readonly ended: Uint8Array;
-  private readonly attemptStart: Float64Array;
+  /** 1 once the step had its `step_end`. */
+  private readonly ended: number[] = [];
+  /** Start of the running attempt of loop steps (for iteration durations); made on first use. */
+  private attemptStart: number[] | undefined;
   private readonly runId: string;
   private readonly workflow: CompiledWorkflow;
-  private readonly now: () => number;
+  private readonly clock: { now(): number };
   private readonly sink: (event: WorkflowEvent) => void;
   private readonly adapter: string;
 
   constructor(options: RunEventMapperOptions) {
     this.runId = options.runId;
     this.workflow = options.workflow;
-    this.now = options.now;
+    this.clock = options.clock;
     this.sink = options.sink;
     this.adapter = options.adapter;
-    this.ended = new Uint8Array(options.workflow.steps.length);
-    this.attemptStart = new Float64Array(options.workflow.steps.length);
+    for (let i = 0; i < options.workflow.steps.length; i++) this.ended.push(0);
   }
 
   workflowStart(inputs: Record<string, unknown>): void {
@@ -66,10 +67,10 @@ export class RunEventMapper {
   engineEvent(event: EngineEvent): void {
     switch (event.type) {
       case 'step.started': {
-        this.attemptStart[event.index] = event.time;
-        if (event.attempt !== 1) return;
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
+        if (step.loopUntil !== undefined) (this.attemptStart ??= [])[event.index] = event.time;
+        if (event.attempt !== 1) return;
         this.sink({
           type: 'step_start',
           run_id: this.runId,
@@ -112,7 +113,7 @@ export class RunEventMapper {
           seq: this.seq++,
           step: step.name,
           status: 'running',
-          duration_ms: Math.max(0, event.time - this.attemptStart[event.index]!),
+          duration_ms: Math.max(0, event.time - (this.attemptStart?.[event.index] ?? event.time)),
           agent: step.agent,
           tier: step.tier,
           output: event.output,
@@ -197,7 +198,7 @@ export class RunEventMapper {
 
   /** ISO time of now; consecutive events in the same millisecond share the string. */
   private timestamp(): string {
-    const now = this.now();
+    const now = this.clock.now();
     if (now !== this.lastTime) {
       this.lastTime = now;
       this.lastStamp = new Date(now).toISOString();
