@@ -62,7 +62,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     '/api/runs/:run_id/stream',
     createStreamRoute({ hub, history, logger, ...(deps.stream ?? {}) }),
   );
-  registerRunRoutes(router, { runtime, registry, history, config });
+  registerRunRoutes(router, { runtime, history, config });
   registerDocsRoutes(router, {
     openApiPath: deps.openApiPath ?? join(packageRoot, 'schemas', 'openapi.json'),
   });

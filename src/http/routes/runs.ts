@@ -12,20 +12,19 @@ import {
   NotFoundError,
   ValidationError,
 } from '../../errors.js';
-import type { AdapterName, Runtime } from '../../engine/types.js';
+import type { AdapterName, RunHandle, Runtime } from '../../engine/types.js';
+import { isWorkflowReference } from '../../engine/workflow-source.js';
 import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
 import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
 import type { WorkflowRunResponse } from '../../generated/api/run-response.js';
 import type { HistoryIndex } from '../../store/history.js';
 import { RUN_ID } from '../../store/history.js';
-import { resolveRunInputs, type WorkflowRegistry } from '../../workflow/index.js';
 import { param, requestBody } from '../context.js';
 import { parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
 
 export interface RunRouteDeps {
-  runtime: Pick<Runtime, 'start' | 'cancel' | 'isActive'>;
-  registry: Pick<WorkflowRegistry, 'get' | 'resolve'>;
+  runtime: Pick<Runtime, 'start' | 'cancel'>;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
 }
@@ -68,7 +67,7 @@ function workflowNotFound(workflow: string): ValidationError {
 }
 
 export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
-  const { runtime, registry, history } = deps;
+  const { runtime, history } = deps;
 
   router.post('/api/run', async (ctx) => {
     const request = parseRunRequest(requestBody(ctx));
@@ -79,32 +78,37 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
         { status: 422 },
       );
     }
-    if (registry.resolve(request.workflow) === undefined) throw workflowNotFound(request.workflow);
-    const loaded = await registry.get(request.workflow);
-    const input = resolveRunInputs(loaded.compiled, request.input_data ?? {}, [
-      'body',
-      'input_data',
-    ]);
-    if (request.run_id !== undefined && runtime.isActive(request.run_id)) {
-      throw new ConflictError(`run ${request.run_id} is already active`);
-    }
+    // Names and YAML paths only: anything else (YAML text, odd characters) is an unknown workflow.
+    if (!isWorkflowReference(request.workflow)) throw workflowNotFound(request.workflow);
     const profile = profileOf(request);
     const extra: Record<string, unknown> = {};
     if (profile !== undefined) extra.execution_profile = profile;
     if (request.evaluation !== undefined && request.evaluation !== null) {
       extra.evaluation = request.evaluation;
     }
-    const handle = await runtime.start({
-      workflow: request.workflow,
-      input,
-      adapter: (request.adapter ?? deps.config.defaultAdapter) as AdapterName,
-      ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
-      ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
-      ...(profile?.max_duration_minutes != null
-        ? { timeoutMs: profile.max_duration_minutes * 60_000 }
-        : {}),
-      extra,
-    });
+    // The runtime resolves the workflow (contained in the workflows dir, cached until the file
+    // changes) and validates the inputs before it answers, so the workflow is looked up once
+    // per request: 422 for an unknown workflow or bad inputs, 409 for an active run_id.
+    let handle: RunHandle;
+    try {
+      handle = await runtime.start({
+        workflow: request.workflow,
+        input: request.input_data ?? {},
+        inputLocPrefix: ['body', 'input_data'],
+        adapter: (request.adapter ?? deps.config.defaultAdapter) as AdapterName,
+        ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
+        ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
+        ...(profile?.max_duration_minutes != null
+          ? { timeoutMs: profile.max_duration_minutes * 60_000 }
+          : {}),
+        extra,
+      });
+    } catch (error) {
+      if (error instanceof NotFoundError && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
+        throw workflowNotFound(request.workflow);
+      }
+      throw error;
+    }
     const body: WorkflowRunResponse = { run_id: handle.runId, status: 'pending' };
     ctx.body = body;
   });
