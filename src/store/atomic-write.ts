@@ -3,6 +3,13 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
+ * Temp names are unique per write: a random prefix per process (two processes writing the same
+ * target never collide) and a counter (no random bytes drawn per write).
+ */
+const TEMP_PREFIX = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
+let tempCounter = 0;
+
+/**
  * Writes `data` to `path` atomically: a temp file in the same directory, then renamed
  * over the target. A reader sees the old content or the new one, never a partial file, even if
  * the process dies mid-write. `sync: true` also fsyncs before the rename (survives power loss,
@@ -13,7 +20,10 @@ export async function writeFileAtomic(
   data: string | Uint8Array,
   options: { sync?: boolean } = {},
 ): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
+  const temp = join(
+    dirname(path),
+    `.${basename(path)}.${TEMP_PREFIX}-${(tempCounter++).toString(36)}.tmp`,
+  );
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(data);

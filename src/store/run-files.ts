@@ -17,14 +17,34 @@ export function runFileName(startTime: number, workflowName: string, runId: stri
   return `${stamp}_${workflowName}_${runId}.json`;
 }
 
-/** Writes a run record atomically as `runsDir/filename` (creating the directory). */
+/** Run directories known to exist: `mkdir` once per directory, not once per write. */
+const madeDirs = new Set<string>();
+
+/**
+ * Writes a run record atomically as `runsDir/filename` (creating the directory). The directory
+ * is created on the first write to it and again only if a write finds it gone.
+ */
 export async function writeRunFile(
   runsDir: string,
   filename: string,
   record: RunRecord,
 ): Promise<void> {
-  await mkdir(runsDir, { recursive: true });
-  await writeFileAtomic(join(runsDir, filename), `${JSON.stringify(record, null, 2)}\n`);
+  const path = join(runsDir, filename);
+  const text = `${JSON.stringify(record, null, 2)}\n`;
+  if (!madeDirs.has(runsDir)) {
+    await mkdir(runsDir, { recursive: true });
+    madeDirs.add(runsDir);
+  }
+  try {
+    await writeFileAtomic(path, text);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    // The directory was removed since: create it again and retry once.
+    madeDirs.delete(runsDir);
+    await mkdir(runsDir, { recursive: true });
+    madeDirs.add(runsDir);
+    await writeFileAtomic(path, text);
+  }
 }
 
 /** Reads and parses one run file. */
