@@ -163,8 +163,23 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     entries.splice(lo, 0, entry);
   }
 
+  /** Position of an entry in the sorted array (binary search: runs update near the end). */
+  function indexOfEntry(entry: Entry): number {
+    let lo = 0;
+    let hi = entries.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(entries[mid] as Entry, entry) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < entries.length && compare(entries[i] as Entry, entry) === 0; i++) {
+      if (entries[i] === entry) return i;
+    }
+    return entries.indexOf(entry);
+  }
+
   function removeEntry(entry: Entry): void {
-    const at = entries.indexOf(entry);
+    const at = indexOfEntry(entry);
     if (at >= 0) entries.splice(at, 1);
     if (byFilename.get(entry.summary.filename) === entry) byFilename.delete(entry.summary.filename);
     if (byRunId.get(entry.summary.run_id) === entry) byRunId.delete(entry.summary.run_id);
