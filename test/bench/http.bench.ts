@@ -11,7 +11,8 @@
  * The service runs in a child process (test/bench/http-bench-server.ts) in open mode with a
  * rate limit high enough not to interfere. Knobs: BENCH_RUNS (100000), BENCH_RSS_AT (20000),
  * BENCH_HEALTH_SECONDS (10), BENCH_RUN_SECONDS (time budget of the runs phase, 240),
- * BENCH_SUBSCRIBERS (500), BENCH_ADAPTER (the engine adapter runs use: native).
+ * BENCH_SUBSCRIBERS (500), BENCH_ADAPTER (the engine adapter runs use: native), BENCH_CPU_PROF
+ * (a directory: the service writes a V8 CPU profile there on exit).
  */
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -35,6 +36,8 @@ const RUN_SECONDS = env('BENCH_RUN_SECONDS', 240);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 500);
 const CONCURRENCY = 10;
 const ADAPTER = process.env.BENCH_ADAPTER ?? 'native';
+/** When set, the service writes a V8 CPU profile (`.cpuprofile`) into this directory on exit. */
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = join(here, '..', '..');
@@ -92,7 +95,12 @@ class Service {
   constructor(childEnv: NodeJS.ProcessEnv) {
     this.child = fork(join(here, 'http-bench-server.ts'), [], {
       env: childEnv,
-      execArgv: ['--import', 'tsx', '--expose-gc'],
+      execArgv: [
+        '--import',
+        'tsx',
+        '--expose-gc',
+        ...(CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`]),
+      ],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.child.on('message', (message: ChildMessage) => this.onMessage(message));
