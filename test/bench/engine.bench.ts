@@ -1,10 +1,18 @@
-// Engine benchmark (`npm run bench`): µs per no-op step on chain-200, fan-out-1000 + join and
-// lattice 20×20 for a bare-Promise counting scheduler (the floor), the native engine and the
-// graph engine — raw engine actor and through createRuntime({persist:false}).run() — plus heap
-// per 1000 concurrent 5-step diamond runs. Medians of repeated runs after warm-up. Not a test.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Engine benchmark (`npm run bench`; not a test). Prints µs per no-op step on chain-200,
+// fan-out-1000 + join and lattice 20×20 for a bare-Promise counting scheduler (the floor), the
+// native and the graph engine, both as the raw engine actor and through
+// createRuntime({persist:false}).run() (the user-facing path), with ratios to the floor and the
+// targets; then heap per 1000 concurrent 5-step diamond runs and heap after they ended.
+//
+// Method (the machine is shared and noisy):
+// - every variant is warmed up, then measured in ROUNDS rounds; in each round every variant runs
+//   one batch (about BATCH_MS of work, at least one run), after a forced GC, in a rotating order;
+// - µs/step is the median over the rounds; the ratio is the median over the rounds of
+//   (variant ÷ floor of the same round), so load that comes and goes hits both sides alike;
+// - heap is measured after forced GCs (run with --expose-gc, as `npm run bench` does), relative
+//   to a baseline taken after a warm-up run, with 1000 runs blocked on a gate; "after" is taken
+//   once every run ended and the bench dropped its own references (handles, promises).
+// `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
 import { createActor } from 'xstate';
 import type {
   AttemptResult,
@@ -14,39 +22,39 @@ import type {
 } from '../../src/engine/adapter.js';
 import { graphAdapter } from '../../src/engine/adapters/graph.js';
 import { nativeAdapter } from '../../src/engine/adapters/native.js';
-import { createRuntime } from '../../src/index.js';
+import { createRuntime, type Runtime } from '../../src/index.js';
+import type { Agent } from '../../src/agents/types.js';
 import { compileWorkflow } from '../../src/workflow/index.js';
 import type { CompiledWorkflow, StepDocument, WorkflowDocument } from '../../src/workflow/types.js';
 
 const QUICK = process.argv.includes('--quick');
-const WARMUP = QUICK ? 3 : 10;
-const REPEATS = QUICK ? 5 : 15;
+const SPEED = !process.argv.includes('--heap-only');
+const HEAP = !process.argv.includes('--speed-only');
+const WARMUP = QUICK ? 5 : 15;
+const ROUNDS = QUICK ? 9 : 31;
+const BATCH_MS = QUICK ? 4 : 8;
+const CONCURRENT = 1000;
+const TARGET = { native: 25, graph: 50, heapMiB: 8 } as const;
 
 // ---- shapes -------------------------------------------------------------------------------
-function doc(name: string, steps: StepDocument[]): WorkflowDocument {
-  return { name, steps };
-}
-const step = (name: string, deps: string[] = []): StepDocument => ({
+const step = (name: string, deps: string[] = [], agent = 'tier0_echo'): StepDocument => ({
   name,
-  agent: 'tier0_echo',
+  agent,
   ...(deps.length > 0 ? { depends_on: deps } : {}),
 });
 function chain(n: number): WorkflowDocument {
-  return doc(
-    'chain',
-    Array.from({ length: n }, (_, i) => step(`s${i}`, i > 0 ? [`s${i - 1}`] : [])),
-  );
+  return {
+    name: 'chain',
+    steps: Array.from({ length: n }, (_, i) => step(`s${i}`, i > 0 ? [`s${i - 1}`] : [])),
+  };
 }
 function fanOut(n: number): WorkflowDocument {
   const leaves = Array.from({ length: n }, (_, i) => step(`f${i}`, ['root']));
-  return doc('fan', [
-    step('root'),
-    ...leaves,
-    step(
-      'join',
-      leaves.map((s) => s.name),
-    ),
-  ]);
+  const join = step(
+    'join',
+    leaves.map((s) => s.name),
+  );
+  return { name: 'fan', steps: [step('root'), ...leaves, join] };
 }
 function lattice(w: number): WorkflowDocument {
   const steps: StepDocument[] = [];
@@ -57,16 +65,20 @@ function lattice(w: number): WorkflowDocument {
       if (c > 0) deps.push(`n${r}_${c - 1}`);
       steps.push(step(`n${r}_${c}`, deps));
     }
-  return doc('lattice', steps);
+  return { name: 'lattice', steps };
 }
-function diamond(): WorkflowDocument {
-  return doc('diamond', [
-    step('a'),
-    step('b', ['a']),
-    step('c', ['a']),
-    step('d', ['a']),
-    step('e', ['b', 'c', 'd']),
-  ]);
+/** a → (b, c, d) → e; `a` runs `firstAgent`. */
+function diamond(firstAgent = 'tier0_echo'): WorkflowDocument {
+  return {
+    name: 'diamond',
+    steps: [
+      step('a', [], firstAgent),
+      step('b', ['a']),
+      step('c', ['a']),
+      step('d', ['a']),
+      step('e', ['b', 'c', 'd']),
+    ],
+  };
 }
 
 // ---- floor: a minimal bare-Promise counting scheduler --------------------------------------
@@ -78,7 +90,7 @@ const OK: AttemptResult = {
   tokensUsed: null,
   iterations: 1,
 };
-const noop = (): Promise<AttemptResult> => Promise.resolve(OK);
+const noop: AttemptRunner = () => Promise.resolve(OK);
 
 function floorRun(wf: CompiledWorkflow): Promise<void> {
   return new Promise((resolve) => {
@@ -87,7 +99,7 @@ function floorRun(wf: CompiledWorkflow): Promise<void> {
     const pending = Int32Array.from(steps, (s) => s.dependsOnIndex.length);
     let done = 0;
     const start = (i: number): void => {
-      void noop().then(() => {
+      void noop({} as never).then(() => {
         done++;
         for (const d of steps[i]!.dependentsIndex) if (--pending[d]! === 0) start(d);
         if (done === n) resolve();
@@ -115,15 +127,18 @@ function engineInput(wf: CompiledWorkflow, runAttempt: AttemptRunner): EngineInp
     clock,
   };
 }
+/** One run of the raw engine actor; `onStarted` sees each step.started. */
 function engineRun(
   adapter: EngineAdapter,
   wf: CompiledWorkflow,
   runAttempt: AttemptRunner = noop,
+  onStarted?: () => void,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     const actor = createActor(adapter.createLogic(wf), { input: engineInput(wf, runAttempt) });
     let finished = 0;
     actor.on('step.finished', () => finished++);
+    if (onStarted !== undefined) actor.on('step.started', onStarted);
     actor.subscribe({
       next: (s: { status: string }) => {
         if (s.status !== 'done') return;
@@ -136,140 +151,256 @@ function engineRun(
   });
 }
 
-async function median(n: number, once: () => Promise<void>): Promise<number> {
-  for (let i = 0; i < WARMUP; i++) await once();
-  const times: number[] = [];
-  for (let i = 0; i < REPEATS; i++) {
-    const t = process.hrtime.bigint();
-    await once();
-    times.push(Number(process.hrtime.bigint() - t) / 1e3 / n);
-  }
-  times.sort((a, b) => a - b);
-  return times[times.length >> 1]!;
-}
-
-// ---- heap ---------------------------------------------------------------------------------
+// ---- statistics ---------------------------------------------------------------------------
 const gc = (globalThis as { gc?: () => void }).gc;
-function heapMiB(): number {
+function collect(): void {
   gc?.();
   gc?.();
-  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
 
-/** Heap of 1000 diamond runs in flight (every step blocked on a gate), then after they end. */
-async function diamondHeap(adapter: EngineAdapter): Promise<{ during: number; after: number }> {
-  const wf = compileWorkflow(diamond());
-  let open: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => (open = resolve));
-  const blocked: AttemptRunner = () => gate.then(() => OK);
-  await engineRun(adapter, wf); // warm the machine and code paths
-  const base = heapMiB();
-  const runs: Promise<void>[] = [];
-  for (let i = 0; i < 1000; i++) runs.push(engineRun(adapter, wf, blocked));
-  const during = heapMiB() - base;
-  open();
-  await Promise.all(runs);
-  const after = heapMiB() - base;
-  return { during, after };
+interface Variant {
+  engine: string;
+  target: number | null;
+  once: () => Promise<void>;
 }
-
-async function runtimeHeap(adapter: 'native' | 'graph', runsDir: string) {
-  const runtime = createRuntime({ persist: false, runsDir, maxConcurrency: 10 });
-  const wfDoc: WorkflowDocument = {
-    name: 'diamond_sleep',
-    steps: [
-      { name: 'a', agent: 'tier0_sleep', inputs: { ms: 60_000 } },
-      { name: 'b', agent: 'tier0_echo', depends_on: ['a'] },
-      { name: 'c', agent: 'tier0_echo', depends_on: ['a'] },
-      { name: 'd', agent: 'tier0_echo', depends_on: ['a'] },
-      { name: 'e', agent: 'tier0_echo', depends_on: ['b', 'c', 'd'] },
-    ],
-  };
-  await runtime.run({ workflow: diamond(), adapter });
-  const base = heapMiB();
-  const handles = [];
-  for (let i = 0; i < 1000; i++) handles.push(await runtime.start({ workflow: wfDoc, adapter }));
-  const during = heapMiB() - base;
-  for (const h of handles) runtime.cancel(h.runId);
-  await Promise.all(handles.map((h) => h.done));
-  const after = heapMiB() - base;
-  await runtime.shutdown({ graceMs: 0 });
-  return { during, after };
-}
-
-// ---- main ---------------------------------------------------------------------------------
 interface Row {
   shape: string;
   engine: string;
   us: number;
+  p25: number;
+  p75: number;
   ratio: number;
-  target: string;
+  target: number | null;
+}
+
+async function timeBatch(once: () => Promise<void>, runs: number): Promise<number> {
+  const t = process.hrtime.bigint();
+  for (let i = 0; i < runs; i++) await once();
+  return Number(process.hrtime.bigint() - t) / 1e3;
+}
+
+/** Measures every variant of one shape in interleaved rounds; variants[0] is the floor. */
+async function measureShape(shape: string, steps: number, variants: Variant[]): Promise<Row[]> {
+  const batch: number[] = [];
+  for (const v of variants) {
+    const warm = await timeBatch(v.once, WARMUP);
+    batch.push(Math.max(1, Math.round((BATCH_MS * 1000) / (warm / WARMUP))));
+  }
+  const samples = variants.map(() => [] as number[]);
+  const ratios = variants.map(() => [] as number[]);
+  for (let round = 0; round < ROUNDS; round++) {
+    const perStep: number[] = [];
+    for (let k = 0; k < variants.length; k++) {
+      const i = (k + round) % variants.length;
+      collect();
+      perStep[i] = (await timeBatch(variants[i]!.once, batch[i]!)) / batch[i]! / steps;
+    }
+    for (let i = 0; i < variants.length; i++) {
+      samples[i]!.push(perStep[i]!);
+      ratios[i]!.push(perStep[i]! / perStep[0]!);
+    }
+  }
+  return variants.map((v, i) => ({
+    shape,
+    engine: v.engine,
+    us: median(samples[i]!),
+    p25: quantile(samples[i]!, 0.25),
+    p75: quantile(samples[i]!, 0.75),
+    ratio: median(ratios[i]!),
+    target: v.target,
+  }));
+}
+
+// ---- heap ---------------------------------------------------------------------------------
+function heapMiB(): number {
+  collect();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+}
+interface HeapRow {
+  path: string;
+  during: number;
+  after: number;
+}
+
+function gate(): { wait: Promise<void>; open: () => void } {
+  let open: () => void = () => undefined;
+  const wait = new Promise<void>((resolve) => (open = resolve));
+  return { wait, open };
+}
+
+/**
+ * Runs `pass` twice and reports the second: the first warms code paths, hidden classes and
+ * caches, so what is left after the second is what finished runs keep. `pass` starts 1000
+ * gated runs and resolves once all are blocked; its result opens the gate and waits for them.
+ */
+async function twoPasses(path: string, pass: () => Promise<() => Promise<void>>): Promise<HeapRow> {
+  await (
+    await pass()
+  )();
+  const base = heapMiB();
+  const finish = await pass();
+  const during = heapMiB() - base;
+  await finish(); // drops the pass's references to its runs
+  return { path, during, after: heapMiB() - base };
+}
+
+/** 1000 raw engine actors whose first step waits on a gate. */
+function engineHeap(adapter: EngineAdapter): Promise<HeapRow> {
+  const wf = compileWorkflow(diamond());
+  return twoPasses(`${adapter.name}, engine actor`, () => {
+    const g = gate();
+    const blocked: AttemptRunner = () => g.wait.then(() => OK);
+    const runs: Promise<void>[] = [];
+    for (let i = 0; i < CONCURRENT; i++) runs.push(engineRun(adapter, wf, blocked));
+    return Promise.resolve(async () => {
+      g.open();
+      await Promise.all(runs);
+      runs.length = 0;
+    });
+  });
+}
+
+/**
+ * 1000 runs through a runtime whose step `a` waits on a gate (an injected agent standing in for
+ * `tier0_sleep`, so the numbers are the runtime's, not a sleeping agent's timers). `run()` keeps
+ * no handle; `start()` keeps the 1000 handles (each buffers its run's events for `events`) until
+ * the runs ended; the bench then drops them.
+ */
+async function runtimeHeap(adapter: 'native' | 'graph', how: 'run' | 'start'): Promise<HeapRow> {
+  let g = gate();
+  const gateAgent: Agent = () =>
+    g.wait.then(() => ({ output: {}, modelUsed: null, tokensUsed: null }));
+  const runtime: Runtime = createRuntime({
+    persist: false,
+    maxConcurrency: 10,
+    agents: { tier0_sleep: gateAgent },
+  });
+  const workflow = diamond('tier0_sleep');
+  let started = 0;
+  let allStarted: () => void = () => undefined;
+  const unsubscribe = runtime.subscribe((event) => {
+    if (event.type === 'step_start' && event.step === 'a' && ++started === CONCURRENT) allStarted();
+  });
+  const label = how === 'run' ? 'createRuntime().run()' : 'start(), handles kept';
+  const row = await twoPasses(`${adapter}, ${label}`, async () => {
+    g = gate();
+    started = 0;
+    const waiting = new Promise<void>((resolve) => (allStarted = resolve));
+    const runs: Promise<{ status: string }>[] = [];
+    const handles: unknown[] = [];
+    for (let i = 0; i < CONCURRENT; i++) {
+      if (how === 'run') runs.push(runtime.run({ workflow, adapter }));
+      else {
+        const handle = await runtime.start({ workflow, adapter });
+        handles.push(handle);
+        runs.push(handle.done);
+      }
+    }
+    await waiting;
+    return async () => {
+      g.open();
+      const records = await Promise.all(runs);
+      if (records.some((r) => r.status !== 'success')) throw new Error('a gated run failed');
+      // Drop the bench's own references (handles, done promises and their records).
+      handles.length = 0;
+      runs.length = 0;
+    };
+  });
+  unsubscribe();
+  await runtime.shutdown({ graceMs: 0 });
+  return row;
+}
+
+// ---- main ---------------------------------------------------------------------------------
+function printSpeed(rows: Row[]): void {
+  console.log(
+    `\nµs per no-op step: median of ${ROUNDS} interleaved rounds (p25–p75), ratio = median of per-round ratios to the floor`,
+  );
+  console.log(
+    `${'shape'.padEnd(20)} ${'engine'.padEnd(30)} ${'µs/step'.padStart(8)} ${'p25–p75'.padStart(15)} ${'× floor'.padStart(8)}  target`,
+  );
+  for (const r of rows) {
+    const verdict =
+      r.target === null ? '' : `≤ ${r.target}×  ${r.ratio <= r.target ? 'met' : 'MISSED'}`;
+    const spread = `${r.p25.toFixed(2)}–${r.p75.toFixed(2)}`;
+    console.log(
+      `${r.shape.padEnd(20)} ${r.engine.padEnd(30)} ${r.us.toFixed(3).padStart(8)} ${spread.padStart(15)} ${r.ratio.toFixed(1).padStart(8)}  ${verdict}`,
+    );
+  }
+}
+
+function printHeap(rows: HeapRow[]): void {
+  console.log(
+    `\nheap MiB per ${CONCURRENT} concurrent 5-step diamond runs (target ≤ ${TARGET.heapMiB}), and after they ended (target ≈ 0)${gc ? '' : '  [no --expose-gc: rough]'}`,
+  );
+  for (const h of rows) {
+    const verdict = h.path.includes('handles kept')
+      ? '(informational: includes 1000 event buffers)'
+      : h.during <= TARGET.heapMiB
+        ? 'met'
+        : 'MISSED';
+    console.log(
+      `${h.path.padEnd(36)} during ${h.during.toFixed(2).padStart(6)}   after end ${h.after.toFixed(2).padStart(5)}   ${verdict}`,
+    );
+  }
 }
 
 async function main(): Promise<void> {
   const started = Date.now();
-  const runsDir = await mkdtemp(join(tmpdir(), 'agentic-bench-'));
   const shapes: [string, WorkflowDocument][] = [
     ['chain-200', chain(200)],
     ['fan-out-1000 + join', fanOut(1000)],
     ['lattice 20x20', lattice(20)],
   ];
   const rows: Row[] = [];
-  try {
-    for (const [label, shape] of shapes) {
-      const wf = compileWorkflow(shape);
-      const n = wf.steps.length;
-      const floor = await median(n, () => floorRun(wf));
-      const add = (engine: string, us: number, target: number | null) =>
-        rows.push({
-          shape: label,
-          engine,
-          us,
-          ratio: us / floor,
-          target: target === null ? '' : `≤ ${target}× ${us / floor <= target ? 'met' : 'MISSED'}`,
-        });
-      add('floor (bare Promise)', floor, null);
-      add('native, engine actor', await median(n, () => engineRun(nativeAdapter, wf)), 25);
-      add('graph, engine actor', await median(n, () => engineRun(graphAdapter, wf)), 50);
-      const runtime = createRuntime({ persist: false, runsDir, maxConcurrency: n });
-      for (const adapter of ['native', 'graph'] as const) {
-        const us = await median(n, async () => {
-          const record = await runtime.run({ workflow: shape, adapter });
-          if (record.status !== 'success') throw new Error(`${adapter} run ${record.status}`);
-        });
-        add(`${adapter}, createRuntime().run()`, us, adapter === 'native' ? 25 : 50);
-      }
-      await runtime.shutdown({ graceMs: 0 });
-    }
-
-    console.log(`\nµs per no-op step, median of ${REPEATS} runs after ${WARMUP} warm-up runs`);
-    console.log(
-      `${'shape'.padEnd(21)} ${'engine'.padEnd(30)} ${'µs/step'.padStart(9)} ${'× floor'.padStart(9)}  target`,
+  for (const [label, doc] of SPEED ? shapes : []) {
+    const wf = compileWorkflow(doc);
+    const n = wf.steps.length;
+    const runtime = createRuntime({ persist: false, maxConcurrency: n });
+    const viaRun = (adapter: 'native' | 'graph') => async () => {
+      const record = await runtime.run({ workflow: doc, adapter });
+      if (record.status !== 'success') throw new Error(`${adapter} run ${record.status}`);
+    };
+    rows.push(
+      ...(await measureShape(label, n, [
+        { engine: 'floor (bare Promise)', target: null, once: () => floorRun(wf) },
+        {
+          engine: 'native, engine actor',
+          target: TARGET.native,
+          once: () => engineRun(nativeAdapter, wf),
+        },
+        {
+          engine: 'graph, engine actor',
+          target: TARGET.graph,
+          once: () => engineRun(graphAdapter, wf),
+        },
+        { engine: 'native, createRuntime().run()', target: TARGET.native, once: viaRun('native') },
+        { engine: 'graph, createRuntime().run()', target: TARGET.graph, once: viaRun('graph') },
+      ])),
     );
-    for (const r of rows)
-      console.log(
-        `${r.shape.padEnd(21)} ${r.engine.padEnd(30)} ${r.us.toFixed(3).padStart(9)} ${r.ratio.toFixed(1).padStart(9)}  ${r.target}`,
-      );
-
-    console.log(
-      `\nheap per 1000 concurrent 5-step diamond runs (MiB; target ≤ 8)${gc ? '' : '  [no --expose-gc: numbers are rough]'}`,
-    );
-    for (const adapter of [nativeAdapter, graphAdapter]) {
-      const h = await diamondHeap(adapter);
-      console.log(
-        `${`${adapter.name}, engine actor`.padEnd(30)} during ${h.during.toFixed(2).padStart(7)}  after end ${h.after.toFixed(2).padStart(6)}  ${h.during <= 8 ? 'met' : 'MISSED'}`,
-      );
-    }
-    for (const adapter of ['native', 'graph'] as const) {
-      const h = await runtimeHeap(adapter, runsDir);
-      console.log(
-        `${`${adapter}, createRuntime().start()`.padEnd(30)} during ${h.during.toFixed(2).padStart(7)}  after end ${h.after.toFixed(2).padStart(6)}  ${h.during <= 8 ? 'met' : 'MISSED'}`,
-      );
-    }
-  } finally {
-    await rm(runsDir, { recursive: true, force: true });
+    await runtime.shutdown({ graceMs: 0 });
   }
+  if (SPEED) printSpeed(rows);
+  if (HEAP) printHeap(await measureHeap());
   console.log(`\nbench took ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+async function measureHeap(): Promise<HeapRow[]> {
+  const heap: HeapRow[] = [];
+  for (const adapter of [nativeAdapter, graphAdapter]) heap.push(await engineHeap(adapter));
+  for (const adapter of ['native', 'graph'] as const) heap.push(await runtimeHeap(adapter, 'run'));
+  for (const adapter of ['native', 'graph'] as const)
+    heap.push(await runtimeHeap(adapter, 'start'));
+  return heap;
 }
 
 await main();
