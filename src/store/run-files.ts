@@ -6,7 +6,7 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomicOffThread } from './write-thread.js';
 
 /** The error recorded on runs found `running` at start-up. */
 export const INTERRUPTED = 'interrupted';
@@ -36,14 +36,14 @@ export async function writeRunFile(
     madeDirs.add(runsDir);
   }
   try {
-    await writeFileAtomic(path, text);
+    await writeFileAtomicOffThread(path, text);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     // The directory was removed since: create it again and retry once.
     madeDirs.delete(runsDir);
     await mkdir(runsDir, { recursive: true });
     madeDirs.add(runsDir);
-    await writeFileAtomic(path, text);
+    await writeFileAtomicOffThread(path, text);
   }
 }
 

@@ -1,0 +1,140 @@
+/**
+ * Atomic file writes on a dedicated worker thread. An async atomic write from the main thread
+ * is five thread-pool round trips (open, write, close, rename, plus their promise callbacks),
+ * each waking a pool thread: on a small, busy machine that context switching costs the event
+ * loop more than the writes themselves. Here the main thread posts one message per event-loop
+ * turn (every write requested in that turn), the worker writes each file synchronously (temp
+ * file + rename, so readers see the old content or the new, never a partial file), and answers
+ * in one message. Writes are done in the order they were requested.
+ *
+ * The worker is started on first use and holds the process open only while writes are pending.
+ * If it cannot start or dies, pending and later writes fall back to the async
+ * {@link writeFileAtomic}.
+ */
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { writeFileAtomic } from './atomic-write.js';
+
+interface Pending {
+  request: WriteRequest;
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+const TEMP_PREFIX = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}-w`;
+/**
+ * The worker's code (see the module comment), loaded as an ES module from a data: URL so it runs
+ * the same from the TypeScript sources (worker threads do not get tsx's loader) and from `dist`.
+ * Constant text, never built from input. Each request is written to its temp file, then renamed
+ * over the target; replies are `{id}`, or `{id, code, message}` with the temp file removed.
+ */
+const WORKER_SOURCE = `
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+function write(request) {
+  try {
+    writeFileSync(request.temp, request.data, { mode: 0o644 });
+    renameSync(request.temp, request.path);
+    return { id: request.id };
+  } catch (error) {
+    try { unlinkSync(request.temp); } catch {}
+    return { id: request.id, code: error.code ?? 'EIO', message: String(error.message) };
+  }
+}
+parentPort.on('message', (requests) => parentPort.postMessage(requests.map(write)));
+`;
+const WORKER_URL = new URL(`data:text/javascript,${encodeURIComponent(WORKER_SOURCE)}`);
+
+/** One write request. */
+interface WriteRequest {
+  id: number;
+  path: string;
+  temp: string;
+  data: string;
+}
+
+/** The answer to one {@link WriteRequest}. */
+interface WriteReply {
+  id: number;
+  code?: string;
+  message?: string;
+}
+
+let worker: Worker | undefined;
+let broken = false;
+let nextId = 0;
+const pending = new Map<number, Pending>();
+let batch: WriteRequest[] = [];
+let flushQueued = false;
+
+function fail(reply: WriteReply): Error {
+  const error = new Error(reply.message ?? 'write failed') as NodeJS.ErrnoException;
+  if (reply.code !== undefined) error.code = reply.code;
+  return error;
+}
+
+/** The worker died or could not start: finish what it had with async writes. */
+function fallBack(): void {
+  broken = true;
+  worker = undefined;
+  const orphans = [...pending.values()];
+  pending.clear();
+  for (const { request, resolve, reject } of orphans) {
+    writeFileAtomic(request.path, request.data).then(resolve, reject);
+  }
+}
+
+function start(): Worker {
+  const created = new Worker(WORKER_URL);
+  created.on('message', (replies: WriteReply[]) => {
+    for (const reply of replies) {
+      const entry = pending.get(reply.id);
+      if (entry === undefined) continue;
+      pending.delete(reply.id);
+      if (reply.code === undefined) entry.resolve();
+      else entry.reject(fail(reply));
+    }
+    if (pending.size === 0) created.unref();
+  });
+  created.on('error', () => {
+    if (worker === created) fallBack();
+  });
+  created.on('exit', () => {
+    if (worker === created) fallBack();
+  });
+  return created;
+}
+
+function flush(): void {
+  flushQueued = false;
+  const requests = batch;
+  batch = [];
+  if (requests.length === 0) return;
+  if (broken) {
+    fallBack();
+    return;
+  }
+  worker ??= start();
+  worker.ref();
+  worker.postMessage(requests);
+}
+
+/**
+ * Writes `data` to `path` atomically (see the module comment). Resolves once the file is in
+ * place; rejects with an Error carrying the errno `code` (ENOENT, EACCES, ...) otherwise.
+ */
+export function writeFileAtomicOffThread(path: string, data: string): Promise<void> {
+  if (broken) return writeFileAtomic(path, data);
+  return new Promise((resolve, reject) => {
+    const id = nextId++;
+    const temp = join(dirname(path), `.${basename(path)}.${TEMP_PREFIX}${id.toString(36)}.tmp`);
+    const request: WriteRequest = { id, path, temp, data };
+    pending.set(id, { request, resolve, reject });
+    batch.push(request);
+    if (!flushQueued) {
+      flushQueued = true;
+      setImmediate(flush);
+    }
+  });
+}
