@@ -287,10 +287,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const runtime: Runtime = {
     options: resolved,
     start: (request) => launch(request, true),
-    async run(request) {
-      // The handle is dropped here, so its events need no buffer.
-      const handle = await launch(request, false);
-      return handle.done;
+    run(request) {
+      // The handle is dropped here (nothing waits on it), so its events need no buffer.
+      return launch(request, false).then((handle) => handle.done);
     },
     cancel(runId, reason = 'cancelled') {
       const session = active.get(runId);

@@ -1,5 +1,5 @@
 import type { AgentLookup } from '../agents/agent-set.js';
-import type { AgentResult } from '../agents/types.js';
+import type { Agent, AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
 import { isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
@@ -30,52 +30,88 @@ class StepTimeoutError extends Error {
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
   const { agents, clock, runId } = options;
-  return async (request) => {
-    const { step, scope, signal } = request;
+  return (request) => {
+    const { step, signal } = request;
     const agent = agents(step.agent);
-    if (agent === undefined) return failure(`unknown agent '${step.agent}'`, 0);
-    if (signal.aborted) return failure(abortMessage(signal), 0);
-    const guard =
-      step.timeoutSeconds === undefined
-        ? undefined
-        : new AttemptGuard(signal, step.timeoutSeconds, clock);
-    const attemptSignal = guard?.signal ?? signal;
-    let iterations = 0;
-    let tokens: number | null = null;
-    let last: AgentResult | undefined;
-    let input = request.input;
-    try {
-      const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
-      for (;;) {
-        iterations++;
-        const call = agent({ step, input, signal: attemptSignal, runId });
-        last = guard === undefined ? await call : await guard.race(call);
-        if (last.tokensUsed !== null) tokens = (tokens ?? 0) + last.tokensUsed;
-        if (step.loopUntil === undefined || iterations >= loopMax) break;
-        const loopScope = withOwnOutput(scope, step, last.output);
-        if (isTruthy(step.loopUntil(loopScope))) break;
-        request.onIteration?.(iterations, last.output);
-        input = asRecord(step.inputs(loopScope));
-      }
-      return {
-        ok: true,
-        output: last.output,
-        error: null,
-        modelUsed: last.modelUsed,
-        tokensUsed: tokens,
-        iterations,
-      };
-    } catch (error) {
-      const message = guard?.timedOut === true ? guard.message : errorMessage(error);
-      return {
-        ...failure(message, iterations),
-        modelUsed: last?.modelUsed ?? null,
-        tokensUsed: tokens,
-      };
-    } finally {
-      guard?.dispose();
+    if (agent === undefined) return Promise.resolve(failure(`unknown agent '${step.agent}'`, 0));
+    if (signal.aborted) return Promise.resolve(failure(abortMessage(signal), 0));
+    if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
+      return runGuarded(agent, request, runId, clock);
     }
+    // The common case, one call without a timeout: a single promise reaction, no async frame.
+    let call: Promise<AgentResult>;
+    try {
+      call = Promise.resolve(agent({ step, input: request.input, signal, runId }));
+    } catch (error) {
+      return Promise.resolve(failure(errorMessage(error), 1));
+    }
+    return call.then(singleSuccess, singleFailure);
   };
+}
+
+function singleSuccess(result: AgentResult): AttemptResult {
+  return {
+    ok: true,
+    output: result.output,
+    error: null,
+    modelUsed: result.modelUsed,
+    tokensUsed: result.tokensUsed,
+    iterations: 1,
+  };
+}
+
+function singleFailure(error: unknown): AttemptResult {
+  return failure(errorMessage(error), 1);
+}
+
+/** An attempt with `loop_until` iterations and/or a per-step timeout. */
+async function runGuarded(
+  agent: Agent,
+  request: Parameters<AttemptRunner>[0],
+  runId: string,
+  clock: EngineClock,
+): Promise<AttemptResult> {
+  const { step, scope, signal } = request;
+  const guard =
+    step.timeoutSeconds === undefined
+      ? undefined
+      : new AttemptGuard(signal, step.timeoutSeconds, clock);
+  const attemptSignal = guard?.signal ?? signal;
+  let iterations = 0;
+  let tokens: number | null = null;
+  let last: AgentResult | undefined;
+  let input = request.input;
+  try {
+    const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
+    for (;;) {
+      iterations++;
+      const call = agent({ step, input, signal: attemptSignal, runId });
+      last = guard === undefined ? await call : await guard.race(call);
+      if (last.tokensUsed !== null) tokens = (tokens ?? 0) + last.tokensUsed;
+      if (step.loopUntil === undefined || iterations >= loopMax) break;
+      const loopScope = withOwnOutput(scope, step, last.output);
+      if (isTruthy(step.loopUntil(loopScope))) break;
+      request.onIteration?.(iterations, last.output);
+      input = asRecord(step.inputs(loopScope));
+    }
+    return {
+      ok: true,
+      output: last.output,
+      error: null,
+      modelUsed: last.modelUsed,
+      tokensUsed: tokens,
+      iterations,
+    };
+  } catch (error) {
+    const message = guard?.timedOut === true ? guard.message : errorMessage(error);
+    return {
+      ...failure(message, iterations),
+      modelUsed: last?.modelUsed ?? null,
+      tokensUsed: tokens,
+    };
+  } finally {
+    guard?.dispose();
+  }
 }
 
 /** The per-step timeout: a timer, a combined signal, and a race against agents that ignore it. */
