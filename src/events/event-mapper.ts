@@ -32,7 +32,7 @@ export class RunEventMapper {
   private lastTime = Number.NaN;
   private lastStamp = '';
   /** 1 once the step had its `step_end`. */
-  private readonly ended: number[] = [];
+  private readonly ended: number[];
   /** Start of the running attempt of loop steps (for iteration durations); made on first use. */
   private attemptStart: number[] | undefined;
   private readonly runId: string;
@@ -47,7 +47,7 @@ export class RunEventMapper {
     this.clock = options.clock;
     this.sink = options.sink;
     this.adapter = options.adapter;
-    for (let i = 0; i < options.workflow.steps.length; i++) this.ended.push(0);
+    this.ended = new Array<number>(options.workflow.steps.length).fill(0);
   }
 
   workflowStart(inputs: Record<string, unknown>): void {
