@@ -5,7 +5,7 @@
  */
 import { createActor, type AnyActorRef } from 'xstate';
 import { join } from 'node:path';
-import { createAgentSet } from '../agents/agent-set.js';
+import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
 import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
 import type { Agent } from '../agents/types.js';
 import {
@@ -75,6 +75,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     : (options.llm ?? createUnconfiguredLlmClient());
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
+  const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const active = new Map<string, RunSession>();
   const reserved = new Set<string>();
   const eventListeners = new Set<(event: WorkflowEvent) => void>();
@@ -216,11 +217,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       runAttempt: createAttemptRunner({
         runId,
         clock,
-        agents: createAgentSet(workflow, {
-          llm,
-          profile: catalogue.length === 0 ? noProfile : (role) => findAgent(catalogue, role),
-          extra: extraAgents,
-        }),
+        agents: agentSet(workflow, catalogue),
       }),
       retryDelayMs,
       clock,
@@ -249,6 +246,26 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       bufferEvents,
       released,
     });
+  }
+
+  /**
+   * The agents of a run. Without a catalogue (no LLM steps) the set depends on the workflow
+   * only, so it is shared by that workflow's runs.
+   */
+  function agentSet(workflow: CompiledWorkflow, catalogue: readonly AgentInfo[]): AgentLookup {
+    if (catalogue.length > 0) {
+      return createAgentSet(workflow, {
+        llm,
+        profile: (role) => findAgent(catalogue, role),
+        extra: extraAgents,
+      });
+    }
+    let agents = sharedAgentSets.get(workflow);
+    if (agents === undefined) {
+      agents = createAgentSet(workflow, { llm, profile: noProfile, extra: extraAgents });
+      sharedAgentSets.set(workflow, agents);
+    }
+    return agents;
   }
 
   /** The agent catalogue (personas) for a workflow with LLM steps; read per run, like GET /api/agents. */
