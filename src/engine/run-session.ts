@@ -45,6 +45,8 @@ export interface RunSessionOptions {
    * and nobody listening, the initial record is not built at all.
    */
   wantsRecords: () => boolean;
+  /** Whether the runtime has event subscribers (`subscribe`). */
+  wantsEvents: () => boolean;
   /**
    * Whether the handle's `events` must replay the run (buffer every event). `run()` drops the
    * handle, so it runs without a buffer.
@@ -79,6 +81,8 @@ export class RunSession {
       adapter: base.adapter,
       clock: options.engineInput.clock,
       sink: this.stream === undefined ? options.publish : this.publishAndBuffer.bind(this),
+      // Without a buffer, events are built only while the runtime has subscribers.
+      ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
     });
     options.dispatch.route(options.engineInput, {
       logic: options.engineLogic,

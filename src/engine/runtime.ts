@@ -125,6 +125,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     }
   }
 
+  function wantsEvents(): boolean {
+    return eventListeners.size > 0;
+  }
+
   function wantsRecords(): boolean {
     return recordListeners.size > 0;
   }
@@ -243,6 +247,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       publish,
       recorded,
       wantsRecords,
+      wantsEvents,
       bufferEvents,
       released,
     });

@@ -15,6 +15,11 @@ export interface RunEventMapperOptions {
   clock: { now(): number };
   /** Receives every event, in order. */
   sink: (event: WorkflowEvent) => void;
+  /**
+   * Whether anyone takes events right now (default: always). When not, events are not built at
+   * all, only numbered, so `seq` stays the same for a listener that comes later.
+   */
+  wanted?: () => boolean;
 }
 
 /** The end of a run as the `workflow_end` event reports it. */
@@ -40,6 +45,7 @@ export class RunEventMapper {
   private readonly clock: { now(): number };
   private readonly sink: (event: WorkflowEvent) => void;
   private readonly adapter: string;
+  private readonly wanted: (() => boolean) | undefined;
 
   constructor(options: RunEventMapperOptions) {
     this.runId = options.runId;
@@ -47,10 +53,12 @@ export class RunEventMapper {
     this.clock = options.clock;
     this.sink = options.sink;
     this.adapter = options.adapter;
+    this.wanted = options.wanted;
     this.ended = new Array<number>(options.workflow.steps.length).fill(0);
   }
 
   workflowStart(inputs: Record<string, unknown>): void {
+    if (this.unwanted(1)) return;
     this.sink({
       type: 'workflow_start',
       run_id: this.runId,
@@ -70,7 +78,7 @@ export class RunEventMapper {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
         if (step.loopUntil !== undefined) (this.attemptStart ??= [])[event.index] = event.time;
-        if (event.attempt !== 1) return;
+        if (event.attempt !== 1 || this.unwanted(1)) return;
         this.sink({
           type: 'step_start',
           run_id: this.runId,
@@ -86,7 +94,7 @@ export class RunEventMapper {
       }
       case 'step.retrying': {
         const step = this.workflow.steps[event.index];
-        if (step === undefined) return;
+        if (step === undefined || this.unwanted(1)) return;
         this.sink({
           type: 'step_error',
           run_id: this.runId,
@@ -105,7 +113,7 @@ export class RunEventMapper {
       }
       case 'step.iteration': {
         const step = this.workflow.steps[event.index];
-        if (step === undefined) return;
+        if (step === undefined || this.unwanted(1)) return;
         this.sink({
           type: 'step_complete',
           run_id: this.runId,
@@ -136,6 +144,7 @@ export class RunEventMapper {
     const step = this.workflow.steps[index];
     if (step === undefined || this.ended[index] === 1) return;
     this.ended[index] = 1;
+    if (this.unwanted(outcome.status === 'failed' ? 2 : 1)) return;
     const durationMs =
       outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime);
     if (outcome.status === 'failed') {
@@ -181,6 +190,7 @@ export class RunEventMapper {
   }
 
   workflowEnd(end: RunEnd): void {
+    if (this.unwanted(1)) return;
     this.sink({
       type: 'workflow_end',
       run_id: this.runId,
@@ -194,6 +204,13 @@ export class RunEventMapper {
       success_rate: end.successRate,
       filename: end.filename,
     });
+  }
+
+  /** When nobody takes events: numbers the `count` events not built, and says so. */
+  private unwanted(count: number): boolean {
+    if (this.wanted === undefined || this.wanted()) return false;
+    this.seq += count;
+    return true;
   }
 
   /** ISO time of now; consecutive events in the same millisecond share the string. */
