@@ -63,6 +63,7 @@ interface WriteReply {
 
 let worker: Worker | undefined;
 let broken = false;
+let answered = false;
 let nextId = 0;
 const pending = new Map<number, Pending>();
 let batch: WriteRequest[] = [];
@@ -88,6 +89,7 @@ function fallBack(): void {
 function start(): Worker {
   const created = new Worker(WORKER_URL);
   created.on('message', (replies: WriteReply[]) => {
+    answered = true;
     for (const reply of replies) {
       const entry = pending.get(reply.id);
       if (entry === undefined) continue;
@@ -118,6 +120,14 @@ function flush(): void {
   worker ??= start();
   worker.ref();
   worker.postMessage(requests);
+}
+
+/**
+ * How writes are done: `worker` once the thread has answered a batch, `fallback` after it failed
+ * (async writes from the main thread), `idle` before the first answer.
+ */
+export function writeThreadStatus(): 'idle' | 'worker' | 'fallback' {
+  return broken ? 'fallback' : answered ? 'worker' : 'idle';
 }
 
 /**

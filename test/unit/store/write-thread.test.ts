@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRunFile } from '../../../src/store/run-files.js';
-import { writeFileAtomicOffThread } from '../../../src/store/write-thread.js';
+import { writeFileAtomicOffThread, writeThreadStatus } from '../../../src/store/write-thread.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 
 describe('writeFileAtomicOffThread', () => {
@@ -22,6 +22,8 @@ describe('writeFileAtomicOffThread', () => {
     );
     expect(await readFile(path, 'utf8')).to.equal('{"n":49}');
     expect(await readdir(dir)).to.deep.equal(['a.json']);
+    // Written by the worker thread, not by the async fallback.
+    expect(writeThreadStatus()).to.equal('worker');
   });
 
   it('rejects with the errno code when the directory does not exist', async () => {
