@@ -6,6 +6,22 @@ import { AppError, ERROR_CODES } from '../../errors.js';
 /** The parsed body as routes see it on `ctx.request.body`. */
 export type RequestBody = Exclude<Request['body'], undefined>;
 
+/**
+ * The raw bytes of each parsed body, for the sanitizer's `input_hash` only (hashing the bytes
+ * as received avoids re-encoding the decoded text). Taken, and so dropped, by
+ * {@link takeRawBody} before any route runs; the entry dies with the request otherwise.
+ */
+const rawBodies = new WeakMap<Request, Buffer>();
+
+/** Removes and returns the raw bytes of the request's parsed body, if any. */
+export function takeRawBody(request: Request): Buffer | undefined {
+  const raw = rawBodies.get(request);
+  rawBodies.delete(request);
+  return raw;
+}
+
+const UTF8 = new TextDecoder('utf-8');
+
 /** Methods whose requests may carry a body we parse. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -24,19 +40,19 @@ export function createBodyParser(config: Config): Middleware {
   const limit = config.maxBodyBytes;
   return async (ctx, next) => {
     if (BODY_METHODS.has(ctx.method)) {
-      const raw = await readBody(ctx, limit);
-      const parsed = raw === undefined ? undefined : parseBody(raw, ctx.get('Content-Type'));
-      if (parsed !== undefined && raw !== undefined) {
+      const bytes = await readBody(ctx, limit);
+      const parsed =
+        bytes === undefined ? undefined : parseBody(UTF8.decode(bytes), ctx.get('Content-Type'));
+      if (parsed !== undefined && bytes !== undefined) {
         ctx.request.body = parsed as RequestBody;
-        // For the sanitizer's input_hash only; it removes the raw text before any route runs.
-        ctx.request.rawBody = raw;
+        rawBodies.set(ctx.request, bytes);
       }
     }
     await next();
   };
 }
 
-async function readBody(ctx: Context, limit: number): Promise<string | undefined> {
+async function readBody(ctx: Context, limit: number): Promise<Buffer | undefined> {
   const req = ctx.req;
   const declared = req.headers['content-length'];
   const chunked = req.headers['transfer-encoding'] !== undefined;
@@ -60,8 +76,7 @@ async function readBody(ctx: Context, limit: number): Promise<string | undefined
     });
   }
   const buffer = await collect(req, limit);
-  if (buffer.length === 0) return undefined;
-  return new TextDecoder('utf-8').decode(buffer);
+  return buffer.length === 0 ? undefined : buffer;
 }
 
 /**

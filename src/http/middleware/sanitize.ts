@@ -8,11 +8,11 @@ import {
   sanitize,
   type SanitizationResult,
 } from '../../security/index.js';
-import type { RequestBody } from './body.js';
+import { takeRawBody, type RequestBody } from './body.js';
 
 export interface SanitizerOptions {
   /** The sanitizer to run; tests pass a failing one to exercise fail-closed/fail-open. */
-  sanitize?: (value: unknown, raw: string | undefined) => SanitizationResult;
+  sanitize?: (value: unknown, raw: string | Uint8Array | undefined) => SanitizationResult;
 }
 
 /** Koa state written by this middleware (`ctx.state.sanitization`). */
@@ -40,12 +40,13 @@ export function createSanitizer(
 ): Middleware {
   const run =
     opts.sanitize ??
-    ((value: unknown, raw: string | undefined) =>
+    ((value: unknown, raw: string | Uint8Array | undefined) =>
       sanitize(value, raw === undefined ? {} : { raw }));
   return async (ctx, next) => {
     const body: unknown = ctx.request.body;
-    const raw = ctx.request.rawBody;
-    // The unredacted text must not outlive this point: routes only ever see the cleaned body.
+    // The raw bytes (from createBodyParser; a raw string from another parser) must not outlive
+    // this point: routes only ever see the cleaned body.
+    const raw = takeRawBody(ctx.request) ?? ctx.request.rawBody;
     delete ctx.request.rawBody;
     if (body === undefined) {
       await next();

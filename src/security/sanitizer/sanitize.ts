@@ -24,8 +24,11 @@ export class SanitizerDepthError extends Error {
 }
 
 export interface SanitizeOptions {
-  /** The raw text the value was parsed from; `input_hash` is taken over it when given. */
-  raw?: string;
+  /**
+   * The raw body the value was parsed from (bytes as received, or text, hashed as UTF-8);
+   * `input_hash` is taken over it when given, else over the value serialized as JSON.
+   */
+  raw?: string | Uint8Array;
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

@@ -1,8 +1,15 @@
 import type { Detector } from './detector.js';
 import { INJECTION_DETECTORS } from './detectors/injection.js';
 import { PII_DETECTORS } from './detectors/pii.js';
-import { SECRET_DETECTORS } from './detectors/secrets.js';
-import { INVISIBLE, UNICODE_DETECTORS, needsSkeleton, skeleton } from './detectors/unicode.js';
+import { SECRET_DETECTORS, WORD_ANCHORED_SECRETS } from './detectors/secrets.js';
+import {
+  INVISIBLE,
+  MIXED_SCRIPT,
+  SKELETON_TRIGGER,
+  UNICODE_DETECTORS,
+  UNICODE_SPECIAL,
+  skeleton,
+} from './detectors/unicode.js';
 import { actionFor } from './policy.js';
 import { ACTIONS } from './types.js';
 
@@ -18,9 +25,37 @@ export interface Span {
   detector: Detector;
 }
 
+/**
+ * Gates: a detector group (key-shape secrets, key-word secrets, PII, injection) only runs on
+ * a string its gate regex accepts. Each gate is a superset of its detectors' anchors (the
+ * corpus tests and the differential test prove every must-catch case passes its gate).
+ */
+const SECRET_SHAPE_GATE =
+  /AKIA|ASIA|ABIA|ACCA|gh[oprsu]_|github_pat_|sk-|[sr]k_(?:live|test)|whsec_|AIza|GOCSPX|xox[abposr]-|hooks\.slack|eyJ|PRIVATE KEY|PuTTY|:\/\//g;
+const SECRET_WORD_GATE = /pass|pwd|secret|token|key|credential|bearer/gi;
+const PII_GATE = /@|\d[\d .()/-]{5}|:[0-9A-Fa-f]{0,4}:/g;
+/** Every injection phrase spans words; a single token can only carry a role delimiter. */
+const PHRASE_GATE = /[\s<[]/g;
+const INJECTION_GATE =
+  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|prompt|instructions?|above|verbatim|before\s{1,4}this|system\s{1,4}message|you\s{1,4}are|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|ethical|moral|safety|content\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/gi;
 const NON_ASCII = /[\u0080-\uFFFF]/;
 const HAS_INVISIBLE = new RegExp(INVISIBLE.source, 'u');
-const HAS_SPACE = /\s/;
+
+/** Gate bits per string. */
+const G_NON_ASCII = 1;
+const G_SHAPE = 2;
+const G_WORD = 4;
+const G_PII = 8;
+const G_PHRASE = 16;
+const G_INJECTION = 32;
+/** The gates taken on the invisible-free text. */
+const MATCH_GATES = G_SHAPE | G_WORD | G_PII;
+/** The gates taken on the injection skeleton. */
+const PHRASE_GATES = G_PHRASE | G_INJECTION;
+
+/** The unicode detectors that need a {@link UNICODE_SPECIAL} character, and the last one. */
+const SPECIAL_DETECTORS = UNICODE_DETECTORS.filter((d) => d.name !== 'mixed_script_word');
+const MIXED_SCRIPT_DETECTORS = UNICODE_DETECTORS.filter((d) => d.name === 'mixed_script_word');
 /** Shorter strings cannot hold any pattern except a lone unicode control character. */
 const MIN_PATTERN_LENGTH = 6;
 /**
@@ -29,18 +64,11 @@ const MIN_PATTERN_LENGTH = 6;
  * a letter, injections need spaces or brackets.
  */
 const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,15}$/;
-
 /**
- * Gates: one cheap test per string and detector group; a group's detectors only run on a
- * string its gate accepts. Each gate is a superset of its detectors' anchors (the corpus
- * tests prove every must-catch case passes its gate).
+ * Joins the batch for the gates. No gate can match it (gates never match across strings),
+ * and `\b` sees it as a non-word character, like a string's start or end.
  */
-const SECRET_SHAPE_GATE =
-  /AKIA|ASIA|ABIA|ACCA|gh[oprsu]_|github_pat_|sk-|[sr]k_(?:live|test)|whsec_|AIza|GOCSPX|xox[abposr]-|hooks\.slack|eyJ|PRIVATE KEY|PuTTY|:\/\//;
-const SECRET_WORD_GATE = /pass|pwd|secret|token|key|credential|bearer/i;
-const PII_GATE = /@|\d[\d .()/-]{5}|:[0-9A-Fa-f]{0,4}:/;
-const INJECTION_GATE =
-  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|prompt|instructions?|above|verbatim|before\s{1,4}this|system\s{1,4}message|you\s{1,4}are|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|ethical|moral|safety|content\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/i;
+const SEPARATOR = '\u0000';
 
 /** What scanning a batch of strings produced. */
 export interface BatchScan {
@@ -51,32 +79,85 @@ export interface BatchScan {
 }
 
 /**
- * Scans a batch of decoded strings. Per string, each detector group (secrets, PII,
- * injection, unicode) runs only when its gate accepts the string, which keeps the cost for
- * ordinary text to a few quick tests.
+ * Scans a batch of decoded strings. Each gate runs once over the whole batch (the strings
+ * joined by a separator no gate can match) and marks the strings it accepts, skipping to the
+ * next string after a hit; per string, each detector group (secrets, PII, injection,
+ * unicode) runs only when its gate accepted the string, which keeps the cost for ordinary
+ * text to a few linear scans of the batch and no per-string regex calls.
  *
  * Secrets and PII are matched on the text with invisible characters removed (so
  * `AKIA\u200B…` is still a key), injections on a normalized skeleton (NFKC, invisibles
  * removed, look-alike letters mapped to Latin), unicode anomalies on the original text.
- * Redactions are written into the invisible-free text; unchanged strings stay undefined in
- * `cleaned`.
+ * Strings that contain invisibles or need a skeleton are gated on their own. Redactions are
+ * written into the invisible-free text; unchanged strings stay undefined in `cleaned`.
  */
 export function scanBatch(texts: readonly string[]): BatchScan {
   const spans: Span[] = [];
   // Sparse: only strings that changed get an entry.
   const cleaned: (string | undefined)[] = [];
+  const count = texts.length;
+  const gates = new Uint8Array(count);
+  // The ASCII strings worth scanning, gated together; the rest are gated one by one (their
+  // working text may differ, and one non-Latin-1 string would make the joined text two-byte,
+  // which every regex scans slower).
+  const batch: number[] = [];
+  const parts: string[] = [];
+  for (let index = 0; index < count; index += 1) {
+    const text = texts[index] as string;
+    if (NON_ASCII.test(text)) gates[index] = G_NON_ASCII;
+    else if (candidate(text)) {
+      batch.push(index);
+      parts.push(text);
+    }
+  }
+  if (parts.length > 0) {
+    const starts = new Int32Array(parts.length + 1);
+    let offset = 0;
+    for (let k = 0; k < parts.length; k += 1) {
+      starts[k] = offset;
+      offset += (parts[k] as string).length + 1;
+    }
+    starts[parts.length] = offset;
+    const joined = parts.join(SEPARATOR);
+    const found = new Uint8Array(parts.length);
+    mark(SECRET_SHAPE_GATE, joined, starts, found, G_SHAPE);
+    mark(SECRET_WORD_GATE, joined, starts, found, G_WORD);
+    mark(PII_GATE, joined, starts, found, G_PII);
+    mark(PHRASE_GATE, joined, starts, found, G_PHRASE);
+    mark(INJECTION_GATE, joined, starts, found, G_INJECTION);
+    for (let k = 0; k < batch.length; k += 1) gates[batch[k] as number] = found[k] as number;
+  }
+
   // Reused per string; only touched when a detector matched.
   const local: Span[] = [];
-  for (let index = 0; index < texts.length; index += 1) {
+  for (let index = 0; index < count; index += 1) {
+    let g = gates[index] as number;
+    if (g === 0) continue;
     const text = texts[index] as string;
-    const nonAscii = NON_ASCII.test(text);
-    if (nonAscii) for (const d of UNICODE_DETECTORS) run(d, text, index, spans);
-    if (text.length < MIN_PATTERN_LENGTH || PLAIN_IDENTIFIER.test(text)) continue;
-    const working = nonAscii && HAS_INVISIBLE.test(text) ? text.replace(INVISIBLE, '') : text;
-    const secrets = SECRET_SHAPE_GATE.test(working) || SECRET_WORD_GATE.test(working);
-    const pii = PII_GATE.test(working);
-    if (secrets) for (const d of SECRET_DETECTORS) run(d, working, index, local);
-    if (pii) for (const d of PII_DETECTORS) run(d, working, index, local);
+    let working = text;
+    let injectionText = text;
+    if ((g & G_NON_ASCII) !== 0) {
+      const special = UNICODE_SPECIAL.test(text);
+      const mixed = MIXED_SCRIPT.test(text);
+      if (special) for (const d of SPECIAL_DETECTORS) run(d, text, index, spans);
+      if (mixed) for (const d of MIXED_SCRIPT_DETECTORS) run(d, text, index, spans);
+      if (!candidate(text)) continue;
+      if (special && HAS_INVISIBLE.test(text)) working = text.replace(INVISIBLE, '');
+      if (mixed || SKELETON_TRIGGER.test(text)) injectionText = skeleton(text);
+      g |= (gate(working) & MATCH_GATES) | (gate(injectionText) & PHRASE_GATES);
+    }
+    if ((g & MATCH_GATES) !== 0) {
+      const shape = (g & G_SHAPE) !== 0;
+      if (shape || (g & G_WORD) !== 0) {
+        for (const d of SECRET_DETECTORS) {
+          // A key-shape anchor implies the shape gate; word detectors run under either gate.
+          if (shape || WORD_ANCHORED_SECRETS.has(d)) run(d, working, index, local);
+        }
+      }
+      if ((g & G_PII) !== 0) {
+        for (const d of PII_DETECTORS) run(d, working, index, local);
+      }
+    }
     if (local.length > 0) {
       const kept = dropOverlaps(local);
       local.length = 0;
@@ -86,15 +167,59 @@ export function scanBatch(texts: readonly string[]): BatchScan {
       );
       if (redact.length > 0) cleaned[index] = applyRedactions(working, redact);
     }
-    const skeletal = nonAscii && needsSkeleton(text);
-    const injectionText = skeletal ? skeleton(text) : text;
-    // Every injection phrase spans words; a single token can only carry a role delimiter.
-    const phrases = HAS_SPACE.test(injectionText) || /[<[]/.test(injectionText);
-    if (phrases && INJECTION_GATE.test(injectionText)) {
+    if ((g & PHRASE_GATES) === PHRASE_GATES) {
       for (const d of INJECTION_DETECTORS) run(d, injectionText, index, spans);
     }
   }
   return { spans, cleaned };
+}
+
+/** Whether a string is long enough and not a plain identifier (see PLAIN_IDENTIFIER). */
+function candidate(text: string): boolean {
+  return text.length >= MIN_PATTERN_LENGTH && !(text.length <= 16 && PLAIN_IDENTIFIER.test(text));
+}
+
+/**
+ * Runs a global gate over the joined batch and sets `bit` for every string it matches in,
+ * moving on to the next string after a hit. `test` on a global regex allocates nothing.
+ */
+function mark(
+  gateRe: RegExp,
+  joined: string,
+  starts: Int32Array,
+  gates: Uint8Array,
+  bit: number,
+): void {
+  gateRe.lastIndex = 0;
+  let index = 0;
+  const last = gates.length - 1;
+  while (gateRe.test(joined)) {
+    // Gates match at least one character and never across a separator.
+    const at = gateRe.lastIndex - 1;
+    while (index < last && (starts[index + 1] as number) <= at) index += 1;
+    gates[index] = (gates[index] as number) | bit;
+    if (index >= last) break;
+    gateRe.lastIndex = starts[index + 1] as number;
+  }
+  gateRe.lastIndex = 0;
+}
+
+/** The gate bits of one string, gated on its own. */
+function gate(text: string): number {
+  let g = 0;
+  if (test(SECRET_SHAPE_GATE, text)) g |= G_SHAPE;
+  if (test(SECRET_WORD_GATE, text)) g |= G_WORD;
+  if (test(PII_GATE, text)) g |= G_PII;
+  if (test(PHRASE_GATE, text)) g |= G_PHRASE;
+  if (test(INJECTION_GATE, text)) g |= G_INJECTION;
+  return g;
+}
+
+function test(re: RegExp, text: string): boolean {
+  re.lastIndex = 0;
+  const hit = re.test(text);
+  re.lastIndex = 0;
+  return hit;
 }
 
 function run(d: Detector, text: string, index: number, out: Span[]): void {

@@ -114,6 +114,21 @@ export const SECRET_DETECTORS: readonly Detector[] = [
   ),
 ];
 
+/**
+ * The secret detectors anchored on a word (`password=`, `bearer`, `aws_secret...=`) rather
+ * than a key shape: they run when the word gate passes, the others when the shape gate does.
+ */
+export const WORD_ANCHORED_SECRETS: ReadonlySet<Detector> = new Set(
+  SECRET_DETECTORS.filter((d) =>
+    [
+      'aws_secret_access_key',
+      'bearer_token',
+      'connection_string_password_kv',
+      'key_value_secret',
+    ].includes(d.name),
+  ),
+);
+
 /** JSON property names whose string values are secrets whatever they look like. */
 const SECRET_KEY_EXACT = new Set([
   'password',
@@ -142,9 +157,23 @@ const SECRET_KEY_EXACT = new Set([
 const SECRET_KEY_SUFFIX =
   /(?:password|passwd|passphrase|secret|apikey|accesstoken|authtoken|privatekey|secretkey)$/;
 
+/**
+ * Every secret name holds, once lower-cased and stripped to `[a-z0-9]`, one of `pass`,
+ * `pwd`, `secret`, `token`, `key`, `authorization`, `credential`. On an ASCII key those
+ * letters may only be separated by the characters the stripping drops (`[\W_]`). A key this
+ * does not match (and that has no non-ASCII character, which lower-casing could turn into
+ * ASCII) is not a secret name: most keys are decided here without allocating.
+ */
+const SECRET_KEY_HINT = new RegExp(
+  `[^\\x00-\\x7F]|${['pass', 'pwd', 'secret', 'token', 'key', 'authorization', 'credential']
+    .map((word) => word.split('').join('[\\W_]*'))
+    .join('|')}`,
+  'i',
+);
+
 /** True when a JSON property with this name holds a secret. */
 export function isSecretKeyName(key: string): boolean {
-  if (key.length > 64) return false;
+  if (key.length > 64 || !SECRET_KEY_HINT.test(key)) return false;
   const name = key.toLowerCase().replace(/[^a-z0-9]/g, '');
   return SECRET_KEY_EXACT.has(name) || SECRET_KEY_SUFFIX.test(name);
 }

@@ -17,7 +17,9 @@ const LATIN = 'A-Za-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u024F\\u1E00-\\u1EF
 const CYRILLIC_GREEK =
   '\\u0400-\\u0482\\u048A-\\u052F\\uA640-\\uA66E\\uA680-\\uA69D\\u0391\\u0392\\u0395\\u0396\\u0397\\u0399\\u039A\\u039C\\u039D\\u039F\\u03A1\\u03A4\\u03A5\\u03A7\\u03B1\\u03B9\\u03BA\\u03BD\\u03BF\\u03C1\\u03C4\\u03C5';
 /** A Latin letter next to a Cyrillic or Greek one: the mark of a mixed-script word. */
-const MIXED_SCRIPT = new RegExp(`[${LATIN}][${CYRILLIC_GREEK}]|[${CYRILLIC_GREEK}][${LATIN}]`);
+export const MIXED_SCRIPT = new RegExp(
+  `[${LATIN}][${CYRILLIC_GREEK}]|[${CYRILLIC_GREEK}][${LATIN}]`,
+);
 
 /**
  * Invisible and direction-changing characters. Zero-width joiners are normal inside emoji
@@ -63,6 +65,14 @@ export const UNICODE_DETECTORS: readonly Detector[] = [
   // somewhere; matching the adjacent pair is exact and far cheaper than matching words.
   detector('mixed_script_word', C.UNICODE_ANOMALY, S.MEDIUM, new RegExp(MIXED_SCRIPT.source, 'g')),
 ];
+
+/**
+ * Every character the detectors above except `mixed_script_word` can match, and every
+ * {@link INVISIBLE} one (as UTF-16 code units: U+DB40 starts every plane-14 character). A
+ * string without any needs none of those detectors and no invisible-free copy.
+ */
+export const UNICODE_SPECIAL =
+  /[\u00AD\u180E\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\uDB40]|[\u200B-\u200D]|[\uFE00-\uFE0F]|\u034F/;
 
 /** Characters removed before secret and injection scans (they only hide words). */
 export const INVISIBLE =
@@ -139,7 +149,7 @@ const CONFUSABLE_CHARS = new RegExp(
 );
 
 /** Characters that {@link skeleton} would change: look-alikes, compatibility forms, invisibles. */
-const SKELETON_TRIGGER =
+export const SKELETON_TRIGGER =
   /[\u00AD\u1D00-\u1DBF\u200B-\u200D\u2060-\u2064\u2100-\u24FF\uFB00-\uFB4F\uFE10-\uFE1F\uFE30-\uFE6F\uFEFF\uFF00-\uFFEF\u{1D400}-\u{1D7FF}\u{E0000}-\u{E007F}]/u;
 
 /** True when the injection scan should look at {@link skeleton} of `text`. */
