@@ -252,7 +252,11 @@ export class GraphRun {
   /** Cancels retry timers and in-flight attempts (the machine finished or was stopped). */
   dispose(): void {
     if (this.timers !== undefined) for (let i = 0; i < this.n; i++) this.clearTimer(i);
-    if (!this.controller.signal.aborted) this.controller.abort(new Error('engine stopped'));
+    // Nothing is in flight once every step finished (`running` counts retry waits too); an Error
+    // (and its stack) per run is then not worth making.
+    if (this.running > 0 && !this.controller.signal.aborted) {
+      this.controller.abort(new Error('engine stopped'));
+    }
   }
 
   /** What an inspector shows for the context: progress, not the closures of the input. */
