@@ -1,9 +1,22 @@
-// Sanitizer benchmark: throughput (MB/s) on realistic request bodies and the p99 latency the
-// sanitizer adds to a 64 KiB body. Run with `npm run bench:sanitizer`. Targets: >= 50 MB/s,
-// <= 2 ms p99.
+// Sanitizer benchmark: the cost the sanitization middleware adds to a request, i.e.
+// `sanitize()` on the parsed body plus the SHA-256 `input_hash` over the raw bytes (exactly
+// what createSanitizer runs; JSON parsing belongs to the body parser and is not counted).
+// Bodies are realistic: a run request with prose inputs and ids, a workflow YAML sent to the
+// editor in `yaml_text`, a chat-like messages array, and a many-step document with digits,
+// UUIDs, versions and dates. All of them must classify `clean`.
+//
+// Reports throughput (MiB/s, so >= 50 MiB/s is >= 50 MB/s) over a mix of body sizes, and the
+// p50/p95/p99 latency for 64 KiB bodies, beside the targets (>= 50 MB/s, <= 2 ms p99). Wall
+// time is the figure that counts; CPU time (process-wide, so it includes GC helper threads)
+// is printed too because the machine is shared. Run with `npm run bench:sanitizer`.
 import { loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { sanitize } from '../../src/security/index.js';
+
+const TARGET_MBPS = 50;
+const TARGET_P99_MS = 2;
+const LATENCY_SAMPLES = 3000;
+const THROUGHPUT_MS = 3000;
 
 const PROSE = [
   'The quarterly report shows revenue grew by 12% compared with the previous period, driven by the new subscription tier.',
@@ -14,6 +27,8 @@ const PROSE = [
   '这个工作流程会先分析代码，然后生成测试，最后给出审查意见。',
   'Deploy completed at 2024-05-17T10:22:31Z for build 1.14.2 (commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f).',
   'Team celebrated the launch 🎉👨‍👩‍👧‍👦 and shipped order #A-2024-000123 to the warehouse.',
+  'Summarise the customer feedback from last week, group it by product area and flag anything that mentions safety or data loss.',
+  'If the tests fail, ignore the flaky ones listed in the previous run and focus on the regression in the billing module.',
 ];
 
 const CODE = `export async function fetchUser(id: string): Promise<User> {
@@ -30,108 +45,239 @@ def parse(lines):
     return result
 `;
 
-const YAML = `name: code_review
-description: Review a pull request and summarise findings
-version: "1.2.0"
-inputs:
-  diff: { type: string, required: true, description: The unified diff to review }
-  system_prompt: { type: string, default: "You are a careful reviewer. Ignore formatting nits." }
-steps:
-  - name: analyse
-    agent: tier2_reviewer
-    inputs: { code: "\${inputs.diff}", focus: [security, correctness] }
-    outputs: { findings: review_findings }
-  - name: summarise
-    agent: tier1_writer
-    depends_on: [analyse]
-    when: "\${steps.analyse.status} == 'success'"
-    inputs: { findings: "\${steps.analyse.outputs.findings}" }
+const YAML_STEP = (i: number): string => `  - name: step_${i}
+    agent: tier${(i % 3) + 1}_worker
+    depends_on: [step_${Math.max(0, i - 1)}]
+    when: "\${steps.step_${Math.max(0, i - 1)}.status} == 'success'"
+    inputs:
+      prompt: "${PROSE[i % PROSE.length]?.replace(/"/g, "'")}"
+      system_prompt: "You are a careful reviewer. Ignore formatting nits and redundant remarks."
+      max_tokens: ${512 + (i % 8) * 128}
+    outputs: { result: out_${i} }
+    retry: { max_attempts: 3, backoff_ms: ${250 * ((i % 4) + 1)} }
 `;
 
-function body(targetBytes: number, seed: number): { value: unknown; raw: string } {
-  const steps: unknown[] = [];
-  let i = seed;
-  let size = 0;
-  while (size < targetBytes) {
-    i += 1;
-    const step = {
-      id: `c0a8012e-7f3b-4c1d-9e2a-${String(100000000000 + i).slice(-12)}`,
-      prompt: PROSE[i % PROSE.length],
-      notes: [PROSE[(i + 3) % PROSE.length], `build ${i}.${i % 7}.${i % 3}`],
-      source: i % 5 === 0 ? CODE : undefined,
-      yaml_text: i % 9 === 0 ? YAML : undefined,
-      metrics: { tokens: 1000 + i, latency_ms: 12.5 * (i % 40), ok: i % 11 !== 0 },
-    };
-    size += JSON.stringify(step).length + 1;
-    steps.push(step);
-  }
-  const value = { workflow: 'code_review', input_data: { steps } };
-  return { value, raw: JSON.stringify(value) };
+type Kind = 'run_request' | 'editor_yaml' | 'chat_messages' | 'steps_document';
+const KINDS: readonly Kind[] = ['run_request', 'editor_yaml', 'chat_messages', 'steps_document'];
+
+function uuid(i: number): string {
+  const hex = (n: number, width: number): string =>
+    (n >>> 0).toString(16).padStart(width, '0').slice(-width);
+  return `${hex(i * 2654435761, 8)}-${hex(i, 4)}-4${hex(i * 7, 3)}-9${hex(i * 13, 3)}-${hex(i * 40503, 12)}`;
 }
 
-function percentile(sorted: number[], p: number): number {
+/** One body of about `targetBytes` bytes as a client would send it. */
+function makeBody(kind: Kind, targetBytes: number, seed: number): unknown {
+  const items: unknown[] = [];
+  let size = 0;
+  let i = seed;
+  const push = (item: unknown): void => {
+    size += JSON.stringify(item).length + 1;
+    items.push(item);
+  };
+  switch (kind) {
+    case 'run_request': {
+      while (size < targetBytes) {
+        i += 1;
+        push({
+          ticket_id: uuid(i),
+          customer: `ACME-${100000 + i}`,
+          summary: PROSE[i % PROSE.length],
+          details: [PROSE[(i + 3) % PROSE.length], PROSE[(i + 5) % PROSE.length]],
+          created_at: `2024-0${(i % 9) + 1}-1${i % 10}T0${i % 10}:15:00Z`,
+          priority: i % 4,
+          amount_eur: Math.round(i * 137.5) / 10,
+        });
+      }
+      return { workflow: 'triage_tickets', input_data: { tickets: items, locale: 'en-GB' } };
+    }
+    case 'editor_yaml': {
+      let yaml = `name: review_pipeline\ndescription: Review, test and summarise a change\nversion: "2.3.0"\ninputs:\n  diff: { type: string, required: true }\nsteps:\n`;
+      while (yaml.length < targetBytes - 200) {
+        i += 1;
+        yaml += YAML_STEP(i);
+      }
+      return { name: 'review_pipeline', yaml_text: yaml, validate_only: false };
+    }
+    case 'chat_messages': {
+      push({ role: 'system', content: 'You are a helpful assistant for the engineering team.' });
+      while (size < targetBytes) {
+        i += 1;
+        push({ role: 'user', content: `${PROSE[i % PROSE.length]} (ref ${uuid(i)})` });
+        push({
+          role: 'assistant',
+          content:
+            i % 4 === 0 ? `Here is the code:\n\n${CODE}` : `${PROSE[(i + 1) % PROSE.length]}`,
+          tokens: { prompt: 200 + i, completion: 50 + (i % 90) },
+        });
+      }
+      return { workflow: 'chat', input_data: { messages: items, temperature: 0.2 } };
+    }
+    case 'steps_document': {
+      while (size < targetBytes) {
+        i += 1;
+        push({
+          id: uuid(i),
+          prompt: PROSE[i % PROSE.length],
+          notes: [PROSE[(i + 3) % PROSE.length], `build ${i}.${i % 7}.${i % 3}`],
+          ...(i % 5 === 0 ? { source: CODE } : {}),
+          metrics: { tokens: 1000 + i, latency_ms: 12.5 * (i % 40), ok: i % 11 !== 0 },
+        });
+      }
+      return { workflow: 'code_review', input_data: { steps: items } };
+    }
+    default: {
+      const exhaustive: never = kind;
+      throw new Error(`unknown kind ${String(exhaustive)}`);
+    }
+  }
+}
+
+interface Sample {
+  kind: Kind;
+  value: unknown;
+  raw: Buffer;
+}
+
+/** As the middleware receives it: the parsed value and the raw bytes. */
+function sample(kind: Kind, targetBytes: number, seed: number): Sample {
+  const raw = Buffer.from(JSON.stringify(makeBody(kind, targetBytes, seed)));
+  return { kind, value: JSON.parse(raw.toString('utf8')) as unknown, raw };
+}
+
+/** The work the sanitization middleware adds to a request. */
+function addedWork(s: Sample): void {
+  const result = sanitize(s.value, { raw: s.raw });
+  if (result.classification !== 'clean') {
+    throw new Error(`${s.kind}: unexpected ${result.classification}`);
+  }
+}
+
+function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
-// Warm up the regex JIT.
-for (let k = 0; k < 50; k += 1) sanitize(body(16 * 1024, k).value);
+const cpuMs = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
 
-const big = body(1024 * 1024, 1);
+// Garbage-collection pauses during the latency phase (the usual source of a p99 tail).
+// Entries arrive asynchronously, so they are kept and filtered by start time afterwards.
+const gcEntries: { startTime: number; duration: number }[] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcEntries.push({ startTime: entry.startTime, duration: entry.duration });
+  }
+});
+gcObserver.observe({ entryTypes: ['gc'] });
+
+// Warm-up: every kind and size, until the regex and function JIT have settled.
+const mixSizes = [4 * 1024, 16 * 1024, 64 * 1024, 256 * 1024];
+const mix: Sample[] = [];
+for (const kind of KINDS) for (const size of mixSizes) mix.push(sample(kind, size, size + 7));
+const warmUntil = performance.now() + 1500;
+for (let k = 0; performance.now() < warmUntil; k += 1) addedWork(mix[k % mix.length] as Sample);
+
+// Throughput over the mix.
 let bytes = 0;
-const started = performance.now();
-const cpuStarted = process.cpuUsage();
 let rounds = 0;
-while (performance.now() - started < 3000) {
-  const result = sanitize(big.value, { raw: big.raw });
-  if (result.classification !== 'clean') throw new Error(`unexpected ${result.classification}`);
-  bytes += Buffer.byteLength(big.raw);
+const started = performance.now();
+const cpuStarted = cpuMs();
+while (performance.now() - started < THROUGHPUT_MS) {
+  const s = mix[rounds % mix.length] as Sample;
+  addedWork(s);
+  bytes += s.raw.length;
   rounds += 1;
 }
-const seconds = (performance.now() - started) / 1000;
-const cpu = process.cpuUsage(cpuStarted);
-const cpuSeconds = (cpu.user + cpu.system) / 1e6;
-const mbps = bytes / (1024 * 1024) / seconds;
-const cpuMbps = bytes / (1024 * 1024) / cpuSeconds;
+const wallS = (performance.now() - started) / 1000;
+const cpuS = (cpuMs() - cpuStarted) / 1000;
+const MiB = 1024 * 1024;
+const mbps = bytes / MiB / wallS;
+const cpuMbps = bytes / MiB / cpuS;
 
-const samples: number[] = [];
-const cpuSamples: number[] = [];
-const bodies = Array.from({ length: 20 }, (_, k) => body(64 * 1024, k * 1000));
-// Steady state: the latency figures exclude the first optimisation of the 64 KiB path.
-for (const b of bodies) sanitize(b.value, { raw: b.raw });
-for (let k = 0; k < 2000; k += 1) {
-  const b = bodies[k % bodies.length]!;
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  sanitize(b.value, { raw: b.raw });
-  samples.push(performance.now() - t0);
-  const c = process.cpuUsage(c0);
-  cpuSamples.push((c.user + c.system) / 1000);
+// Latency for 64 KiB bodies: 8 different bodies per kind, interleaved.
+const bodies: Sample[] = [];
+for (let seed = 0; seed < 8; seed += 1) {
+  for (const kind of KINDS) bodies.push(sample(kind, 64 * 1024, seed * 1000));
 }
-samples.sort((a, b) => a - b);
-cpuSamples.sort((a, b) => a - b);
+for (const b of bodies) addedWork(b);
+const wall: Record<Kind | 'all', number[]> = {
+  run_request: [],
+  editor_yaml: [],
+  chat_messages: [],
+  steps_document: [],
+  all: [],
+};
+const cpu: number[] = [];
+const latencyStart = performance.now();
+for (let k = 0; k < LATENCY_SAMPLES; k += 1) {
+  const b = bodies[k % bodies.length] as Sample;
+  const c0 = cpuMs();
+  const t0 = performance.now();
+  addedWork(b);
+  const dt = performance.now() - t0;
+  cpu.push(cpuMs() - c0);
+  wall[b.kind].push(dt);
+  wall.all.push(dt);
+}
+const latencyEnd = performance.now();
+// Let the observer deliver the last entries.
+await new Promise((resolve) => setTimeout(resolve, 50));
+gcObserver.disconnect();
+const gcInWindow = gcEntries.filter(
+  (e) => e.startTime >= latencyStart && e.startTime <= latencyEnd,
+);
+const gcCount = gcInWindow.length;
+const gcMs = gcInWindow.reduce((sum, e) => sum + e.duration, 0);
+const gcMaxMs = gcInWindow.reduce((max, e) => Math.max(max, e.duration), 0);
 
+const fmt = (n: number, digits = 3): string => n.toFixed(digits);
+const rows: string[][] = [['measure', 'p50', 'p95', 'p99', 'max', 'target', 'ok']];
+for (const key of [...KINDS, 'all'] as const) {
+  const xs = [...wall[key]].sort((a, b) => a - b);
+  const p99 = percentile(xs, 99);
+  rows.push([
+    `64 KiB ${key} (wall ms)`,
+    fmt(percentile(xs, 50)),
+    fmt(percentile(xs, 95)),
+    fmt(p99),
+    fmt(xs[xs.length - 1] ?? NaN),
+    key === 'all' ? `p99 <= ${TARGET_P99_MS}` : '',
+    key === 'all' ? (p99 <= TARGET_P99_MS ? 'yes' : 'NO') : '',
+  ]);
+}
+const cpuSorted = [...cpu].sort((a, b) => a - b);
+rows.push([
+  '64 KiB all (CPU ms)',
+  fmt(percentile(cpuSorted, 50)),
+  fmt(percentile(cpuSorted, 95)),
+  fmt(percentile(cpuSorted, 99)),
+  fmt(cpuSorted[cpuSorted.length - 1] ?? NaN),
+  '',
+  '',
+]);
+rows.push(['throughput (MiB/s, wall)', fmt(mbps, 1), '', '', '', `>= ${TARGET_MBPS}`]);
+rows[rows.length - 1]?.push(mbps >= TARGET_MBPS ? 'yes' : 'NO');
+rows.push(['throughput (MiB/s, CPU)', fmt(cpuMbps, 1), '', '', '', '', '']);
+
+const widths = rows[0]?.map((_, col) => Math.max(...rows.map((r) => (r[col] ?? '').length))) ?? [];
+const line = (r: string[]): string =>
+  r
+    .map((cell, col) =>
+      col === 0 ? cell.padEnd(widths[col] ?? 0) : cell.padStart(widths[col] ?? 0),
+    )
+    .join('  ');
 console.log(
-  JSON.stringify(
-    {
-      throughput_mb_per_s: Number(mbps.toFixed(1)),
-      throughput_mb_per_cpu_s: Number(cpuMbps.toFixed(1)),
-      throughput_body_bytes: Buffer.byteLength(big.raw),
-      throughput_rounds: rounds,
-      latency_64kib_ms: {
-        p50: Number(percentile(samples, 50).toFixed(3)),
-        p90: Number(percentile(samples, 90).toFixed(3)),
-        p95: Number(percentile(samples, 95).toFixed(3)),
-        p99: Number(percentile(samples, 99).toFixed(3)),
-        max: Number((samples[samples.length - 1] ?? NaN).toFixed(3)),
-      },
-      cpu_time_64kib_ms: {
-        p50: Number(percentile(cpuSamples, 50).toFixed(3)),
-        p99: Number(percentile(cpuSamples, 99).toFixed(3)),
-      },
-      load_average_1m: Number(loadavg()[0]?.toFixed(2)),
-      targets: { throughput_mb_per_s: 50, p99_ms: 2 },
-    },
-    null,
-    2,
-  ),
+  `sanitizer benchmark: sanitize(parsed body) + sha256(raw bytes), node ${process.version}`,
+);
+console.log(
+  `throughput mix: ${KINDS.length} kinds x ${mixSizes.map((s) => `${s / 1024} KiB`).join('/')}, ` +
+    `${rounds} bodies, ${fmt(bytes / MiB, 1)} MiB in ${fmt(wallS, 2)} s; latency: ${LATENCY_SAMPLES} samples over ${bodies.length} bodies of ~64 KiB`,
+);
+console.log(line(rows[0] ?? []));
+for (const r of rows.slice(1)) console.log(line(r));
+console.log(
+  `GC during latency phase: ${gcCount} pauses, ${fmt(gcMs, 1)} ms total, longest ${fmt(gcMaxMs, 2)} ms; ` +
+    `load average (1 min): ${fmt(loadavg()[0] ?? NaN, 2)} on ${(await import('node:os')).cpus().length} cores`,
 );

@@ -36,8 +36,28 @@ const SECRET_WORD_GATE = /pass|pwd|secret|token|key|credential|bearer/gi;
 const PII_GATE = /@|\d[\d .()/-]{5}|:[0-9A-Fa-f]{0,4}:/g;
 /** Every injection phrase spans words; a single token can only carry a role delimiter. */
 const PHRASE_GATE = /[\s<[]/g;
+/**
+ * The injection gate: every verb the override detectors start with, and for the other
+ * detectors the word pairs they cannot match without ("system prompt", "instructions above",
+ * "you are no(w)", "safety filters", ...), so prose that merely says "prompt", "above",
+ * "content" or "safety" skips all injection detectors.
+ */
 const INJECTION_GATE =
-  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|prompt|instructions?|above|verbatim|before\s{1,4}this|system\s{1,4}message|you\s{1,4}are|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|ethical|moral|safety|content\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/gi;
+  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan\s{1,4}mode|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/gi;
+/**
+ * Every injection detector in one regex (case-insensitive, so a superset). Where it finds
+ * nothing, no injection detector can match: it would match at least where the first
+ * detector's match starts. So the detectors only run, one by one, on text where this found
+ * something, i.e. on real injection attempts, and ordinary text pays one pass, not seven.
+ */
+const ANY_INJECTION = new RegExp(
+  INJECTION_DETECTORS.map((d) => `(?:${d.pattern.source})`).join('|'),
+  'i',
+);
+// Numbered groups would shift under the join; the injection patterns have none.
+if ((new RegExp(`${ANY_INJECTION.source}|`).exec('')?.length ?? 0) !== 1) {
+  throw new Error('injection detectors must not use capturing groups');
+}
 const NON_ASCII = /[\u0080-\uFFFF]/;
 const HAS_INVISIBLE = new RegExp(INVISIBLE.source, 'u');
 
@@ -144,7 +164,7 @@ export function scanBatch(texts: readonly string[]): BatchScan {
       if (!candidate(text)) continue;
       if (special && HAS_INVISIBLE.test(text)) working = text.replace(INVISIBLE, '');
       if (mixed || SKELETON_TRIGGER.test(text)) injectionText = skeleton(text);
-      g |= (gate(working) & MATCH_GATES) | (gate(injectionText) & PHRASE_GATES);
+      g |= matchGates(working) | phraseGates(injectionText);
     }
     if ((g & MATCH_GATES) !== 0) {
       const shape = (g & G_SHAPE) !== 0;
@@ -167,7 +187,7 @@ export function scanBatch(texts: readonly string[]): BatchScan {
       );
       if (redact.length > 0) cleaned[index] = applyRedactions(working, redact);
     }
-    if ((g & PHRASE_GATES) === PHRASE_GATES) {
+    if ((g & PHRASE_GATES) === PHRASE_GATES && ANY_INJECTION.test(injectionText)) {
       for (const d of INJECTION_DETECTORS) run(d, injectionText, index, spans);
     }
   }
@@ -204,15 +224,18 @@ function mark(
   gateRe.lastIndex = 0;
 }
 
-/** The gate bits of one string, gated on its own. */
-function gate(text: string): number {
+/** The secret and PII gate bits of one string, gated on its own. */
+function matchGates(text: string): number {
   let g = 0;
   if (test(SECRET_SHAPE_GATE, text)) g |= G_SHAPE;
   if (test(SECRET_WORD_GATE, text)) g |= G_WORD;
   if (test(PII_GATE, text)) g |= G_PII;
-  if (test(PHRASE_GATE, text)) g |= G_PHRASE;
-  if (test(INJECTION_GATE, text)) g |= G_INJECTION;
   return g;
+}
+
+/** The injection gate bits of one string, gated on its own. */
+function phraseGates(text: string): number {
+  return test(PHRASE_GATE, text) && test(INJECTION_GATE, text) ? PHRASE_GATES : 0;
 }
 
 function test(re: RegExp, text: string): boolean {

@@ -16,9 +16,14 @@ const LATIN = 'A-Za-z\\u00C0-\\u00D6\\u00D8-\\u00F6\\u00F8-\\u024F\\u1E00-\\u1EF
  */
 const CYRILLIC_GREEK =
   '\\u0400-\\u0482\\u048A-\\u052F\\uA640-\\uA66E\\uA680-\\uA69D\\u0391\\u0392\\u0395\\u0396\\u0397\\u0399\\u039A\\u039C\\u039D\\u039F\\u03A1\\u03A4\\u03A5\\u03A7\\u03B1\\u03B9\\u03BA\\u03BD\\u03BF\\u03C1\\u03C4\\u03C5';
-/** A Latin letter next to a Cyrillic or Greek one: the mark of a mixed-script word. */
+/**
+ * A Cyrillic or Greek letter next to a Latin one: the mark of a mixed-script word. It starts
+ * with one plain range around those letters, which Latin text rarely contains, so the scan
+ * skips ahead instead of testing the long Latin class at every position; the exact classes
+ * are checked around the candidate.
+ */
 export const MIXED_SCRIPT = new RegExp(
-  `[${LATIN}][${CYRILLIC_GREEK}]|[${CYRILLIC_GREEK}][${LATIN}]`,
+  `[\\u0370-\\u052F\\uA640-\\uA69F](?:(?<=[${LATIN}][${CYRILLIC_GREEK}])|(?=[${LATIN}]))(?<=[${CYRILLIC_GREEK}])`,
 );
 
 /**
@@ -73,6 +78,9 @@ export const UNICODE_DETECTORS: readonly Detector[] = [
  */
 export const UNICODE_SPECIAL =
   /[\u00AD\u180E\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\uDB40]|[\u200B-\u200D]|[\uFE00-\uFE0F]|\u034F/;
+
+/** {@link SKELETON_MAP} value of a character that is removed. */
+const DROP = -1;
 
 /** Characters removed before secret and injection scans (they only hide words). */
 export const INVISIBLE =
@@ -141,13 +149,22 @@ const CONFUSABLES: Readonly<Record<string, string>> = {
   Χ: 'X',
   Ζ: 'Z',
 };
-const CONFUSABLE_CHARS = new RegExp(
-  `[${Object.keys(CONFUSABLES)
-    .map((c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`)
-    .join('')}]`,
-  'g',
-);
-
+/**
+ * Per UTF-16 code unit, what {@link skeleton} writes for it after NFKC: the unit itself, its
+ * Latin look-alike, or {@link DROP} for a BMP {@link INVISIBLE} character. (Plane-14 tag
+ * characters, the other invisibles, are surrogate pairs and handled in the loop.)
+ */
+const SKELETON_MAP = ((): Int32Array => {
+  const map = new Int32Array(0x10000);
+  for (let c = 0; c < 0x10000; c += 1) map[c] = c;
+  for (const [from, to] of Object.entries(CONFUSABLES)) map[from.charCodeAt(0)] = to.charCodeAt(0);
+  const invisible = new RegExp(INVISIBLE.source, 'u');
+  for (let c = 0x80; c < 0x10000; c += 1) {
+    // Surrogates are never invisible on their own.
+    if ((c < 0xd800 || c > 0xdfff) && invisible.test(String.fromCharCode(c))) map[c] = DROP;
+  }
+  return map;
+})();
 /** Characters that {@link skeleton} would change: look-alikes, compatibility forms, invisibles. */
 export const SKELETON_TRIGGER =
   /[\u00AD\u1D00-\u1DBF\u200B-\u200D\u2060-\u2064\u2100-\u24FF\uFB00-\uFB4F\uFE10-\uFE1F\uFE30-\uFE6F\uFEFF\uFF00-\uFFEF\u{1D400}-\u{1D7FF}\u{E0000}-\u{E007F}]/u;
@@ -163,8 +180,67 @@ export function needsSkeleton(text: string): boolean {
  * detect, never written back.
  */
 export function skeleton(text: string): string {
-  return text
-    .normalize('NFKC')
-    .replace(INVISIBLE, '')
-    .replace(CONFUSABLE_CHARS, (c) => CONFUSABLES[c] ?? c);
+  // The same as removing INVISIBLE from the NFKC form and then replacing each look-alike,
+  // without a callback per replaced character: count the changes, then splice them into
+  // slices when they are few, or map every code unit when they are many.
+  const normal = text.normalize('NFKC');
+  const length = normal.length;
+  let changes = 0;
+  for (let i = 0; i < length; i += 1) {
+    const c = normal.charCodeAt(i);
+    if (SKELETON_MAP[c] !== c || (c === 0xdb40 && isTagLow(normal.charCodeAt(i + 1)))) {
+      changes += 1;
+    }
+  }
+  if (changes === 0) return normal;
+  if (changes <= FEW_CHANGES) {
+    let result = '';
+    let from = 0;
+    for (let i = 0; i < length; i += 1) {
+      const c = normal.charCodeAt(i);
+      if (c === 0xdb40 && isTagLow(normal.charCodeAt(i + 1))) {
+        result += normal.slice(from, i);
+        i += 1;
+        from = i + 1;
+        continue;
+      }
+      const mapped = SKELETON_MAP[c] as number;
+      if (mapped === c) continue;
+      result += normal.slice(from, i);
+      if (mapped !== DROP) result += String.fromCharCode(mapped);
+      from = i + 1;
+    }
+    return result + normal.slice(from);
+  }
+  if (scratch.length < length) scratch = new Uint16Array(Math.max(length, scratch.length * 2));
+  let size = 0;
+  for (let i = 0; i < length; i += 1) {
+    const c = normal.charCodeAt(i);
+    if (c === 0xdb40 && isTagLow(normal.charCodeAt(i + 1))) {
+      i += 1;
+      continue;
+    }
+    const mapped = SKELETON_MAP[c] as number;
+    if (mapped === DROP) continue;
+    scratch[size] = mapped;
+    size += 1;
+  }
+  // A lone surrogate comes out as U+FFFD; to the injection patterns both are the same
+  // (neither a word character nor a space).
+  return UTF16.decode(scratch.subarray(0, size));
 }
+
+/** Reused output buffer of {@link skeleton} (grown as needed; synchronous use only). */
+let scratch = new Uint16Array(1024);
+const UTF16 = new TextDecoder('utf-16le');
+
+/**
+ * The low half of a tag character (U+E0000–U+E007F) after U+DB40: only the whole pair is
+ * removed, as the `u` regex sees it.
+ */
+function isTagLow(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdc7f;
+}
+
+/** Up to this many changes, {@link skeleton} splices slices instead of mapping every unit. */
+const FEW_CHANGES = 64;
