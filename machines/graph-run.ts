@@ -1,45 +1,23 @@
 /**
- * The per-run state of a compiled graph machine: join counters, outcomes, the expression scope,
- * and the attempts in flight. It lives in the machine's context and is changed only by the
- * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event: a counter
- * per step for its unfinished dependencies (the join), a binary heap of ready steps in YAML
- * order (the concurrency limit), packed number arrays for per-step state. Nothing scans all steps per
- * event, and nothing copies per-step arrays.
+ * The per-run state of a compiled graph machine: the shared {@link SchedulerCore}
+ * (`scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, abort — the same code
+ * the native scheduler runs, so both adapters produce the same event sequence for the same run),
+ * connected to the machine. It lives in the machine's context and is changed only by the
+ * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event.
  *
- * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`), the same as
- * the native scheduler's, so both adapters produce the same event sequence for the same run.
- *
- * Engine events are written to an outbox that the machine's actions drain with XState `emit`.
+ * Engine events are written to an outbox that the machine's actions drain with XState `emit`;
+ * attempt results, retry timers and loop iterations come back as per-step event types, which
+ * select the step's transitions in the machine.
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
-import type {
-  AttemptResult,
-  AttemptRunner,
-  EngineEvent,
-  EngineInput,
-  EngineOutput,
-  StepOutcome,
-} from '../src/engine/adapter.js';
-import type { CompiledStep, EvalScope, StepView } from '../src/workflow/types.js';
+import type { AttemptResult, EngineEvent, EngineInput } from '../src/engine/adapter.js';
+import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
 
-type AttemptRequest = Parameters<AttemptRunner>[0];
+export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
 
-/** What the graph run needs besides its input. */
-export interface GraphRunDeps {
-  /** Truthiness of a `when:` value (the expression language's rule). */
-  isTruthy: (value: unknown) => boolean;
-}
-
-/** Reason of a step skipped because its `when:` was false. */
-export const SKIP_CONDITION_FALSE = 'condition false';
-/** Reason of steps left when nothing runs and nothing can start. */
-export const SKIP_UNMET_DEPENDENCIES = 'unmet dependencies';
-
-const PENDING = 0;
-const RUNNING = 1;
-const RETRY_WAIT = 2;
-const FINISHED = 3;
+/** What the graph run needs besides its input (truthiness of `when:` values). */
+export type GraphRunDeps = SchedulerDeps;
 
 /** Event types the machine uses for step `key` (one set of event types per step). */
 export function stepEventType(key: string, kind: 'settled' | 'retry' | 'iteration'): string {
@@ -62,448 +40,39 @@ export function stepEventTypes(keys: readonly string[]): StepEventTypes {
   };
 }
 
-/** Scheduling state of one graph run. */
-export class GraphRun {
+/** Scheduling state of one graph run, connected to its machine. */
+export class GraphRun extends SchedulerCore {
   /** Engine events not yet emitted; drained by the machine's actions. */
   readonly outbox: EngineEvent[] = [];
-  private readonly steps: readonly CompiledStep[];
-  private readonly n: number;
-  private readonly remaining: number[];
-  private readonly state: number[];
-  private readonly attempt: number[];
-  private readonly startTime: number[];
-  private readonly attemptStart: number[];
-  private readonly inputs: unknown[];
-  private readonly outcomes: (StepOutcome | undefined)[];
-  /** Retry timers by step; made when the first retry is scheduled. */
-  private timers: unknown[] | undefined;
-  private readonly heap: number[];
-  private heapSize = 0;
-  private running = 0;
-  private finishedCount = 0;
-  private aborted = false;
-  private readonly controller = new AbortController();
-  private readonly views: Record<string, StepView> = {};
-  private readonly context: Record<string, unknown> = {};
-  private readonly scope: EvalScope;
 
   constructor(
-    private readonly input: EngineInput,
+    input: EngineInput,
     private readonly self: AnyActorRef,
     /** The machine's per-step event types. */
     private readonly types: StepEventTypes,
-    private readonly deps: GraphRunDeps,
+    deps: GraphRunDeps,
   ) {
-    this.steps = input.workflow.steps;
-    const n = (this.n = this.steps.length);
-    this.remaining = zeros(n);
-    this.state = zeros(n);
-    this.attempt = zeros(n);
-    this.startTime = zeros(n);
-    this.attemptStart = zeros(n);
-    this.inputs = new Array<unknown>(n).fill(null);
-    this.outcomes = new Array<StepOutcome | undefined>(n);
-    this.heap = zeros(n);
-    for (let i = 0; i < n; i++) this.remaining[i] = this.steps[i]!.dependsOnIndex.length;
-    this.scope = { inputs: input.inputs, steps: this.views, context: this.context };
+    super(input, deps);
   }
 
-  /** Starts the steps without dependencies (up to the concurrency limit). */
-  begin(): void {
-    for (let i = 0; i < this.n; i++) if (this.remaining[i] === 0) this.push(i);
-    this.pump();
+  protected emit(event: EngineEvent): void {
+    this.outbox.push(event);
   }
 
-  get allFinished(): boolean {
-    return this.finishedCount === this.n;
+  protected sendSettled(index: number, attempt: number, result: AttemptResult): void {
+    this.self.send({ type: this.types.settled[index]!, attempt, result });
   }
 
-  /** Whether a failed attempt may be followed by another. */
-  canRetry(index: number, attempt: number): boolean {
-    return attempt < (this.steps[index]!.maxAttempts ?? this.input.maxAttempts);
+  protected sendRetry(index: number): void {
+    this.self.send({ type: this.types.retry[index]! });
   }
 
-  /** Whether `attempt` is the attempt of step `index` now running (late results are ignored). */
-  isCurrent(index: number, attempt: number): boolean {
-    return this.state[index] === RUNNING && this.attempt[index] === attempt;
-  }
-
-  /** A successful attempt: outputs mapping, `step.finished`, dependents released. */
-  succeed(index: number, attempt: number, result: AttemptResult): void {
-    if (!this.isCurrent(index, attempt)) return;
-    this.running--;
-    const step = this.steps[index]!;
-    const output = result.output;
-    for (const key in step.outputs) {
-      if (!Object.hasOwn(step.outputs, key)) continue;
-      this.context[step.outputs[key]!] = output?.[key] ?? null;
-    }
-    this.finishStep(index, {
-      status: 'success',
-      input: this.inputs[index],
-      output,
-      error: null,
-      skipReason: null,
-      modelUsed: result.modelUsed,
-      tokensUsed: result.tokensUsed,
-      attempts: attempt,
-      iterations: result.iterations,
-      startTime: this.startTime[index]!,
-      endTime: this.input.clock.now(),
-    });
-    this.release(step);
-    this.pump();
-    this.settleIfStuck();
-  }
-
-  /** A failed attempt with attempts left: `step.retrying`, then a `retry` event after the delay. */
-  scheduleRetry(index: number, attempt: number, result: AttemptResult): void {
-    if (!this.isCurrent(index, attempt)) return;
-    const now = this.input.clock.now();
-    const delayMs = this.input.retryDelayMs(attempt);
-    this.state[index] = RETRY_WAIT;
-    this.outbox.push({
-      type: 'step.retrying',
-      index,
-      attempt,
-      error: result.error ?? 'failed',
-      delayMs,
-      time: now,
-      durationMs: now - this.attemptStart[index]!,
-    });
-    const self = this.self;
-    const type = this.types.retry[index]!;
-    (this.timers ??= new Array<unknown>(this.n))[index] = this.input.clock.setTimeout(
-      () => self.send({ type }),
-      delayMs,
-    );
-  }
-
-  /** The retry delay elapsed: the next attempt starts. */
-  retry(index: number): void {
-    if (this.state[index] !== RETRY_WAIT) return;
-    if (this.timers !== undefined) this.timers[index] = undefined;
-    this.startAttempt(index, this.attempt[index]! + 1);
-  }
-
-  /** A failed last attempt: the step fails and its transitive dependents are skipped. */
-  fail(index: number, attempt: number, result: AttemptResult): void {
-    if (!this.isCurrent(index, attempt)) return;
-    this.running--;
-    this.failStep(index, result.error ?? 'failed', attempt, result, this.input.clock.now());
-    this.pump();
-    this.settleIfStuck();
-  }
-
-  /** A loop iteration of the running attempt finished. */
-  iteration(
+  protected iterationListener(
     index: number,
     attempt: number,
-    iteration: number,
-    output: Record<string, unknown> | null,
-  ): void {
-    if (!this.isCurrent(index, attempt)) return;
-    this.outbox.push({
-      type: 'step.iteration',
-      index,
-      iteration,
-      output,
-      time: this.input.clock.now(),
-    });
-  }
-
-  /** Fails running steps with `reason`, skips everything unfinished. */
-  abort(reason: string): void {
-    if (this.aborted || this.allFinished) return;
-    this.aborted = true;
-    this.controller.abort(new Error(reason));
-    const now = this.input.clock.now();
-    const failed: number[] = [];
-    for (let i = 0; i < this.n; i++) {
-      const state = this.state[i];
-      if (state !== RUNNING && state !== RETRY_WAIT) continue;
-      this.clearTimer(i);
-      this.running--;
-      failed.push(i);
-      this.finishStep(i, this.failedOutcome(i, reason, this.attempt[i]!, null, now));
-    }
-    const skipped: number[] = [];
-    const reasons = new Map<number, string>();
-    for (const i of failed) this.collectDependents(i, skipped, reasons);
-    for (let i = 0; i < this.n; i++) {
-      if (this.state[i] === PENDING) {
-        this.state[i] = FINISHED;
-        skipped.push(i);
-        reasons.set(i, reason);
-      }
-    }
-    this.emitSkips(skipped, reasons, now);
-    this.heapSize = 0;
-  }
-
-  output(): EngineOutput {
-    return {
-      outcomes: this.outcomes as StepOutcome[],
-      context: this.context,
-      finalOutput: this.input.workflow.outputs(this.scope) as Record<string, unknown>,
-    };
-  }
-
-  /** Cancels retry timers and in-flight attempts (the machine finished or was stopped). */
-  dispose(): void {
-    if (this.timers !== undefined) for (let i = 0; i < this.n; i++) this.clearTimer(i);
-    // Nothing is in flight once every step finished (`running` counts retry waits too); an Error
-    // (and its stack) per run is then not worth making.
-    if (this.running > 0 && !this.controller.signal.aborted) {
-      this.controller.abort(new Error('engine stopped'));
-    }
-  }
-
-  /** What an inspector shows for the context: progress, not the closures of the input. */
-  toJSON(): unknown {
-    const steps: Record<string, string> = {};
-    for (let i = 0; i < this.n; i++) {
-      const s = this.state[i]!;
-      steps[this.steps[i]!.name] =
-        this.outcomes[i]?.status ??
-        (s === RUNNING ? 'running' : s === RETRY_WAIT ? 'retrying' : 'pending');
-    }
-    return { running: this.running, finished: this.finishedCount, total: this.n, steps };
-  }
-
-  /** Starts ready steps in YAML order while below the concurrency limit. */
-  private pump(): void {
-    const limit = this.input.maxConcurrency;
-    while (this.heapSize > 0 && this.running < limit && !this.aborted) {
-      const index = this.pop();
-      if (this.state[index] !== PENDING) continue;
-      const step = this.steps[index]!;
-      if (step.when !== undefined) {
-        let go: boolean;
-        try {
-          go = this.deps.isTruthy(step.when(this.scope));
-        } catch (error) {
-          this.failStep(index, `when: ${messageOf(error)}`, 0, null, this.input.clock.now());
-          continue;
-        }
-        if (!go) {
-          this.finishStep(index, skippedOutcome(SKIP_CONDITION_FALSE, this.input.clock.now()));
-          this.release(step);
-          continue;
-        }
-      }
-      let resolved: unknown;
-      try {
-        resolved = step.inputs(this.scope);
-      } catch (error) {
-        this.failStep(index, `inputs: ${messageOf(error)}`, 0, null, this.input.clock.now());
-        continue;
-      }
-      this.inputs[index] = resolved;
-      this.running++;
-      this.startTime[index] = this.input.clock.now();
-      this.startAttempt(index, 1);
-    }
-  }
-
-  private startAttempt(index: number, attempt: number): void {
-    const step = this.steps[index]!;
-    const time = this.input.clock.now();
-    this.state[index] = RUNNING;
-    this.attempt[index] = attempt;
-    this.attemptStart[index] = time;
-    const input = this.inputs[index];
-    this.outbox.push({ type: 'step.started', index, attempt, input, time });
+  ): (iteration: number, output: Record<string, unknown> | null) => void {
     const self = this.self;
-    const type = this.types.settled[index]!;
-    const request: AttemptRequest = {
-      step,
-      input: (input ?? {}) as Record<string, unknown>,
-      scope: this.scope,
-      attempt,
-      signal: this.controller.signal,
-    };
-    if (step.loopUntil !== undefined) {
-      const iterationType = this.types.iteration[index]!;
-      request.onIteration = (iteration, output) =>
-        self.send({ type: iterationType, attempt, iteration, output });
-    }
-    let pending: Promise<AttemptResult>;
-    try {
-      pending = this.input.runAttempt(request);
-    } catch (error) {
-      pending = Promise.reject(error instanceof Error ? error : new Error(messageOf(error)));
-    }
-    // Anonymous inline callbacks: no per-attempt named closures (tsx's keepNames wraps those).
-    pending.then(
-      (result) => self.send({ type, attempt, result }),
-      (error: unknown) => self.send({ type, attempt, result: thrownResult(error) }),
-    );
+    const type = this.types.iteration[index]!;
+    return (iteration, output) => self.send({ type, attempt, iteration, output });
   }
-
-  private failStep(
-    index: number,
-    error: string,
-    attempts: number,
-    result: AttemptResult | null,
-    now: number,
-  ): void {
-    this.finishStep(index, this.failedOutcome(index, error, attempts, result, now));
-    const skipped: number[] = [];
-    const reasons = new Map<number, string>();
-    this.collectDependents(index, skipped, reasons);
-    this.emitSkips(skipped, reasons, now);
-  }
-
-  private failedOutcome(
-    index: number,
-    error: string,
-    attempts: number,
-    result: AttemptResult | null,
-    now: number,
-  ): StepOutcome {
-    return {
-      status: 'failed',
-      input: this.inputs[index] ?? null,
-      output: null,
-      error,
-      skipReason: null,
-      modelUsed: result?.modelUsed ?? null,
-      tokensUsed: result?.tokensUsed ?? null,
-      attempts,
-      iterations: result?.iterations ?? 0,
-      startTime: attempts > 0 ? this.startTime[index]! : null,
-      endTime: now,
-    };
-  }
-
-  /** Marks every unfinished transitive dependent of `root` finished (skipped), collecting it. */
-  private collectDependents(root: number, out: number[], reasons: Map<number, string>): void {
-    const reason = `dependency failed: ${this.steps[root]!.name}`;
-    const stack = [root];
-    while (stack.length > 0) {
-      const current = stack.pop()!;
-      for (const d of this.steps[current]!.dependentsIndex) {
-        if (this.state[d] !== PENDING) continue;
-        this.state[d] = FINISHED;
-        out.push(d);
-        reasons.set(d, reason);
-        stack.push(d);
-      }
-    }
-  }
-
-  /** Emits skips in YAML order (they happen at the same instant). */
-  private emitSkips(indexes: number[], reasons: Map<number, string>, now: number): void {
-    if (indexes.length > 1) indexes.sort((a, b) => a - b);
-    for (const i of indexes) this.finishStep(i, skippedOutcome(reasons.get(i)!, now));
-  }
-
-  /** When nothing runs and nothing is ready but steps remain, they can never start. */
-  private settleIfStuck(): void {
-    if (this.running > 0 || this.heapSize > 0 || this.finishedCount === this.n) return;
-    for (let i = 0; i < this.n; i++) {
-      if (this.state[i] === RETRY_WAIT) return;
-    }
-    const now = this.input.clock.now();
-    for (let i = 0; i < this.n; i++) {
-      if (this.state[i] === PENDING)
-        this.finishStep(i, skippedOutcome(SKIP_UNMET_DEPENDENCIES, now));
-    }
-  }
-
-  private finishStep(index: number, outcome: StepOutcome): void {
-    this.state[index] = FINISHED;
-    this.outcomes[index] = outcome;
-    this.finishedCount++;
-    this.views[this.steps[index]!.name] = { status: outcome.status, outputs: outcome.output };
-    this.outbox.push({ type: 'step.finished', index, outcome });
-  }
-
-  /** The join: a finished (not failed) step counts down each dependent's unfinished dependencies. */
-  private release(step: CompiledStep): void {
-    for (const d of step.dependentsIndex) {
-      if (--this.remaining[d]! === 0 && this.state[d] === PENDING) this.push(d);
-    }
-  }
-
-  private clearTimer(index: number): void {
-    const timers = this.timers;
-    const timer = timers?.[index];
-    if (timers === undefined || timer === undefined) return;
-    this.input.clock.clearTimeout(timer);
-    timers[index] = undefined;
-  }
-
-  private push(value: number): void {
-    const heap = this.heap;
-    let i = this.heapSize++;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (heap[parent]! <= value) break;
-      heap[i] = heap[parent]!;
-      i = parent;
-    }
-    heap[i] = value;
-  }
-
-  private pop(): number {
-    const heap = this.heap;
-    const top = heap[0]!;
-    const last = heap[--this.heapSize]!;
-    const size = this.heapSize;
-    let i = 0;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= size) break;
-      if (child + 1 < size && heap[child + 1]! < heap[child]!) child++;
-      if (heap[child]! >= last) break;
-      heap[i] = heap[child]!;
-      i = child;
-    }
-    heap[i] = last;
-    return top;
-  }
-}
-
-/** The result of an attempt whose runner threw or rejected (runners should not, but may). */
-function thrownResult(error: unknown): AttemptResult {
-  return {
-    ok: false,
-    output: null,
-    error: messageOf(error),
-    modelUsed: null,
-    tokensUsed: null,
-    iterations: 0,
-  };
-}
-
-/**
- * An array of `n` zeros, allocated at its exact length. Plain arrays rather than typed arrays: a
- * run of a small workflow would otherwise pay for several ArrayBuffers (about 180 bytes each
- * before any data); `push` would over-allocate (capacity 17 for 5 steps).
- */
-function zeros(n: number): number[] {
-  return new Array<number>(n).fill(0);
-}
-
-function skippedOutcome(reason: string, now: number): StepOutcome {
-  return {
-    status: 'skipped',
-    input: null,
-    output: null,
-    error: null,
-    skipReason: reason,
-    modelUsed: null,
-    tokensUsed: null,
-    attempts: 0,
-    iterations: 0,
-    startTime: null,
-    endTime: now,
-  };
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return typeof error === 'string' ? error : 'unknown error';
 }
