@@ -21,6 +21,10 @@ export type ChildMessage =
       heapUsed: number;
       hub: { activeRuns: number; finishedRuns: number; listeners: number };
       historySize: number;
+      /** process.cpuUsage() of the service (every thread), µs. */
+      cpuMicros: number;
+      /** Event-loop active time since start (main thread), ms. */
+      loopActiveMs: number;
     };
 
 // CLOCK_MONOTONIC is one clock for every process on the machine; performance.timeOrigin is
@@ -62,12 +66,15 @@ process.on('message', (message: ParentMessage) => {
       gc?.();
       gc?.();
       const memory = process.memoryUsage();
+      const cpu = process.cpuUsage();
       send({
         type: 'rss',
         rss: memory.rss,
         heapUsed: memory.heapUsed,
         hub: running.hub.stats(),
         historySize: running.history.size,
+        cpuMicros: cpu.user + cpu.system,
+        loopActiveMs: performance.eventLoopUtilization().active,
       });
       break;
     }

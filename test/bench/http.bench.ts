@@ -283,7 +283,15 @@ interface RunsResult {
   p50: number;
   p99: number;
   max: number;
-  rssAt: { runs: number; rss: number; heapUsed: number; hubFinished: number; history: number }[];
+  rssAt: {
+    runs: number;
+    rss: number;
+    heapUsed: number;
+    hubFinished: number;
+    history: number;
+    cpuMicros: number;
+    loopActiveMs: number;
+  }[];
   stoppedEarly: boolean;
 }
 
@@ -328,6 +336,8 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
       heapUsed: report.heapUsed,
       hubFinished: report.hub.finishedRuns,
       history: report.historySize,
+      cpuMicros: report.cpuMicros,
+      loopActiveMs: report.loopActiveMs,
     });
   };
   await phase(RSS_AT);
@@ -395,6 +405,17 @@ async function main(): Promise<void> {
     const first = runs.rssAt[0];
     const last = runs.rssAt.at(-1);
     const drift = first && last ? ((last.rss - first.rss) / first.rss) * 100 : Number.NaN;
+    // CPU the service spent per run between the two samples: robust to a shared machine, where
+    // runs/s depends on what else is running.
+    const windowRuns = first && last ? last.runs - first.runs : 0;
+    const cpuPerRun =
+      first && last && windowRuns > 0
+        ? (last.cpuMicros - first.cpuMicros) / windowRuns
+        : Number.NaN;
+    const loopPerRun =
+      first && last && windowRuns > 0
+        ? ((last.loopActiveMs - first.loopActiveMs) * 1000) / windowRuns
+        : Number.NaN;
     const rows: [string, string, string, string][] = [
       [
         'GET /api/health',
@@ -409,6 +430,12 @@ async function main(): Promise<void> {
         '138 runs/s',
       ],
       ['POST → run file p50', `${fmt(runs.p50, 2)} ms`, '', ''],
+      [
+        'service CPU per run',
+        `${fmt(cpuPerRun, 0)} µs, all threads (event loop busy ${fmt(loopPerRun, 0)} µs)`,
+        '',
+        '',
+      ],
       [
         'POST → run file p99',
         `${fmt(runs.p99, 2)} ms (max ${fmt(runs.max, 1)} ms)`,
