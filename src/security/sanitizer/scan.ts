@@ -1,5 +1,5 @@
 import type { Detector } from './detector.js';
-import { INJECTION_DETECTORS } from './detectors/injection.js';
+import { GAP, INJECTION_DETECTORS } from './detectors/injection.js';
 import { PII_DETECTORS } from './detectors/pii.js';
 import { SECRET_DETECTORS, WORD_ANCHORED_SECRETS } from './detectors/secrets.js';
 import {
@@ -37,13 +37,22 @@ const PII_GATE = /@|\d[\d .()/-]{5}|:[0-9A-Fa-f]{0,4}:/g;
 /** Every injection phrase spans words; a single token can only carry a role delimiter. */
 const PHRASE_GATE = /[\s<[]/g;
 /**
- * The injection gate: every verb the override detectors start with, and for the other
+ * What the instruction-override detectors cannot match without: the verb followed, across
+ * at most the filler words they allow, by the adjective they need ("ignore all of the
+ * previous", "disregard everything"), so "ignore formatting nits" passes no gate.
+ */
+const OVERRIDE_VERB = String.raw`(?:ignore|disregard|forget|override|bypass|abandon|drop|discard)${GAP}\s{1,4}(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety|ethical|content|developer)|(?:ignore|disregard|forget)\s{1,4}(?:everything|all)`;
+
+/**
+ * The injection gate: the override verbs with their objects (above), and for the other
  * detectors the word pairs they cannot match without ("system prompt", "instructions above",
  * "you are no(w)", "safety filters", ...), so prose that merely says "prompt", "above",
  * "content" or "safety" skips all injection detectors.
  */
-const INJECTION_GATE =
-  /\b(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan\s{1,4}mode|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>/gi;
+const INJECTION_GATE = new RegExp(
+  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan\s{1,4}mode|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
+  'gi',
+);
 /**
  * Every injection detector in one regex (case-insensitive, so a superset). Where it finds
  * nothing, no injection detector can match: it would match at least where the first

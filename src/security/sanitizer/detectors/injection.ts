@@ -2,7 +2,7 @@ import { detector, type Detector } from '../detector.js';
 import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
 
 /** A few filler words between the verb and its object ("ignore all of the previous ..."). */
-const GAP = String.raw`(?:\s{1,4}(?:all|any|each|every|the|your|my|our|of|these|those|such|earlier|above|prior|previous|preceding|foregoing|existing|original|initial|system|developer|safety|ethical|content|given|provided|current|default|set|and|or)){0,5}`;
+export const GAP = String.raw`(?:\s{1,4}(?:all|any|each|every|the|your|my|our|of|these|those|such|earlier|above|prior|previous|preceding|foregoing|existing|original|initial|system|developer|safety|ethical|content|given|provided|current|default|set|and|or)){0,5}`;
 
 /** A negation right before the verb means the text warns *against* the override. */
 const NEGATED = /(?:\bnot|\bnever|n't|\bno)\s{1,4}$/i;
