@@ -181,66 +181,38 @@ export function needsSkeleton(text: string): boolean {
  */
 export function skeleton(text: string): string {
   // The same as removing INVISIBLE from the NFKC form and then replacing each look-alike,
-  // without a callback per replaced character: count the changes, then splice them into
-  // slices when they are few, or map every code unit when they are many.
+  // in one table-driven pass instead of two regex passes with a callback per replacement.
   const normal = text.normalize('NFKC');
   const length = normal.length;
-  let changes = 0;
+  if (scratch.length < length) scratch = new Uint16Array(Math.max(length, scratch.length * 2));
+  const out = scratch;
+  let size = 0;
+  let changed = false;
   for (let i = 0; i < length; i += 1) {
     const c = normal.charCodeAt(i);
-    if (SKELETON_MAP[c] !== c || (c === 0xdb40 && isTagLow(normal.charCodeAt(i + 1)))) {
-      changes += 1;
-    }
-  }
-  if (changes === 0) return normal;
-  if (changes <= FEW_CHANGES) {
-    let result = '';
-    let from = 0;
-    for (let i = 0; i < length; i += 1) {
-      const c = normal.charCodeAt(i);
-      if (c === 0xdb40 && isTagLow(normal.charCodeAt(i + 1))) {
-        result += normal.slice(from, i);
+    // U+E0000–U+E007F (tag characters), only as a whole pair, as the `u` regex sees them.
+    if (c === 0xdb40) {
+      const low = normal.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdc7f) {
         i += 1;
-        from = i + 1;
+        changed = true;
         continue;
       }
-      const mapped = SKELETON_MAP[c] as number;
-      if (mapped === c) continue;
-      result += normal.slice(from, i);
-      if (mapped !== DROP) result += String.fromCharCode(mapped);
-      from = i + 1;
-    }
-    return result + normal.slice(from);
-  }
-  if (scratch.length < length) scratch = new Uint16Array(Math.max(length, scratch.length * 2));
-  let size = 0;
-  for (let i = 0; i < length; i += 1) {
-    const c = normal.charCodeAt(i);
-    if (c === 0xdb40 && isTagLow(normal.charCodeAt(i + 1))) {
-      i += 1;
-      continue;
     }
     const mapped = SKELETON_MAP[c] as number;
-    if (mapped === DROP) continue;
-    scratch[size] = mapped;
+    if (mapped !== c) {
+      changed = true;
+      if (mapped === DROP) continue;
+    }
+    out[size] = mapped;
     size += 1;
   }
+  if (!changed) return normal;
   // A lone surrogate comes out as U+FFFD; to the injection patterns both are the same
   // (neither a word character nor a space).
-  return UTF16.decode(scratch.subarray(0, size));
+  return UTF16.decode(out.subarray(0, size));
 }
 
 /** Reused output buffer of {@link skeleton} (grown as needed; synchronous use only). */
 let scratch = new Uint16Array(1024);
 const UTF16 = new TextDecoder('utf-16le');
-
-/**
- * The low half of a tag character (U+E0000–U+E007F) after U+DB40: only the whole pair is
- * removed, as the `u` regex sees it.
- */
-function isTagLow(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdc7f;
-}
-
-/** Up to this many changes, {@link skeleton} splices slices instead of mapping every unit. */
-const FEW_CHANGES = 64;
