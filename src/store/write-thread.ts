@@ -2,8 +2,9 @@
  * Atomic file writes on a dedicated worker thread. An async atomic write from the main thread
  * is five thread-pool round trips (open, write, close, rename, plus their promise callbacks),
  * each waking a pool thread: on a small, busy machine that context switching costs the event
- * loop more than the writes themselves. Here the main thread posts one message per event-loop
- * turn (every write requested in that turn), the worker writes each file synchronously (temp
+ * loop more than the writes themselves. Here the main thread posts the writes requested in an
+ * event-loop turn as one message (or, while the worker is busy with a batch, every write
+ * requested meanwhile once it answers), the worker writes each file synchronously (temp
  * file + rename, so readers see the old content or the new, never a partial file), and answers
  * in one message. Writes are done in the order they were requested.
  *
@@ -68,6 +69,8 @@ let nextId = 0;
 const pending = new Map<number, Pending>();
 let batch: WriteRequest[] = [];
 let flushQueued = false;
+/** A batch is with the worker: later writes wait and go together when it answers. */
+let inFlight = false;
 
 function fail(reply: WriteReply): Error {
   const error = new Error(reply.message ?? 'write failed') as NodeJS.ErrnoException;
@@ -79,6 +82,8 @@ function fail(reply: WriteReply): Error {
 function fallBack(): void {
   broken = true;
   worker = undefined;
+  inFlight = false;
+  batch = [];
   const orphans = [...pending.values()];
   pending.clear();
   for (const { request, resolve, reject } of orphans) {
@@ -97,7 +102,9 @@ function start(): Worker {
       if (reply.code === undefined) entry.resolve();
       else entry.reject(fail(reply));
     }
-    if (pending.size === 0) created.unref();
+    inFlight = false;
+    if (batch.length > 0) flush();
+    else if (pending.size === 0) created.unref();
   });
   created.on('error', () => {
     if (worker === created) fallBack();
@@ -108,17 +115,22 @@ function start(): Worker {
   return created;
 }
 
+/**
+ * Posts the waiting writes unless a batch is already with the worker (group commit: under load
+ * writes go in fewer, larger messages, each waking the worker once; when idle, at once).
+ */
 function flush(): void {
   flushQueued = false;
-  const requests = batch;
-  batch = [];
-  if (requests.length === 0) return;
+  if (inFlight || batch.length === 0) return;
   if (broken) {
     fallBack();
     return;
   }
+  const requests = batch;
+  batch = [];
   worker ??= start();
   worker.ref();
+  inFlight = true;
   worker.postMessage(requests);
 }
 
