@@ -119,16 +119,17 @@ class Service {
         this.url = message.url;
         this.readyWaiter?.();
         break;
-      case 'done': {
-        const waiter = this.doneWaiters.get(message.runId);
-        if (waiter !== undefined) {
-          this.doneWaiters.delete(message.runId);
-          waiter(message.at, message.status);
-        } else {
-          this.doneAt.set(message.runId, { at: message.at, status: message.status });
+      case 'done':
+        for (const { runId, at, status } of message.runs) {
+          const waiter = this.doneWaiters.get(runId);
+          if (waiter !== undefined) {
+            this.doneWaiters.delete(runId);
+            waiter(at, status);
+          } else {
+            this.doneAt.set(runId, { at, status });
+          }
         }
         break;
-      }
       case 'event':
         this.events.push({ seq: message.seq, at: message.at, eventType: message.eventType });
         break;
