@@ -30,7 +30,7 @@
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
-import { enqueueActions, fromCallback, setup, type EventObject } from 'xstate';
+import { emit, enqueueActions, raise, setup, type AnyActorRef } from 'xstate';
 import type {
   AttemptResult,
   EngineEvent,
@@ -93,21 +93,39 @@ function machineId(name: string): string {
 /** Raised by the action that finished the last step. */
 const FINISHED_EVENT = 'graph.finished';
 
-interface Enqueue {
-  emit: (event: EngineEvent) => void;
-  raise: (event: { type: string }) => void;
-}
+/**
+ * One shared emit action: it emits the run's next outbox event. Queued once per pending event by
+ * {@link drain} (the same action object every time: no action object is made per event).
+ */
+const emitNext = emit(({ context }: { context: GraphContext }) => context.run.takeEmitted());
+/** One shared raise of {@link FINISHED_EVENT}. */
+const raiseFinished = raise({ type: FINISHED_EVENT });
 
-/** Emits the run's pending engine events; raises {@link FINISHED_EVENT} once every step finished. */
-function drain(run: GraphRun, enqueue: Enqueue): void {
+/** The part of XState's `enqueue` that {@link drain} uses. */
+type Enqueue = (action: typeof emitNext | typeof raiseFinished) => void;
+
+/**
+ * Emits the run's pending engine events; raises {@link FINISHED_EVENT} once every step finished.
+ * `enqueue` is XState's enqueuer of the calling `enqueueActions` (typed for the machine's own
+ * actions, which the shared actions above are, built before the machine's types exist).
+ */
+function drain(run: GraphRun, enqueue: object): void {
   emitOutbox(run, enqueue);
-  if (run.allFinished) enqueue.raise({ type: FINISHED_EVENT });
+  if (run.allFinished) (enqueue as Enqueue)(raiseFinished);
 }
 
-function emitOutbox(run: GraphRun, enqueue: Pick<Enqueue, 'emit'>): void {
-  const outbox = run.outbox;
-  for (let i = 0; i < outbox.length; i++) enqueue.emit(outbox[i]!);
-  outbox.length = 0;
+function emitOutbox(run: GraphRun, enqueue: object): void {
+  for (let i = run.pendingEmits; i > 0; i--) (enqueue as Enqueue)(emitNext);
+}
+
+/**
+ * Disposes the run (retry timers, in-flight attempts) when its actor completes: done, or stopped
+ * mid-run. An observer of the engine actor rather than an invoked cleanup actor: about 1.5 KB
+ * less per run.
+ */
+function startRun(run: GraphRun, self: AnyActorRef): GraphRun {
+  self.subscribe({ complete: () => run.dispose() });
+  return run;
 }
 
 function stepDescription(workflow: CompiledWorkflow, index: number): string {
@@ -181,14 +199,6 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       events: {} as GraphMachineEvent,
       emitted: {} as EngineEvent,
     },
-    actors: {
-      // Its cleanup runs when `running` is left or the engine actor is stopped mid-run.
-      runResources: fromCallback<EventObject, GraphRun>(
-        ({ input }) =>
-          () =>
-            input.dispose(),
-      ),
-    },
     guards: {
       attemptSucceeded: ({ event }) => event.result?.ok === true,
       retryAllowed: ({ context, event }, params: StepParams) =>
@@ -233,14 +243,13 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
   return graphSetup.createMachine({
     id: machineId(workflow.name),
     description: `Graph engine for workflow "${workflow.name}": one state per step; per-step events; a step starts when every dependency has finished and its when: holds.`,
-    context: ({ input, self }) => ({ run: new GraphRun(input, self, types, deps) }),
+    context: ({ input, self }) => ({ run: startRun(new GraphRun(input, self, types, deps), self) }),
     initial: 'running',
     states: {
       running: {
         description:
           'Steps are running (at most maxConcurrency at once, ready steps in YAML order). The active child is the step whose attempt settled last.',
         entry: 'startReadySteps',
-        invoke: { src: 'runResources', input: ({ context }) => context.run },
         initial: START_KEY,
         states: {
           [START_KEY]: {

@@ -42,8 +42,10 @@ export function stepEventTypes(keys: readonly string[]): StepEventTypes {
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
-  /** Engine events not yet emitted; drained by the machine's actions. */
-  readonly outbox: EngineEvent[] = [];
+  /** Engine events not yet emitted; drained by the machine's actions (see `takeEmitted`). */
+  private readonly outbox: EngineEvent[] = [];
+  /** How many events of the outbox were taken. */
+  private taken = 0;
 
   constructor(
     input: EngineInput,
@@ -53,6 +55,21 @@ export class GraphRun extends SchedulerCore {
     deps: GraphRunDeps,
   ) {
     super(input, deps);
+  }
+
+  /** How many engine events wait to be emitted. */
+  get pendingEmits(): number {
+    return this.outbox.length - this.taken;
+  }
+
+  /** The next engine event to emit, in order (the outbox is emptied once all were taken). */
+  takeEmitted(): EngineEvent {
+    const event = this.outbox[this.taken++]!;
+    if (this.taken === this.outbox.length) {
+      this.outbox.length = 0;
+      this.taken = 0;
+    }
+    return event;
   }
 
   protected emit(event: EngineEvent): void {
