@@ -84,6 +84,48 @@ const PHRASE_GATES = G_PHRASE | G_INJECTION;
 
 /** The unicode detectors that need a {@link UNICODE_SPECIAL} character, and the last one. */
 const SPECIAL_DETECTORS = UNICODE_DETECTORS.filter((d) => d.name !== 'mixed_script_word');
+const UNICODE_SPECIAL_ALL = new RegExp(UNICODE_SPECIAL.source, 'g');
+/** Which kinds of special character a string holds (bits below), per detector name. */
+const K_PLANE14 = 1; // U+DB40: tag characters, supplementary variation selectors
+const K_VARIATION = 2; // U+FE00–U+FE0F
+const K_BIDI = 4;
+const K_ZERO_WIDTH = 8; // U+200B, U+2060–U+2064, U+180E, U+FEFF
+const K_JOINER = 16; // U+200C, U+200D
+const K_OTHER = 32; // soft hyphen, CGJ: only removed, no detector of their own
+const KINDS_FOR: Readonly<Record<string, number>> = {
+  unicode_tag_characters: K_PLANE14,
+  variation_selector_run: K_PLANE14 | K_VARIATION,
+  bidi_control: K_BIDI,
+  zero_width_character: K_ZERO_WIDTH,
+  zero_width_joiner_in_word: K_JOINER,
+};
+const SPECIAL_KINDS = SPECIAL_DETECTORS.map((d) => {
+  const kinds = KINDS_FOR[d.name];
+  if (kinds === undefined) throw new Error(`no special-character kinds for ${d.name}`);
+  return kinds;
+});
+
+/**
+ * The kinds of {@link UNICODE_SPECIAL} characters in `text`: one regex pass that stops only
+ * at those (rare) characters, so each unicode detector scans only strings that hold a
+ * character it can match.
+ */
+function specialKinds(text: string): number {
+  const re = UNICODE_SPECIAL_ALL;
+  re.lastIndex = 0;
+  let kinds = 0;
+  while (re.test(text)) {
+    const c = text.charCodeAt(re.lastIndex - 1);
+    if (c === 0xdb40) kinds |= K_PLANE14;
+    else if (c >= 0xfe00 && c <= 0xfe0f) kinds |= K_VARIATION;
+    else if ((c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) kinds |= K_BIDI;
+    else if (c === 0x200c || c === 0x200d) kinds |= K_JOINER;
+    else if (c === 0x00ad || c === 0x034f) kinds |= K_OTHER;
+    else kinds |= K_ZERO_WIDTH;
+  }
+  re.lastIndex = 0;
+  return kinds;
+}
 const MIXED_SCRIPT_DETECTORS = UNICODE_DETECTORS.filter((d) => d.name === 'mixed_script_word');
 /** Shorter strings cannot hold any pattern except a lone unicode control character. */
 const MIN_PATTERN_LENGTH = 6;
@@ -166,12 +208,19 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     let working = text;
     let injectionText = text;
     if ((g & G_NON_ASCII) !== 0) {
-      const special = UNICODE_SPECIAL.test(text);
+      const kinds = specialKinds(text);
       const mixed = MIXED_SCRIPT.test(text);
-      if (special) for (const d of SPECIAL_DETECTORS) run(d, text, index, spans);
+      for (let k = 0; k < SPECIAL_DETECTORS.length; k += 1) {
+        const d = SPECIAL_DETECTORS[k] as Detector;
+        if ((kinds & (SPECIAL_KINDS[k] as number)) !== 0) run(d, text, index, spans);
+      }
       if (mixed) for (const d of MIXED_SCRIPT_DETECTORS) run(d, text, index, spans);
       if (!candidate(text)) continue;
-      if (special && HAS_INVISIBLE.test(text)) working = text.replace(INVISIBLE, '');
+      // Every special kind but a lone variation selector is invisible (tags: exact check).
+      const invisible =
+        (kinds & (K_BIDI | K_ZERO_WIDTH | K_JOINER | K_OTHER)) !== 0 ||
+        ((kinds & K_PLANE14) !== 0 && HAS_INVISIBLE.test(text));
+      if (invisible) working = text.replace(INVISIBLE, '');
       if (mixed || SKELETON_TRIGGER.test(text)) injectionText = skeleton(text);
       g |= matchGates(working) | phraseGates(injectionText);
     }
