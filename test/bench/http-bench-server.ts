@@ -8,7 +8,7 @@ import { createRuntime } from '../../src/engine/runtime.js';
 import type { AdapterName } from '../../src/engine/types.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import { startServer } from '../../src/http/server.js';
-import { createSilentLogger } from '../../src/log.js';
+import { createLogger, createSilentLogger } from '../../src/log.js';
 
 export type ParentMessage = { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };
 export type ChildMessage =
@@ -35,7 +35,12 @@ const send = (message: ChildMessage): void => {
 };
 
 const config = loadConfig(process.env);
-const logger = createSilentLogger();
+// BENCH_LOG=1: the service logs as in production (JSON, LOG_LEVEL, one access record per
+// request) to its stdout, which the bench discards; otherwise silent.
+const logger =
+  process.env.BENCH_LOG === '1'
+    ? createLogger({ format: 'json', level: config.logLevel })
+    : createSilentLogger();
 // The same runtime startServer would build, created here so the bench's listener is the first
 // subscriber: an event's time is taken before the hub fans it out.
 const runtime = createRuntime({
