@@ -92,7 +92,11 @@ function fallBack(): void {
 }
 
 function start(): Worker {
-  const created = new Worker(WORKER_URL);
+  // The worker only holds the batch in hand: a small heap keeps its memory (and the process's
+  // RSS) flat however many files go through it. Exceeding it ends the worker: fallback.
+  const created = new Worker(WORKER_URL, {
+    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
+  });
   created.on('message', (replies: WriteReply[]) => {
     answered = true;
     for (const reply of replies) {
