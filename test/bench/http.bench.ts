@@ -2,11 +2,12 @@
  * `npm run bench:http`: the HTTP service under load, loopback only, bounded to a few minutes.
  *
  *  1. GET /api/health req/s (autocannon, 50 connections).
- *  2. Event delivery latency to 500 WebSocket subscribers of one run (emit time in the server →
- *     receipt time in the client, both on the same high-resolution clock).
- *  3. POST /api/run of `test_deterministic` at concurrency 10 (closed loop: each of 10 workers
+ *  2. POST /api/run of `test_deterministic` at concurrency 10 (closed loop: each of 10 workers
  *     posts a run and waits for its final run file before posting the next): sustained
- *     completed runs/s, p50/p99 from POST to final run file written, RSS after 20k and 100k runs.
+ *     completed runs/s, p50/p99 from POST to final run file written, RSS after 20k and 100k runs,
+ *     the service's CPU time per run between those two samples.
+ *  3. Event delivery latency to 500 WebSocket subscribers of one run (emit time in the server →
+ *     receipt time in the client, both on the same high-resolution clock).
  *
  * The service runs in a child process (test/bench/http-bench-server.ts) in open mode with a
  * rate limit high enough not to interfere. Knobs: BENCH_RUNS (100000), BENCH_RSS_AT (20000),
@@ -397,13 +398,15 @@ async function main(): Promise<void> {
     console.log(`[1/3] GET /api/health for ${HEALTH_SECONDS} s ...`);
     const health = await benchHealth(service.url);
 
-    console.log(`[2/3] ${SUBSCRIBERS} WebSocket subscribers of one run ...`);
-    const fanout = await benchFanout(service, pool);
-
+    // Runs before the fan-out: the 500 WebSocket connections' memory, released only gradually,
+    // would otherwise inflate the first RSS sample.
     console.log(
-      `[3/3] ${TOTAL_RUNS} runs of test_deterministic (${ADAPTER} adapter) at concurrency ${CONCURRENCY} ...`,
+      `[2/3] ${TOTAL_RUNS} runs of test_deterministic (${ADAPTER} adapter) at concurrency ${CONCURRENCY} ...`,
     );
     const runs = await benchRuns(service, pool);
+
+    console.log(`[3/3] ${SUBSCRIBERS} WebSocket subscribers of one run ...`);
+    const fanout = await benchFanout(service, pool);
     await pool.close();
 
     const first = runs.rssAt[0];
