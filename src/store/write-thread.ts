@@ -15,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { packageRoot } from '../config/index.js';
 import { writeFileAtomic } from './atomic-write.js';
 
 interface Pending {
@@ -24,28 +25,8 @@ interface Pending {
 }
 
 const TEMP_PREFIX = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}-w`;
-/**
- * The worker's code (see the module comment), loaded as an ES module from a data: URL so it runs
- * the same from the TypeScript sources (worker threads do not get tsx's loader) and from `dist`.
- * Constant text, never built from input. Each request is written to its temp file, then renamed
- * over the target; replies are `{id}`, or `{id, code, message}` with the temp file removed.
- */
-const WORKER_SOURCE = `
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
-function write(request) {
-  try {
-    writeFileSync(request.temp, request.data, { mode: 0o644 });
-    renameSync(request.temp, request.path);
-    return { id: request.id };
-  } catch (error) {
-    try { unlinkSync(request.temp); } catch {}
-    return { id: request.id, code: error.code ?? 'EIO', message: String(error.message) };
-  }
-}
-parentPort.on('message', (requests) => parentPort.postMessage(requests.map(write)));
-`;
-const WORKER_URL = new URL(`data:text/javascript,${encodeURIComponent(WORKER_SOURCE)}`);
+/** The worker's code: plain JavaScript shipped with the package (worker threads do not get tsx's loader). */
+const WORKER_PATH = join(packageRoot, 'workers', 'write-worker.mjs');
 
 /** One write request. */
 interface WriteRequest {
@@ -94,7 +75,7 @@ function fallBack(): void {
 function start(): Worker {
   // The worker only holds the batch in hand: a small heap keeps its memory (and the process's
   // RSS) flat however many files go through it. Exceeding it ends the worker: fallback.
-  const created = new Worker(WORKER_URL, {
+  const created = new Worker(WORKER_PATH, {
     resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
   });
   created.on('message', (replies: WriteReply[]) => {

@@ -1,0 +1,27 @@
+// Worker thread of src/store/write-thread.ts: writes each requested file to its temp name, then
+// renames it over the target (readers see the old content or the new, never a partial file).
+// Plain JavaScript so it runs the same from the TypeScript sources and from dist/.
+// Replies are `{id}`, or `{id, code, message}` with the temp file removed.
+import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+
+function removeQuietly(path) {
+  try {
+    unlinkSync(path);
+  } catch {
+    // The temp file was never created or is already gone: nothing to clean up.
+  }
+}
+
+function write(request) {
+  try {
+    writeFileSync(request.temp, request.data, { mode: 0o644 });
+    renameSync(request.temp, request.path);
+    return { id: request.id };
+  } catch (error) {
+    removeQuietly(request.temp);
+    return { id: request.id, code: error.code ?? 'EIO', message: String(error.message) };
+  }
+}
+
+parentPort.on('message', (requests) => parentPort.postMessage(requests.map(write)));
