@@ -24,21 +24,47 @@ export async function loadWorkflowSource(
   }
   // Inline sources (YAML text, documents) are compiled once per distinct content: validating a
   // large workflow costs milliseconds, and embedders tend to run the same one many times.
-  const key = typeof source === 'string' ? `y:${source}` : `d:${JSON.stringify(source)}`;
-  const cached = cache?.get(key);
-  if (cached !== undefined) return cached;
-  const compiled =
-    typeof source === 'string'
-      ? compileWorkflow(parseWorkflowYaml(source))
-      : compileWorkflow(source);
-  cache?.set(key, compiled);
+  if (typeof source !== 'string') {
+    // The same document object again (the common embedding case): compare it with the JSON copy
+    // taken when it was compiled (~3× cheaper than serialising it and hashing the text; a
+    // mutated document no longer matches and takes the content path below).
+    const known = cache?.byDocument(source);
+    if (known !== undefined) return known;
+  }
+  const json = typeof source === 'string' ? undefined : JSON.stringify(source);
+  const key = json === undefined ? `y:${source as string}` : `d:${json}`;
+  let compiled = cache?.get(key);
+  if (compiled === undefined) {
+    compiled =
+      typeof source === 'string'
+        ? compileWorkflow(parseWorkflowYaml(source))
+        : compileWorkflow(source);
+    cache?.set(key, compiled);
+  }
+  if (json !== undefined) cache?.rememberDocument(source as WorkflowDocument, json, compiled);
   return compiled;
 }
 
-/** Compiled inline workflows by content (a small LRU). */
+/** Compiled inline workflows by content (a small LRU), and by document object. */
 export class CompiledCache {
   private readonly entries = new Map<string, CompiledWorkflow>();
+  /** Per document object: a JSON copy of what it held when compiled, and the compilation. */
+  private readonly documents = new WeakMap<object, { copy: unknown; compiled: CompiledWorkflow }>();
   constructor(private readonly limit = 32) {}
+
+  /** The compilation of `document` if it still holds what it held when it was remembered. */
+  byDocument(document: WorkflowDocument): CompiledWorkflow | undefined {
+    const known = this.documents.get(document);
+    if (known === undefined) return undefined;
+    if (sameJson(document, known.copy)) return known.compiled;
+    this.documents.delete(document);
+    return undefined;
+  }
+
+  /** Remembers the compilation of `document`, whose `JSON.stringify` is `json`. */
+  rememberDocument(document: WorkflowDocument, json: string, compiled: CompiledWorkflow): void {
+    this.documents.set(document, { copy: JSON.parse(json) as unknown, compiled });
+  }
 
   get(key: string): CompiledWorkflow | undefined {
     const hit = this.entries.get(key);
@@ -56,4 +82,37 @@ export class CompiledCache {
       if (oldest.done !== true) this.entries.delete(oldest.value);
     }
   }
+}
+
+/**
+ * Whether `value` equals `copy`, a `JSON.parse` result, key order included: then
+ * `JSON.stringify(value)` is the text `copy` was parsed from. Anything JSON would turn into
+ * something else (undefined, dates, NaN, holes) compares unequal, which only costs a recompute.
+ */
+function sameJson(value: unknown, copy: unknown): boolean {
+  if (value === copy) return true;
+  if (typeof value !== 'object' || typeof copy !== 'object' || value === null || copy === null) {
+    return false;
+  }
+  if (Array.isArray(value)) {
+    if (!Array.isArray(copy) || value.length !== copy.length) return false;
+    for (let i = 0; i < value.length; i++) {
+      if (!sameJson(value[i], copy[i])) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(copy) || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const keys = Object.keys(value);
+  const copyKeys = Object.keys(copy);
+  if (keys.length !== copyKeys.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    if (key !== copyKeys[i]) return false;
+    if (
+      !sameJson((value as Record<string, unknown>)[key], (copy as Record<string, unknown>)[key])
+    ) {
+      return false;
+    }
+  }
+  return true;
 }
