@@ -303,14 +303,15 @@ export abstract class SchedulerCore {
       }
       this.inputs[index] = resolved;
       this.running++;
-      this.startTime[index] = this.input.clock.now();
-      this.startAttempt(index, 1);
+      const now = this.input.clock.now();
+      this.startTime[index] = now;
+      this.startAttempt(index, 1, now);
     }
   }
 
-  private startAttempt(index: number, attempt: number): void {
+  /** `time` is now when the caller already read the clock (one read per started step). */
+  private startAttempt(index: number, attempt: number, time = this.input.clock.now()): void {
     const step = this.steps[index]!;
-    const time = this.input.clock.now();
     this.state[index] = RUNNING;
     this.attempt[index] = attempt;
     this.attemptStart[index] = time;

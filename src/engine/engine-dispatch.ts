@@ -55,7 +55,10 @@ export function createEngineDispatch(): EngineDispatch {
     },
     transition(snapshot, event, actorScope) {
       const target = logicOf(actorScope.self);
-      return remember(target, target.transition(snapshot, event, actorScope));
+      const next: unknown = target.transition(snapshot, event, actorScope);
+      // Logics that keep their snapshot object between events (the native scheduler) need no
+      // new entry: the snapshot is already remembered.
+      return next === snapshot ? next : remember(target, next);
     },
     getPersistedSnapshot(snapshot, options) {
       const target =
