@@ -3,8 +3,8 @@
  * changes) and saves workflow YAML files. Names and paths given by clients are contained: a
  * workflow is a `*.yaml`/`*.yml` file whose real path lies inside the directory.
  */
-import { realpathSync, statSync } from 'node:fs';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { lstatSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, sep } from 'node:path';
 import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
@@ -17,6 +17,12 @@ export const AGENTS_FILE_STEM = 'agents';
 const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 const YAML_EXT = /\.ya?ml$/;
 const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'ENOSPC']);
+/**
+ * How long a resolved name → real path is trusted before it is resolved again (a rename, a new
+ * `.yaml` beside a `.yml` or a retargeted symlink is seen within this time; a changed file's
+ * content is seen at once: its stamp is checked on every `get`).
+ */
+const RESOLVE_TTL_MS = 1000;
 
 /** Whether `name` can name a workflow file: `[A-Za-z0-9_.-]+`, not starting with '.'. */
 export function isWorkflowName(name: string): boolean {
@@ -65,6 +71,12 @@ interface CacheEntry {
   loaded: LoadedWorkflow;
 }
 
+interface Resolution {
+  path: string;
+  /** Epoch ms after which the name is resolved again. */
+  until: number;
+}
+
 function stem(path: string): string {
   return basename(path, extname(path));
 }
@@ -76,6 +88,8 @@ function isErrno(error: unknown, codes: Set<string>): boolean {
 export function createWorkflowRegistry(options: WorkflowRegistryOptions): WorkflowRegistry {
   const dir = options.dir;
   const cache = new Map<string, CacheEntry>();
+  /** Successful resolutions by name or path (failures are not remembered). */
+  const resolutions = new Map<string, Resolution>();
 
   function realRoot(): string | undefined {
     try {
@@ -113,8 +127,31 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     return contained(root, `${nameOrPath}.yaml`) ?? contained(root, `${nameOrPath}.yml`);
   }
 
-  async function load(path: string): Promise<LoadedWorkflow> {
-    const info = await stat(path, { bigint: true });
+  /**
+   * {@link resolve} through the resolution cache, with the file's stats: one `lstat` of the
+   * remembered real path while it is fresh and still a regular file (a real path has no
+   * symlink in it), else a full resolution.
+   */
+  function resolveWithStats(nameOrPath: string): { path: string; info: BigIntStats } | undefined {
+    const known = resolutions.get(nameOrPath);
+    if (known !== undefined) {
+      if (Date.now() < known.until) {
+        const info = lstatSync(known.path, { bigint: true, throwIfNoEntry: false });
+        if (info?.isFile() === true) return { path: known.path, info };
+      }
+      resolutions.delete(nameOrPath);
+    }
+    const path = resolve(nameOrPath);
+    if (path === undefined) return undefined;
+    const info = statSync(path, { bigint: true, throwIfNoEntry: false });
+    if (info === undefined) return undefined;
+    if (resolutions.size >= 1024) resolutions.clear();
+    resolutions.set(nameOrPath, { path, until: Date.now() + RESOLVE_TTL_MS });
+    return { path, info };
+  }
+
+  async function load(path: string, info?: BigIntStats): Promise<LoadedWorkflow> {
+    info ??= statSync(path, { bigint: true });
     const stamp = `${info.ino}:${info.size}:${info.mtimeNs}`;
     const cached = cache.get(path);
     if (cached?.stamp === stamp) return cached.loaded;
@@ -145,14 +182,15 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
   }
 
   async function get(nameOrPath: string): Promise<LoadedWorkflow> {
-    const path = resolve(nameOrPath);
-    if (path === undefined) {
+    const found = resolveWithStats(nameOrPath);
+    if (found === undefined) {
       throw new NotFoundError(`workflow '${nameOrPath}' not found`, ERROR_CODES.WORKFLOW_NOT_FOUND);
     }
     try {
-      return await load(path);
+      return await load(found.path, found.info);
     } catch (error) {
       if (isErrno(error, new Set(['ENOENT']))) {
+        resolutions.delete(nameOrPath);
         throw new NotFoundError(
           `workflow '${nameOrPath}' not found`,
           ERROR_CODES.WORKFLOW_NOT_FOUND,
@@ -193,6 +231,8 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
   }
 
   function invalidate(name?: string): void {
+    // Resolutions are cheap to redo and a save can change one (a symlink replaced by a file).
+    resolutions.clear();
     if (name === undefined) {
       cache.clear();
       return;

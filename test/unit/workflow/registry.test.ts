@@ -108,6 +108,17 @@ describe('createWorkflowRegistry', () => {
     expect(second.compiled.steps.map((s) => s.name)).to.deep.equal(['a', 'b']);
   });
 
+  it('notices a removed file at once, even right after resolving it', async () => {
+    const first = await registry.get('alpha');
+    await writeFile(join(dir, 'alpha.yml'), yaml('alpha', '  - name: b\n    agent: tier0_echo\n'));
+    await rm(join(dir, 'alpha.yaml'));
+    const second = await registry.get('alpha');
+    expect(second.path).to.equal(join(dir, 'alpha.yml'));
+    expect(second).to.not.equal(first);
+    await rm(join(dir, 'alpha.yml'));
+    expect(await rejection(registry.get('alpha'))).to.be.instanceOf(NotFoundError);
+  });
+
   it('reloads after invalidate', async () => {
     const first = await registry.get('alpha');
     registry.invalidate('alpha');
