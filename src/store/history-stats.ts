@@ -16,15 +16,10 @@ export interface StatsSample {
   startMs: number;
 }
 
-/** The spec's primary Runs summary shape. */
-export interface RunsSummary {
-  total_runs: number;
-  success: number;
-  failed: number;
-  avg_duration_ms: number;
-  workflows: string[];
-  tokens_30d: number;
-}
+/** The spec's primary Runs summary shape, generated from schemas/api. */
+import type { RunsSummaryResponse as RunsSummary } from '../generated/api/runs-summary-response.js';
+
+export type { RunsSummary };
 
 interface Bucket {
   total: number;

@@ -12,25 +12,13 @@ import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
+import type { RunSummary } from '../generated/api/run-list-response.js';
 import { createHistoryStats, type RunsSummary } from './history-stats.js';
 
 export type { RunsSummary } from './history-stats.js';
 
-/** The spec's primary Run summary (list entry). */
-export interface RunSummary {
-  filename: string;
-  run_id: string;
-  workflow_name: string;
-  status: RunRecord['status'];
-  success_rate: number;
-  total_duration_ms: number | null;
-  step_count: number;
-  failed_step_count: number;
-  start_time: string;
-  end_time: string | null;
-  evaluation_score: number | null;
-  evaluation_grade: string | null;
-}
+/** The spec's primary Run summary (list entry), generated from schemas/api. */
+export type { RunSummary } from '../generated/api/run-list-response.js';
 
 export interface RunLookup {
   record: RunRecord;
