@@ -1,5 +1,4 @@
 import { realpathSync } from 'node:fs';
-import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { ERROR_CODES, NotFoundError } from '../errors.js';
 
@@ -79,44 +78,26 @@ function isInside(base: string, target: string): boolean {
  * (`realpath` of the path, or of its deepest existing ancestor when it does not exist yet)
  * and checks the real location is still under the real base. Returns the absolute path.
  */
-export async function resolveContained(base: string, userPath: string): Promise<string> {
-  const target = lexicalResolve(base, userPath);
-  const realBase = await realpath(base);
-  const real = await realpathOfExisting(target, (p) => realpath(p));
-  if (!isInside(realBase, real)) throw new PathEscapeError('symlink escape');
-  return target;
+export function resolveContained(base: string, userPath: string): Promise<string> {
+  // realpath of local paths is a few microseconds: one synchronous implementation serves both.
+  return new Promise((resolvePromise) => resolvePromise(resolveContainedSync(base, userPath)));
 }
 
 /** Synchronous {@link resolveContained}. */
 export function resolveContainedSync(base: string, userPath: string): string {
   const target = lexicalResolve(base, userPath);
   const realBase = realpathSync(base);
-  let current = target;
-  let rest = '';
-  for (;;) {
-    try {
-      const real = resolve(realpathSync(current), rest);
-      if (!isInside(realBase, real)) throw new PathEscapeError('symlink escape');
-      return target;
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-      const parent = dirname(current);
-      if (parent === current) throw error;
-      rest = rest === '' ? relative(parent, current) : `${relative(parent, current)}${sep}${rest}`;
-      current = parent;
-    }
-  }
+  if (!isInside(realBase, realpathOfExisting(target))) throw new PathEscapeError('symlink escape');
+  return target;
 }
 
-async function realpathOfExisting(
-  target: string,
-  real: (p: string) => Promise<string>,
-): Promise<string> {
+/** The real location of `target`, or of its deepest existing ancestor joined with the rest. */
+function realpathOfExisting(target: string): string {
   let current = target;
   let rest = '';
   for (;;) {
     try {
-      return resolve(await real(current), rest);
+      return resolve(realpathSync(current), rest);
     } catch (error) {
       if (!isMissing(error)) throw error;
       const parent = dirname(current);

@@ -5,9 +5,10 @@
  */
 import { lstatSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, sep } from 'node:path';
+import { basename, extname, isAbsolute, join } from 'node:path';
 import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
+import { resolveContainedSync } from '../security/index.js';
 import { compileWorkflow } from './compile.js';
 import { parseWorkflowYaml } from './parse.js';
 import type { CompiledWorkflow } from './types.js';
@@ -99,12 +100,13 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     }
   }
 
+  /** The real path of a regular file at `relative` inside the directory (symlinks followed). */
   function contained(root: string, relative: string): string | undefined {
     try {
-      const real = realpathSync(join(root, relative));
-      if (!real.startsWith(root + sep) || !statSync(real).isFile()) return undefined;
-      return real;
+      const real = realpathSync(resolveContainedSync(root, relative));
+      return statSync(real).isFile() ? real : undefined;
     } catch {
+      // Escapes (PathEscapeError) and missing files alike: no such workflow.
       return undefined;
     }
   }
