@@ -72,6 +72,11 @@ export class GraphRun extends SchedulerCore {
     return event;
   }
 
+  /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */
+  complete(): void {
+    this.dispose();
+  }
+
   protected emit(event: EngineEvent): void {
     this.outbox.push(event);
   }
