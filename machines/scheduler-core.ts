@@ -67,7 +67,8 @@ export abstract class SchedulerCore {
   private running = 0;
   private finishedCount = 0;
   private aborted = false;
-  private readonly controller = new AbortController();
+  /** The run's abort signal, made only if something reads it (see {@link RunAbort}). */
+  private readonly runAbort = new RunAbort();
   private readonly views: Record<string, StepView> = {};
   private readonly context: Record<string, unknown> = {};
   private readonly scope: EvalScope;
@@ -210,7 +211,7 @@ export abstract class SchedulerCore {
   abort(reason: string): void {
     if (this.aborted || this.allFinished) return;
     this.aborted = true;
-    this.controller.abort(new Error(reason));
+    this.runAbort.abort(new Error(reason));
     const now = this.input.clock.now();
     const failed: number[] = [];
     for (let i = 0; i < this.n; i++) {
@@ -249,9 +250,8 @@ export abstract class SchedulerCore {
     if (this.timers !== undefined) for (let i = 0; i < this.n; i++) this.clearTimer(i);
     // Nothing is in flight once every step finished (`running` counts retry waits too); an Error
     // (and its stack) per run is then not worth making.
-    if (this.running > 0 && !this.controller.signal.aborted) {
-      this.controller.abort(new Error('engine stopped'));
-    }
+    if (this.running > 0 && !this.runAbort.aborted)
+      this.runAbort.abort(new Error('engine stopped'));
   }
 
   /** Each step's status (outcome status once finished) by name. */
@@ -317,13 +317,13 @@ export abstract class SchedulerCore {
     this.attemptStart[index] = time;
     const input = this.inputs[index];
     this.emit({ type: 'step.started', index, attempt, input, time });
-    const request: AttemptRequest = {
+    const request = new Attempt(
       step,
-      input: (input ?? {}) as Record<string, unknown>,
-      scope: this.scope,
+      (input ?? {}) as Record<string, unknown>,
+      this.scope,
       attempt,
-      signal: this.controller.signal,
-    };
+      this.runAbort,
+    );
     if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
     let pending: Promise<AttemptResult>;
     try {
@@ -460,6 +460,61 @@ export abstract class SchedulerCore {
     }
     heap[i] = last;
     return top;
+  }
+}
+
+/**
+ * The run's abort signal, made when first read. Most runs are never aborted and most agents
+ * (tier 0) never read the signal, while an AbortController and its signal cost about 0.85 KB
+ * (the signal's listener maps and its own hidden class). Aborting before the signal exists
+ * remembers the reason; a signal made later is aborted with it at once, so a reader sees the
+ * same thing either way.
+ */
+class RunAbort {
+  private controller: AbortController | undefined;
+  private reason: Error | undefined;
+
+  /** Whether the run was aborted (without making the signal). */
+  get aborted(): boolean {
+    return this.reason !== undefined;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason: Error): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    this.controller?.abort(reason);
+  }
+}
+
+/** The request of one attempt; its `signal` is the run's, made when first read. */
+class Attempt implements AttemptRequest {
+  readonly #runAbort: RunAbort;
+  declare onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
+
+  constructor(
+    readonly step: CompiledStep,
+    readonly input: Record<string, unknown>,
+    readonly scope: EvalScope,
+    readonly attempt: number,
+    runAbort: RunAbort,
+  ) {
+    this.#runAbort = runAbort;
+  }
+
+  get signal(): AbortSignal {
+    return this.#runAbort.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#runAbort.aborted;
   }
 }
 

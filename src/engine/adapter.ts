@@ -51,7 +51,13 @@ export type AttemptRunner = (request: {
   input: Record<string, unknown>;
   scope: EvalScope;
   attempt: number;
+  /** The run's abort signal. The engines make it when first read (see `aborted`). */
   signal: AbortSignal;
+  /**
+   * Whether the run was aborted: `signal.aborted`, readable without making the signal. Runners
+   * read this when present and pass agents a request whose `signal` is read only if they use it.
+   */
+  aborted?: boolean;
   /** Called for each finished loop iteration except the last. */
   onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
 }) => Promise<AttemptResult>;

@@ -1,5 +1,5 @@
 import type { AgentLookup } from '../agents/agent-set.js';
-import type { Agent, AgentResult } from '../agents/types.js';
+import type { Agent, AgentRequest, AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
 import { isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
@@ -31,17 +31,20 @@ class StepTimeoutError extends Error {
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
   const { agents, clock, runId } = options;
   return (request) => {
-    const { step, signal } = request;
+    const step = request.step;
     const agent = agents(step.agent);
     if (agent === undefined) return Promise.resolve(failure(`unknown agent '${step.agent}'`, 0));
-    if (signal.aborted) return Promise.resolve(failure(abortMessage(signal), 0));
+    // `aborted` (when the engine gives it) answers without making the run's signal.
+    if (request.aborted ?? request.signal.aborted) {
+      return Promise.resolve(failure(abortMessage(request.signal), 0));
+    }
     if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
       return runGuarded(agent, request, runId, clock);
     }
     // The common case, one call without a timeout: a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
     try {
-      call = Promise.resolve(agent({ step, input: request.input, signal, runId }));
+      call = Promise.resolve(agent(new AgentCall(step, request.input, runId, request)));
     } catch (error) {
       return Promise.resolve(failure(errorMessage(error), 1));
     }
@@ -71,12 +74,12 @@ async function runGuarded(
   runId: string,
   clock: EngineClock,
 ): Promise<AttemptResult> {
-  const { step, scope, signal } = request;
+  const { step, scope } = request;
   const guard =
     step.timeoutSeconds === undefined
       ? undefined
-      : new AttemptGuard(signal, step.timeoutSeconds, clock);
-  const attemptSignal = guard?.signal ?? signal;
+      : new AttemptGuard(request.signal, step.timeoutSeconds, clock);
+  const signalSource = guard ?? request;
   let iterations = 0;
   let tokens: number | null = null;
   let last: AgentResult | undefined;
@@ -85,7 +88,7 @@ async function runGuarded(
     const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
     for (;;) {
       iterations++;
-      const call = agent({ step, input, signal: attemptSignal, runId });
+      const call = agent(new AgentCall(step, input, runId, signalSource));
       last = guard === undefined ? await call : await guard.race(call);
       if (last.tokensUsed !== null) tokens = (tokens ?? 0) + last.tokensUsed;
       if (step.loopUntil === undefined || iterations >= loopMax) break;
@@ -111,6 +114,27 @@ async function runGuarded(
     };
   } finally {
     guard?.dispose();
+  }
+}
+
+/**
+ * What an agent is called with. Its `signal` is read from `source` when the agent reads it: the
+ * engines make the run's signal only when something reads it (most tier-0 agents never do).
+ */
+class AgentCall implements AgentRequest {
+  readonly #source: { readonly signal: AbortSignal };
+
+  constructor(
+    readonly step: CompiledStep,
+    readonly input: Record<string, unknown>,
+    readonly runId: string,
+    source: { readonly signal: AbortSignal },
+  ) {
+    this.#source = source;
+  }
+
+  get signal(): AbortSignal {
+    return this.#source.signal;
   }
 }
 

@@ -437,6 +437,39 @@ steps:
       expect(files.map((f) => f.record.status)).to.deep.equal(['failed']);
     });
 
+    it('gives an agent that first reads its signal after a cancel a signal aborted with the reason', async () => {
+      let release: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let reported: (seen: { aborted: boolean; reason: unknown }) => void = () => undefined;
+      const seen = new Promise<{ aborted: boolean; reason: unknown }>((r) => (reported = r));
+      const late: Agent = async (request) => {
+        await gate;
+        reported({ aborted: request.signal.aborted, reason: request.signal.reason });
+        return { output: {}, modelUsed: null, tokensUsed: null };
+      };
+      const rt = make({ agents: { ...testAgents(probe, flaky), tier1_late: late } });
+      const started = nextEvent(
+        (listener) => rt.subscribe(listener),
+        (e) => e.type === 'step_start' && e.step === 'late',
+      );
+      const handle = await rt.start({
+        workflow: `
+name: late-reader
+steps:
+  - { name: late, agent: tier1_late }
+`,
+      });
+      await started;
+      expect(rt.cancel(handle.runId, 'stop now')).to.equal(true);
+      const record = await handle.done;
+      expect(record.steps.map((s) => [s.status, s.error])).to.deep.equal([['failed', 'stop now']]);
+      release();
+      const { aborted, reason } = await seen;
+      expect(aborted).to.equal(true);
+      expect(reason).to.be.instanceOf(Error);
+      expect((reason as Error).message).to.equal('stop now');
+    });
+
     it('repeats a loop_until step, seeing its previous output, and reports each iteration', async () => {
       const { events, record } = await run(`
 name: looping
