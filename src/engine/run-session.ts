@@ -94,7 +94,6 @@ export class RunSession {
       systemId: `run:${base.runId}`,
       input: { runId: base.runId, timeoutMs: options.timeoutMs, engine: options.engineInput },
     });
-    this.actor.on('run.started', () => this.mapper.workflowStart(base.inputs));
     this.actor.subscribe(this.onSnapshot.bind(this), this.onActorError.bind(this));
   }
 
@@ -135,6 +134,14 @@ export class RunSession {
       this.actor.send({ type: 'run.cancel', reason: 'run file not writable' });
       this.options.released(this);
       throw new DependencyError(`cannot write the run file in ${this.options.runsDir}`, error);
+    }
+    // `run.begin` takes a pending run actor to `running` (its machine emits `run.started`); a run
+    // cancelled meanwhile has left `pending` and never starts. workflow_start is published here,
+    // just before, rather than from an `actor.on('run.started')` listener: that listener costs a
+    // Map, a Set and a closure per run (~0.45 KB), and nothing is emitted in between.
+    const snapshot = this.actor.getSnapshot() as { status: string; value?: unknown };
+    if (snapshot.status === 'active' && snapshot.value === 'pending') {
+      this.mapper.workflowStart(this.options.base.inputs);
     }
     this.actor.send({ type: 'run.begin' });
     return {
