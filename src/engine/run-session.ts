@@ -94,7 +94,9 @@ export class RunSession {
       systemId: `run:${base.runId}`,
       input: { runId: base.runId, timeoutMs: options.timeoutMs, engine: options.engineInput },
     });
-    this.actor.subscribe(this.onSnapshot.bind(this), this.onActorError.bind(this));
+    // The session is the actor's observer (`next`, `error`): XState binds those two methods
+    // itself, so binding them here too would add two functions per run.
+    this.actor.subscribe(this);
   }
 
   /** The run file's name (computed when first needed: runs without persistence rarely need it). */
@@ -113,11 +115,13 @@ export class RunSession {
     this.mapper.engineEvent(event);
   }
 
-  private onSnapshot(snapshot: { status: string; output?: unknown }): void {
+  /** Observer of the run actor: a snapshot (the run ends with the `done` one). */
+  next(snapshot: { status: string; output?: unknown }): void {
     if (snapshot.status === 'done') this.end(snapshot.output as RunResult);
   }
 
-  private onActorError(error: unknown): void {
+  /** Observer of the run actor: the actor failed. */
+  error(error: unknown): void {
     this.options.logger.error({ runId: this.runId, err: errorMessage(error) }, 'run actor failed');
     this.end({ status: 'failed', error: errorMessage(error), engine: null });
   }
