@@ -30,11 +30,10 @@ export {
   type WorkflowEvent,
   type WorkflowSource,
 } from './engine/types.js';
-/** The engine adapter contract, for observing engine actors or bringing an engine. */
+/** What engine actors emit and produce, for observing them. */
 export type {
   AttemptResult,
   AttemptRunner,
-  EngineAdapter,
   EngineClock,
   EngineEvent,
   EngineInput,

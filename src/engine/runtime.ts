@@ -66,7 +66,6 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const adapters: Partial<Record<AdapterName, EngineAdapter>> = {
     native: nativeAdapter,
     graph: graphAdapter,
-    ...options.adapters,
   };
   const registry = createWorkflowRegistry({ dir: resolved.workflowsDir });
   const compiled = new CompiledCache();

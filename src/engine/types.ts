@@ -10,7 +10,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
-import type { EngineAdapter, EngineClock } from './adapter.js';
+import type { EngineClock } from './adapter.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -53,8 +53,6 @@ export interface RuntimeOptions {
   llm?: LlmClient;
   /** Clock of run timeouts, step timeouts and retry delays (tests pass a simulated one). @default the system clock */
   clock?: EngineClock;
-  /** Engine adapters by name. @default native and graph */
-  adapters?: Partial<Record<AdapterName, EngineAdapter>>;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
