@@ -1,32 +1,62 @@
 /**
- * The scheduling core both engines share: per-step join counters, a binary heap of ready steps in
- * YAML order (the concurrency limit), per-step state in plain number arrays, outcome building,
- * skip propagation (`condition false`, `dependency failed: <step>`, `unmet dependencies`), retries
- * and `engine.abort`. Every per-event operation is O(1) or O(log n): no scan of all steps per
- * event and no copy of per-step arrays (abort, a rare event, scans once).
+ * The scheduling core both engines share: join counters, the ready queue in YAML order (the
+ * concurrency limit), retries and `engine.abort`, over per-step numbers in one plain array
+ * (`step-slots.ts`, `ready-heap.ts`); outcomes come from `step-outcomes.ts`, skips from
+ * `skip-propagation.ts`. Every per-event operation is O(1) or O(log n) (abort, rare, scans once).
+ * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`); both engines
+ * run this code, so they produce the same event sequence for the same run.
  *
- * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`); because both
- * engines run this code, they produce the same event sequence for the same run.
- *
- * What differs per engine is how engine events leave and how attempt results, retry timers and
- * loop iterations come back; a subclass provides that:
+ * A subclass provides how engine events leave and how attempt results, retry timers and loop
+ * iterations come back:
  * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits with
  *   `actorScope.emit` and receives `step.result` / `step.retry` events;
  * - the graph machine (`graph-run.ts`, `graph-compiler.ts`) collects events for the machine's
  *   actions to emit and receives per-step event types that select the step's transitions.
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
- * truthiness comes in through {@link SchedulerDeps}.
- */
+ * truthiness comes in through {@link SchedulerDeps}. */
 import type {
   AttemptResult,
-  AttemptRunner,
   EngineEvent,
   EngineInput,
   EngineOutput,
   StepOutcome,
 } from '../src/engine/adapter.js';
 import type { CompiledStep, EvalScope, StepView } from '../src/workflow/types.js';
+import { Attempt } from './attempt-request.js';
+import { heapPop, heapPush } from './ready-heap.js';
+import { clearRetryTimer } from './retry-timers.js';
+import { RunAbort } from './run-abort.js';
+import {
+  collectDependents,
+  collectPending,
+  SKIP_CONDITION_FALSE,
+  SKIP_UNMET_DEPENDENCIES,
+} from './skip-propagation.js';
+import {
+  failedOutcome,
+  messageOf,
+  skippedOutcome,
+  successOutcome,
+  thrownResult,
+} from './step-outcomes.js';
+import {
+  F_ATTEMPT,
+  F_ATTEMPT_START,
+  F_REMAINING,
+  F_START,
+  F_STATE,
+  FIELDS,
+  FINISHED,
+  PENDING,
+  RETRY_WAIT,
+  RUNNING,
+  stepStatuses,
+  zeros,
+} from './step-slots.js';
+
+export type { AttemptRequest } from './attempt-request.js';
+export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagation.js';
 
 /** What a scheduler needs besides its input. */
 export interface SchedulerDeps {
@@ -34,37 +64,11 @@ export interface SchedulerDeps {
   isTruthy: (value: unknown) => boolean;
 }
 
-/** The request handed to the attempt runner. */
-export type AttemptRequest = Parameters<AttemptRunner>[0];
-
-/** Reason of a step skipped because its `when:` was false. */
-export const SKIP_CONDITION_FALSE = 'condition false';
-/** Reason of steps left when nothing runs and nothing can start. */
-export const SKIP_UNMET_DEPENDENCIES = 'unmet dependencies';
-
-const PENDING = 0;
-const RUNNING = 1;
-const RETRY_WAIT = 2;
-const FINISHED = 3;
-const STATE_NAMES = ['pending', 'running', 'retrying', 'finished'] as const;
-
-/** Offsets of a step's numbers in `SchedulerCore.slots`, and how many there are per step. */
-const F_REMAINING = 0; // unfinished dependencies
-const F_STATE = 1; // PENDING … FINISHED
-const F_ATTEMPT = 2; // the current attempt (1-based)
-const F_START = 3; // start time of the first attempt
-const F_ATTEMPT_START = 4; // start time of the current attempt
-const FIELDS = 5;
-
 /** Scheduling state of one run; subclasses connect it to their actor. */
 export abstract class SchedulerCore {
   protected readonly steps: readonly CompiledStep[];
   protected readonly n: number;
-  /**
-   * Per-step numbers, {@link FIELDS} per step (`slots[i * FIELDS + F_STATE]` …), then the ready
-   * heap's `n` slots from {@link heapBase}: one array instead of six (about 0.25 KB less per run
-   * of a small workflow, which would otherwise pay an array header and backing store for each).
-   */
+  /** Per-step numbers, then the ready heap's `n` slots from {@link heapBase} (`step-slots.ts`). */
   private readonly slots: number[];
   private readonly heapBase: number;
   private readonly inputs: unknown[];
@@ -151,19 +155,16 @@ export abstract class SchedulerCore {
       if (!Object.hasOwn(step.outputs, key)) continue;
       this.context[step.outputs[key]!] = output?.[key] ?? null;
     }
-    this.finishStep(index, {
-      status: 'success',
-      input: this.inputs[index],
-      output,
-      error: null,
-      skipReason: null,
-      modelUsed: result.modelUsed,
-      tokensUsed: result.tokensUsed,
-      attempts: attempt,
-      iterations: result.iterations,
-      startTime: this.slots[index * FIELDS + F_START]!,
-      endTime: this.input.clock.now(),
-    });
+    this.finishStep(
+      index,
+      successOutcome(
+        this.inputs[index],
+        result,
+        attempt,
+        this.slots[index * FIELDS + F_START]!,
+        this.input.clock.now(),
+      ),
+    );
     this.release(step);
     this.pump();
     this.settleIfStuck();
@@ -227,24 +228,17 @@ export abstract class SchedulerCore {
     for (let i = 0; i < this.n; i++) {
       const state = this.slots[i * FIELDS + F_STATE];
       if (state !== RUNNING && state !== RETRY_WAIT) continue;
-      this.clearTimer(i);
+      clearRetryTimer(this.input.clock, this.timers, i);
       this.running--;
       failed.push(i);
-      this.finishStep(
-        i,
-        this.failedOutcome(i, reason, this.slots[i * FIELDS + F_ATTEMPT]!, null, now),
-      );
+      const attempts = this.slots[i * FIELDS + F_ATTEMPT]!;
+      const start = this.slots[i * FIELDS + F_START]!;
+      this.finishStep(i, failedOutcome(this.inputs[i], reason, attempts, null, start, now));
     }
     const skipped: number[] = [];
     const reasons = new Map<number, string>();
-    for (const i of failed) this.collectDependents(i, skipped, reasons);
-    for (let i = 0; i < this.n; i++) {
-      if (this.slots[i * FIELDS + F_STATE] === PENDING) {
-        this.slots[i * FIELDS + F_STATE] = FINISHED;
-        skipped.push(i);
-        reasons.set(i, reason);
-      }
-    }
+    for (const i of failed) collectDependents(this.steps, this.slots, i, skipped, reasons);
+    collectPending(this.n, this.slots, reason, skipped, reasons);
     this.emitSkips(skipped, reasons, now);
     this.heapSize = 0;
   }
@@ -260,7 +254,8 @@ export abstract class SchedulerCore {
 
   /** Cancels retry timers and in-flight attempts (the run finished or its actor was stopped). */
   dispose(): void {
-    if (this.timers !== undefined) for (let i = 0; i < this.n; i++) this.clearTimer(i);
+    if (this.timers !== undefined)
+      for (let i = 0; i < this.n; i++) clearRetryTimer(this.input.clock, this.timers, i);
     // Nothing is in flight once every step finished (`running` counts retry waits too); an Error
     // (and its stack) per run is then not worth making.
     if (this.running > 0 && !this.runAbort.aborted)
@@ -269,12 +264,7 @@ export abstract class SchedulerCore {
 
   /** Each step's status (outcome status once finished) by name. */
   stepStates(): Record<string, string> {
-    const states: Record<string, string> = {};
-    for (let i = 0; i < this.n; i++) {
-      states[this.steps[i]!.name] =
-        this.outcomes[i]?.status ?? STATE_NAMES[this.slots[i * FIELDS + F_STATE]!]!;
-    }
-    return states;
+    return stepStatuses(this.steps, this.outcomes, this.slots);
   }
 
   /** What an inspector shows: progress, not the closures of the input. */
@@ -359,49 +349,12 @@ export abstract class SchedulerCore {
     result: AttemptResult | null,
     now: number,
   ): void {
-    this.finishStep(index, this.failedOutcome(index, error, attempts, result, now));
+    const start = this.slots[index * FIELDS + F_START]!;
+    this.finishStep(index, failedOutcome(this.inputs[index], error, attempts, result, start, now));
     const skipped: number[] = [];
     const reasons = new Map<number, string>();
-    this.collectDependents(index, skipped, reasons);
+    collectDependents(this.steps, this.slots, index, skipped, reasons);
     this.emitSkips(skipped, reasons, now);
-  }
-
-  private failedOutcome(
-    index: number,
-    error: string,
-    attempts: number,
-    result: AttemptResult | null,
-    now: number,
-  ): StepOutcome {
-    return {
-      status: 'failed',
-      input: this.inputs[index] ?? null,
-      output: null,
-      error,
-      skipReason: null,
-      modelUsed: result?.modelUsed ?? null,
-      tokensUsed: result?.tokensUsed ?? null,
-      attempts,
-      iterations: result?.iterations ?? 0,
-      startTime: attempts > 0 ? this.slots[index * FIELDS + F_START]! : null,
-      endTime: now,
-    };
-  }
-
-  /** Marks every unfinished transitive dependent of `root` finished (skipped), collecting it. */
-  private collectDependents(root: number, out: number[], reasons: Map<number, string>): void {
-    const reason = `dependency failed: ${this.steps[root]!.name}`;
-    const stack = [root];
-    while (stack.length > 0) {
-      const current = stack.pop()!;
-      for (const d of this.steps[current]!.dependentsIndex) {
-        if (this.slots[d * FIELDS + F_STATE] !== PENDING) continue;
-        this.slots[d * FIELDS + F_STATE] = FINISHED;
-        out.push(d);
-        reasons.set(d, reason);
-        stack.push(d);
-      }
-    }
   }
 
   /** Emits skips in YAML order (they happen at the same instant). */
@@ -442,140 +395,11 @@ export abstract class SchedulerCore {
     }
   }
 
-  private clearTimer(index: number): void {
-    const timers = this.timers;
-    const timer = timers?.[index];
-    if (timers === undefined || timer === undefined) return;
-    this.input.clock.clearTimeout(timer);
-    timers[index] = undefined;
-  }
-
   private push(value: number): void {
-    const heap = this.slots;
-    const base = this.heapBase;
-    let i = this.heapSize++;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (heap[base + parent]! <= value) break;
-      heap[base + i] = heap[base + parent]!;
-      i = parent;
-    }
-    heap[base + i] = value;
+    heapPush(this.slots, this.heapBase, this.heapSize++, value);
   }
 
   private pop(): number {
-    const heap = this.slots;
-    const base = this.heapBase;
-    const top = heap[base]!;
-    const last = heap[base + --this.heapSize]!;
-    const size = this.heapSize;
-    let i = 0;
-    for (;;) {
-      let child = 2 * i + 1;
-      if (child >= size) break;
-      if (child + 1 < size && heap[base + child + 1]! < heap[base + child]!) child++;
-      if (heap[base + child]! >= last) break;
-      heap[base + i] = heap[base + child]!;
-      i = child;
-    }
-    heap[base + i] = last;
-    return top;
+    return heapPop(this.slots, this.heapBase, --this.heapSize);
   }
-}
-
-/**
- * The run's abort signal, made when first read. Most runs are never aborted and most agents
- * (tier 0) never read the signal, while an AbortController and its signal cost about 0.85 KB
- * (the signal's listener maps and its own hidden class). Aborting before the signal exists
- * remembers the reason; a signal made later is aborted with it at once, so a reader sees the
- * same thing either way.
- */
-class RunAbort {
-  private controller: AbortController | undefined;
-  private reason: Error | undefined;
-
-  /** Whether the run was aborted (without making the signal). */
-  get aborted(): boolean {
-    return this.reason !== undefined;
-  }
-
-  get signal(): AbortSignal {
-    if (this.controller === undefined) {
-      this.controller = new AbortController();
-      if (this.reason !== undefined) this.controller.abort(this.reason);
-    }
-    return this.controller.signal;
-  }
-
-  abort(reason: Error): void {
-    if (this.reason !== undefined) return;
-    this.reason = reason;
-    this.controller?.abort(reason);
-  }
-}
-
-/** The request of one attempt; its `signal` is the run's, made when first read. */
-class Attempt implements AttemptRequest {
-  readonly #runAbort: RunAbort;
-  declare onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
-
-  constructor(
-    readonly step: CompiledStep,
-    readonly input: Record<string, unknown>,
-    readonly scope: EvalScope,
-    readonly attempt: number,
-    runAbort: RunAbort,
-  ) {
-    this.#runAbort = runAbort;
-  }
-
-  get signal(): AbortSignal {
-    return this.#runAbort.signal;
-  }
-
-  get aborted(): boolean {
-    return this.#runAbort.aborted;
-  }
-}
-
-/** The result of an attempt whose runner threw or rejected (runners should not, but may). */
-function thrownResult(error: unknown): AttemptResult {
-  return {
-    ok: false,
-    output: null,
-    error: messageOf(error),
-    modelUsed: null,
-    tokensUsed: null,
-    iterations: 0,
-  };
-}
-
-/**
- * An array of `n` zeros, allocated at its exact length. Plain arrays rather than typed arrays: a
- * run of a small workflow would otherwise pay for several ArrayBuffers (about 180 bytes each
- * before any data); `push` would over-allocate (capacity 17 for 5 steps).
- */
-function zeros(n: number): number[] {
-  return new Array<number>(n).fill(0);
-}
-
-function skippedOutcome(reason: string, now: number): StepOutcome {
-  return {
-    status: 'skipped',
-    input: null,
-    output: null,
-    error: null,
-    skipReason: reason,
-    modelUsed: null,
-    tokensUsed: null,
-    attempts: 0,
-    iterations: 0,
-    startTime: null,
-    endTime: now,
-  };
-}
-
-function messageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  return typeof error === 'string' ? error : 'unknown error';
 }
