@@ -18,8 +18,11 @@
  * counter of unfinished dependencies goes down, a dependent at zero is ready, its `when:` is
  * evaluated when it starts), by `retryAllowed` (`scheduleRetry`), else `failStep` (transitive
  * dependents skipped); `step.<step>.retry` → `<step>` (`startNextAttempt`); `engine.abort` →
- * `aborted`; `graph.finished` → `completed`. The action that finishes the last step raises
- * `graph.finished` (an `always` transition would be evaluated after every microstep instead).
+ * `aborted`; `running` → `completed` by an `always` transition guarded by `allFinished` (one guard
+ * call per microstep: XState looks for eventless transitions after every microstep anyway).
+ * The step actions are plain actions; each transition then lists the shared `emitEvents`, which
+ * emits the transition's engine events as one event (the event itself, or an `engine.batch` of
+ * them in order, unpacked by the engine dispatch: observers see the individual events).
  *
  * Why not a parallel region per step: XState offers every event to every active region and
  * rebuilds the state value from the whole configuration on each microstep, about 1 µs per region
@@ -30,10 +33,10 @@
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
-import { emit, enqueueActions, raise, setup, type AnyActorRef } from 'xstate';
+import { emit, enqueueActions, setup, type AnyActorRef } from 'xstate';
 import type {
   AttemptResult,
-  EngineEvent,
+  EngineEmitted,
   EngineInput,
   EngineOutput,
 } from '../src/engine/adapter.js';
@@ -88,34 +91,6 @@ export function graphStepKeys(workflow: Pick<CompiledWorkflow, 'steps'>): string
 
 function machineId(name: string): string {
   return `graph_${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-}
-
-/** Raised by the action that finished the last step. */
-const FINISHED_EVENT = 'graph.finished';
-
-/**
- * One shared emit action: it emits the run's next outbox event. Queued once per pending event by
- * {@link drain} (the same action object every time: no action object is made per event).
- */
-const emitNext = emit(({ context }: { context: GraphContext }) => context.run.takeEmitted());
-/** One shared raise of {@link FINISHED_EVENT}. */
-const raiseFinished = raise({ type: FINISHED_EVENT });
-
-/** The part of XState's `enqueue` that {@link drain} uses. */
-type Enqueue = (action: typeof emitNext | typeof raiseFinished) => void;
-
-/**
- * Emits the run's pending engine events; raises {@link FINISHED_EVENT} once every step finished.
- * `enqueue` is XState's enqueuer of the calling `enqueueActions` (typed for the machine's own
- * actions, which the shared actions above are, built before the machine's types exist).
- */
-function drain(run: GraphRun, enqueue: object): void {
-  emitOutbox(run, enqueue);
-  if (run.allFinished) (enqueue as Enqueue)(raiseFinished);
-}
-
-function emitOutbox(run: GraphRun, enqueue: object): void {
-  for (let i = run.pendingEmits; i > 0; i--) (enqueue as Enqueue)(emitNext);
 }
 
 /**
@@ -173,25 +148,26 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       {
         guard: { type: 'attemptSucceeded' },
         target: `.${key}`,
-        actions: { type: 'completeStep', params },
+        actions: [{ type: 'completeStep', params }, 'emitEvents'],
       },
       {
         guard: { type: 'retryAllowed', params },
         target: `.${key}`,
-        actions: { type: 'scheduleRetry', params },
+        actions: [{ type: 'scheduleRetry', params }, 'emitEvents'],
       },
-      { target: `.${key}`, actions: { type: 'failStep', params } },
+      { target: `.${key}`, actions: [{ type: 'failStep', params }, 'emitEvents'] },
     ];
     on[types.retry[index]!] = {
       target: `.${key}`,
-      actions: { type: 'startNextAttempt', params },
+      actions: [{ type: 'startNextAttempt', params }, 'emitEvents'],
     };
     if (step.loopUntil !== undefined) {
-      on[types.iteration[index]!] = { actions: { type: 'emitIteration', params } };
+      on[types.iteration[index]!] = {
+        actions: [{ type: 'emitIteration', params }, 'emitEvents'],
+      };
     }
   });
-  on['engine.abort'] = { target: 'aborted', actions: 'abortRun' };
-  on[FINISHED_EVENT] = { target: 'completed' };
+  on['engine.abort'] = { target: 'aborted', actions: ['abortRun', 'emitEvents'] };
 
   const graphSetup = setup({
     types: {
@@ -199,46 +175,49 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       input: {} as EngineInput,
       output: {} as EngineOutput,
       events: {} as GraphMachineEvent,
-      emitted: {} as EngineEvent,
+      emitted: {} as EngineEmitted,
     },
     guards: {
       attemptSucceeded: ({ event }) => event.result?.ok === true,
       retryAllowed: ({ context, event }, params: StepParams) =>
         context.run.canRetry(params.step, event.attempt ?? 0),
+      allFinished: ({ context }) => context.run.allFinished,
     },
     actions: {
+      // The one emit action each transition lists after its step action: it emits the run's
+      // pending engine events as one event (the event itself, or an `engine.batch` of them in
+      // order; the run actor's engine dispatch unpacks batches).
+      emitEvents: emit(({ context }) => context.run.takeEmitted()),
+      // Entry of the initial state: XState defers custom actions until the actor starts but
+      // resolves emit actions at once, so begin() runs in enqueueActions' collect (once per run).
       startReadySteps: enqueueActions(({ context, enqueue }) => {
         context.run.begin();
-        drain(context.run, enqueue);
+        enqueue.emit(context.run.takeEmitted());
       }),
-      completeStep: enqueueActions(({ context, event, enqueue }, params: StepParams) => {
+      // Plain actions (no enqueueActions wrapper per step event); each transition lists
+      // `emitEvents` after them.
+      completeStep: ({ context, event }, params: StepParams) => {
         if (event.result === undefined || event.attempt === undefined) return;
         context.run.succeed(params.step, event.attempt, event.result);
-        drain(context.run, enqueue);
-      }),
-      scheduleRetry: enqueueActions(({ context, event, enqueue }, params: StepParams) => {
+      },
+      scheduleRetry: ({ context, event }, params: StepParams) => {
         if (event.result === undefined || event.attempt === undefined) return;
         context.run.scheduleRetry(params.step, event.attempt, event.result);
-        drain(context.run, enqueue);
-      }),
-      failStep: enqueueActions(({ context, event, enqueue }, params: StepParams) => {
+      },
+      failStep: ({ context, event }, params: StepParams) => {
         if (event.result === undefined || event.attempt === undefined) return;
         context.run.fail(params.step, event.attempt, event.result);
-        drain(context.run, enqueue);
-      }),
-      startNextAttempt: enqueueActions(({ context, enqueue }, params: StepParams) => {
+      },
+      startNextAttempt: ({ context }, params: StepParams) => {
         context.run.retry(params.step);
-        drain(context.run, enqueue);
-      }),
-      emitIteration: enqueueActions(({ context, event, enqueue }, params: StepParams) => {
+      },
+      emitIteration: ({ context, event }, params: StepParams) => {
         if (event.attempt === undefined || event.iteration === undefined) return;
         context.run.iteration(params.step, event.attempt, event.iteration, event.output ?? null);
-        drain(context.run, enqueue);
-      }),
-      abortRun: enqueueActions(({ context, event, enqueue }) => {
+      },
+      abortRun: ({ context, event }) => {
         context.run.abort(event.reason ?? 'aborted');
-        emitOutbox(context.run, enqueue);
-      }),
+      },
     },
   });
 
@@ -252,6 +231,9 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
         description:
           'Steps are running (at most maxConcurrency at once, ready steps in YAML order). The active child is the step whose attempt settled last.',
         entry: 'startReadySteps',
+        // Checked after each microstep: one guard call (XState looks for eventless transitions
+        // after every microstep anyway).
+        always: { guard: { type: 'allFinished' }, target: 'completed' },
         initial: START_KEY,
         states: {
           [START_KEY]: {

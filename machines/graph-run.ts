@@ -11,7 +11,12 @@
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
-import type { AttemptResult, EngineEvent, EngineInput } from '../src/engine/adapter.js';
+import type {
+  AttemptResult,
+  EngineEmitted,
+  EngineEvent,
+  EngineInput,
+} from '../src/engine/adapter.js';
 import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
 
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
@@ -42,10 +47,8 @@ export function stepEventTypes(keys: readonly string[]): StepEventTypes {
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
-  /** Engine events not yet emitted; drained by the machine's actions (see `takeEmitted`). */
-  private readonly outbox: EngineEvent[] = [];
-  /** How many events of the outbox were taken. */
-  private taken = 0;
+  /** Engine events not yet emitted; taken by the machine's emit action (see `takeEmitted`). */
+  private outbox: EngineEvent[] = [];
 
   constructor(
     input: EngineInput,
@@ -57,19 +60,19 @@ export class GraphRun extends SchedulerCore {
     super(input, deps);
   }
 
-  /** How many engine events wait to be emitted. */
-  get pendingEmits(): number {
-    return this.outbox.length - this.taken;
-  }
-
-  /** The next engine event to emit, in order (the outbox is emptied once all were taken). */
-  takeEmitted(): EngineEvent {
-    const event = this.outbox[this.taken++]!;
-    if (this.taken === this.outbox.length) {
-      this.outbox.length = 0;
-      this.taken = 0;
+  /**
+   * The pending engine events as one emitted event (the outbox is emptied): the event itself when
+   * one is pending, else an `engine.batch` of them in order.
+   */
+  takeEmitted(): EngineEmitted {
+    const outbox = this.outbox;
+    if (outbox.length === 1) {
+      const event = outbox[0]!;
+      outbox.length = 0;
+      return event;
     }
-    return event;
+    this.outbox = [];
+    return { type: 'engine.batch', events: outbox };
   }
 
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */

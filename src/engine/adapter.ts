@@ -113,6 +113,32 @@ export type EngineEvent =
     }
   | { type: 'step.finished'; index: number; outcome: StepOutcome };
 
+/**
+ * Several {@link EngineEvent}s emitted at once, in order (the graph engine emits one per
+ * transition). Internal: {@link forEachEngineEvent} unpacks it, so the run's observers see only
+ * the individual events.
+ */
+export interface EngineBatchEvent {
+  type: 'engine.batch';
+  events: readonly EngineEvent[];
+}
+
+/** What an engine actor emits: an {@link EngineEvent}, or several in an {@link EngineBatchEvent}. */
+export type EngineEmitted = EngineEvent | EngineBatchEvent;
+
+/** Calls `handler` with each engine event `emitted` carries, in order (a batch is unpacked). */
+export function forEachEngineEvent(
+  emitted: EngineEmitted,
+  handler: (event: EngineEvent) => void,
+): void {
+  if (emitted.type !== 'engine.batch') {
+    handler(emitted);
+    return;
+  }
+  const events = emitted.events;
+  for (let i = 0; i < events.length; i++) handler(events[i]!);
+}
+
 /** Events the run actor sends to the engine. */
 export type EngineCommand = { type: 'engine.abort'; reason: string };
 

@@ -1,5 +1,11 @@
 import type { AnyActorLogic, AnyActorRef } from 'xstate';
-import type { EngineEvent, EngineInput, EngineLogic } from './adapter.js';
+import {
+  forEachEngineEvent,
+  type EngineEmitted,
+  type EngineEvent,
+  type EngineInput,
+  type EngineLogic,
+} from './adapter.js';
 
 /** What one run's engine child runs, and who observes it. */
 export interface EngineRoute {
@@ -47,7 +53,9 @@ export function createEngineDispatch(): EngineDispatch {
       routes.delete(input);
       const target = route.logic as AnyActorLogic;
       byActor.set(actorScope.self, target);
-      actorScope.self.on('*', route.onEvent);
+      // Batches (several events of one engine transition) reach the observer one event at a time.
+      const onEvent = route.onEvent;
+      actorScope.self.on('*', (emitted: EngineEmitted) => forEachEngineEvent(emitted, onEvent));
       return remember(target, target.getInitialSnapshot(actorScope, input));
     },
     start(snapshot, actorScope) {

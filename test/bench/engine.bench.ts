@@ -20,6 +20,11 @@ import type {
   EngineAdapter,
   EngineInput,
 } from '../../src/engine/adapter.js';
+import {
+  forEachEngineEvent,
+  type EngineEmitted,
+  type EngineEvent,
+} from '../../src/engine/adapter.js';
 import { graphAdapter } from '../../src/engine/adapters/graph.js';
 import { nativeAdapter } from '../../src/engine/adapters/native.js';
 import { createRuntime, type Runtime } from '../../src/index.js';
@@ -137,8 +142,12 @@ function engineRun(
   return new Promise((resolve, reject) => {
     const actor = createActor(adapter.createLogic(wf), { input: engineInput(wf, runAttempt) });
     let finished = 0;
-    actor.on('step.finished', () => finished++);
-    if (onStarted !== undefined) actor.on('step.started', onStarted);
+    // The graph engine emits several events of one transition as an `engine.batch`.
+    const onEvent = (event: EngineEvent): void => {
+      if (event.type === 'step.finished') finished++;
+      else if (event.type === 'step.started') onStarted?.();
+    };
+    actor.on('*', (emitted: EngineEmitted) => forEachEngineEvent(emitted, onEvent));
     actor.subscribe({
       next: (s: { status: string }) => {
         if (s.status !== 'done') return;

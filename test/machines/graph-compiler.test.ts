@@ -8,6 +8,7 @@ interface JsonNode {
   states?: Record<string, JsonNode>;
   meta?: Record<string, unknown>;
   on?: Record<string, { target?: string[]; guard?: { type: string }; actions: unknown[] }[]>;
+  always?: { target?: string[]; guard?: { type: string } }[];
 }
 
 function allNodes(node: JsonNode, path: string, out: [string, JsonNode][]): void {
@@ -72,6 +73,11 @@ describe('graph compiler', () => {
     ]);
     expect(settled[0]!.actions).to.deep.equal([
       { type: 'completeStep', params: { step: 1, name: 'b' } },
+      'emitEvents',
+    ]);
+    const always = json.states!.running!.always!;
+    expect(always.map((t) => [t.guard?.type, t.target])).to.deep.equal([
+      ['allFinished', ['#graph_wf.completed']],
     ]);
   });
 

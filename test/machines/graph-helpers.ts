@@ -4,10 +4,12 @@ import type {
   AttemptResult,
   AttemptRunner,
   EngineClock,
+  EngineEmitted,
   EngineEvent,
   EngineInput,
   EngineOutput,
 } from '../../src/engine/adapter.js';
+import { forEachEngineEvent } from '../../src/engine/adapter.js';
 import { compileGraphMachine } from '../../src/engine/adapters/graph.js';
 import type { GraphMachine } from '../../machines/graph-compiler.js';
 import { compileWorkflow } from '../../src/workflow/index.js';
@@ -110,7 +112,8 @@ export function startGraph(wf: CompiledWorkflow, overrides: Partial<EngineInput>
   const actor = createActor(compileGraphMachine(wf), { input });
   const events: string[] = [];
   const raw: EngineEvent[] = [];
-  actor.on('*', (event: EngineEvent) => {
+  actor.on('*', (emitted: EngineEmitted) => forEachEngineEvent(emitted, record));
+  function record(event: EngineEvent): void {
     raw.push(event);
     const name = wf.steps[event.index]!.name;
     if (event.type === 'step.finished') {
@@ -119,7 +122,7 @@ export function startGraph(wf: CompiledWorkflow, overrides: Partial<EngineInput>
     } else if (event.type === 'step.started') events.push(`started ${name} #${event.attempt}`);
     else if (event.type === 'step.retrying') events.push(`retrying ${name} #${event.attempt}`);
     else events.push(`iteration ${name} ${event.iteration}`);
-  });
+  }
   const done = new Promise<EngineOutput>((resolve, reject) => {
     actor.subscribe({
       next: (snapshot) => {
