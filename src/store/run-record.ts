@@ -134,16 +134,31 @@ function common(base: RunRecordBase) {
 
 let lastMs = Number.NaN;
 let lastIso = '';
+/** Epoch ms of the second whose ISO prefix (up to and including the `.`) is `secondPrefix`. */
+let secondStart = Number.NaN;
+let secondPrefix = '';
+/** `000Z` … `999Z`: the millisecond tails appended to {@link secondPrefix}. */
+const MS_TAILS = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
 
 /**
- * ISO time of an epoch ms. The steps of a run mostly start and end within the same few
- * milliseconds, so the last conversion is remembered (`toISOString` is the costliest part of
- * building a record of a large run).
+ * ISO time of an epoch ms. The steps of a run mostly start and end within the same second, so
+ * the last conversion is remembered, and other milliseconds of the same second reuse its prefix
+ * (`toISOString` is the costliest part of building a record of a large run; a fan-out's steps
+ * alternate between their common start time and their own end times).
  */
 function iso(ms: number): string {
-  if (ms !== lastMs) {
-    lastMs = ms;
-    lastIso = new Date(ms).toISOString();
+  if (ms === lastMs) return lastIso;
+  const offset = ms - secondStart;
+  if (offset >= 0 && offset < 1000 && Number.isInteger(offset)) {
+    lastIso = secondPrefix + MS_TAILS[offset]!;
+  } else {
+    const text = new Date(ms).toISOString();
+    if (Number.isInteger(ms)) {
+      secondStart = ms - (((ms % 1000) + 1000) % 1000);
+      secondPrefix = text.slice(0, -4);
+    }
+    lastIso = text;
   }
+  lastMs = ms;
   return lastIso;
 }
