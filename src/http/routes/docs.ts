@@ -67,32 +67,23 @@ export interface DocsRouteDeps {
 
 export function registerDocsRoutes(router: Router, deps: DocsRouteDeps): void {
   const openApi = readFileSync(deps.openApiPath, 'utf8');
-  router.get('/openapi.json', (ctx) => {
-    ctx.type = 'application/json; charset=utf-8';
-    ctx.body = openApi;
-  });
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = SWAGGER_PAGE;
-  });
-  router.get('/docs/init.js', (ctx) => {
-    ctx.type = 'text/javascript; charset=utf-8';
-    ctx.body = SWAGGER_INIT;
-  });
+  const text = (path: string, type: string, body: string): void => {
+    router.get(path, (ctx) => {
+      ctx.type = `${type}; charset=utf-8`;
+      ctx.body = body;
+    });
+  };
+  text('/openapi.json', 'application/json', openApi);
+  text('/docs', 'text/html', SWAGGER_PAGE);
+  text('/docs/init.js', 'text/javascript', SWAGGER_INIT);
+  text('/redoc', 'text/html', REDOC_PAGE);
+  text('/redoc/init.js', 'text/javascript', REDOC_INIT);
   router.get('/docs/:file', async (ctx) => {
     const file = SWAGGER_FILES.has(param(ctx, 'file'))
       ? await containedFile(swaggerDir, param(ctx, 'file'))
       : undefined;
     if (file === undefined) throw new NotFoundError('Not Found');
     await sendFile(ctx, file, CACHE);
-  });
-  router.get('/redoc', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = REDOC_PAGE;
-  });
-  router.get('/redoc/init.js', (ctx) => {
-    ctx.type = 'text/javascript; charset=utf-8';
-    ctx.body = REDOC_INIT;
   });
   router.get('/redoc/redoc.standalone.js', async (ctx) => {
     const file = await containedFile(redocDir, 'redoc.standalone.js');
