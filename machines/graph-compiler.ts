@@ -1,35 +1,47 @@
 /**
- * The graph engine: compiles a workflow into an XState v5 machine with one state node per step.
+ * The graph engine: compiles a workflow into an XState v5 machine whose transitions are the
+ * workflow's steps.
  *
- * Shape (every state has a `description`, readable in the inspector and the Stately visualizer):
+ * Shape (every state and every step transition has a `description`, readable in the inspector
+ * and the Stately visualizer; each step's transitions carry `meta`: step, agent, dependsOn,
+ * dependents, when):
  *
  * ```
  * graph_<workflow>
- *   running              steps run; the active child is the step whose attempt settled last
- *     starting           nothing has settled yet
- *     <step> …           one node per step; meta lists dependsOn, dependents, when
+ *   running              steps run; one set of guarded transitions per step:
+ *                          step.<step>.settled    attemptSucceeded → completeStep
+ *                                                 retryAllowed     → scheduleRetry
+ *                                                 otherwise        → failStep
+ *                          step.<step>.retry      → startNextAttempt   (retry delay elapsed)
+ *                          step.<step>.iteration  → emitIteration      (loop steps only)
+ *                          engine.finished        → completed
+ *                          engine.abort           → aborted
  *   completed (final)    every step finished
  *   aborted   (final)    engine.abort: running steps failed, the rest skipped
  * ```
  *
  * Transitions are generated per step and selected by event type, so a step event costs one map
- * lookup, never a scan of the other steps: `step.<step>.settled` → `<step>` guarded by
- * `attemptSucceeded` (action `completeStep`: outputs mapping, then the join — each dependent's
- * counter of unfinished dependencies goes down, a dependent at zero is ready, its `when:` is
- * evaluated when it starts), by `retryAllowed` (`scheduleRetry`), else `failStep` (transitive
- * dependents skipped); `step.<step>.retry` → `<step>` (`startNextAttempt`); `engine.abort` →
- * `aborted`; `running` → `completed` by an `always` transition guarded by `allFinished` (one guard
- * call per microstep: XState looks for eventless transitions after every microstep anyway).
- * The step actions are plain actions; each transition then lists the shared `emitEvents`, which
- * emits the transition's engine events as one event (the event itself, or an `engine.batch` of
- * them in order, unpacked by the engine dispatch: observers see the individual events).
+ * lookup, never a scan of the other steps. `completeStep` maps the outputs, then does the join:
+ * each dependent's counter of unfinished dependencies goes down, a dependent at zero is ready,
+ * and its `when:` is evaluated when it starts (false → skipped, condition false). `failStep`
+ * skips the step's transitive dependents. Each transition then lists the shared `emitEvents`,
+ * which emits the transition's engine events as one event (the event itself, or an
+ * `engine.batch` of them in order, unpacked by the engine dispatch: observers see the individual
+ * events). When the last step finishes, the run sends the machine `engine.finished` (once).
  *
- * Why not a parallel region per step: XState offers every event to every active region and
- * rebuilds the state value from the whole configuration on each microstep, about 1 µs per region
- * per event here, so fan-out-1000 would cost O(n) per event and O(n²) per run. With a single
- * active step node the cost per event does not depend on the workflow's size. The counters,
- * outcomes and the ready heap live in {@link GraphRun} (in context), changed in O(1) per event.
- * `maxConcurrency` is respected (ready steps start in YAML order, as in the native engine).
+ * Why the step transitions have no target (the state stays `running` while steps run; the
+ * steps' progress is the context, whose JSON lists each step's status):
+ * - a parallel region per step costs O(n) per event: XState offers every event to every active
+ *   region and rebuilds the state value from the whole configuration (~1 µs per region per
+ *   event here, so O(n²) per run for fan-out-1000);
+ * - a child node per step entered on each event (an earlier version: "the active child is the
+ *   step that settled last") cost ~1.5 µs more per step (exit, entry, a new snapshot and state
+ *   value), and XState memoizes transition candidates per (active node, event type) pair on the
+ *   machine, which grew without bound for wide workflows (O(n²) pairs per cached machine:
+ *   +1.2 MiB per 40 runs of fan-out-1000 with varied completion order).
+ * The counters, outcomes and the ready heap live in {@link GraphRun} (in context), changed in
+ * O(1) or O(log n) per event. `maxConcurrency` is respected (ready steps start in YAML order, as
+ * in the native engine).
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
@@ -46,9 +58,9 @@ import { GraphRun, stepEventTypes, type GraphRunDeps } from './graph-run.js';
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
 
-/** Events the graph machine handles. `<key>` is the step's node key. */
+/** Events the graph machine handles. `<key>` is the step's event key (see {@link graphStepKeys}). */
 export interface GraphMachineEvent {
-  /** `engine.abort`, or `step.<key>.settled` / `.retry` / `.iteration`. */
+  /** `engine.abort`, `engine.finished`, or `step.<key>.settled` / `.retry` / `.iteration`. */
   type: string;
   /** `engine.abort`: why (running steps fail with it). */
   reason?: string;
@@ -71,16 +83,15 @@ interface StepParams {
   name: string;
 }
 
-/** Child key of `running` that is not a step. */
-const START_KEY = 'starting';
 const SAFE_KEY = /^[A-Za-z0-9_-]+$/;
 
 /**
- * Node keys for the steps: the step name when it is a safe key (no `.`, which XState reads as a
- * path separator), else `step-<index>`; never the reserved `starting`.
+ * The steps' keys in their event types (`step.<key>.settled`): the step name when it is a safe
+ * key (no `.` or `*`, which XState event descriptors give a meaning), else `step-<index>`;
+ * unique.
  */
 export function graphStepKeys(workflow: Pick<CompiledWorkflow, 'steps'>): string[] {
-  const used = new Set<string>([START_KEY]);
+  const used = new Set<string>();
   return workflow.steps.map((step) => {
     let key = SAFE_KEY.test(step.name) && !used.has(step.name) ? step.name : `step-${step.index}`;
     while (used.has(key)) key = `${key}_`;
@@ -105,6 +116,7 @@ function startRun(run: GraphRun, self: AnyActorRef): GraphRun {
   return run;
 }
 
+/** What a step's transitions say about it: the step, its join and its `when:`. */
 function stepDescription(workflow: CompiledWorkflow, index: number): string {
   const step = workflow.steps[index]!;
   const when = workflow.document.steps[index]?.when;
@@ -118,56 +130,78 @@ function stepDescription(workflow: CompiledWorkflow, index: number): string {
   );
   if (when !== undefined)
     parts.push(`Runs only when ${when} holds, else skipped (condition false).`);
-  parts.push(
-    'Active while this step is the last whose attempt settled (succeeded, failed or retrying).',
-  );
   return parts.join(' ');
 }
 
-/** Builds the machine for one workflow. */
-export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDeps) {
-  const keys = graphStepKeys(workflow);
-  const types = stepEventTypes(keys);
-  const stepStates: Record<string, { description: string; meta: Record<string, unknown> }> = {};
+/** The `meta` of a step's transitions (what visualizers and the machine JSON show). */
+function stepMeta(workflow: CompiledWorkflow, index: number): Record<string, unknown> {
+  const step = workflow.steps[index]!;
+  const when = workflow.document.steps[index]?.when;
+  return {
+    step: step.name,
+    agent: step.agent,
+    dependsOn: [...step.dependsOn],
+    dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
+    ...(when === undefined ? {} : { when }),
+  };
+}
+
+/** The per-step transitions of `running`, keyed by event type. */
+function stepTransitions(workflow: CompiledWorkflow): Record<string, unknown> {
+  const types = stepEventTypes(graphStepKeys(workflow));
   const on: Record<string, unknown> = {};
   workflow.steps.forEach((step, index) => {
-    const key = keys[index]!;
     const params: StepParams = { step: index, name: step.name };
-    const when = workflow.document.steps[index]?.when;
-    stepStates[key] = {
-      description: stepDescription(workflow, index),
-      meta: {
-        step: step.name,
-        agent: step.agent,
-        dependsOn: [...step.dependsOn],
-        dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
-        ...(when === undefined ? {} : { when }),
-      },
-    };
+    const about = stepDescription(workflow, index);
+    const meta = stepMeta(workflow, index);
     on[types.settled[index]!] = [
       {
         guard: { type: 'attemptSucceeded' },
-        target: `.${key}`,
         actions: [{ type: 'completeStep', params }, 'emitEvents'],
+        description: `${about} Succeeded: outputs mapped, then each dependent whose dependencies have all finished is ready.`,
+        meta,
       },
       {
         guard: { type: 'retryAllowed', params },
-        target: `.${key}`,
         actions: [{ type: 'scheduleRetry', params }, 'emitEvents'],
+        description: `Step "${step.name}" failed with attempts left: retrying, the next attempt after the backoff delay.`,
+        meta,
       },
-      { target: `.${key}`, actions: [{ type: 'failStep', params }, 'emitEvents'] },
+      {
+        actions: [{ type: 'failStep', params }, 'emitEvents'],
+        description: `Step "${step.name}" failed on its last attempt: its transitive dependents are skipped.`,
+        meta,
+      },
     ];
     on[types.retry[index]!] = {
-      target: `.${key}`,
       actions: [{ type: 'startNextAttempt', params }, 'emitEvents'],
+      description: `Step "${step.name}": the retry delay elapsed, the next attempt starts.`,
+      meta,
     };
     if (step.loopUntil !== undefined) {
       on[types.iteration[index]!] = {
         actions: [{ type: 'emitIteration', params }, 'emitEvents'],
+        description: `Loop step "${step.name}": an iteration finished (loop_until not yet true).`,
+        meta,
       };
     }
   });
-  on['engine.abort'] = { target: 'aborted', actions: ['abortRun', 'emitEvents'] };
+  return on;
+}
+
+/** Builds the machine for one workflow. */
+export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDeps) {
+  const types = stepEventTypes(graphStepKeys(workflow));
+  const on = stepTransitions(workflow);
+  on['engine.finished'] = {
+    target: 'completed',
+    description: 'The last step finished (the run sends this once).',
+  };
+  on['engine.abort'] = {
+    target: 'aborted',
+    actions: ['abortRun', 'emitEvents'],
+    description: 'Cancel or run timeout: running steps fail with the reason, the rest are skipped.',
+  };
 
   const graphSetup = setup({
     types: {
@@ -181,7 +215,6 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
       attemptSucceeded: ({ event }) => event.result?.ok === true,
       retryAllowed: ({ context, event }, params: StepParams) =>
         context.run.canRetry(params.step, event.attempt ?? 0),
-      allFinished: ({ context }) => context.run.allFinished,
     },
     actions: {
       // The one emit action each transition lists after its step action: it emits the run's
@@ -223,24 +256,14 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
 
   return graphSetup.createMachine({
     id: machineId(workflow.name),
-    description: `Graph engine for workflow "${workflow.name}": one state per step; per-step events; a step starts when every dependency has finished and its when: holds.`,
+    description: `Graph engine for workflow "${workflow.name}": per-step guarded transitions; a step starts when every dependency has finished and its when: holds.`,
     context: ({ input, self }) => ({ run: startRun(new GraphRun(input, self, types, deps), self) }),
     initial: 'running',
     states: {
       running: {
         description:
-          'Steps are running (at most maxConcurrency at once, ready steps in YAML order). The active child is the step whose attempt settled last.',
+          "Steps are running (at most maxConcurrency at once, ready steps in YAML order). Each step has its own guarded transitions (step.<step>.settled / .retry / .iteration); the context lists every step's status.",
         entry: 'startReadySteps',
-        // Checked after each microstep: one guard call (XState looks for eventless transitions
-        // after every microstep anyway).
-        always: { guard: { type: 'allFinished' }, target: 'completed' },
-        initial: START_KEY,
-        states: {
-          [START_KEY]: {
-            description: 'No attempt has settled yet; the steps without dependencies have started.',
-          },
-          ...stepStates,
-        },
         // Generated per step (see above); typed loosely because keys are computed.
         on: on as never,
       },

@@ -7,7 +7,8 @@
  *
  * Engine events are written to an outbox that the machine's actions drain with XState `emit`;
  * attempt results, retry timers and loop iterations come back as per-step event types, which
- * select the step's transitions in the machine.
+ * select the step's transitions in the machine; when the last step finishes the run sends the
+ * machine `engine.finished`.
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
@@ -49,6 +50,8 @@ export function stepEventTypes(keys: readonly string[]): StepEventTypes {
 export class GraphRun extends SchedulerCore {
   /** Engine events not yet emitted; taken by the machine's emit action (see `takeEmitted`). */
   private outbox: EngineEvent[] = [];
+  /** Whether `engine.finished` was sent (or is not needed: the run was aborted). */
+  private finishSent = false;
 
   constructor(
     input: EngineInput,
@@ -62,9 +65,15 @@ export class GraphRun extends SchedulerCore {
 
   /**
    * The pending engine events as one emitted event (the outbox is emptied): the event itself when
-   * one is pending, else an `engine.batch` of them in order.
+   * one is pending, else an `engine.batch` of them in order. Called after every step action, so
+   * it is also where the machine learns that the last step finished: `engine.finished` is sent
+   * once (it takes the machine to `completed` after the current transition).
    */
   takeEmitted(): EngineEmitted {
+    if (this.allFinished && !this.finishSent) {
+      this.finishSent = true;
+      this.self.send({ type: 'engine.finished' });
+    }
     const outbox = this.outbox;
     if (outbox.length === 1) {
       const event = outbox[0]!;
@@ -73,6 +82,12 @@ export class GraphRun extends SchedulerCore {
     }
     this.outbox = [];
     return { type: 'engine.batch', events: outbox };
+  }
+
+  /** `engine.abort`: the machine goes to `aborted` itself; no `engine.finished` follows. */
+  override abort(reason: string): void {
+    this.finishSent = true;
+    super.abort(reason);
   }
 
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */

@@ -6,9 +6,16 @@ interface JsonNode {
   description?: string;
   type?: string;
   states?: Record<string, JsonNode>;
-  meta?: Record<string, unknown>;
-  on?: Record<string, { target?: string[]; guard?: { type: string }; actions: unknown[] }[]>;
-  always?: { target?: string[]; guard?: { type: string } }[];
+  on?: Record<
+    string,
+    {
+      target?: string[];
+      guard?: { type: string };
+      actions: unknown[];
+      description?: string;
+      meta?: Record<string, unknown>;
+    }[]
+  >;
 }
 
 function allNodes(node: JsonNode, path: string, out: [string, JsonNode][]): void {
@@ -26,38 +33,36 @@ const diamond = () =>
   ]);
 
 describe('graph compiler', () => {
-  it('gives every state node a description', () => {
+  it('gives every state node and every transition a description', () => {
+    const json = graphMachineDefinition(diamond()) as JsonNode;
     const nodes: [string, JsonNode][] = [];
-    allNodes(graphMachineDefinition(diamond()), 'root', nodes);
+    allNodes(json, 'root', nodes);
     const missing = nodes.filter(([, node]) => !node.description).map(([path]) => path);
     expect(missing).to.deep.equal([]);
-    expect(nodes.length).to.equal(1 + 3 + 1 + 4);
-  });
-
-  it('compiles one node per step under running, with dependencies and when in meta', () => {
-    const json = graphMachineDefinition(diamond()) as JsonNode;
-    const running = json.states!.running!;
-    expect(Object.keys(running.states!)).to.deep.equal(['starting', 'a', 'b', 'c', 'd']);
-    expect(running.states!.d!.meta).to.deep.equal({
-      step: 'd',
-      agent: 'tier0_echo',
-      dependsOn: ['b', 'c'],
-      dependents: [],
-    });
-    expect(running.states!.c!.meta!.when).to.equal('${inputs.go == true}');
-    expect(running.states!.d!.description).to.contain('Join: starts once b, c have all finished');
-    expect(running.states!.c!.description).to.contain('Runs only when ${inputs.go == true} holds');
-    expect(Object.keys(json.states!)).to.deep.equal(['running', 'completed', 'aborted']);
+    expect(nodes.map(([path]) => path)).to.deep.equal([
+      'root',
+      'root.running',
+      'root.completed',
+      'root.aborted',
+    ]);
     expect(json.states!.completed!.type).to.equal('final');
+    const transitions = Object.values(json.states!.running!.on!).flat();
+    expect(transitions.filter((t) => !t.description)).to.deep.equal([]);
   });
 
-  it('generates guarded per-step transitions selected by event type', () => {
+  it('compiles guarded per-step transitions selected by event type, with the join and when in meta', () => {
     const json = graphMachineDefinition(diamond()) as JsonNode;
     const on = json.states!.running!.on!;
-    expect(Object.keys(on)).to.include.members([
+    expect(Object.keys(on)).to.deep.equal([
       'step.a.settled',
       'step.a.retry',
+      'step.b.settled',
+      'step.b.retry',
+      'step.c.settled',
+      'step.c.retry',
       'step.d.settled',
+      'step.d.retry',
+      'engine.finished',
       'engine.abort',
     ]);
     const settled = on['step.b.settled']!;
@@ -66,39 +71,43 @@ describe('graph compiler', () => {
       'retryAllowed',
       null,
     ]);
-    expect(settled.map((t) => t.target)).to.deep.equal([
-      ['#graph_wf.running.b'],
-      ['#graph_wf.running.b'],
-      ['#graph_wf.running.b'],
+    // Step transitions keep the machine in `running`; progress is the context.
+    expect(settled.map((t) => t.target)).to.deep.equal([undefined, undefined, undefined]);
+    expect(settled.map((t) => t.actions)).to.deep.equal([
+      [{ type: 'completeStep', params: { step: 1, name: 'b' } }, 'emitEvents'],
+      [{ type: 'scheduleRetry', params: { step: 1, name: 'b' } }, 'emitEvents'],
+      [{ type: 'failStep', params: { step: 1, name: 'b' } }, 'emitEvents'],
     ]);
-    expect(settled[0]!.actions).to.deep.equal([
-      { type: 'completeStep', params: { step: 1, name: 'b' } },
-      'emitEvents',
+    expect(on['step.d.settled']![0]!.meta).to.deep.equal({
+      step: 'd',
+      agent: 'tier0_echo',
+      dependsOn: ['b', 'c'],
+      dependents: [],
+    });
+    expect(on['step.c.settled']![0]!.meta!.when).to.equal('${inputs.go == true}');
+    expect(on['step.d.settled']![0]!.description).to.contain(
+      'Join: starts once b, c have all finished',
+    );
+    expect(on['step.c.settled']![0]!.description).to.contain(
+      'Runs only when ${inputs.go == true} holds',
+    );
+    expect(on['engine.finished']![0]!.target).to.deep.equal(['#graph_wf.completed']);
+    expect(on['engine.abort']![0]!.target).to.deep.equal(['#graph_wf.aborted']);
+  });
+
+  it('adds an iteration transition for loop steps only', () => {
+    const wf = workflow([
+      { name: 'a', agent: 'tier0_echo' },
+      { name: 'b', agent: 'tier0_echo', depends_on: ['a'], loop_until: '${steps.b.outputs.done}' },
     ]);
-    const always = json.states!.running!.always!;
-    expect(always.map((t) => [t.guard?.type, t.target])).to.deep.equal([
-      ['allFinished', ['#graph_wf.completed']],
-    ]);
+    const on = (graphMachineDefinition(wf) as JsonNode).states!.running!.on!;
+    expect(on).to.have.property('step.b.iteration');
+    expect(on).not.to.have.property('step.a.iteration');
   });
 
   it('round-trips its definition through JSON', () => {
     const json = graphMachineDefinition(diamond());
     expect(JSON.parse(JSON.stringify(json))).to.deep.equal(json);
-  });
-
-  it('renames a step node whose name is taken by the starting node', () => {
-    const wf = workflow([
-      { name: 'load', agent: 'tier0_echo' },
-      { name: 'starting', agent: 'tier0_echo', depends_on: ['load'] },
-    ]);
-    const json = graphMachineDefinition(wf) as JsonNode;
-    expect(Object.keys(json.states!.running!.states!)).to.deep.equal([
-      'starting',
-      'load',
-      'step-1',
-    ]);
-    expect(json.states!.running!.states!['step-1']!.meta!.step).to.equal('starting');
-    expect(Object.keys(json.states!.running!.on!)).to.include('step.step-1.settled');
   });
 
   it('compiles a workflow once and reuses the machine', () => {

@@ -70,7 +70,13 @@ describe('graph engine execution', () => {
     expect(runner.started.map((s) => s.step)).to.deep.equal(['a', 'b', 'c']);
     await settle('c');
     expect(runner.started.map((s) => s.step)).to.deep.equal(['a', 'b', 'c']);
-    expect(run.actor.getSnapshot().value).to.deep.equal({ running: 'c' });
+    expect(run.actor.getSnapshot().value).to.equal('running');
+    expect(run.actor.getSnapshot().context.run.stepStates()).to.deep.equal({
+      a: 'success',
+      b: 'running',
+      c: 'success',
+      d: 'pending',
+    });
     await settle('b');
     expect(runner.started.map((s) => s.step)).to.deep.equal(['a', 'b', 'c', 'd']);
     await settle('d');
@@ -165,7 +171,8 @@ describe('graph engine execution', () => {
     runner.started[0]!.resolve(failed('flaky'));
     await flush();
     expect([...clock.timers.values()].map((t) => t.ms)).to.deep.equal([100]);
-    expect(run.actor.getSnapshot().value).to.deep.equal({ running: 'a' });
+    expect(run.actor.getSnapshot().value).to.equal('running');
+    expect(run.actor.getSnapshot().context.run.stepStates()).to.deep.equal({ a: 'retrying' });
     clock.fireAll();
     await flush();
     runner.started[1]!.resolve(ok({ v: 1 }));

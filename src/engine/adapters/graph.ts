@@ -10,8 +10,8 @@ const DEPS = { isTruthy };
 const machines = new WeakMap<CompiledWorkflow, GraphMachine>();
 
 /**
- * Compiles a workflow into its graph machine: one state node per step, per-step event types,
- * guarded transitions, a counted join (see `machines/graph-compiler.ts`). This machine is what
+ * Compiles a workflow into its graph machine: per-step event types selecting per-step guarded
+ * transitions, a counted join (see `machines/graph-compiler.ts`). This machine is what
  * the graph adapter executes.
  */
 export function compileGraphMachine(workflow: CompiledWorkflow): GraphMachine {
@@ -23,43 +23,22 @@ export function compileGraphMachine(workflow: CompiledWorkflow): GraphMachine {
   return machine;
 }
 
-/** The part of an XState state node that {@link addAlways} reads. */
-interface NodeWithAlways {
-  always?: readonly { toJSON(): unknown }[];
-  states: Record<string, NodeWithAlways>;
-}
-
 /**
- * Adds each state node's eventless (`always`) transitions to its JSON, which XState's `toJSON`
- * leaves out (the graph machine's `running → completed` is one).
- */
-function addAlways(node: NodeWithAlways, json: Record<string, unknown>): void {
-  if (node.always !== undefined && node.always.length > 0) {
-    json.always = node.always.map((transition) => transition.toJSON());
-  }
-  const states = json.states as Record<string, Record<string, unknown>> | undefined;
-  for (const [key, child] of Object.entries(node.states)) {
-    const childJson = states?.[key];
-    if (childJson !== undefined) addAlways(child, childJson);
-  }
-}
-
-/**
- * The compiled machine's definition as plain JSON (`machine.toJSON()`, plus the eventless
- * transitions it omits), for `GET /api/workflows/{name}/machine` and visualizers.
+ * The compiled machine's definition as plain JSON (`machine.toJSON()`), for
+ * `GET /api/workflows/{name}/machine` and visualizers.
  */
 export function graphMachineDefinition(workflow: CompiledWorkflow): Record<string, unknown> {
-  const machine = compileGraphMachine(workflow);
-  const json = machine.toJSON() as unknown as Record<string, unknown>;
-  addAlways(machine.root, json);
-  return JSON.parse(JSON.stringify(json)) as Record<string, unknown>;
+  return JSON.parse(JSON.stringify(compileGraphMachine(workflow).toJSON())) as Record<
+    string,
+    unknown
+  >;
 }
 
 /** The graph adapter: the workflow compiled into an XState machine that runs it. */
 export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
-    'Workflow compiled into an XState v5 machine: one state per step, guarded per-step transitions, counted join',
+    'Workflow compiled into an XState v5 machine: guarded per-step transitions (per-step event types), counted join',
   // The machine also emits `engine.batch` (several engine events of one transition), which the
   // run's engine dispatch unpacks (`forEachEngineEvent`); EngineLogic's emitted type names only
   // the individual events its observers receive.
