@@ -5,7 +5,7 @@
  * connected to the machine. It lives in the machine's context and is changed only by the
  * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event.
  *
- * Engine events are written to an outbox that the machine's actions drain with XState `emit`;
+ * Engine events collect in the core's outbox, which the machine's actions drain with XState `emit`;
  * attempt results, retry timers and loop iterations come back as per-step event types, which
  * select the step's transitions in the machine; when the last step finishes the run sends the
  * machine `engine.finished`.
@@ -48,8 +48,6 @@ export function stepEventTypes(keys: readonly string[]): StepEventTypes {
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
-  /** Engine events not yet emitted; taken by the machine's emit action (see `takeEmitted`). */
-  private outbox: EngineEvent[] = [];
   /** Whether `engine.finished` was sent (or is not needed: the run was aborted). */
   private finishSent = false;
 
@@ -64,24 +62,17 @@ export class GraphRun extends SchedulerCore {
   }
 
   /**
-   * The pending engine events as one emitted event (the outbox is emptied): the event itself when
-   * one is pending, else an `engine.batch` of them in order. Called after every step action, so
-   * it is also where the machine learns that the last step finished: `engine.finished` is sent
-   * once (it takes the machine to `completed` after the current transition).
+   * The pending engine events as one emitted event (see {@link SchedulerCore.takeEmitted}).
+   * Called after every step action, so it is also where the machine learns that the last step
+   * finished: `engine.finished` is sent once (it takes the machine to `completed` after the
+   * current transition).
    */
-  takeEmitted(): EngineEmitted {
+  override takeEmitted(): EngineEmitted {
     if (this.allFinished && !this.finishSent) {
       this.finishSent = true;
       this.self.send({ type: 'engine.finished' });
     }
-    const outbox = this.outbox;
-    if (outbox.length === 1) {
-      const event = outbox[0]!;
-      outbox.length = 0;
-      return event;
-    }
-    this.outbox = [];
-    return { type: 'engine.batch', events: outbox };
+    return super.takeEmitted();
   }
 
   /** `engine.abort`: the machine goes to `aborted` itself; no `engine.finished` follows. */
@@ -93,10 +84,6 @@ export class GraphRun extends SchedulerCore {
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */
   complete(): void {
     this.dispose();
-  }
-
-  protected emit(event: EngineEvent): void {
-    this.outbox.push(event);
   }
 
   protected sendSettled(index: number, attempt: number, result: AttemptResult): void {

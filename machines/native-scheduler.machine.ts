@@ -18,7 +18,7 @@
 import type { ActorLogic, ActorScope, ActorSystem, AnyEventObject, Snapshot } from 'xstate';
 import type {
   AttemptResult,
-  EngineEvent,
+  EngineEmitted,
   EngineInput,
   EngineOutput,
 } from '../src/engine/adapter.js';
@@ -35,7 +35,7 @@ export type NativeSchedulerEvent =
   | { type: 'xstate.stop' };
 
 /** The scheduler's snapshot: XState status/output plus the private scheduling core. */
-export type NativeSchedulerSnapshot = Snapshot<EngineOutput> & { core: SchedulerCore };
+export type NativeSchedulerSnapshot = Snapshot<EngineOutput> & { core: NativeRun };
 
 /** Receives any event (it is invoked by a machine); acts on {@link NativeSchedulerEvent}s. */
 export type NativeSchedulerLogic = ActorLogic<
@@ -43,7 +43,7 @@ export type NativeSchedulerLogic = ActorLogic<
   AnyEventObject,
   EngineInput,
   System,
-  EngineEvent
+  EngineEmitted
 >;
 
 /** What the native scheduler needs besides its input (truthiness of `when:` values). */
@@ -51,7 +51,7 @@ export type NativeSchedulerDeps = SchedulerDeps;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- XState's own AnyActorSystem (not exported)
 type System = ActorSystem<any>;
-type Scope = ActorScope<NativeSchedulerSnapshot, AnyEventObject, System, EngineEvent>;
+type Scope = ActorScope<NativeSchedulerSnapshot, AnyEventObject, System, EngineEmitted>;
 
 /** Creates the native scheduler's actor logic. One logic serves every workflow and run. */
 export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSchedulerLogic {
@@ -67,6 +67,7 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
     },
     start(snapshot) {
       snapshot.core.begin();
+      snapshot.core.flush();
     },
     transition(snapshot, anyEvent) {
       if (snapshot.status !== 'active') return snapshot;
@@ -90,6 +91,7 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
         default:
           return snapshot;
       }
+      core.flush();
       if (!core.allFinished) return snapshot;
       core.dispose();
       return { status: 'done', output: core.output(), error: undefined, core };
@@ -106,7 +108,7 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
 }
 
 /** The shared scheduling core, connected to the native actor: emits with `actorScope.emit`. */
-class NativeRun extends SchedulerCore {
+export class NativeRun extends SchedulerCore {
   constructor(
     input: EngineInput,
     private readonly actorScope: Scope,
@@ -123,8 +125,9 @@ class NativeRun extends SchedulerCore {
     if (this.allFinished) this.actorScope.self.send({ type: 'engine.settle' });
   }
 
-  protected emit(event: EngineEvent): void {
-    this.actorScope.emit(event);
+  /** Hands the transition's engine events to the observers: one `actorScope.emit`. */
+  flush(): void {
+    if (this.hasEmitted) this.actorScope.emit(this.takeEmitted());
   }
 
   protected sendSettled(index: number, attempt: number, result: AttemptResult): void {
@@ -139,6 +142,9 @@ class NativeRun extends SchedulerCore {
     index: number,
     attempt: number,
   ): (iteration: number, output: Record<string, unknown> | null) => void {
-    return (iteration, output) => this.iteration(index, attempt, iteration, output);
+    return (iteration, output) => {
+      this.iteration(index, attempt, iteration, output);
+      this.flush();
+    };
   }
 }

@@ -6,17 +6,20 @@
  * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`); both engines
  * run this code, so they produce the same event sequence for the same run.
  *
- * A subclass provides how engine events leave and how attempt results, retry timers and loop
- * iterations come back:
- * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits with
- *   `actorScope.emit` and receives `step.result` / `step.retry` events;
- * - the graph machine (`graph-run.ts`, `graph-compiler.ts`) collects events for the machine's
- *   actions to emit and receives per-step event types that select the step's transitions.
+ * Engine events collect in an outbox that the actor empties once per transition
+ * ({@link SchedulerCore.takeEmitted}). A subclass provides how attempt results, retry timers and
+ * loop iterations come back:
+ * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits the outbox
+ *   with `actorScope.emit` at the end of each transition and receives `step.result` /
+ *   `step.retry` events;
+ * - the graph machine (`graph-run.ts`, `graph-compiler.ts`) emits it from the machine's
+ *   `emitEvents` action and receives per-step event types that select the step's transitions.
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
  * truthiness comes in through {@link SchedulerDeps}. */
 import type {
   AttemptResult,
+  EngineEmitted,
   EngineEvent,
   EngineInput,
   EngineOutput,
@@ -85,6 +88,8 @@ export abstract class SchedulerCore {
   private readonly views: Record<string, StepView> = {};
   private readonly context: Record<string, unknown> = {};
   private readonly scope: EvalScope;
+  /** Engine events not yet handed to the actor's observers (see {@link takeEmitted}). */
+  private outbox: EngineEvent[] = [];
 
   constructor(
     protected readonly input: EngineInput,
@@ -102,8 +107,6 @@ export abstract class SchedulerCore {
     this.scope = { inputs: input.inputs, steps: this.views, context: this.context };
   }
 
-  /** Hands an engine event to the actor's observers. */
-  protected abstract emit(event: EngineEvent): void;
   /** Delivers the result of attempt `attempt` of step `index` back to the actor (asynchronously). */
   protected abstract sendSettled(index: number, attempt: number, result: AttemptResult): void;
   /** Delivers "the retry delay of step `index` elapsed" back to the actor (from a timer). */
@@ -113,6 +116,27 @@ export abstract class SchedulerCore {
     index: number,
     attempt: number,
   ): (iteration: number, output: Record<string, unknown> | null) => void;
+
+  /** Whether engine events are waiting in the outbox. */
+  get hasEmitted(): boolean {
+    return this.outbox.length > 0;
+  }
+
+  /**
+   * The pending engine events as one emitted event, and the outbox emptied: the event itself when
+   * one is pending, else an `engine.batch` of them in order (one XState emit per transition
+   * instead of one per event; the run's engine dispatch unpacks batches).
+   */
+  takeEmitted(): EngineEmitted {
+    const outbox = this.outbox;
+    if (outbox.length === 1) {
+      const event = outbox[0]!;
+      outbox.length = 0;
+      return event;
+    }
+    this.outbox = [];
+    return { type: 'engine.batch', events: outbox };
+  }
 
   /** Queues the steps without dependencies and starts as many as the limit allows. */
   begin(): void {
@@ -275,6 +299,11 @@ export abstract class SchedulerCore {
       total: this.n,
       steps: this.stepStates(),
     };
+  }
+
+  /** Queues an engine event for the actor's observers (they get it with the transition's others). */
+  protected emit(event: EngineEvent): void {
+    this.outbox.push(event);
   }
 
   /** Starts ready steps in YAML order while below the concurrency limit. */

@@ -114,8 +114,8 @@ export type EngineEvent =
   | { type: 'step.finished'; index: number; outcome: StepOutcome };
 
 /**
- * Several {@link EngineEvent}s emitted at once, in order (the graph engine emits one per
- * transition). Internal: {@link forEachEngineEvent} unpacks it, so the run's observers see only
+ * Several {@link EngineEvent}s emitted at once, in order (both engines emit the events of one
+ * transition as one). Internal: {@link forEachEngineEvent} unpacks it, so the run's observers see only
  * the individual events.
  */
 export interface EngineBatchEvent {
@@ -150,7 +150,7 @@ export type EngineLogic = ActorLogic<
   EngineInput,
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   any,
-  EngineEvent & EventObject
+  EngineEmitted
 >;
 
 export interface EngineAdapter {

@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import { createActor, type AnyActorRef } from 'xstate';
-import type { EngineEvent, EngineInput, EngineOutput } from '../../src/engine/adapter.js';
+import {
+  forEachEngineEvent,
+  type EngineEmitted,
+  type EngineEvent,
+  type EngineInput,
+  type EngineOutput,
+} from '../../src/engine/adapter.js';
 import { nativeAdapter } from '../../src/engine/adapters/native.js';
 import { engineInput, failed, manualClock, ok, workflowOf } from './fixtures.js';
 
@@ -13,7 +19,10 @@ interface Observed {
 function start(input: EngineInput): Observed {
   const events: EngineEvent[] = [];
   const actor = createActor(nativeAdapter.createLogic(input.workflow), { input });
-  actor.on('*', (event: EngineEvent) => events.push(event));
+  // The events of one transition arrive as one `engine.batch`.
+  actor.on('*', (emitted: EngineEmitted) =>
+    forEachEngineEvent(emitted, (event) => events.push(event)),
+  );
   const done = new Promise<EngineOutput>((resolve, reject) => {
     actor.subscribe({
       next: (snapshot: { status: string; output?: unknown }) => {

@@ -39,8 +39,5 @@ export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
     'Workflow compiled into an XState v5 machine: guarded per-step transitions (per-step event types), counted join',
-  // The machine also emits `engine.batch` (several engine events of one transition), which the
-  // run's engine dispatch unpacks (`forEachEngineEvent`); EngineLogic's emitted type names only
-  // the individual events its observers receive.
   createLogic: (workflow): EngineLogic => compileGraphMachine(workflow) as unknown as EngineLogic,
 };
