@@ -12,12 +12,7 @@
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
-import type {
-  AttemptResult,
-  EngineEmitted,
-  EngineEvent,
-  EngineInput,
-} from '../src/engine/adapter.js';
+import type { AttemptResult, EngineEmitted, EngineInput } from '../src/engine/adapter.js';
 import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
 
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';

@@ -14,7 +14,7 @@
  * - on `engine.abort` every running attempt is aborted, running steps fail with the abort
  *   reason, unfinished steps are skipped, and the engine completes promptly.
  */
-import type { ActorLogic, AnyEventObject, EventObject } from 'xstate';
+import type { ActorLogic, AnyEventObject } from 'xstate';
 import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
 import type { AdapterName } from './types.js';
 

@@ -39,5 +39,5 @@ export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
     'Workflow compiled into an XState v5 machine: guarded per-step transitions (per-step event types), counted join',
-  createLogic: (workflow): EngineLogic => compileGraphMachine(workflow) as unknown as EngineLogic,
+  createLogic: (workflow): EngineLogic => compileGraphMachine(workflow),
 };
