@@ -48,22 +48,22 @@ export async function loadWorkflowSource(
 /** Compiled inline workflows by content (a small LRU), and by document object. */
 export class CompiledCache {
   private readonly entries = new Map<string, CompiledWorkflow>();
-  /** Per document object: a JSON copy of what it held when compiled, and the compilation. */
-  private readonly documents = new WeakMap<object, { copy: unknown; compiled: CompiledWorkflow }>();
+  /** Per document object: what it held when compiled (as a {@link Shape}), and the compilation. */
+  private readonly documents = new WeakMap<object, { shape: Shape; compiled: CompiledWorkflow }>();
   constructor(private readonly limit = 32) {}
 
   /** The compilation of `document` if it still holds what it held when it was remembered. */
   byDocument(document: WorkflowDocument): CompiledWorkflow | undefined {
     const known = this.documents.get(document);
     if (known === undefined) return undefined;
-    if (sameJson(document, known.copy)) return known.compiled;
+    if (sameJson(document, known.shape)) return known.compiled;
     this.documents.delete(document);
     return undefined;
   }
 
   /** Remembers the compilation of `document`, whose `JSON.stringify` is `json`. */
   rememberDocument(document: WorkflowDocument, json: string, compiled: CompiledWorkflow): void {
-    this.documents.set(document, { copy: JSON.parse(json) as unknown, compiled });
+    this.documents.set(document, { shape: shapeOf(JSON.parse(json) as unknown), compiled });
   }
 
   get(key: string): CompiledWorkflow | undefined {
@@ -85,34 +85,54 @@ export class CompiledCache {
 }
 
 /**
- * Whether `value` equals `copy`, a `JSON.parse` result, key order included: then
- * `JSON.stringify(value)` is the text `copy` was parsed from. Anything JSON would turn into
- * something else (undefined, dates, NaN, holes) compares unequal, which only costs a recompute.
+ * A `JSON.parse` result kept for comparisons: arrays as arrays of shapes, objects as their keys
+ * (in order) and values, so a comparison lists no keys of the copy.
  */
-function sameJson(value: unknown, copy: unknown): boolean {
-  if (value === copy) return true;
-  if (typeof value !== 'object' || typeof copy !== 'object' || value === null || copy === null) {
-    return false;
-  }
-  if (Array.isArray(value)) {
-    if (!Array.isArray(copy) || value.length !== copy.length) return false;
-    for (let i = 0; i < value.length; i++) {
-      if (!sameJson(value[i], copy[i])) return false;
+type Shape = null | boolean | number | string | Shape[] | ObjectShape;
+
+class ObjectShape {
+  constructor(
+    readonly keys: readonly string[],
+    readonly values: readonly Shape[],
+  ) {}
+}
+
+function shapeOf(json: unknown): Shape {
+  if (Array.isArray(json)) return json.map(shapeOf);
+  if (typeof json !== 'object' || json === null) return json as Shape;
+  const keys = Object.keys(json);
+  return new ObjectShape(
+    keys,
+    keys.map((key) => shapeOf((json as Record<string, unknown>)[key])),
+  );
+}
+
+/**
+ * Whether `value` equals `shape`, a `JSON.parse` result, key order included: then
+ * `JSON.stringify(value)` is the text `shape` was parsed from. Anything JSON would turn into
+ * something else (undefined, dates, NaN, holes, objects with other prototypes) compares unequal,
+ * which only costs a recompute. Objects are walked with `for…in` (no key array per object; with
+ * `Object.prototype` as their prototype, `for…in` lists exactly their own enumerable keys unless
+ * the prototype was given enumerable properties, and then they only compare unequal).
+ */
+function sameJson(value: unknown, shape: Shape): boolean {
+  if (typeof shape !== 'object' || shape === null) return value === shape;
+  if (typeof value !== 'object' || value === null) return false;
+  if (Array.isArray(shape)) {
+    if (!Array.isArray(value) || value.length !== shape.length) return false;
+    for (let i = 0; i < shape.length; i++) {
+      if (!sameJson(value[i], shape[i]!)) return false;
     }
     return true;
   }
-  if (Array.isArray(copy) || Object.getPrototypeOf(value) !== Object.prototype) return false;
-  const keys = Object.keys(value);
-  const copyKeys = Object.keys(copy);
-  if (keys.length !== copyKeys.length) return false;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    if (key !== copyKeys[i]) return false;
-    if (
-      !sameJson((value as Record<string, unknown>)[key], (copy as Record<string, unknown>)[key])
-    ) {
+  if (Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const { keys, values } = shape;
+  let i = 0;
+  for (const key in value) {
+    if (key !== keys[i] || !sameJson((value as Record<string, unknown>)[key], values[i]!)) {
       return false;
     }
+    i++;
   }
-  return true;
+  return i === keys.length;
 }
