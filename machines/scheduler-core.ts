@@ -88,8 +88,12 @@ export abstract class SchedulerCore {
   private readonly views: Record<string, StepView> = {};
   private readonly context: Record<string, unknown> = {};
   private readonly scope: EvalScope;
-  /** Engine events not yet handed to the actor's observers (see {@link takeEmitted}). */
-  private outbox: EngineEvent[] = [];
+  /**
+   * Engine events not yet handed to the actor's observers: the first {@link pendingCount} slots
+   * (see {@link takeEmitted}). The array is reused; a batch gets an exact-size copy.
+   */
+  private readonly outbox: EngineEvent[] = [];
+  private pendingCount = 0;
 
   constructor(
     protected readonly input: EngineInput,
@@ -119,7 +123,7 @@ export abstract class SchedulerCore {
 
   /** Whether engine events are waiting in the outbox. */
   get hasEmitted(): boolean {
-    return this.outbox.length > 0;
+    return this.pendingCount > 0;
   }
 
   /**
@@ -128,14 +132,10 @@ export abstract class SchedulerCore {
    * instead of one per event; the run's engine dispatch unpacks batches).
    */
   takeEmitted(): EngineEmitted {
-    const outbox = this.outbox;
-    if (outbox.length === 1) {
-      const event = outbox[0]!;
-      outbox.length = 0;
-      return event;
-    }
-    this.outbox = [];
-    return { type: 'engine.batch', events: outbox };
+    const count = this.pendingCount;
+    this.pendingCount = 0;
+    if (count === 1) return this.outbox[0]!;
+    return { type: 'engine.batch', events: this.outbox.slice(0, count) };
   }
 
   /** Queues the steps without dependencies and starts as many as the limit allows. */
@@ -303,7 +303,7 @@ export abstract class SchedulerCore {
 
   /** Queues an engine event for the actor's observers (they get it with the transition's others). */
   protected emit(event: EngineEvent): void {
-    this.outbox.push(event);
+    this.outbox[this.pendingCount++] = event;
   }
 
   /** Starts ready steps in YAML order while below the concurrency limit. */
