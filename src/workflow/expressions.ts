@@ -203,11 +203,27 @@ function compileValue(
       );
       return { evaluate: () => frozen, constant: true };
     }
-    const keyed = entries.map(([key, item]) => [key, item.evaluate] as const);
-    // fromEntries defines own properties, so a `__proto__` key stays data.
+    const keys = entries.map(([key]) => key);
+    const evaluators = entries.map(([, item]) => item.evaluate);
+    // Evaluated once per step start: one object, no intermediate arrays. A `__proto__` key is
+    // defined as an own data property (assignment would set the prototype).
     return {
-      evaluate: (scope) =>
-        Object.fromEntries(keyed.map(([key, evaluate]) => [key, evaluate(scope)])),
+      evaluate: (scope) => {
+        const out: Record<string, unknown> = {};
+        for (let i = 0; i < keys.length; i++) {
+          const key = keys[i]!;
+          const value = evaluators[i]!(scope);
+          if (key === '__proto__')
+            Object.defineProperty(out, key, {
+              value,
+              writable: true,
+              enumerable: true,
+              configurable: true,
+            });
+          else out[key] = value;
+        }
+        return out;
+      },
       constant: false,
     };
   }
