@@ -89,11 +89,12 @@ export abstract class SchedulerCore {
   private readonly context: Record<string, unknown> = {};
   private readonly scope: EvalScope;
   /**
-   * Engine events not yet handed to the actor's observers: the first {@link pendingCount} slots
-   * (see {@link takeEmitted}). The array is reused; a batch gets an exact-size copy.
+   * Engine events not yet handed to the actor's observers (see {@link takeEmitted}): the first in
+   * {@link pendingFirst}, all of them in {@link pendingAll} once there is a second (most
+   * transitions emit one or two; nothing is kept after they are taken).
    */
-  private readonly outbox: EngineEvent[] = [];
-  private pendingCount = 0;
+  private pendingFirst: EngineEvent | undefined = undefined;
+  private pendingAll: EngineEvent[] | undefined = undefined;
 
   constructor(
     protected readonly input: EngineInput,
@@ -123,7 +124,7 @@ export abstract class SchedulerCore {
 
   /** Whether engine events are waiting in the outbox. */
   get hasEmitted(): boolean {
-    return this.pendingCount > 0;
+    return this.pendingFirst !== undefined;
   }
 
   /**
@@ -132,10 +133,12 @@ export abstract class SchedulerCore {
    * instead of one per event; the run's engine dispatch unpacks batches).
    */
   takeEmitted(): EngineEmitted {
-    const count = this.pendingCount;
-    this.pendingCount = 0;
-    if (count === 1) return this.outbox[0]!;
-    return { type: 'engine.batch', events: this.outbox.slice(0, count) };
+    const first = this.pendingFirst;
+    const all = this.pendingAll;
+    this.pendingFirst = undefined;
+    this.pendingAll = undefined;
+    if (all !== undefined) return { type: 'engine.batch', events: all };
+    return first ?? { type: 'engine.batch', events: [] };
   }
 
   /** Queues the steps without dependencies and starts as many as the limit allows. */
@@ -303,7 +306,10 @@ export abstract class SchedulerCore {
 
   /** Queues an engine event for the actor's observers (they get it with the transition's others). */
   protected emit(event: EngineEvent): void {
-    this.outbox[this.pendingCount++] = event;
+    const first = this.pendingFirst;
+    if (first === undefined) this.pendingFirst = event;
+    else if (this.pendingAll === undefined) this.pendingAll = [first, event];
+    else this.pendingAll.push(event);
   }
 
   /** Starts ready steps in YAML order while below the concurrency limit. */
