@@ -116,7 +116,12 @@ export const runMachine = setup({
       description:
         'Accepted: inputs checked, the initial run file being written. Waits for run.begin.',
       on: {
-        'run.begin': { target: 'running' },
+        // The timed/untimed choice is made here rather than by an eventless transition out of
+        // a transient child state (one microstep less per run).
+        'run.begin': [
+          { guard: 'hasTimeout', target: 'running.timed' },
+          { target: 'running.untimed' },
+        ],
         'run.cancel': {
           target: 'failed',
           actions: assign(({ event }) => ({
@@ -134,16 +139,27 @@ export const runMachine = setup({
         id: 'engine',
         src: 'engine',
         input: ({ context }) => context.engineInput,
-        onDone: {
-          target: 'settling',
-          actions: assign(({ context, event }) => {
-            const output = event.output as EngineOutput;
-            return {
-              engineOutput: output,
-              error: context.abortReason ?? firstFailure(context, output),
-            };
-          }),
-        },
+        // The run succeeded iff no step failed and it was not aborted (decided on the done
+        // event itself: no transient state and eventless transition per run).
+        onDone: [
+          {
+            guard: ({ context, event }) =>
+              context.abortReason === null &&
+              firstFailure(context, event.output as EngineOutput) === null,
+            target: 'success',
+            actions: assign({ engineOutput: ({ event }) => event.output as EngineOutput }),
+          },
+          {
+            target: 'failed',
+            actions: assign(({ context, event }) => {
+              const output = event.output as EngineOutput;
+              return {
+                engineOutput: output,
+                error: context.abortReason ?? firstFailure(context, output),
+              };
+            }),
+          },
+        ],
         onError: {
           target: 'failed',
           actions: assign(({ event }) => ({ error: errorText(event.error) })),
@@ -158,12 +174,8 @@ export const runMachine = setup({
           ],
         },
       },
-      initial: 'checkingTimeout',
+      initial: 'untimed',
       states: {
-        checkingTimeout: {
-          description: 'Decides whether the run has a timeout.',
-          always: [{ guard: 'hasTimeout', target: 'timed' }, { target: 'untimed' }],
-        },
         untimed: {
           description: 'No run timeout: waits for the engine to finish.',
         },
@@ -182,14 +194,6 @@ export const runMachine = setup({
             'The run timeout expired; the engine is failing running steps and finishing.',
         },
       },
-    },
-    settling: {
-      description:
-        'The engine finished: the run succeeded iff no step failed and it was not aborted.',
-      always: [
-        { guard: ({ context }) => context.error === null, target: 'success' },
-        { target: 'failed' },
-      ],
     },
     success: {
       description: 'Every step succeeded or was skipped by its condition.',
