@@ -170,24 +170,13 @@ export class RunSession {
     const { base, engineInput } = this.options;
     const endTime = engineInput.clock.now();
     const outcomes = result.engine?.outcomes ?? this.outcomes;
-    const complete: StepOutcome[] = base.workflow.steps.map((_, i) => {
-      const outcome = outcomes[i] ?? this.outcomes[i];
-      if (outcome !== undefined) return outcome;
-      return {
-        status: 'skipped',
-        input: null,
-        output: null,
-        error: null,
-        skipReason: result.error ?? 'not run',
-        modelUsed: null,
-        tokensUsed: null,
-        attempts: 0,
-        iterations: 0,
-        startTime: null,
-        endTime,
-      };
-    });
-    complete.forEach((outcome, i) => this.mapper.stepFinished(i, outcome));
+    const complete = everyOutcome(outcomes, base.workflow.steps.length)
+      ? outcomes
+      : this.completeOutcomes(outcomes, result, endTime);
+    // Steps without their step_end yet (skipped by an abort, or never reported) get it now.
+    if (!this.mapper.allEnded) {
+      for (let i = 0; i < complete.length; i++) this.mapper.stepFinished(i, complete[i]!);
+    }
     const finalOutput = result.engine?.finalOutput ?? null;
     const record = finishedRunRecord(base, {
       status: result.status,
@@ -210,6 +199,34 @@ export class RunSession {
     this.resolveDone(record);
   }
 
+  /**
+   * One outcome per step: the engine's, else the one its `step.finished` reported, else a skip
+   * with the run's error (a run that ended before its engine reported every step).
+   */
+  private completeOutcomes(
+    outcomes: readonly (StepOutcome | undefined)[],
+    result: RunResult,
+    endTime: number,
+  ): StepOutcome[] {
+    return this.options.base.workflow.steps.map((_, i) => {
+      const outcome = outcomes[i] ?? this.outcomes[i];
+      if (outcome !== undefined) return outcome;
+      return {
+        status: 'skipped',
+        input: null,
+        output: null,
+        error: null,
+        skipReason: result.error ?? 'not run',
+        modelUsed: null,
+        tokensUsed: null,
+        attempts: 0,
+        iterations: 0,
+        startTime: null,
+        endTime,
+      };
+    });
+  }
+
   private async write(record: RunRecord): Promise<void> {
     const { persist, runsDir, logger } = this.options;
     if (persist) {
@@ -220,6 +237,17 @@ export class RunSession {
         if (record.status === 'running') throw error;
       }
     }
-    this.options.recorded(record, this.filename);
+    // Without persistence and record listeners there is nobody to tell (and no file name to make).
+    if (persist || this.options.wantsRecords()) this.options.recorded(record, this.filename);
   }
+}
+
+/** Whether `outcomes` has an outcome for each of the `count` steps. */
+function everyOutcome(
+  outcomes: readonly (StepOutcome | undefined)[],
+  count: number,
+): outcomes is StepOutcome[] {
+  if (outcomes.length < count) return false;
+  for (let i = 0; i < count; i++) if (outcomes[i] === undefined) return false;
+  return true;
 }

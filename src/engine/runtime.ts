@@ -75,6 +75,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
+  const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
   const active = new Map<string, RunSession>();
   const reserved = new Set<string>();
   const eventListeners = new Set<(event: WorkflowEvent) => void>();
@@ -188,7 +189,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           status: 503,
         });
       }
-      const catalogue = await personas(workflow);
+      // Workflows without LLM steps need no catalogue (and no async hop to not read one).
+      const catalogue = hasLlmSteps(workflow) ? await personas() : [];
       session = createSession(runId, workflow, adapter, inputs, request, catalogue, bufferEvents);
       active.set(runId, session);
     } catch (error) {
@@ -272,9 +274,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return agents;
   }
 
-  /** The agent catalogue (personas) for a workflow with LLM steps; read per run, like GET /api/agents. */
-  async function personas(workflow: CompiledWorkflow): Promise<readonly AgentInfo[]> {
-    if (!workflow.steps.some((step) => step.tier > 0)) return [];
+  /** Whether a workflow has LLM steps (tier > 0); remembered per compiled workflow. */
+  function hasLlmSteps(workflow: CompiledWorkflow): boolean {
+    let llmSteps = llmWorkflows.get(workflow);
+    if (llmSteps === undefined) {
+      llmSteps = workflow.steps.some((step) => step.tier > 0);
+      llmWorkflows.set(workflow, llmSteps);
+    }
+    return llmSteps;
+  }
+
+  /** The agent catalogue (personas) for a run with LLM steps; read per run, like GET /api/agents. */
+  async function personas(): Promise<readonly AgentInfo[]> {
     try {
       return await loadAgentCatalogue({
         files: [join(resolved.workflowsDir, 'agents.yaml')],

@@ -38,6 +38,7 @@ export class RunEventMapper {
   private lastStamp = '';
   /** 1 once the step had its `step_end`. */
   private readonly ended: number[];
+  private endedCount = 0;
   /** Start of the running attempt of loop steps (for iteration durations); made on first use. */
   private attemptStart: number[] | undefined;
   private readonly runId: string;
@@ -144,6 +145,7 @@ export class RunEventMapper {
     const step = this.workflow.steps[index];
     if (step === undefined || this.ended[index] === 1) return;
     this.ended[index] = 1;
+    this.endedCount++;
     if (this.unwanted(outcome.status === 'failed' ? 2 : 1)) return;
     const durationMs =
       outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime);
@@ -182,6 +184,11 @@ export class RunEventMapper {
     };
     if (outcome.attempts > 0) end.attempt = outcome.attempts;
     this.sink(end);
+  }
+
+  /** Whether every step has had its `step_end`. */
+  get allEnded(): boolean {
+    return this.endedCount === this.ended.length;
   }
 
   /** Whether step `index` has had its `step_end`. */
