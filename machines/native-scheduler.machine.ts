@@ -15,12 +15,13 @@
  *
  * Pure: imports xstate and types only; truthiness is passed in by the adapter.
  */
-import type { ActorLogic, ActorScope, ActorSystem, AnyEventObject, Snapshot } from 'xstate';
+import type { ActorLogic, ActorScope, AnyEventObject, Snapshot } from 'xstate';
 import type {
   AttemptResult,
   EngineEmitted,
   EngineInput,
   EngineOutput,
+  EngineSystem,
 } from '../src/engine/adapter.js';
 import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
 
@@ -49,8 +50,7 @@ export type NativeSchedulerLogic = ActorLogic<
 /** What the native scheduler needs besides its input (truthiness of `when:` values). */
 export type NativeSchedulerDeps = SchedulerDeps;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- XState's own AnyActorSystem (not exported)
-type System = ActorSystem<any>;
+type System = EngineSystem;
 type Scope = ActorScope<NativeSchedulerSnapshot, AnyEventObject, System, EngineEmitted>;
 
 /** Creates the native scheduler's actor logic. One logic serves every workflow and run. */

@@ -144,15 +144,14 @@ export const runMachine = setup({
         onDone: [
           {
             guard: ({ context, event }) =>
-              context.abortReason === null &&
-              firstFailure(context, event.output as EngineOutput) === null,
+              context.abortReason === null && firstFailure(context, event.output) === null,
             target: 'success',
-            actions: assign({ engineOutput: ({ event }) => event.output as EngineOutput }),
+            actions: assign({ engineOutput: ({ event }) => event.output }),
           },
           {
             target: 'failed',
             actions: assign(({ context, event }) => {
-              const output = event.output as EngineOutput;
+              const output = event.output;
               return {
                 engineOutput: output,
                 error: context.abortReason ?? firstFailure(context, output),

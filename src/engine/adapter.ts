@@ -14,7 +14,7 @@
  * - on `engine.abort` every running attempt is aborted, running steps fail with the abort
  *   reason, unfinished steps are skipped, and the engine completes promptly.
  */
-import type { ActorLogic, AnyEventObject } from 'xstate';
+import type { ActorLogic, ActorSystem, ActorSystemInfo, AnyEventObject, Snapshot } from 'xstate';
 import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
 import type { AdapterName } from './types.js';
 
@@ -142,16 +142,32 @@ export function forEachEngineEvent(
 /** Events the run actor sends to the engine. */
 export type EngineCommand = { type: 'engine.abort'; reason: string };
 
+/** What the run actor reads of an engine's snapshot: XState's status, output and error. */
+export type EngineSnapshot = Snapshot<EngineOutput>;
+
+/** The actor system engines run in (XState's own system type; engines use no system ids). */
+export type EngineSystem = ActorSystem<ActorSystemInfo>;
+
+/** The actor logic of an engine, as the run actor sees it. */
 export type EngineLogic = ActorLogic<
-  // Snapshot type is the adapter's own; the run actor only reads status and output.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  any,
+  EngineSnapshot,
   EngineCommand | AnyEventObject,
   EngineInput,
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  any,
+  EngineSystem,
   EngineEmitted
 >;
+
+/**
+ * An adapter's own logic as an {@link EngineLogic}. Its snapshot type is the adapter's own (a
+ * machine snapshot, the native scheduler's core) and its events may be narrower; the run actor
+ * reads only status, output and error, and an actor only ever hands a logic snapshots that logic
+ * made, so widening the parameter types is safe. The one place where that is asserted.
+ */
+export function asEngineLogic<TSnapshot extends EngineSnapshot, TEvent extends AnyEventObject>(
+  logic: ActorLogic<TSnapshot, TEvent, EngineInput, EngineSystem, EngineEmitted>,
+): EngineLogic {
+  return logic as unknown as EngineLogic;
+}
 
 export interface EngineAdapter {
   readonly name: AdapterName;

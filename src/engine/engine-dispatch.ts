@@ -4,6 +4,7 @@ import {
   type EngineEvent,
   type EngineInput,
   type EngineLogic,
+  type EngineSnapshot,
 } from './adapter.js';
 
 /** What one run's engine child runs, and who observes it. */
@@ -52,8 +53,8 @@ export function createEngineDispatch(): EngineDispatch {
   let lastRouted: Routed | undefined;
   // Machine snapshots carry their machine; only other snapshots are remembered (a WeakMap entry
   // per machine transition would cost an ephemeron per step).
-  const remember = (logic: AnyActorLogic, snapshot: unknown): unknown => {
-    if (typeof snapshot === 'object' && snapshot !== null && !('machine' in snapshot)) {
+  const remember = (logic: AnyActorLogic, snapshot: EngineSnapshot): EngineSnapshot => {
+    if (!('machine' in snapshot)) {
       bySnapshot.set(snapshot, logic);
     }
     return snapshot;
@@ -83,7 +84,7 @@ export function createEngineDispatch(): EngineDispatch {
     },
     transition(snapshot, event, actorScope) {
       const routed = routedOf(actorScope.self);
-      const next = routed.logic.transition(snapshot, event, routed.scope) as { status: string };
+      const next = routed.logic.transition(snapshot, event, routed.scope);
       // A finished engine is not kept alive by the one-entry cache.
       if (next.status !== 'active' && lastActor === actorScope.self)
         lastActor = lastRouted = undefined;
@@ -92,11 +93,8 @@ export function createEngineDispatch(): EngineDispatch {
       return next === snapshot ? next : remember(routed.logic, next);
     },
     getPersistedSnapshot(snapshot, options) {
-      const target =
-        (snapshot as { machine?: AnyActorLogic }).machine ?? bySnapshot.get(snapshot as object);
-      return target === undefined
-        ? (snapshot as never)
-        : target.getPersistedSnapshot(snapshot, options);
+      const target = (snapshot as { machine?: AnyActorLogic }).machine ?? bySnapshot.get(snapshot);
+      return target === undefined ? snapshot : target.getPersistedSnapshot(snapshot, options);
     },
   };
   return { logic, route: (input, route) => routes.set(input, route) };

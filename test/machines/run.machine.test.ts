@@ -1,7 +1,12 @@
 import { expect } from 'chai';
 import { SimulatedClock, createActor, fromPromise, type AnyEventObject } from 'xstate';
 import { runMachine, type RunResult } from '../../machines/run.machine.js';
-import type { EngineLogic, EngineOutput, StepOutcome } from '../../src/engine/adapter.js';
+import type {
+  EngineLogic,
+  EngineOutput,
+  EngineSnapshot,
+  StepOutcome,
+} from '../../src/engine/adapter.js';
 import { engineInput, workflowOf } from './fixtures.js';
 
 const outcome = (status: StepOutcome['status'], error: string | null = null): StepOutcome => ({
@@ -30,7 +35,7 @@ function controllableEngine() {
   let finish!: (output: EngineOutput) => void;
   const logic: EngineLogic = {
     getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined }),
-    transition: (snapshot: unknown, event: AnyEventObject) => {
+    transition: (snapshot: EngineSnapshot, event: AnyEventObject): EngineSnapshot => {
       received.push(event);
       if (event.type === 'engine.finish') {
         return { status: 'done', output: event.output as EngineOutput, error: undefined };
@@ -40,7 +45,7 @@ function controllableEngine() {
     start: (_snapshot: unknown, scope) => {
       finish = (out) => scope.self.send({ type: 'engine.finish', output: out });
     },
-    getPersistedSnapshot: (snapshot: unknown) => snapshot as never,
+    getPersistedSnapshot: (snapshot: EngineSnapshot) => snapshot,
   };
   return { logic, received, finish: (out: EngineOutput) => finish(out) };
 }

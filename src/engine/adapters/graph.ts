@@ -1,7 +1,7 @@
 import { createGraphMachine, type GraphMachine } from '../../../machines/graph-compiler.js';
 import { isTruthy } from '../../workflow/values.js';
 import type { CompiledWorkflow } from '../../workflow/types.js';
-import type { EngineAdapter, EngineLogic } from '../adapter.js';
+import { asEngineLogic, type EngineAdapter, type EngineLogic } from '../adapter.js';
 
 const DEPS = { isTruthy };
 
@@ -39,5 +39,5 @@ export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
     'Workflow compiled into an XState v5 machine: guarded per-step transitions (per-step event types), counted join',
-  createLogic: (workflow): EngineLogic => compileGraphMachine(workflow),
+  createLogic: (workflow): EngineLogic => asEngineLogic(compileGraphMachine(workflow)),
 };

@@ -1,8 +1,8 @@
 import { createNativeSchedulerLogic } from '../../../machines/native-scheduler.machine.js';
 import { isTruthy } from '../../workflow/values.js';
-import type { EngineAdapter, EngineLogic } from '../adapter.js';
+import { asEngineLogic, type EngineAdapter, type EngineLogic } from '../adapter.js';
 
-const logic: EngineLogic = createNativeSchedulerLogic({ isTruthy });
+const logic: EngineLogic = asEngineLogic(createNativeSchedulerLogic({ isTruthy }));
 
 /**
  * The native adapter: the dependency-counting scheduler actor. One logic object serves every
