@@ -415,7 +415,7 @@ export abstract class SchedulerCore {
     this.slots[index * FIELDS + F_STATE] = FINISHED;
     this.outcomes[index] = outcome;
     this.finishedCount++;
-    this.views[this.steps[index]!.name] = { status: outcome.status, outputs: outcome.output };
+    this.views[this.steps[index]!.name] = new View(outcome.status, outcome.output);
     this.emit({ type: 'step.finished', index, outcome });
   }
 
@@ -437,4 +437,15 @@ export abstract class SchedulerCore {
   private pop(): number {
     return heapPop(this.slots, this.heapBase, --this.heapSize);
   }
+}
+
+/**
+ * A finished step as expressions see it (`steps.<name>.status` / `.outputs`). A class, like the
+ * outcomes (`step-outcomes.ts`): object literals that live as long as their run get pretenured.
+ */
+class View implements StepView {
+  constructor(
+    readonly status: StepView['status'],
+    readonly outputs: StepView['outputs'],
+  ) {}
 }

@@ -4,6 +4,28 @@
  */
 import type { AttemptResult, StepOutcome } from '../src/engine/adapter.js';
 
+/**
+ * A step outcome. A class rather than object literals: V8 tracks object literals by allocation
+ * site and, seeing outcomes live until their run ends, starts allocating them in the old
+ * generation ("pretenuring"); the old outcomes then keep young objects alive through scavenges
+ * and the heap grows between full GCs. Instances made by `new` are not pretenured.
+ */
+class Outcome implements StepOutcome {
+  constructor(
+    readonly status: StepOutcome['status'],
+    readonly input: unknown,
+    readonly output: Record<string, unknown> | null,
+    readonly error: string | null,
+    readonly skipReason: string | null,
+    readonly modelUsed: string | null,
+    readonly tokensUsed: number | null,
+    readonly attempts: number,
+    readonly iterations: number,
+    readonly startTime: number | null,
+    readonly endTime: number,
+  ) {}
+}
+
 /** The outcome of a step whose attempt `attempts` succeeded. */
 export function successOutcome(
   input: unknown,
@@ -12,19 +34,19 @@ export function successOutcome(
   startTime: number,
   now: number,
 ): StepOutcome {
-  return {
-    status: 'success',
+  return new Outcome(
+    'success',
     input,
-    output: result.output,
-    error: null,
-    skipReason: null,
-    modelUsed: result.modelUsed,
-    tokensUsed: result.tokensUsed,
+    result.output,
+    null,
+    null,
+    result.modelUsed,
+    result.tokensUsed,
     attempts,
-    iterations: result.iterations,
+    result.iterations,
     startTime,
-    endTime: now,
-  };
+    now,
+  );
 }
 
 /**
@@ -39,36 +61,24 @@ export function failedOutcome(
   startTime: number,
   now: number,
 ): StepOutcome {
-  return {
-    status: 'failed',
-    input: input ?? null,
-    output: null,
+  return new Outcome(
+    'failed',
+    input ?? null,
+    null,
     error,
-    skipReason: null,
-    modelUsed: result?.modelUsed ?? null,
-    tokensUsed: result?.tokensUsed ?? null,
+    null,
+    result?.modelUsed ?? null,
+    result?.tokensUsed ?? null,
     attempts,
-    iterations: result?.iterations ?? 0,
-    startTime: attempts > 0 ? startTime : null,
-    endTime: now,
-  };
+    result?.iterations ?? 0,
+    attempts > 0 ? startTime : null,
+    now,
+  );
 }
 
 /** The outcome of a skipped step. */
 export function skippedOutcome(reason: string, now: number): StepOutcome {
-  return {
-    status: 'skipped',
-    input: null,
-    output: null,
-    error: null,
-    skipReason: reason,
-    modelUsed: null,
-    tokensUsed: null,
-    attempts: 0,
-    iterations: 0,
-    startTime: null,
-    endTime: now,
-  };
+  return new Outcome('skipped', null, null, null, reason, null, null, 0, 0, null, now);
 }
 
 /** The result of an attempt whose runner threw or rejected (runners should not, but may). */
