@@ -53,12 +53,12 @@ import type {
   EngineOutput,
 } from '../src/engine/adapter.js';
 import type { CompiledWorkflow } from '../src/workflow/types.js';
-import { GraphRun, stepEventTypes, type GraphRunDeps } from './graph-run.js';
+import { GraphRun, stepEventTypes, type GraphRunDeps, type StepEventTypes } from './graph-run.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
 
-/** Events the graph machine handles. `<key>` is the step's event key (see {@link graphStepKeys}). */
+/** Events the graph machine handles. `<key>` is the step's name. */
 export interface GraphMachineEvent {
   /** `engine.abort`, `engine.finished`, or `step.<key>.settled` / `.retry` / `.iteration`. */
   type: string;
@@ -81,23 +81,6 @@ interface GraphContext {
 interface StepParams {
   step: number;
   name: string;
-}
-
-const SAFE_KEY = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The steps' keys in their event types (`step.<key>.settled`): the step name when it is a safe
- * key (no `.` or `*`, which XState event descriptors give a meaning), else `step-<index>`;
- * unique.
- */
-export function graphStepKeys(workflow: Pick<CompiledWorkflow, 'steps'>): string[] {
-  const used = new Set<string>();
-  return workflow.steps.map((step) => {
-    let key = SAFE_KEY.test(step.name) && !used.has(step.name) ? step.name : `step-${step.index}`;
-    while (used.has(key)) key = `${key}_`;
-    used.add(key);
-    return key;
-  });
 }
 
 function machineId(name: string): string {
@@ -147,8 +130,10 @@ function stepMeta(workflow: CompiledWorkflow, index: number): Record<string, unk
 }
 
 /** The per-step transitions of `running`, keyed by event type. */
-function stepTransitions(workflow: CompiledWorkflow): Record<string, unknown> {
-  const types = stepEventTypes(graphStepKeys(workflow));
+function stepTransitions(
+  workflow: CompiledWorkflow,
+  types: StepEventTypes,
+): Record<string, unknown> {
   const on: Record<string, unknown> = {};
   workflow.steps.forEach((step, index) => {
     const params: StepParams = { step: index, name: step.name };
@@ -191,8 +176,9 @@ function stepTransitions(workflow: CompiledWorkflow): Record<string, unknown> {
 
 /** Builds the machine for one workflow. */
 export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDeps) {
-  const types = stepEventTypes(graphStepKeys(workflow));
-  const on = stepTransitions(workflow);
+  // Step names are validated as `[A-Za-z0-9_-]+` and unique, so they are safe event-type keys.
+  const types = stepEventTypes(workflow.steps.map((step) => step.name));
+  const on = stepTransitions(workflow, types);
   on['engine.finished'] = {
     target: 'completed',
     description: 'The last step finished (the run sends this once).',
