@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   CONFIG: 'config_error',
   LLM_NOT_CONFIGURED: 'llm_not_configured',
   RUNTIME_CLOSED: 'runtime_closed',
+  RUNS_DIR_UNAVAILABLE: 'runs_dir_unavailable',
   INTERNAL: 'internal_error',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

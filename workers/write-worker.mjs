@@ -1,8 +1,9 @@
-// Worker thread of src/store/write-thread.ts: writes each requested file to its temp name, then
-// renames it over the target (readers see the old content or the new, never a partial file).
+// Worker thread of src/store/write-thread.ts: writes each requested file to its temp name,
+// fsyncs it, then renames it over the target (readers see the old content or the new, never a
+// partial file, and a rename is never made durable before the data it points to).
 // Plain JavaScript so it runs the same from the TypeScript sources and from dist/.
 // Replies are `{id}`, or `{id, code, message}` with the temp file removed.
-import { renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 
 function removeQuietly(path) {
@@ -13,9 +14,19 @@ function removeQuietly(path) {
   }
 }
 
+function writeSynced(path, data) {
+  const fd = openSync(path, 'w', 0o644);
+  try {
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function write(request) {
   try {
-    writeFileSync(request.temp, request.data, { mode: 0o644 });
+    writeSynced(request.temp, request.data);
     renameSync(request.temp, request.path);
     return { id: request.id };
   } catch (error) {

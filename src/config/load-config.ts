@@ -28,6 +28,11 @@ export interface Config {
   traceSensitive: boolean;
   metrics: boolean;
   runsDir: string;
+  /** Readiness needs this much free space in the runs directory's file system (bytes; 0: off). */
+  runsMinFreeBytes: number;
+  writeConcurrency: number;
+  writeQueueMax: number;
+  writeRetryMaxMs: number;
   workflowsDir: string;
   maxConcurrency: number;
   maxBodyBytes: number;
@@ -135,6 +140,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
     metrics: bool('AGENTIC_METRICS'),
     runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),
+    runsMinFreeBytes: num('AGENTIC_RUNS_MIN_FREE_MB') * 1024 * 1024,
+    writeConcurrency: num('AGENTIC_WRITE_CONCURRENCY'),
+    writeQueueMax: num('AGENTIC_WRITE_QUEUE_MAX'),
+    writeRetryMaxMs: num('AGENTIC_WRITE_RETRY_MAX_MS'),
     workflowsDir: path('AGENTIC_WORKFLOWS_DIR') ?? join(packageRoot, 'workflows'),
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),

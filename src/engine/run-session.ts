@@ -10,7 +10,8 @@ import { RunEventMapper } from '../events/event-mapper.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
-import { runFileName, writeRunFile } from '../store/run-files.js';
+import { runFileName } from '../store/run-files.js';
+import { RecordNotWrittenError, type RunWriter } from '../store/run-writer.js';
 import {
   finishedRunRecord,
   startedRunRecord,
@@ -34,7 +35,8 @@ export interface RunSessionOptions {
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
   persist: boolean;
-  runsDir: string;
+  /** The runtime's write queue (present when `persist` is on). */
+  writer: RunWriter | undefined;
   logger: Logger;
   /** Fan-out of every wire event (runtime subscribers). */
   publish: (event: WorkflowEvent) => void;
@@ -131,13 +133,15 @@ export class RunSession {
     this.actor.start();
     try {
       const { persist, wantsRecords, base } = this.options;
-      if (persist || wantsRecords()) await this.write(startedRunRecord(base));
+      if (persist || wantsRecords()) await this.write(startedRunRecord(base), false);
     } catch (error) {
       // The run never began: end its actor quietly (no events, no end file) and report why.
       this.ending = true;
       this.actor.send({ type: 'run.cancel', reason: 'run file not writable' });
       this.options.released(this);
-      throw new DependencyError(`cannot write the run file in ${this.options.runsDir}`, error);
+      // No path in the message: it reaches clients (503 body).
+      const code = error instanceof RecordNotWrittenError ? ` (${error.code})` : '';
+      throw new DependencyError(`cannot write the run file in the runs directory${code}`, error);
     }
     // `run.begin` takes a pending run actor to `running` (its machine emits `run.started`); a run
     // cancelled meanwhile has left `pending` and never starts. workflow_start is published here,
@@ -178,19 +182,30 @@ export class RunSession {
       for (let i = 0; i < complete.length; i++) this.mapper.stepFinished(i, complete[i]!);
     }
     const finalOutput = result.engine?.finalOutput ?? null;
-    const record = finishedRunRecord(base, {
+    let record = finishedRunRecord(base, {
       status: result.status,
       error: result.error,
       outcomes: complete,
       finalOutput,
       endTime,
     });
-    await this.write(record);
+    // workflow_end waits for the durable write (retried until it is on disk): a client never
+    // sees an end status whose record could still be lost. Only a record abandoned at shutdown
+    // ends without one, and then as failed, naming why.
+    let error = result.error;
+    let status = result.status;
+    try {
+      await this.write(record, true);
+    } catch (failure) {
+      error = errorMessage(failure);
+      status = 'failed';
+      record = { ...record, status, error };
+    }
     this.mapper.workflowEnd({
-      status: result.status,
+      status,
       durationMs: Math.max(0, endTime - base.startTime),
       finalOutput,
-      error: result.error,
+      error,
       successRate: successRate(complete),
       filename: this.options.persist ? this.filename : null,
     });
@@ -227,16 +242,13 @@ export class RunSession {
     });
   }
 
-  private async write(record: RunRecord): Promise<void> {
-    const { persist, runsDir, logger } = this.options;
-    if (persist) {
-      try {
-        await writeRunFile(runsDir, this.filename, record);
-      } catch (error) {
-        logger.error({ runId: this.runId, err: errorMessage(error) }, 'run file write failed');
-        if (record.status === 'running') throw error;
-      }
-    }
+  /**
+   * Writes a record through the runtime's queue: `retry` (the end record) waits until it is on
+   * disk, or rejects only when abandoned at shutdown; the first record rejects at once.
+   */
+  private async write(record: RunRecord, retry: boolean): Promise<void> {
+    const { writer, persist } = this.options;
+    if (writer !== undefined) await writer.write(this.runId, this.filename, record, retry);
     // Without persistence and record listeners there is nobody to tell (and no file name to make).
     if (persist || this.options.wantsRecords()) this.options.recorded(record, this.filename);
   }

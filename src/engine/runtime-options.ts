@@ -12,7 +12,8 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
  * Applies the defaults documented on {@link RuntimeOptions}: the package's `workflows/`,
  * `./runs` (from the current directory), persist on, no-LLM off, concurrency 10, no run
  * timeout, adapter `graph`, no inspector, a silent logger, one attempt per step, 500 ms retry
- * base. Throws a config {@link AppError} for values out of range.
+ * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s. Throws a
+ * config {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
   const problems: string[] = [];
@@ -27,6 +28,13 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     DEFAULT_MAX_CONCURRENCY,
   );
   const maxAttempts = positiveInt('maxAttempts', options.maxAttempts, 1);
+  const writeConcurrency = positiveInt('writeConcurrency', options.writeConcurrency, 16);
+  const writeQueueMax = positiveInt('writeQueueMax', options.writeQueueMax, 10_000);
+  const writeRetryMaxMs = options.writeRetryMaxMs ?? 5000;
+  const writeRetryBaseMs = options.writeRetryBaseMs ?? Math.min(100, writeRetryMaxMs);
+  if (!(writeRetryBaseMs > 0 && writeRetryMaxMs >= writeRetryBaseMs)) {
+    problems.push('writeRetryBaseMs must be positive and at most writeRetryMaxMs');
+  }
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     problems.push('timeoutMs must be a positive number of milliseconds');
   }
@@ -53,5 +61,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     externalAgentsDir: options.externalAgentsDir,
     maxAttempts,
     retryBaseMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
+    writeConcurrency,
+    writeQueueMax,
+    writeRetryBaseMs,
+    writeRetryMaxMs,
   };
 }

@@ -22,6 +22,9 @@ import { createNoLlmClient } from '../llm/no-llm.js';
 import type { LlmClient } from '../llm/types.js';
 import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
 import { recoverInterruptedRuns } from '../store/run-files.js';
+import { createRunWriter, type RunWriter } from '../store/run-writer.js';
+import { removeStaleTempFiles } from '../store/stale-temp-files.js';
+import { writeFileAtomicOffThread } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
@@ -53,6 +56,17 @@ const noProfile = (): undefined => undefined;
 
 /** Reason given to runs still active when `shutdown` gives up waiting. */
 export const SHUTDOWN_REASON = 'runtime shutting down';
+
+/** Seconds a refused run is told to wait (Retry-After) while run files cannot be written. */
+const WRITE_RETRY_AFTER_SECONDS = 5;
+
+function runtimeClosed(): AppError {
+  return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
+    status: 503,
+    expose: true,
+    headers: { 'Retry-After': '5', Connection: 'close' },
+  });
+}
 
 /**
  * Creates a runtime: runs workflows as XState actors, streams their events, writes run files.
@@ -94,16 +108,59 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   });
   root.start();
 
+  const writer: RunWriter | undefined = resolved.persist
+    ? createRunWriter({
+        runsDir: resolved.runsDir,
+        writeFile: options.writeFile ?? writeFileAtomicOffThread,
+        concurrency: resolved.writeConcurrency,
+        retryBaseMs: resolved.writeRetryBaseMs,
+        retryMaxMs: resolved.writeRetryMaxMs,
+        clock,
+        logger: log,
+      })
+    : undefined;
+
   const ready: Promise<void> = resolved.persist
-    ? recoverInterruptedRuns(resolved.runsDir, clock.now()).then(
-        (files) => {
-          if (files.length > 0) log.warn({ files }, 'marked interrupted runs as failed');
-        },
-        (error: unknown) => {
-          log.error({ err: errorMessage(error) }, 'could not recover interrupted runs');
-        },
-      )
+    ? cleanTempFiles()
+        .then(() => recoverInterruptedRuns(resolved.runsDir, clock.now()))
+        .then(
+          (files) => {
+            if (files.length > 0) log.warn({ files }, 'marked interrupted runs as failed');
+          },
+          (error: unknown) => {
+            log.error({ err: errorMessage(error) }, 'could not recover interrupted runs');
+          },
+        )
     : Promise.resolve();
+
+  /** Temp files of writes cut short by a kill (see stale-temp-files.ts); never blocks start-up. */
+  async function cleanTempFiles(): Promise<void> {
+    try {
+      const removed = await removeStaleTempFiles(resolved.runsDir);
+      if (removed.length > 0) log.warn({ count: removed.length }, 'removed stale temp files');
+    } catch (error) {
+      log.warn({ err: errorMessage(error) }, 'could not remove stale temp files');
+    }
+  }
+
+  /**
+   * New runs are refused (503) while run files cannot be written or the queue is full: a run
+   * admitted then could only end unrecorded.
+   */
+  function assertWritable(): void {
+    if (writer === undefined) return;
+    const { failing, pending, lastError } = writer.status();
+    if (failing === 0 && pending < resolved.writeQueueMax) return;
+    const why =
+      failing > 0
+        ? `run files cannot be written to the runs directory (${lastError ?? 'EIO'}); ${failing} run record(s) waiting`
+        : `the run-file write queue is full (${pending} records waiting)`;
+    throw new AppError(ERROR_CODES.RUNS_DIR_UNAVAILABLE, `${why}; try again later`, {
+      status: 503,
+      expose: true,
+      headers: { 'Retry-After': String(WRITE_RETRY_AFTER_SECONDS) },
+    });
+  }
 
   function publish(event: WorkflowEvent): void {
     for (const listener of eventListeners) {
@@ -163,11 +220,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
   async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
-    if (closed) {
-      throw new AppError(ERROR_CODES.RUNTIME_CLOSED, 'the runtime is shutting down', {
-        status: 503,
-      });
-    }
+    if (closed) throw runtimeClosed();
+    assertWritable();
     const runId =
       request.runId === undefined ? generateRunId(clock.now()) : assertRunId(request.runId);
     if (active.has(runId) || reserved.has(runId)) {
@@ -184,11 +238,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         request.input ?? {},
         request.inputLocPrefix ?? ['input'],
       );
-      if (closed) {
-        throw new AppError(ERROR_CODES.RUNTIME_CLOSED, 'the runtime is shutting down', {
-          status: 503,
-        });
-      }
+      if (closed) throw runtimeClosed();
       // Workflows without LLM steps need no catalogue (and no async hop to not read one).
       const catalogue = hasLlmSteps(workflow) ? await personas() : [];
       session = createSession(runId, workflow, adapter, inputs, request, catalogue, bufferEvents);
@@ -243,7 +293,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
       parent: root,
       persist: resolved.persist,
-      runsDir: resolved.runsDir,
+      writer,
       logger: log,
       publish,
       recorded,
@@ -368,12 +418,20 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     },
     async shutdown({ graceMs = 10_000 } = {}) {
       closed = true;
+      const started = clock.now();
+      // Runs waiting for their end record count as active: the grace covers their writes too.
       if (!(await waitIdle(graceMs))) {
         for (const session of active.values()) session.cancel(SHUTDOWN_REASON);
-        await Promise.all([...active.values()].map((session) => session.done));
       }
+      // Queued records are still written (bounded concurrency); failing ones get tries until
+      // the grace has passed, then are abandoned (logged, their runs end failed).
+      const drained = writer?.close(Math.max(0, graceMs - (clock.now() - started)));
+      await Promise.all([...active.values()].map((session) => session.done));
+      await drained;
       root.stop();
     },
+    writes: () => writer?.status() ?? { pending: 0, failing: 0, lastError: undefined },
+    unwrittenRecord: (runId) => writer?.unwritten(runId),
   };
   return runtime;
 }

@@ -9,6 +9,8 @@ import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
+import type { RunWriterStatus, UnwrittenRecord } from '../store/run-writer.js';
+import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from './adapter.js';
 
@@ -53,6 +55,22 @@ export interface RuntimeOptions {
   llm?: LlmClient;
   /** Clock of run timeouts, step timeouts and retry delays (tests pass a simulated one). @default the system clock */
   clock?: EngineClock;
+  /**
+   * Writes one run file atomically (`(path, data) => Promise<void>`, rejecting with an errno
+   * `code`): tests inject failures here. @default the write worker thread (temp file, fsync, rename)
+   */
+  writeFile?: FileWriter;
+  /** Run-file writes with the file system at once. @default 16 */
+  writeConcurrency?: number;
+  /**
+   * Run-file writes queued (in memory, retried) beyond which new runs are refused (503).
+   * @default 10000
+   */
+  writeQueueMax?: number;
+  /** First delay before retrying a failed run-file write, in ms; doubles per failure. @default 100 */
+  writeRetryBaseMs?: number;
+  /** Longest delay between retries of a failed run-file write, in ms. @default 5000 */
+  writeRetryMaxMs?: number;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -116,8 +134,16 @@ export interface Runtime {
   subscribe(listener: (event: WorkflowEvent) => void): () => void;
   /** Called after each run-file write (start and end; also when persist is off). */
   onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
-  /** Stops accepting runs; waits up to graceMs for active runs, then cancels them. */
+  /**
+   * Stops accepting runs; waits up to graceMs for active runs, then cancels them. Queued run
+   * records are written (retried until `graceMs` has passed, then abandoned and logged: their
+   * runs end `failed`).
+   */
   shutdown(options?: { graceMs?: number }): Promise<void>;
+  /** The run-file write queue: pending and failing writes (all zero when persist is off). */
+  writes(): RunWriterStatus;
+  /** The record of a run that is not on disk yet because its writes are failing. */
+  unwrittenRecord(runId: string): UnwrittenRecord | undefined;
   readonly options: ResolvedRuntimeOptions;
 }
 
@@ -134,4 +160,8 @@ export interface ResolvedRuntimeOptions {
   externalAgentsDir: string | undefined;
   maxAttempts: number;
   retryBaseMs: number;
+  writeConcurrency: number;
+  writeQueueMax: number;
+  writeRetryBaseMs: number;
+  writeRetryMaxMs: number;
 }

@@ -101,6 +101,22 @@ export interface Environment {
    */
   AGENTIC_RUNS_DIR?: string;
   /**
+   * Free space (MiB) the runs directory's file system needs for readiness; 0 disables the check.
+   */
+  AGENTIC_RUNS_MIN_FREE_MB?: number;
+  /**
+   * Run-file writes with the file system at once (also while draining at shutdown).
+   */
+  AGENTIC_WRITE_CONCURRENCY?: number;
+  /**
+   * Queued run-file writes beyond which new runs are refused with 503.
+   */
+  AGENTIC_WRITE_QUEUE_MAX?: number;
+  /**
+   * Longest delay (ms) between retries of a failed run-file write (backoff from 100 ms, doubling).
+   */
+  AGENTIC_WRITE_RETRY_MAX_MS?: number;
+  /**
    * Workflow directory; defaults to the package's workflows/.
    */
   AGENTIC_WORKFLOWS_DIR?: string;

@@ -2,7 +2,8 @@
  * Starts the service: recovers interrupted run files, builds the history index, the event hub,
  * the security guard and the app, listens, and attaches the WebSocket hub. `close()` is the
  * graceful shutdown: stop accepting, let running runs finish within the grace period, then
- * cancel them (persisted as failed), close WebSocket/SSE clients and the server.
+ * cancel them (persisted as failed), drain the run-file write queue, close WebSocket/SSE
+ * clients and the server. Requests arriving meanwhile get 503 "shutting down" (shutdown-gate.ts).
  */
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -16,10 +17,13 @@ import { createEventHub, type EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { recoverInterruptedRuns } from '../store/run-files.js';
+import { removeStaleTempFiles } from '../store/stale-temp-files.js';
+import type { FileWriter } from '../store/write-thread.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
+import { createShutdownGate } from './shutdown-gate.js';
 import { attachWebSocketHub } from './ws-hub.js';
 
 export interface ServerOptions {
@@ -29,6 +33,8 @@ export interface ServerOptions {
   runtime?: Runtime;
   /** Overrides for app dependencies (tests: SSE timings). */
   stream?: AppDeps['stream'];
+  /** The run-file writer of the runtime created from `config` (tests inject failures). */
+  writeFile?: FileWriter;
 }
 
 export interface RunningServer {
@@ -48,6 +54,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter as AdapterName);
   await mkdir(config.runsDir, { recursive: true });
+  const stale = await removeStaleTempFiles(config.runsDir);
+  if (stale.length > 0) logger.warn({ count: stale.length }, 'removed stale temp files');
   await recoverInterruptedRuns(config.runsDir);
 
   const runtime =
@@ -59,6 +67,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxConcurrency: config.maxConcurrency,
       defaultAdapter: config.defaultAdapter as AdapterName,
       logger,
+      writeConcurrency: config.writeConcurrency,
+      writeQueueMax: config.writeQueueMax,
+      writeRetryMaxMs: config.writeRetryMaxMs,
+      ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       ...(config.externalAgentsDir !== undefined
         ? { externalAgentsDir: config.externalAgentsDir }
         : {}),
@@ -91,7 +103,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
 
   const handle = app.callback();
-  const server = createServer((req, res) => void handle(req, res));
+  const gate = createShutdownGate((req, res) => void handle(req, res), logger);
+  const server = createServer(gate.handle);
   const wsHub = attachWebSocketHub(server, { hub, history, guard, config, logger });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -110,6 +123,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   let closing: Promise<void> | undefined;
   async function shutdown(): Promise<void> {
+    gate.close();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const active = runtime.activeRuns().length;
@@ -121,6 +135,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     offRecord();
     server.closeAllConnections();
     await closed;
+    if (gate.refused > 0)
+      logger.info({ refused: gate.refused }, 'requests refused while shutting down');
     logger.info('agentic-runtime stopped');
   }
 

@@ -12,8 +12,9 @@ let tempCounter = 0;
 /**
  * Writes `data` to `path` atomically: a temp file in the same directory, then renamed
  * over the target. A reader sees the old content or the new one, never a partial file, even if
- * the process dies mid-write. `sync: true` also fsyncs before the rename (survives power loss,
- * at a cost of milliseconds per write).
+ * the process dies mid-write. The temp file is fsynced before the rename (a crash or power loss
+ * never leaves an empty file under the target's name); `sync: false` skips that for files that
+ * can be rebuilt.
  */
 export async function writeFileAtomic(
   path: string,
@@ -27,7 +28,7 @@ export async function writeFileAtomic(
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(data);
-    if (options.sync === true) await handle.sync();
+    if (options.sync !== false) await handle.sync();
   } catch (error) {
     await handle.close();
     await unlink(temp).catch(() => undefined);

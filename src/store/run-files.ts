@@ -6,7 +6,7 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
-import { writeFileAtomicOffThread } from './write-thread.js';
+import { writeFileAtomicOffThread, type FileWriter } from './write-thread.js';
 
 /** The error recorded on runs found `running` at start-up. */
 export const INTERRUPTED = 'interrupted';
@@ -22,12 +22,14 @@ const madeDirs = new Set<string>();
 
 /**
  * Writes a run record atomically as `runsDir/filename` (creating the directory). The directory
- * is created on the first write to it and again only if a write finds it gone.
+ * is created on the first write to it and again only if a write finds it gone. `write` is the
+ * file writer (tests inject failing ones).
  */
 export async function writeRunFile(
   runsDir: string,
   filename: string,
   record: RunRecord,
+  write: FileWriter = writeFileAtomicOffThread,
 ): Promise<void> {
   const path = join(runsDir, filename);
   const text = `${JSON.stringify(record, null, 2)}\n`;
@@ -36,14 +38,14 @@ export async function writeRunFile(
     madeDirs.add(runsDir);
   }
   try {
-    await writeFileAtomicOffThread(path, text);
+    await write(path, text);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     // The directory was removed since: create it again and retry once.
     madeDirs.delete(runsDir);
     await mkdir(runsDir, { recursive: true });
     madeDirs.add(runsDir);
-    await writeFileAtomicOffThread(path, text);
+    await write(path, text);
   }
 }
 

@@ -3,30 +3,61 @@
  * is five thread-pool round trips (open, write, close, rename, plus their promise callbacks),
  * each waking a pool thread: on a small, busy machine that context switching costs the event
  * loop more than the writes themselves. Here the main thread posts the writes requested in an
- * event-loop turn as one message (or, while the worker is busy with a batch, every write
- * requested meanwhile once it answers), the worker writes each file synchronously (temp
- * file + rename, so readers see the old content or the new, never a partial file), and answers
+ * event-loop turn as one message (or, while the worker is busy with a batch, the writes
+ * requested meanwhile once it answers), the worker writes each file synchronously (temp file,
+ * fsync, rename, so readers see the old content or the new, never a partial file), and answers
  * in one message. Writes are done in the order they were requested.
  *
- * The worker is started on first use and holds the process open only while writes are pending.
- * If it cannot start or dies, pending and later writes fall back to the async
- * {@link writeFileAtomic}.
+ * A batch holds at most `maxBatch` writes: the worker runs under `resourceLimits`, and a batch
+ * of every pending write (tens of thousands at shutdown) would exceed them. If the worker dies
+ * (killed, over its limits), the writes it held reject with code `EWORKER` (callers retry: a
+ * write is idempotent), the death is reported to `onDeath` listeners, and the next batch starts
+ * a new worker. After `maxRestarts` deaths in a row without an answer, writes fall back to the
+ * async {@link writeFileAtomic}, still at most `maxBatch` at once (never one open file per
+ * pending write: that is how the old fallback hit EMFILE).
  */
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { packageRoot } from '../config/index.js';
 import { writeFileAtomic } from './atomic-write.js';
+
+/** Writes `data` to `path` atomically; rejects with an Error carrying the errno `code`. */
+export type FileWriter = (path: string, data: string) => Promise<void>;
+
+/** The code of writes lost with a dead worker (retry them). */
+export const WORKER_DIED = 'EWORKER';
+
+/** Why a worker ended: `exitCode` and, when it failed, the error's code and message. */
+export interface WorkerDeath {
+  exitCode: number | undefined;
+  code: string | undefined;
+  message: string;
+  /** Deaths in a row without an answer, this one included. */
+  consecutive: number;
+  /** Whether later writes go to a new worker (false: the async fallback from now on). */
+  restarting: boolean;
+}
+
+export interface WriteThreadOptions {
+  /** @default the package's `workers/write-worker.mjs` */
+  workerPath?: string;
+  /**
+   * The worker only holds one batch: a small heap keeps its memory (and the process's RSS) flat.
+   * @default { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 }
+   */
+  resourceLimits?: ResourceLimits;
+  /** Writes per message to the worker (and writes at once in the fallback). @default 256 */
+  maxBatch?: number;
+  /** Deaths in a row before falling back to async writes. @default 5 */
+  maxRestarts?: number;
+}
 
 interface Pending {
   request: WriteRequest;
   resolve: () => void;
   reject: (error: Error) => void;
 }
-
-const TEMP_PREFIX = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}-w`;
-/** The worker's code: plain JavaScript shipped with the package (worker threads do not get tsx's loader). */
-const WORKER_PATH = join(packageRoot, 'workers', 'write-worker.mjs');
 
 /** One write request. */
 interface WriteRequest {
@@ -43,105 +74,185 @@ interface WriteReply {
   message?: string;
 }
 
-let worker: Worker | undefined;
-let broken = false;
-let answered = false;
-let nextId = 0;
-const pending = new Map<number, Pending>();
-let batch: WriteRequest[] = [];
-let flushQueued = false;
-/** A batch is with the worker: later writes wait and go together when it answers. */
-let inFlight = false;
+/** The worker's code: plain JavaScript shipped with the package (worker threads do not get tsx's loader). */
+const WORKER_PATH = join(packageRoot, 'workers', 'write-worker.mjs');
 
-function fail(reply: WriteReply): Error {
-  const error = new Error(reply.message ?? 'write failed') as NodeJS.ErrnoException;
-  if (reply.code !== undefined) error.code = reply.code;
+function errnoError(code: string, message: string): NodeJS.ErrnoException {
+  const error = new Error(message) as NodeJS.ErrnoException;
+  error.code = code;
   return error;
 }
 
-/** The worker died or could not start: finish what it had with async writes. */
-function fallBack(): void {
-  broken = true;
-  worker = undefined;
-  inFlight = false;
-  batch = [];
-  const orphans = [...pending.values()];
-  pending.clear();
-  for (const { request, resolve, reject } of orphans) {
-    writeFileAtomic(request.path, request.data).then(resolve, reject);
-  }
-}
+/** A write worker with its queue; see the module comment. */
+export class WriteThread {
+  private readonly workerPath: string;
+  private readonly resourceLimits: ResourceLimits;
+  private readonly maxBatch: number;
+  private readonly maxRestarts: number;
+  private readonly tempPrefix = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}-w`;
+  private worker: Worker | undefined;
+  private broken = false;
+  private answered = false;
+  private deaths = 0;
+  private totalDeaths = 0;
+  private nextId = 0;
+  private queue: Pending[] = [];
+  /** The batch with the worker (or being written by the fallback); later writes wait for it. */
+  private inFlight: Pending[] = [];
+  private flushQueued = false;
+  private readonly deathListeners = new Set<(death: WorkerDeath) => void>();
 
-function start(): Worker {
-  // The worker only holds the batch in hand: a small heap keeps its memory (and the process's
-  // RSS) flat however many files go through it. Exceeding it ends the worker: fallback.
-  const created = new Worker(WORKER_PATH, {
-    resourceLimits: { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 64 },
-  });
-  created.on('message', (replies: WriteReply[]) => {
-    answered = true;
-    for (const reply of replies) {
-      const entry = pending.get(reply.id);
-      if (entry === undefined) continue;
-      pending.delete(reply.id);
-      if (reply.code === undefined) entry.resolve();
-      else entry.reject(fail(reply));
+  constructor(options: WriteThreadOptions = {}) {
+    this.workerPath = options.workerPath ?? WORKER_PATH;
+    this.resourceLimits = options.resourceLimits ?? {
+      maxYoungGenerationSizeMb: 4,
+      maxOldGenerationSizeMb: 64,
+    };
+    this.maxBatch = options.maxBatch ?? 256;
+    this.maxRestarts = options.maxRestarts ?? 5;
+  }
+
+  /**
+   * How writes are done: `worker` once a worker has answered a batch, `fallback` after
+   * `maxRestarts` deaths in a row, `idle` before the first answer.
+   */
+  status(): 'idle' | 'worker' | 'fallback' {
+    return this.broken ? 'fallback' : this.answered ? 'worker' : 'idle';
+  }
+
+  /** Workers that died since this thread was created. */
+  get deathCount(): number {
+    return this.totalDeaths;
+  }
+
+  /** Calls `listener` each time the worker dies. Returns the unsubscribe function. */
+  onDeath(listener: (death: WorkerDeath) => void): () => void {
+    this.deathListeners.add(listener);
+    return () => this.deathListeners.delete(listener);
+  }
+
+  /**
+   * Writes `data` to `path` atomically. Resolves once the file is in place; rejects with an
+   * Error carrying the errno `code` (ENOENT, ENOSPC, ..., or {@link WORKER_DIED}).
+   */
+  write(path: string, data: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const id = this.nextId++;
+      const temp = join(
+        dirname(path),
+        `.${basename(path)}.${this.tempPrefix}${id.toString(36)}.tmp`,
+      );
+      this.queue.push({ request: { id, path, temp, data }, resolve, reject });
+      if (!this.flushQueued) {
+        this.flushQueued = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Stops the worker; writes it held reject with {@link WORKER_DIED}. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    if (worker !== undefined) await worker.terminate();
+  }
+
+  /**
+   * Posts up to `maxBatch` waiting writes unless a batch is already out (group commit: under
+   * load writes go in fewer, larger messages, each waking the worker once; when idle, at once).
+   */
+  private flush(): void {
+    this.flushQueued = false;
+    if (this.inFlight.length > 0 || this.queue.length === 0) return;
+    const batch = this.queue.splice(0, this.maxBatch);
+    this.inFlight = batch;
+    if (this.broken) {
+      void this.writeFallback(batch);
+      return;
     }
-    inFlight = false;
-    if (batch.length > 0) flush();
-    else if (pending.size === 0) created.unref();
-  });
-  created.on('error', () => {
-    if (worker === created) fallBack();
-  });
-  created.on('exit', () => {
-    if (worker === created) fallBack();
-  });
-  return created;
-}
-
-/**
- * Posts the waiting writes unless a batch is already with the worker (group commit: under load
- * writes go in fewer, larger messages, each waking the worker once; when idle, at once).
- */
-function flush(): void {
-  flushQueued = false;
-  if (inFlight || batch.length === 0) return;
-  if (broken) {
-    fallBack();
-    return;
+    const worker = (this.worker ??= this.start());
+    worker.ref();
+    worker.postMessage(batch.map((entry) => entry.request));
   }
-  const requests = batch;
-  batch = [];
-  worker ??= start();
-  worker.ref();
-  inFlight = true;
-  worker.postMessage(requests);
+
+  private async writeFallback(batch: Pending[]): Promise<void> {
+    await Promise.all(
+      batch.map(({ request, resolve, reject }) =>
+        writeFileAtomic(request.path, request.data).then(resolve, reject),
+      ),
+    );
+    this.batchDone();
+  }
+
+  private batchDone(): void {
+    this.inFlight = [];
+    if (this.queue.length > 0) this.flush();
+    else if (this.worker !== undefined) this.worker.unref();
+  }
+
+  private start(): Worker {
+    const created = new Worker(this.workerPath, { resourceLimits: this.resourceLimits });
+    let failure: Error | undefined;
+    created.on('message', (replies: WriteReply[]) => {
+      this.answered = true;
+      this.deaths = 0;
+      const byId = new Map(this.inFlight.map((entry) => [entry.request.id, entry]));
+      for (const reply of replies) {
+        const entry = byId.get(reply.id);
+        if (entry === undefined) continue;
+        if (reply.code === undefined) entry.resolve();
+        else entry.reject(errnoError(reply.code, reply.message ?? 'write failed'));
+      }
+      this.batchDone();
+    });
+    created.on('error', (error) => {
+      failure = error;
+    });
+    created.on('exit', (exitCode) => {
+      if (this.worker === created) this.died(exitCode, failure);
+    });
+    return created;
+  }
+
+  /** The worker ended: its batch is lost (rejected, retriable), the next batch starts another. */
+  private died(exitCode: number, failure: Error | undefined): void {
+    this.worker = undefined;
+    this.deaths++;
+    this.totalDeaths++;
+    if (this.deaths >= this.maxRestarts) this.broken = true;
+    const code = (failure as NodeJS.ErrnoException | undefined)?.code;
+    const message = failure?.message ?? `write worker exited with code ${exitCode}`;
+    const lost = this.inFlight;
+    this.inFlight = [];
+    for (const { reject } of lost) reject(errnoError(WORKER_DIED, `write worker died: ${message}`));
+    const death: WorkerDeath = {
+      exitCode,
+      code,
+      message,
+      consecutive: this.deaths,
+      restarting: !this.broken,
+    };
+    for (const listener of this.deathListeners) listener(death);
+    if (this.queue.length > 0) this.flush();
+  }
 }
 
 /**
- * How writes are done: `worker` once the thread has answered a batch, `fallback` after it failed
- * (async writes from the main thread), `idle` before the first answer.
+ * The process's write thread, created on first use: one worker serves every runtime of the
+ * process (a thread per runtime would multiply the threads for no gain).
  */
+let shared: WriteThread | undefined;
+
+/** The process-wide {@link WriteThread} (see `shared`). */
+export function sharedWriteThread(): WriteThread {
+  return (shared ??= new WriteThread());
+}
+
+/** How the shared thread writes (see {@link WriteThread.status}). */
 export function writeThreadStatus(): 'idle' | 'worker' | 'fallback' {
-  return broken ? 'fallback' : answered ? 'worker' : 'idle';
+  return sharedWriteThread().status();
 }
 
-/**
- * Writes `data` to `path` atomically (see the module comment). Resolves once the file is in
- * place; rejects with an Error carrying the errno `code` (ENOENT, EACCES, ...) otherwise.
- */
+/** Writes `data` to `path` atomically on the shared write thread. */
 export function writeFileAtomicOffThread(path: string, data: string): Promise<void> {
-  if (broken) return writeFileAtomic(path, data);
-  return new Promise((resolve, reject) => {
-    const id = nextId++;
-    const temp = join(dirname(path), `.${basename(path)}.${TEMP_PREFIX}${id.toString(36)}.tmp`);
-    const request: WriteRequest = { id, path, temp, data };
-    pending.set(id, { request, resolve, reject });
-    batch.push(request);
-    if (!flushQueued) {
-      flushQueued = true;
-      setImmediate(flush);
-    }
-  });
+  return sharedWriteThread().write(path, data);
 }

@@ -25,7 +25,14 @@ describe('HTTP catalogue endpoints', () => {
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.equal({
       status: 'ready',
-      checks: { runs_dir: { ok: true }, workflows_dir: { ok: true }, replay_store: { ok: true } },
+      checks: {
+        runs_dir: { ok: true },
+        runs_dir_space: { ok: true },
+        runs_dir_write: { ok: true },
+        run_writes: { ok: true },
+        workflows_dir: { ok: true },
+        replay_store: { ok: true },
+      },
     });
   });
 

@@ -24,7 +24,7 @@ import { parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
 
 export interface RunRouteDeps {
-  runtime: Pick<Runtime, 'start' | 'cancel'>;
+  runtime: Pick<Runtime, 'start' | 'cancel' | 'unwrittenRecord'>;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
 }
@@ -144,6 +144,23 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
           ? await history.getByRunId(name.name)
           : await history.getByFilename(name.name);
     if (found === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    ctx.body = found.record;
+    // A run whose end record is still failing to be written shows its last record on disk
+    // (never the unwritten end status) and says so under extra.persistence.
+    const unwritten = runtime.unwrittenRecord(found.record.run_id);
+    ctx.body =
+      unwritten === undefined
+        ? found.record
+        : {
+            ...found.record,
+            extra: {
+              ...found.record.extra,
+              persistence: {
+                persisted: false,
+                detail: `the run's latest record is not yet written to the runs directory (${unwritten.error}); retrying`,
+                attempts: unwritten.attempts,
+                error: unwritten.error,
+              },
+            },
+          };
   });
 }
