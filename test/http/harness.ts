@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { loadConfig, packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/engine/types.js';
 import { startServer, type RunningServer } from '../../src/http/server.js';
-import { createSilentLogger } from '../../src/log.js';
+import { createSilentLogger, type Logger } from '../../src/log.js';
+import type { FileWriter } from '../../src/store/write-thread.js';
 
 export interface TestService extends RunningServer {
   root: string;
@@ -25,6 +26,10 @@ export interface TestServiceOptions {
   env?: Record<string, string>;
   /** Reuse directories of an earlier service (restart tests). */
   root?: string;
+  /** The run-file writer (fault injection). */
+  writeFile?: FileWriter;
+  /** The service's logger. @default silent */
+  logger?: Logger;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -45,7 +50,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     AGENTIC_SHUTDOWN_GRACE_SECONDS: '0',
     ...options.env,
   });
-  const running = await startServer({ config, logger: createSilentLogger() });
+  const running = await startServer({
+    config,
+    logger: options.logger ?? createSilentLogger(),
+    ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+  });
   const waiters = new Map<string, ((record: RunRecord) => void)[]>();
   const off = running.runtime.onRecord((record) => {
     if (record.status !== 'success' && record.status !== 'failed') return;

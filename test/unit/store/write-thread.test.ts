@@ -3,7 +3,14 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRunFile } from '../../../src/store/run-files.js';
-import { writeFileAtomicOffThread, writeThreadStatus } from '../../../src/store/write-thread.js';
+import { packageRoot } from '../../../src/config/index.js';
+import {
+  WORKER_DIED,
+  WriteThread,
+  writeFileAtomicOffThread,
+  writeThreadStatus,
+  type WorkerDeath,
+} from '../../../src/store/write-thread.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 
 describe('writeFileAtomicOffThread', () => {
@@ -43,5 +50,74 @@ describe('writeFileAtomicOffThread', () => {
     const text = await readFile(join(runsDir, 'two.json'), 'utf8');
     expect(JSON.parse(text)).to.deep.equal(record);
     expect(text.endsWith('\n')).to.equal(true);
+  });
+});
+
+describe('WriteThread', () => {
+  let dir: string;
+  let thread: WriteThread | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agentic-write-thread-'));
+  });
+  afterEach(async () => {
+    await thread?.close();
+    thread = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  /** Enough writes in one message (40 MB) to take a worker with a 16 MiB heap over its limit. */
+  const manyWrites = (t: WriteThread, count: number): Promise<unknown>[] =>
+    Array.from({ length: count }, (_, i) =>
+      t.write(join(dir, `f${i % 50}.json`), `${'y'.repeat(20_000)}${i}`).then(
+        () => 'ok',
+        (e: unknown) => (e as NodeJS.ErrnoException).code,
+      ),
+    );
+  const tinyHeap = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
+
+  it('a worker over its resource limit: its writes reject EWORKER, the death is reported, a new worker takes the next writes', async () => {
+    thread = new WriteThread({ resourceLimits: tinyHeap, maxBatch: 100_000 });
+    const deaths: WorkerDeath[] = [];
+    thread.onDeath((death) => deaths.push(death));
+    const results = await Promise.all(manyWrites(thread, 2000));
+    expect(new Set(results)).to.deep.equal(new Set([WORKER_DIED]));
+    expect(deaths).to.have.length(1);
+    expect(deaths[0]).to.include({ code: 'ERR_WORKER_OUT_OF_MEMORY', restarting: true });
+    await thread.write(join(dir, 'after.json'), '{"ok":true}');
+    expect(await readFile(join(dir, 'after.json'), 'utf8')).to.equal('{"ok":true}');
+    expect(thread.status()).to.equal('worker');
+    expect(thread.deathCount).to.equal(1);
+  });
+
+  it('bounded batches keep the same load within the worker limits (no death, every file written)', async () => {
+    thread = new WriteThread({ resourceLimits: tinyHeap, maxBatch: 64 });
+    const results = await Promise.all(manyWrites(thread, 2000));
+    expect(new Set(results)).to.deep.equal(new Set(['ok']));
+    expect(thread.deathCount).to.equal(0);
+    expect((await readdir(dir)).length).to.equal(50);
+  });
+
+  it('a worker that keeps dying: reported each time, then writes fall back to async writes', async () => {
+    thread = new WriteThread({
+      workerPath: join(packageRoot, 'test', 'fixtures', 'workers', 'dying-write-worker.mjs'),
+      maxRestarts: 3,
+    });
+    const deaths: WorkerDeath[] = [];
+    thread.onDeath((death) => deaths.push(death));
+    for (let i = 0; i < 3; i++) {
+      const error = await thread.write(join(dir, 'a.json'), 'x').then(
+        () => undefined,
+        (e: unknown) => e as NodeJS.ErrnoException,
+      );
+      expect(error?.code).to.equal(WORKER_DIED);
+    }
+    expect(deaths.map((d) => [d.exitCode, d.consecutive, d.restarting])).to.deep.equal([
+      [3, 1, true],
+      [3, 2, true],
+      [3, 3, false],
+    ]);
+    await thread.write(join(dir, 'a.json'), '{"n":1}');
+    expect(await readFile(join(dir, 'a.json'), 'utf8')).to.equal('{"n":1}');
+    expect(thread.status()).to.equal('fallback');
   });
 });
