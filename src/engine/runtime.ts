@@ -24,7 +24,7 @@ import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
 import { recoverInterruptedRuns } from '../store/run-files.js';
 import { createRunWriter, type RunWriter } from '../store/run-writer.js';
 import { removeStaleTempFiles } from '../store/stale-temp-files.js';
-import { writeFileAtomicOffThread } from '../store/write-thread.js';
+import { sharedWriteThread, writeFileAtomicOffThread } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
@@ -119,6 +119,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         logger: log,
       })
     : undefined;
+  // The shared write worker's deaths are this runtime's to report while it writes through it.
+  const offWorkerDeath =
+    writer !== undefined && options.writeFile === undefined
+      ? sharedWriteThread().onDeath((death) =>
+          log.error(
+            { exitCode: death.exitCode, code: death.code, consecutive: death.consecutive },
+            death.restarting
+              ? 'run-file write worker died; its writes are retried on a new worker'
+              : 'run-file write worker keeps dying; writing from the main thread from now on',
+          ),
+        )
+      : undefined;
 
   const ready: Promise<void> = resolved.persist
     ? cleanTempFiles()
@@ -428,6 +440,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       const drained = writer?.close(Math.max(0, graceMs - (clock.now() - started)));
       await Promise.all([...active.values()].map((session) => session.done));
       await drained;
+      offWorkerDeath?.();
       root.stop();
     },
     writes: () => writer?.status() ?? { pending: 0, failing: 0, lastError: undefined },

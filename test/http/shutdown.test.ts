@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log.js';
+import { startTestService, type TestService } from './harness.js';
+
+/** A socket that has sent all of a request but the blank line ending its headers. */
+async function halfSentRequest(url: string, path: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await new Promise<void>((resolve) => socket.once('connect', resolve));
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n`);
+  return socket;
+}
+
+/** Ends the request's headers and reads the whole response (the server closes the socket). */
+async function finish(socket: Socket): Promise<string> {
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write('\r\n');
+  await ended;
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+describe('HTTP during shutdown', () => {
+  let svc: TestService | undefined;
+  afterEach(async () => {
+    await svc?.dispose();
+    svc = undefined;
+  });
+
+  it('answers requests arriving while shutting down with 503 "shutting down", Retry-After and Connection: close, logged once', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const s = (svc = await startTestService({
+      env: { AGENTIC_SHUTDOWN_GRACE_SECONDS: '60' },
+      logger: createLogger({ format: 'json', destination: sink }),
+    }));
+    // A run that keeps the shutdown waiting while the requests arrive.
+    const run = await s.runtime.start({
+      workflow:
+        'name: slow\nsteps:\n  - { name: wait, agent: tier0_sleep, inputs: { ms: 600000 } }\n',
+    });
+    const first = await halfSentRequest(s.url, '/api/workflows');
+    const second = await halfSentRequest(s.url, '/api/health');
+    const closing = s.close();
+    const responses = [await finish(first), await finish(second)];
+    s.runtime.cancel(run.runId);
+    await closing;
+
+    for (const response of responses) {
+      const [head, body] = response.split('\r\n\r\n');
+      expect(head).to.match(/^HTTP\/1\.1 503 /);
+      expect(head).to.match(/\r\nRetry-After: 5\r\n/i);
+      expect(head).to.match(/\r\nConnection: close\r\n/i);
+      expect(JSON.parse(body!)).to.deep.equal({ detail: 'shutting down' });
+    }
+    const messages = lines.map((line) => line.msg);
+    expect(messages.filter((m) => m === 'refusing requests: shutting down')).to.have.length(1);
+    expect(lines.find((line) => line.msg === 'requests refused while shutting down')).to.include({
+      refused: 2,
+    });
+    expect(lines.filter((line) => line.level === 50)).to.deep.equal([]);
+  });
+});
