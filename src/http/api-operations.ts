@@ -198,6 +198,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
       '409': err('A run with this run_id is active'),
       '422': invalid,
       '501': err('Adapter unavailable'),
+      '503': err('Run files cannot be written (Retry-After), or the service is shutting down'),
     },
   },
   {

@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { createRuntime } from '../../../src/engine/runtime.js';
+import type { Runtime } from '../../../src/engine/types.js';
+import { createLogger } from '../../../src/log.js';
+import { sharedWriteThread } from '../../../src/store/write-thread.js';
+
+describe('runtime and the write worker', () => {
+  let dir: string;
+  let runtime: Runtime | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agentic-worker-death-'));
+  });
+  afterEach(async () => {
+    await runtime?.shutdown({ graceMs: 0 });
+    runtime = undefined;
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('logs the death of the write worker, and later runs are written by a new one', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const rt = (runtime = createRuntime({
+      runsDir: dir,
+      logger: createLogger({ format: 'json', destination: sink }),
+    }));
+    expect((await rt.run({ workflow: 'test_deterministic' })).status).to.equal('success');
+    const deaths = sharedWriteThread().deathCount;
+    await sharedWriteThread().close(); // the worker is terminated, as if killed
+    expect(sharedWriteThread().deathCount).to.equal(deaths + 1);
+    const logged = lines.filter((line) => line.level === 50);
+    expect(logged.map((line) => line.msg)).to.deep.equal([
+      'run-file write worker died; its writes are retried on a new worker',
+    ]);
+    expect((await rt.run({ workflow: 'test_deterministic' })).status).to.equal('success');
+    expect(await readdir(dir)).to.have.length(2);
+    expect(sharedWriteThread().status()).to.equal('worker');
+  });
+});
