@@ -71,6 +71,10 @@ export type {
 } from './workflow/types.js';
 /** Run files: naming and recovery of runs interrupted by a crash. */
 export { recoverInterruptedRuns, runFileName, INTERRUPTED } from './store/run-files.js';
+/** Run-file writes: the write queue's status, unwritten records, the writer seam, temp-file clean-up. */
+export type { RunWriterStatus, UnwrittenRecord } from './store/run-writer.js';
+export type { FileWriter } from './store/write-thread.js';
+export { removeStaleTempFiles } from './store/stale-temp-files.js';
 /** Errors: one AppError with a stable code, and the subclasses callers branch on. */
 export {
   AdapterUnavailableError,

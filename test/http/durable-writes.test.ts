@@ -160,6 +160,21 @@ describe('durable end-of-run writes (HTTP, WebSocket)', () => {
     }
   });
 
+  it('refuses a run whose first record cannot be written with 503, naming no path', async () => {
+    const failing: FileWriter = () => {
+      const error = new Error('EROFS: simulated') as NodeJS.ErrnoException;
+      error.code = 'EROFS';
+      return Promise.reject(error);
+    };
+    const s = (svc = await start(failing));
+    const refused = await call(s.url, 'POST', '/api/run', { workflow: 'test_deterministic' });
+    expect(refused.status).to.equal(503);
+    expect(refused.body).to.deep.equal({
+      detail: 'cannot write the run file in the runs directory (EROFS)',
+    });
+    expect(s.runtime.activeRuns()).to.deep.equal([]);
+  });
+
   it('readiness is 503 when the runs file system has less than AGENTIC_RUNS_MIN_FREE_MB free', async () => {
     const s = (svc = await startTestService({ env: { AGENTIC_RUNS_MIN_FREE_MB: '1000000000' } }));
     const ready = await call(s.url, 'GET', '/api/health/ready');
