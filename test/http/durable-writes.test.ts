@@ -160,6 +160,36 @@ describe('durable end-of-run writes (HTTP, WebSocket)', () => {
     }
   });
 
+  it('with AGENTIC_WRITE_QUEUE_MAX records queued: readiness and POST /api/run 503 until the queue drains', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const held: FileWriter = async (path, data) => {
+      if (!data.includes('"status": "running"')) await gate;
+      await writeFileAtomicOffThread(path, data);
+    };
+    const s = (svc = await startTestService({
+      env: { AGENTIC_WRITE_QUEUE_MAX: '1' },
+      writeFile: held,
+    }));
+    const done = s.finished('q-1');
+    await call(s.url, 'POST', '/api/run', { workflow: 'test_deterministic', run_id: 'q-1' });
+    await until(() => s.runtime.writes().pending === 1);
+    const ready = await call(s.url, 'GET', '/api/health/ready');
+    expect(ready.status).to.equal(503);
+    expect((ready.body as Detail).checks?.run_writes).to.deep.equal({
+      ok: false,
+      detail: 'the run-file write queue is full (1 records waiting)',
+    });
+    const refused = await call(s.url, 'POST', '/api/run', { workflow: 'test_deterministic' });
+    expect(refused.status).to.equal(503);
+    expect((refused.body as Detail).detail).to.equal(
+      'the run-file write queue is full (1 records waiting); try again later',
+    );
+    release();
+    expect((await done).status).to.equal('success');
+    expect((await call(s.url, 'GET', '/api/health/ready')).status).to.equal(200);
+  });
+
   it('refuses a run whose first record cannot be written with 503, naming no path', async () => {
     const failing: FileWriter = () => {
       const error = new Error('EROFS: simulated') as NodeJS.ErrnoException;

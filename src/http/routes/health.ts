@@ -3,7 +3,7 @@
  * what a run needs, for real: the runs directory is a directory (`runs_dir`), its file system
  * has `AGENTIC_RUNS_MIN_FREE_MB` free (`runs_dir_space`, statfs), a small temp file can be
  * written, fsynced and removed there (`runs_dir_write`), no run record is waiting on a failing
- * write (`run_writes`); the workflows directory is readable, the replay store answers.
+ * write and the write queue is not full (`run_writes`); the workflows directory is readable, the replay store answers.
  * Details name the runs directory as configured relative to the working directory (or by its
  * base name), never by absolute path: readiness bodies reach load balancers and dashboards.
  */
@@ -18,7 +18,7 @@ import type { HealthResponse } from '../../generated/api/health-response.js';
 import type { ReadinessResponse } from '../../generated/api/readiness-response.js';
 
 export interface HealthRouteDeps {
-  config: Pick<Config, 'runsDir' | 'workflowsDir' | 'runsMinFreeBytes'>;
+  config: Pick<Config, 'runsDir' | 'workflowsDir' | 'runsMinFreeBytes' | 'writeQueueMax'>;
   /**
    * How the runs directory is named in check details (never an absolute path).
    * @default {@link dirLabel} of the runs directory
@@ -108,11 +108,14 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
       ),
       run_writes: await probe(
         () => {
-          const { failing, lastError } = deps.runtime.writes();
+          const { failing, lastError, pending } = deps.runtime.writes();
           if (failing > 0) {
             throw new CheckFailed(
               `${failing} run record(s) not yet written to the ${runsDir} (${lastError ?? 'EIO'}); retrying`,
             );
+          }
+          if (pending >= config.writeQueueMax) {
+            throw new CheckFailed(`the run-file write queue is full (${pending} records waiting)`);
           }
         },
         (code) => `run writes unknown (${code})`,
