@@ -7,11 +7,15 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
 import type { AdapterName, Runtime } from '../engine/types.js';
+import { listAgents } from '../agents/agent-listing.js';
+import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
+import { customAgentNames } from '../agents/custom-agents.js';
+import { shippedAgentCatalogue } from '../config/index.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
@@ -49,6 +53,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const adapters = await loadAdapters(config.defaultAdapter as AdapterName);
   await mkdir(config.runsDir, { recursive: true });
   await recoverInterruptedRuns(config.runsDir);
+  const agents =
+    config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
+  await warnIfMissingWorkflowsDir(config, logger);
 
   const runtime =
     options.runtime ??
@@ -59,6 +66,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       maxConcurrency: config.maxConcurrency,
       defaultAdapter: config.defaultAdapter as AdapterName,
       logger,
+      agents,
       ...(config.externalAgentsDir !== undefined
         ? { externalAgentsDir: config.externalAgentsDir }
         : {}),
@@ -74,9 +82,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger,
   });
   const guard = createAuth(config, { logger });
-  const registry = createWorkflowRegistry({ dir: config.workflowsDir });
+  const registry = createWorkflowRegistry({
+    dir: config.workflowsDir,
+    readOnlyReason: config.workflowsReadOnlyReason,
+    customAgents: customAgentNames(agents),
+  });
   const agentSources = {
-    files: [join(config.workflowsDir, 'agents.yaml')],
+    files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
   };
   const app = createApp(runtime, config, {
@@ -85,7 +97,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     hub,
     guard,
     registry,
-    loadAgents: () => loadAgentCatalogue(agentSources),
+    loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
     machineDefinition: adapters.machineDefinition,
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
@@ -137,4 +149,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return closing;
     },
   };
+}
+
+/** A missing workflows directory is not fatal (workflows can be sent inline) but is surprising. */
+async function warnIfMissingWorkflowsDir(config: Config, logger: Logger): Promise<void> {
+  const info = await stat(config.workflowsDir).catch(() => undefined);
+  if (info?.isDirectory() === true) return;
+  logger.warn(
+    { workflowsDir: config.workflowsDir },
+    'workflows directory not found: no named workflows until it exists (set AGENTIC_WORKFLOWS_DIR or create ./workflows)',
+  );
 }
