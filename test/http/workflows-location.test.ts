@@ -62,3 +62,47 @@ describe('where workflows live (default AGENTIC_WORKFLOWS_DIR)', () => {
     expect(res.status).to.equal(422);
   });
 });
+
+describe('custom agents in the service (AGENTIC_AGENTS_MODULE)', () => {
+  let root: string;
+  let running: RunningServer | undefined;
+  beforeEach(async () => {
+    root = await realpath(await mkdtemp(join(tmpdir(), 'agentic-agents-')));
+  });
+  afterEach(async () => {
+    await running?.close();
+    running = undefined;
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('lists, validates and runs the module’s agents', async () => {
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(
+      join(root, 'my-agents.mjs'),
+      'export default { shout: async ({ input }) => ({ output: { text: String(input.text).toUpperCase() }, modelUsed: null, tokensUsed: null }) };\n',
+    );
+    await mkdir(join(root, 'workflows'));
+    const config = loadConfig(
+      { AGENTIC_PORT: '0', AGENTIC_AGENTS_MODULE: './my-agents.mjs', AGENTIC_NO_LLM: '1' },
+      root,
+    );
+    running = await startServer({ config, logger: createSilentLogger() });
+    const agents = await call(running.url, 'GET', '/api/agents');
+    expect((agents.body as { agents: { name: string; tier: string }[] }).agents).to.deep.include({
+      name: 'shout',
+      description: 'Custom agent registered by the application.',
+      tier: '0',
+      role: 'shout',
+    });
+    const yaml = 'name: loud\nsteps:\n  - { name: say, agent: shout, inputs: { text: hi } }\n';
+    const valid = await call(running.url, 'POST', '/api/workflows/validate', { yaml_text: yaml });
+    expect(valid.status).to.equal(200);
+    const saved = await call(running.url, 'PUT', '/api/workflows/loud', { yaml_text: yaml });
+    expect(saved.status).to.equal(200);
+    const unknown = yaml.replace('agent: shout', 'agent: whisper');
+    const bad = await call(running.url, 'POST', '/api/workflows/validate', { yaml_text: unknown });
+    expect(bad.status).to.equal(422);
+    const run = await running.runtime.run({ workflow: 'loud' });
+    expect(run.steps[0]?.output).to.deep.equal({ text: 'HI' });
+  });
+});
