@@ -7,11 +7,12 @@ import type { Agent } from '../../../src/agents/types.js';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import { AppError, ConfigError, ValidationError } from '../../../src/errors.js';
 
-const summarize: Agent = async ({ input }) => ({
-  output: { summary: `${String(input.text).slice(0, 5)}…` },
-  modelUsed: null,
-  tokensUsed: null,
-});
+const summarize: Agent = ({ input }) =>
+  Promise.resolve({
+    output: { summary: `${String(input.text).slice(0, 5)}…` },
+    modelUsed: null,
+    tokensUsed: null,
+  });
 
 const WORKFLOW = {
   name: 'custom',
