@@ -60,7 +60,9 @@ const validateEnv = ajv.compile<Record<string, string | number | boolean>>(schem
 const PROPERTIES = schema.properties as Record<string, { type: string; description?: string }>;
 
 /**
- * Reads configuration from an environment record (pure: pass `process.env` at the edge).
+ * Reads configuration from an environment record (pass `process.env` at the edge). Pure apart
+ * from one look at the disk: without `AGENTIC_WORKFLOWS_DIR`, whether `<cwd>/workflows` exists
+ * decides the workflows directory (see `resolveWorkflowsLocation`).
  * Throws one {@link ConfigError} naming every bad variable.
  */
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {

@@ -116,7 +116,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info(
-    { url, adapter: config.defaultAdapter, runsDir: config.runsDir },
+    {
+      url,
+      adapter: config.defaultAdapter,
+      runsDir: config.runsDir,
+      workflowsDir: config.workflowsDir,
+      workflowsSource: config.workflowsSource,
+    },
     'agentic-runtime listening',
   );
 
