@@ -1,3 +1,12 @@
 export { loadConfig, type Config } from './load-config.js';
 export { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 export { packageRoot, packageVersion } from './package-info.js';
+export { shippedAgentCatalogue } from './package-info.js';
+export {
+  resolveWorkflowsLocation,
+  shippedWorkflowsDir,
+  SHIPPED_WORKFLOWS_READ_ONLY,
+  WORKFLOWS_SOURCES,
+  type WorkflowsLocation,
+  type WorkflowsSource,
+} from './workflows-location.js';

@@ -1,8 +1,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import schema from '../../schemas/config.schema.json' with { type: 'json' };
 import { ConfigError } from '../errors.js';
-import { packageRoot } from './package-info.js';
+import { resolveWorkflowsLocation, type WorkflowsSource } from './workflows-location.js';
 import { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 
 /** Resolved service configuration: every default applied, paths absolute, frozen. */
@@ -21,6 +21,8 @@ export interface Config {
   authLockout: { windowSeconds: number; threshold: number; durationSeconds: number };
   trustProxy: boolean;
   externalAgentsDir: string | undefined;
+  /** Absolute path of the custom agents module (`AGENTIC_AGENTS_MODULE`), or undefined. */
+  agentsModule: string | undefined;
   memoryPath: string | undefined;
   modelTierOverrides: Readonly<Record<string, string>>;
   judgeModel: string | undefined;
@@ -34,6 +36,10 @@ export interface Config {
   writeQueueMax: number;
   writeRetryMaxMs: number;
   workflowsDir: string;
+  /** Where {@link Config.workflowsDir} came from: configured, `./workflows`, or the package's. */
+  workflowsSource: WorkflowsSource;
+  /** Why saving workflows is refused (the package's shipped directory), else undefined. */
+  workflowsReadOnlyReason: string | undefined;
   maxConcurrency: number;
   maxBodyBytes: number;
   localDatasetsDir: string;
@@ -59,7 +65,9 @@ const validateEnv = ajv.compile<Record<string, string | number | boolean>>(schem
 const PROPERTIES = schema.properties as Record<string, { type: string; description?: string }>;
 
 /**
- * Reads configuration from an environment record (pure: pass `process.env` at the edge).
+ * Reads configuration from an environment record (pass `process.env` at the edge). Pure apart
+ * from one look at the disk: without `AGENTIC_WORKFLOWS_DIR`, whether `<cwd>/workflows` exists
+ * decides the workflows directory (see `resolveWorkflowsLocation`).
  * Throws one {@link ConfigError} naming every bad variable.
  */
 export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
@@ -70,8 +78,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     if (value === undefined || value.trim() === '') continue;
     if (prop.type === 'boolean') {
       const flag = parseFlag(value);
-      if (flag === undefined) problems.push(`${name}=${JSON.stringify(value)}: expected 1 or 0`);
-      else raw[name] = flag;
+      if (flag === undefined) {
+        problems.push(
+          `${name}=${JSON.stringify(value)}: expected one of ${FLAG_WORDS}. ${prop.description ?? ''}`.trim(),
+        );
+      } else raw[name] = flag;
     } else {
       raw[name] = value.trim();
     }
@@ -80,7 +91,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     for (const error of validateEnv.errors ?? []) {
       const name = error.instancePath.replace(/^\//, '');
       const hint = PROPERTIES[name]?.description ?? '';
-      problems.push(`${name}=${JSON.stringify(env[name])}: ${error.message ?? 'invalid'}. ${hint}`);
+      // ajv says "must be equal to one of the allowed values" without naming them.
+      const allowed = error.keyword === 'enum' ? allowedValues(error.params) : '';
+      problems.push(
+        `${name}=${JSON.stringify(env[name])}: ${error.message ?? 'invalid'}${allowed}. ${hint}`.trim(),
+      );
     }
   }
   const adapter = String(raw.AGENTIC_DEFAULT_ADAPTER);
@@ -109,6 +124,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     const model = str(`AGENTIC_MODEL_TIER_${tier}`);
     if (model !== undefined) tiers[tier] = model;
   }
+  const workflows = resolveWorkflowsLocation(str('AGENTIC_WORKFLOWS_DIR'), cwd);
   const rateLimit = parseRateLimit(String(raw.AGENTIC_RATE_LIMIT_DEFAULT));
   if (!rateLimit) throw new ConfigError(['AGENTIC_RATE_LIMIT_DEFAULT: expected N/unit']);
 
@@ -133,6 +149,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     },
     trustProxy: bool('AGENTIC_TRUST_PROXY'),
     externalAgentsDir: path('AGENTIC_EXTERNAL_AGENTS_DIR'),
+    agentsModule: path('AGENTIC_AGENTS_MODULE'),
     memoryPath: path('AGENTIC_MEMORY_PATH'),
     modelTierOverrides: Object.freeze(tiers),
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
@@ -144,7 +161,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     writeConcurrency: num('AGENTIC_WRITE_CONCURRENCY'),
     writeQueueMax: num('AGENTIC_WRITE_QUEUE_MAX'),
     writeRetryMaxMs: num('AGENTIC_WRITE_RETRY_MAX_MS'),
-    workflowsDir: path('AGENTIC_WORKFLOWS_DIR') ?? join(packageRoot, 'workflows'),
+    workflowsDir: workflows.dir,
+    workflowsSource: workflows.source,
+    workflowsReadOnlyReason: workflows.readOnlyReason,
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
@@ -159,9 +178,19 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   });
 }
 
+const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
+const FALSE_WORDS = ['0', 'false', 'no', 'off'];
+const FLAG_WORDS = [...TRUE_WORDS, ...FALSE_WORDS].join(', ');
+
+/** Booleans accept what the README says (any case): 1/0, true/false, yes/no, on/off. */
 function parseFlag(value: string): boolean | undefined {
   const v = value.trim().toLowerCase();
-  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
-  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  if (TRUE_WORDS.includes(v)) return true;
+  if (FALSE_WORDS.includes(v)) return false;
   return undefined;
+}
+
+function allowedValues(params: Record<string, unknown>): string {
+  const values = params.allowedValues;
+  return Array.isArray(values) ? ` (${values.map(String).join(', ')})` : '';
 }

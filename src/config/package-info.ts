@@ -24,3 +24,11 @@ function findPackageRoot(start: string): string {
     dir = parent;
   }
 }
+
+/**
+ * The shipped agent catalogue (role personas). It lives outside the workflows directory so
+ * that no workflow name can shadow it and a custom workflows directory keeps the personas.
+ */
+export function shippedAgentCatalogue(): string {
+  return join(packageRoot, 'agents', 'catalogue.yaml');
+}

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
-import { packageRoot } from '../config/package-info.js';
+import { resolveWorkflowsLocation } from '../config/workflows-location.js';
+import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
 import { DEFAULT_RETRY_BASE_MS } from './retry-policy.js';
@@ -9,7 +10,8 @@ import { ADAPTERS, type ResolvedRuntimeOptions, type RuntimeOptions } from './ty
 export const DEFAULT_MAX_CONCURRENCY = 10;
 
 /**
- * Applies the defaults documented on {@link RuntimeOptions}: the package's `workflows/`,
+ * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
+ * the package's `workflows/`,
  * `./runs` (from the current directory), persist on, no-LLM off, concurrency 10, no run
  * timeout, adapter `graph`, no inspector, a silent logger, one attempt per step, 500 ms retry
  * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s. Throws a
@@ -45,11 +47,12 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   if (!(ADAPTERS as readonly string[]).includes(defaultAdapter)) {
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
   }
+  if (options.agents !== undefined) problems.push(...customAgentProblems(options.agents));
   if (problems.length > 0) {
     throw new AppError(ERROR_CODES.CONFIG, `Invalid runtime options: ${problems.join('; ')}`);
   }
   return {
-    workflowsDir: resolve(options.workflowsDir ?? resolve(packageRoot, 'workflows')),
+    workflowsDir: resolveWorkflowsLocation(options.workflowsDir).dir,
     runsDir: resolve(options.runsDir ?? 'runs'),
     persist: options.persist ?? true,
     noLlm: options.noLlm ?? false,

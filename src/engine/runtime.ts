@@ -4,10 +4,11 @@
  * run-file persistence through each run's observers.
  */
 import { createActor, type AnyActorRef } from 'xstate';
-import { join } from 'node:path';
 import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
 import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
+import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
+import { shippedAgentCatalogue } from '../config/package-info.js';
 import {
   AdapterUnavailableError,
   AppError,
@@ -81,7 +82,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     native: nativeAdapter,
     graph: graphAdapter,
   };
-  const registry = createWorkflowRegistry({ dir: resolved.workflowsDir });
+  const registry = createWorkflowRegistry({
+    dir: resolved.workflowsDir,
+    customAgents: customAgentNames(options.agents),
+  });
   const compiled = new CompiledCache();
   const llm: LlmClient = resolved.noLlm
     ? createNoLlmClient()
@@ -350,7 +354,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   async function personas(): Promise<readonly AgentInfo[]> {
     try {
       return await loadAgentCatalogue({
-        files: [join(resolved.workflowsDir, 'agents.yaml')],
+        files: [shippedAgentCatalogue()],
         dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
       });
     } catch (error) {

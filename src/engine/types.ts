@@ -22,7 +22,7 @@ export type AdapterName = (typeof ADAPTERS)[number];
 
 /** Options of {@link createRuntime}; every field has a default. */
 export interface RuntimeOptions {
-  /** Directory of `*.yaml` workflows. @default the package's `workflows/` */
+  /** Directory of `*.yaml` workflows. @default `./workflows` when it exists, else the package's `workflows/` */
   workflowsDir?: string;
   /** Directory for run files. @default `./runs` */
   runsDir?: string;
@@ -47,8 +47,10 @@ export interface RuntimeOptions {
   /** Base of the retry backoff (full jitter, doubling per attempt), in ms. @default 500 */
   retryBaseMs?: number;
   /**
-   * Agents by full name (`tier1_thrower`, ...), taking precedence over the built-in ones: for
-   * tests, and for embedders that bring their own agents. @default none
+   * Agents by the name steps give in `agent:`: any name starting with a letter (`summarize`,
+   * `tier0_lookup`, `tier2_reviewer`), taking precedence over the built-in ones. Workflow
+   * validation accepts these names; see the README's "Custom agents" for the contract.
+   * @default none
    */
   agents?: Readonly<Record<string, Agent>>;
   /** The LLM client of `tier1-5` agents; ignored when `noLlm` is set. @default no provider (LLM steps fail, naming what to configure) */

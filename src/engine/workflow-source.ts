@@ -1,5 +1,5 @@
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
-import { compileWorkflow, parseWorkflowYaml, type WorkflowRegistry } from '../workflow/index.js';
+import { parseWorkflowYaml, type WorkflowRegistry } from '../workflow/index.js';
 
 const YAML_FILE = /\.ya?ml$/;
 const NAME_OR_PATH = /^[A-Za-z0-9_./-]+$/;
@@ -37,8 +37,8 @@ export async function loadWorkflowSource(
   if (compiled === undefined) {
     compiled =
       typeof source === 'string'
-        ? compileWorkflow(parseWorkflowYaml(source))
-        : compileWorkflow(source);
+        ? registry.compile(parseWorkflowYaml(source))
+        : registry.compile(source);
     cache?.set(key, compiled);
   }
   if (json !== undefined) cache?.rememberDocument(source as WorkflowDocument, json, compiled);

@@ -69,6 +69,10 @@ export interface Environment {
    */
   AGENTIC_EXTERNAL_AGENTS_DIR?: string;
   /**
+   * JavaScript module (path relative to the working directory) whose default export (or `agents` export) is a record of custom agents by name.
+   */
+  AGENTIC_AGENTS_MODULE?: string;
+  /**
    * Persistent memory file. Reserved: validated now, takes effect with the memory store (not in this version).
    */
   AGENTIC_MEMORY_PATH?: string;

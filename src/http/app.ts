@@ -21,7 +21,7 @@ import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
-import { registerDocsRoutes } from './routes/docs.js';
+import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createStreamRoute } from './routes/stream.js';
@@ -41,6 +41,8 @@ export interface AppDeps {
   machineDefinition: (workflow: CompiledWorkflow) => unknown;
   /** @default the package's `schemas/openapi.json` */
   openApiPath?: string;
+  /** How `/docs` and `/redoc` find their optional UI packages (tests). @default Node's resolution */
+  resolveDocsPackage?: PackageResolver;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
 }
@@ -65,6 +67,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   registerRunRoutes(router, { runtime, history, config });
   registerDocsRoutes(router, {
     openApiPath: deps.openApiPath ?? join(packageRoot, 'schemas', 'openapi.json'),
+    ...(deps.resolveDocsPackage === undefined ? {} : { resolvePackage: deps.resolveDocsPackage }),
   });
 
   app.use(createRequestContext(logger));

@@ -8,11 +8,15 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
 import type { AdapterName, Runtime } from '../engine/types.js';
+import { listAgents } from '../agents/agent-listing.js';
+import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
+import { customAgentNames } from '../agents/custom-agents.js';
+import { shippedAgentCatalogue } from '../config/index.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
@@ -57,6 +61,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stale = await removeStaleTempFiles(config.runsDir);
   if (stale.length > 0) logger.warn({ count: stale.length }, 'removed stale temp files');
   await recoverInterruptedRuns(config.runsDir);
+  const agents =
+    config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
+  await warnIfMissingWorkflowsDir(config, logger);
 
   const runtime =
     options.runtime ??
@@ -71,6 +78,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       writeQueueMax: config.writeQueueMax,
       writeRetryMaxMs: config.writeRetryMaxMs,
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+      agents,
       ...(config.externalAgentsDir !== undefined
         ? { externalAgentsDir: config.externalAgentsDir }
         : {}),
@@ -86,9 +94,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger,
   });
   const guard = createAuth(config, { logger });
-  const registry = createWorkflowRegistry({ dir: config.workflowsDir });
+  const registry = createWorkflowRegistry({
+    dir: config.workflowsDir,
+    readOnlyReason: config.workflowsReadOnlyReason,
+    customAgents: customAgentNames(agents),
+  });
   const agentSources = {
-    files: [join(config.workflowsDir, 'agents.yaml')],
+    files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
   };
   const app = createApp(runtime, config, {
@@ -97,7 +109,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     hub,
     guard,
     registry,
-    loadAgents: () => loadAgentCatalogue(agentSources),
+    loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
     machineDefinition: adapters.machineDefinition,
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
@@ -117,7 +129,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info(
-    { url, adapter: config.defaultAdapter, runsDir: config.runsDir },
+    {
+      url,
+      adapter: config.defaultAdapter,
+      runsDir: config.runsDir,
+      workflowsDir: config.workflowsDir,
+      workflowsSource: config.workflowsSource,
+    },
     'agentic-runtime listening',
   );
 
@@ -153,4 +171,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       return closing;
     },
   };
+}
+
+/** A missing workflows directory is not fatal (workflows can be sent inline) but is surprising. */
+async function warnIfMissingWorkflowsDir(config: Config, logger: Logger): Promise<void> {
+  const info = await stat(config.workflowsDir).catch(() => undefined);
+  if (info?.isDirectory() === true) return;
+  logger.warn(
+    { workflowsDir: config.workflowsDir },
+    'workflows directory not found: no named workflows until it exists (set AGENTIC_WORKFLOWS_DIR or create ./workflows)',
+  );
 }

@@ -5,7 +5,7 @@
  * and exit 0; a second signal exits at once with 1.
  */
 import { loadConfig, type Config } from '../config/index.js';
-import { ConfigError, errorMessage } from '../errors.js';
+import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { startServer } from './server.js';
 
@@ -14,6 +14,38 @@ type Env = Record<string, string | undefined>;
 function fail(message: string): void {
   process.stderr.write(`${message}\n`);
   process.exitCode = 1;
+}
+
+/**
+ * One line for the start-up failures a user causes (a runs directory that is a file, an
+ * address that cannot be bound, a port in use), or undefined for anything else.
+ */
+export function startupProblem(error: unknown, config: Config): string | undefined {
+  const { code, syscall, path } = error as NodeJS.ErrnoException;
+  const where = `${config.host}:${config.port}`;
+  switch (code) {
+    case 'EADDRINUSE':
+      return `cannot listen on ${where}: the port is in use; pick another with AGENTIC_PORT or --port`;
+    case 'EADDRNOTAVAIL':
+      return `cannot listen on ${where}: the address is not one of this machine's; set AGENTIC_HOST or --host (e.g. 127.0.0.1)`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `cannot listen on ${where}: the host name does not resolve; set AGENTIC_HOST or --host (e.g. 127.0.0.1)`;
+    case 'EACCES':
+      if (syscall === 'listen' || syscall === 'bind') {
+        return `cannot listen on ${where}: permission denied (ports below 1024 need privileges); set AGENTIC_PORT or --port`;
+      }
+      return `cannot start: permission denied on ${path ?? 'a file'}`;
+    case 'EEXIST':
+    case 'ENOTDIR':
+      if (path !== undefined && path.startsWith(config.runsDir)) {
+        return `AGENTIC_RUNS_DIR=${config.runsDir} is not a directory (a file is in the way); remove it or set AGENTIC_RUNS_DIR`;
+      }
+      return undefined;
+    case undefined:
+    default:
+      return undefined;
+  }
 }
 
 export async function runService(env: Env, overrides: Partial<Config> = {}): Promise<void> {
@@ -30,10 +62,8 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
     running = await startServer({ config, logger });
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message);
-    const listen = (error as NodeJS.ErrnoException).code;
-    if (listen === 'EADDRINUSE' || listen === 'EACCES') {
-      return fail(`cannot listen on ${config.host}:${config.port}: ${errorMessage(error)}`);
-    }
+    const line = startupProblem(error, config);
+    if (line !== undefined) return fail(line);
     logger.fatal({ err: error }, 'start-up failed');
     process.exitCode = 1;
     return;

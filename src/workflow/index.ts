@@ -24,9 +24,9 @@ export { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
 export { compileWorkflow, DEFAULT_LOOP_MAX } from './compile.js';
 export { resolveRunInputs } from './inputs.js';
 export {
-  AGENTS_FILE_STEM,
   createWorkflowRegistry,
   isWorkflowName,
+  workflowNameOf,
   type LoadedWorkflow,
   type WorkflowRegistry,
   type WorkflowRegistryOptions,

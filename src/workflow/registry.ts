@@ -5,7 +5,7 @@
  */
 import { lstatSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join } from 'node:path';
+import { basename, extname, isAbsolute, join, relative } from 'node:path';
 import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { resolveContainedSync } from '../security/index.js';
@@ -13,8 +13,6 @@ import { compileWorkflow } from './compile.js';
 import { parseWorkflowYaml } from './parse.js';
 import type { CompiledWorkflow } from './types.js';
 
-/** The agent catalogue lives beside the workflows under this stem; it is not a workflow. */
-export const AGENTS_FILE_STEM = 'agents';
 const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
 const YAML_EXT = /\.ya?ml$/;
 const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'ENOSPC']);
@@ -27,13 +25,23 @@ const RESOLVE_TTL_MS = 1000;
 
 /** Whether `name` can name a workflow file: `[A-Za-z0-9_.-]+`, not starting with '.'. */
 export function isWorkflowName(name: string): boolean {
-  return NAME_RE.test(name) && name !== AGENTS_FILE_STEM;
+  return NAME_RE.test(name);
+}
+
+/**
+ * The workflow name a client gave, without a trailing `.yaml`/`.yml` (`x.yaml` names the
+ * workflow `x`, stored as `x.yaml`, never `x.yaml.yaml`).
+ */
+export function workflowNameOf(nameOrFile: string): string {
+  return YAML_EXT.test(nameOrFile) ? nameOrFile.replace(YAML_EXT, '') : nameOrFile;
 }
 
 export interface LoadedWorkflow {
   name: string;
-  /** Real path of the file. */
+  /** Real path of the file (for the process; never sent to clients). */
   path: string;
+  /** The file's path relative to the workflows directory (what clients see). */
+  file: string;
   /** The file's text, exactly as stored. */
   yamlText: string;
   document: unknown;
@@ -43,10 +51,20 @@ export interface LoadedWorkflow {
 export interface WorkflowRegistryOptions {
   /** The workflows directory. */
   dir: string;
+  /**
+   * Why saving is refused (the package's shipped directory, which a reinstall would wipe):
+   * {@link WorkflowRegistry.save} then throws a 503 DependencyError with this message.
+   * @default undefined (writable)
+   */
+  readOnlyReason?: string | undefined;
+  /** Agent names registered by the application, accepted by validation. @default none */
+  customAgents?: ReadonlySet<string> | undefined;
 }
 
 export interface WorkflowRegistry {
   readonly dir: string;
+  /** Why saving is refused, or undefined when the directory is writable. */
+  readonly readOnlyReason: string | undefined;
   /** Workflow names (file stems), sorted; the agent catalogue is not one. */
   list(): Promise<string[]>;
   /**
@@ -58,11 +76,18 @@ export interface WorkflowRegistry {
   /** The real path of a workflow, or undefined when absent or outside the directory. */
   resolve(nameOrPath: string): string | undefined;
   /**
-   * Validates `yamlText` fully (its name must be `name`), then writes it atomically as given.
+   * Validates `yamlText` fully (its name must be `name`, given with or without `.yaml`/`.yml`),
+   * then writes it atomically as given.
    * @throws ValidationError for a bad name or an invalid workflow
-   * @throws DependencyError (503) when the directory is not writable
+   * @throws DependencyError (503) when the directory is read-only or not writable
    */
   save(name: string, yamlText: string): Promise<LoadedWorkflow>;
+  /**
+   * Validates and compiles a document with this registry's options (the registered agent
+   * names), as `get` and `save` do.
+   * @throws ValidationError for an invalid workflow
+   */
+  compile(document: unknown, expectedName?: string): CompiledWorkflow;
   /** Forgets cached workflows: one name, or all. */
   invalidate(name?: string): void;
 }
@@ -160,8 +185,9 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     const yamlText = await readFile(path, 'utf8');
     const name = stem(path);
     const document = parseWorkflowYaml(yamlText);
-    const compiled = compileWorkflow(document, { expectedName: name });
-    const loaded: LoadedWorkflow = { name, path, yamlText, document, compiled };
+    const compiled = compile(document, name);
+    const file = relative(realRoot() ?? dir, path);
+    const loaded: LoadedWorkflow = { name, path, file, yamlText, document, compiled };
     cache.set(path, { stamp, loaded });
     return loaded;
   }
@@ -202,9 +228,10 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     }
   }
 
-  async function save(name: string, yamlText: string): Promise<LoadedWorkflow> {
+  async function save(given: string, yamlText: string): Promise<LoadedWorkflow> {
+    const name = typeof given === 'string' ? workflowNameOf(given) : given;
     if (typeof name !== 'string' || !isWorkflowName(name)) {
-      const msg = `'${String(name)}' cannot name a workflow: use letters, digits, '_', '.' and '-', not starting with '.' (and not '${AGENTS_FILE_STEM}')`;
+      const msg = `'${String(given)}' cannot name a workflow: use letters, digits, '_', '.' and '-', not starting with '.'`;
       throw new ValidationError(
         msg,
         [{ loc: ['name'], msg, type: 'value_error.name' }],
@@ -212,7 +239,8 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
       );
     }
     const document = parseWorkflowYaml(yamlText);
-    compileWorkflow(document, { expectedName: name });
+    compile(document, name);
+    if (options.readOnlyReason !== undefined) throw new DependencyError(options.readOnlyReason);
     const root = realRoot();
     if (root === undefined) throw new DependencyError('the workflows directory does not exist');
     // Write beside the name, never through a symlink to another workflow's file.
@@ -232,6 +260,10 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     return load(path);
   }
 
+  function compile(document: unknown, expectedName?: string): CompiledWorkflow {
+    return compileWorkflow(document, { expectedName, customAgents: options.customAgents });
+  }
+
   function invalidate(name?: string): void {
     // Resolutions are cheap to redo and a save can change one (a symlink replaced by a file).
     resolutions.clear();
@@ -242,5 +274,14 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     for (const [path, entry] of cache) if (entry.loaded.name === name) cache.delete(path);
   }
 
-  return { dir, list, get, resolve, save, invalidate };
+  return {
+    dir,
+    readOnlyReason: options.readOnlyReason,
+    list,
+    get,
+    resolve,
+    save,
+    compile,
+    invalidate,
+  };
 }

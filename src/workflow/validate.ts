@@ -29,6 +29,19 @@ type Loc = (string | number)[];
 export interface ValidateWorkflowOptions {
   /** The name the document must carry (the file stem), when known. */
   expectedName?: string | undefined;
+  /**
+   * Names of agents registered by the application (`agents` of `createRuntime`,
+   * `AGENTIC_AGENTS_MODULE`): a step may name them even outside the `tier{N}_{role}` form.
+   * @default none
+   */
+  customAgents?: ReadonlySet<string> | undefined;
+}
+
+function isCustomAgentLoc(doc: unknown, loc: Loc, custom: ReadonlySet<string>): boolean {
+  if (loc.length !== 3 || loc[0] !== 'steps' || loc[2] !== 'agent') return false;
+  const steps = isPlainObject(doc) && Array.isArray(doc.steps) ? doc.steps : [];
+  const step: unknown = steps[loc[1] as number];
+  return isPlainObject(step) && typeof step.agent === 'string' && custom.has(step.agent);
 }
 
 interface Reference {
@@ -227,7 +240,11 @@ export function validateWorkflow(
   doc: unknown,
   options: ValidateWorkflowOptions = {},
 ): ErrorDetail[] {
-  const errors = schemaErrors(doc);
+  const custom = options.customAgents;
+  const errors =
+    custom === undefined || custom.size === 0
+      ? schemaErrors(doc)
+      : schemaErrors(doc).filter((error) => !isCustomAgentLoc(doc, error.loc, custom));
   if (!isPlainObject(doc)) return tidy(errors);
   if (
     options.expectedName !== undefined &&
@@ -252,7 +269,11 @@ export function validateWorkflow(
   rawSteps.forEach((step, index) => {
     if (!isPlainObject(step)) return;
     const at = (...rest: Loc): Loc => ['steps', index, ...rest];
-    if (typeof step.agent === 'string' && parseAgentName(step.agent) !== undefined) {
+    if (
+      typeof step.agent === 'string' &&
+      custom?.has(step.agent) !== true &&
+      parseAgentName(step.agent) !== undefined
+    ) {
       const problem = agentNameProblem(step.agent);
       if (problem !== undefined)
         errors.push({ loc: at('agent'), msg: problem, type: 'value_error.unknown_agent' });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageVersion } from '../../src/config/index.js';
 import { call, startTestService, type TestService } from './harness.js';
@@ -55,19 +55,38 @@ describe('HTTP catalogue endpoints', () => {
       expect(agent).to.have.all.keys('name', 'description', 'tier', 'role');
       expect(agent.tier).to.be.a('string');
     }
-    const file = join(svc.workflowsDir, 'agents.yaml');
-    const text = await readFile(file, 'utf8');
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(
-      file,
-      text.replace(
-        /^agents:\n/m,
+    const extra = join(svc.root, 'extra-agents');
+    await mkdir(extra);
+    const restarted = await startTestService({
+      root: svc.root,
+      env: { AGENTIC_EXTERNAL_AGENTS_DIR: extra },
+    });
+    try {
+      await writeFile(
+        join(extra, 'new.yaml'),
         'agents:\n  zz_new_role:\n    name: Newcomer\n    description: Added at run time.\n    tier: 2\n    persona: You are new.\n',
-      ),
-    );
-    const second = await call(svc.url, 'GET', '/api/agents');
-    const names = (second.body as { agents: { name: string }[] }).agents.map((a) => a.name);
-    expect(names).to.include('Newcomer');
+      );
+      const second = await call(restarted.url, 'GET', '/api/agents');
+      const names = (second.body as { agents: { name: string }[] }).agents.map((a) => a.name);
+      expect(names).to.include('Newcomer');
+    } finally {
+      await restarted.dispose();
+    }
+  });
+
+  it('GET /api/agents lists the deterministic tier-0 agents with tier "0"', async () => {
+    const res = await call(svc.url, 'GET', '/api/agents');
+    const agents = (res.body as { agents: { name: string; tier: string; role: string }[] }).agents;
+    const tier0 = agents.filter((agent) => agent.tier === '0').map((agent) => agent.name);
+    expect(tier0).to.deep.equal([
+      'tier0_echo',
+      'tier0_fail',
+      'tier0_sleep',
+      'tier0_process',
+      'tier0_counter',
+      'tier0_parser',
+    ]);
+    expect(agents.find((agent) => agent.name === 'tier0_sleep')?.role).to.equal('sleep');
   });
 
   it('GET /api/workflows lists the shipped workflows', async () => {

@@ -107,6 +107,30 @@ describe('HTTP workflow editor endpoints', () => {
     expect(res.body).to.have.property('detail').that.is.a('string');
   });
 
+  it('PUT /api/workflows/{name}.yaml stores <name>.yaml and answers a relative path', async () => {
+    const res = await call(svc.url, 'PUT', '/api/workflows/hello_flow.yaml', { yaml_text: YAML });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({ name: 'hello_flow', path: 'hello_flow.yaml' });
+    expect(await readFile(join(svc.workflowsDir, 'hello_flow.yaml'), 'utf8')).to.equal(YAML);
+    const { readdir } = await import('node:fs/promises');
+    expect(await readdir(svc.workflowsDir)).to.not.include('hello_flow.yaml.yaml');
+  });
+
+  it('GET editor answers the path relative to the workflows directory', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/test_deterministic/editor');
+    expect((res.body as { path: string }).path).to.equal('test_deterministic.yaml');
+  });
+
+  it('PUT /api/workflows/agents saves an ordinary workflow named agents', async () => {
+    const text = YAML.replace('name: hello_flow', 'name: agents');
+    const res = await call(svc.url, 'PUT', '/api/workflows/agents', { yaml_text: text });
+    expect(res.status).to.equal(200);
+    expect(res.body).to.include({ name: 'agents', path: 'agents.yaml' });
+    const list = await call(svc.url, 'GET', '/api/workflows');
+    expect((list.body as { workflows: string[] }).workflows).to.include('agents');
+    expect((await call(svc.url, 'GET', '/api/agents')).status).to.equal(200);
+  });
+
   it('POST /api/workflows/validate answers valid, name, step_count and yaml_text', async () => {
     const res = await call(svc.url, 'POST', '/api/workflows/validate', { yaml_text: YAML });
     expect(res.status).to.equal(200);

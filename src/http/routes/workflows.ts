@@ -8,19 +8,19 @@ import { ERROR_CODES, NotFoundError, ValidationError } from '../../errors.js';
 import type { WorkflowEditorResponse } from '../../generated/api/editor-response.js';
 import type { WorkflowValidationResponse } from '../../generated/api/validation-response.js';
 import {
-  compileWorkflow,
   isWorkflowName,
   parseWorkflowYaml,
   type CompiledWorkflow,
   type LoadedWorkflow,
   type WorkflowRegistry,
+  workflowNameOf,
 } from '../../workflow/index.js';
 import { param, requestBody } from '../context.js';
 import { parseEditorRequest } from '../request-validation.js';
 import { toCapabilities, toDag } from '../workflow-views.js';
 
 export interface WorkflowRouteDeps {
-  registry: Pick<WorkflowRegistry, 'get' | 'save'>;
+  registry: Pick<WorkflowRegistry, 'get' | 'save' | 'compile'>;
   /** The compiled graph machine's JSON definition (brief C's `graphMachineDefinition`). */
   machineDefinition: (workflow: CompiledWorkflow) => unknown;
 }
@@ -35,7 +35,8 @@ function checkedName(name: string): string {
 function editorView(loaded: LoadedWorkflow): WorkflowEditorResponse {
   return {
     name: loaded.name,
-    path: loaded.path,
+    // Relative to the workflows directory: an absolute path would disclose the server's layout.
+    path: loaded.file,
     yaml_text: loaded.yamlText,
     document: loaded.document as Record<string, unknown>,
     step_count: loaded.compiled.steps.length,
@@ -73,7 +74,7 @@ export function registerWorkflowRoutes(router: Router, deps: WorkflowRouteDeps):
   router.post('/api/workflows/validate', (ctx) => {
     const submitted = submittedYaml(requestBody(ctx));
     const document = parseWorkflowYaml(submitted.text, { field: submitted.field });
-    const compiled = compileWorkflow(document);
+    const compiled = deps.registry.compile(document);
     if (submitted.name !== undefined && submitted.name !== compiled.name) {
       throw nameMismatch(submitted.name, compiled.name);
     }
@@ -87,7 +88,8 @@ export function registerWorkflowRoutes(router: Router, deps: WorkflowRouteDeps):
   });
 
   router.put('/api/workflows/:name', async (ctx) => {
-    const name = param(ctx, 'name');
+    // `x.yaml` and `x` name the same workflow, stored as `x.yaml`.
+    const name = workflowNameOf(param(ctx, 'name'));
     if (!isWorkflowName(name)) {
       throw new ValidationError('invalid workflow name', [
         {

@@ -13,7 +13,7 @@ import {
 import workflowSchema from '../../../schemas/workflow.schema.json' with { type: 'json' };
 import { createWorkflowRegistry } from '../../../src/workflow/registry.js';
 
-const SHIPPED = join(import.meta.dirname, '..', '..', '..', 'workflows', 'agents.yaml');
+const SHIPPED = join(import.meta.dirname, '..', '..', '..', 'agents', 'catalogue.yaml');
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
   try {
@@ -60,7 +60,7 @@ describe('loadAgentCatalogue', () => {
 
   it('covers every LLM role used by the shipped workflows', async () => {
     const agents = await loadAgentCatalogue({ files: [SHIPPED] });
-    const registry = createWorkflowRegistry({ dir: join(SHIPPED, '..') });
+    const registry = createWorkflowRegistry({ dir: join(SHIPPED, '..', '..', 'workflows') });
     for (const name of await registry.list()) {
       for (const step of (await registry.get(name)).compiled.steps) {
         const parsed = parseAgentName(step.agent);

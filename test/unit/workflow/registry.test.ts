@@ -42,7 +42,6 @@ describe('createWorkflowRegistry', () => {
     await mkdir(dir);
     await writeFile(join(dir, 'alpha.yaml'), yaml('alpha'));
     await writeFile(join(dir, 'beta.yml'), yaml('beta'));
-    await writeFile(join(dir, 'agents.yaml'), 'agents: {}\n');
     await writeFile(join(dir, 'notes.txt'), 'not a workflow');
     await writeFile(join(dir, '.hidden.yaml'), yaml('.hidden'));
     registry = createWorkflowRegistry({ dir });
@@ -52,7 +51,7 @@ describe('createWorkflowRegistry', () => {
     await rm(root, { recursive: true, force: true });
   });
 
-  it('lists yaml and yml stems, sorted, without the agent catalogue or hidden files', async () => {
+  it('lists yaml and yml stems, sorted, without hidden files', async () => {
     await writeFile(join(dir, 'Zeta.yaml'), yaml('Zeta'));
     expect(await registry.list()).to.deep.equal(['Zeta', 'alpha', 'beta']);
   });
@@ -78,8 +77,8 @@ describe('createWorkflowRegistry', () => {
     expect((await registry.get('alpha.yaml')).name).to.equal('alpha');
   });
 
-  it('answers NotFoundError for a missing workflow and for the agent catalogue', async () => {
-    for (const name of ['missing', 'agents', 'agents.yaml']) {
+  it('answers NotFoundError for a missing workflow', async () => {
+    for (const name of ['missing', 'missing.yaml']) {
       const error = await rejection(registry.get(name));
       expect(error, name).to.be.instanceOf(NotFoundError);
       expect((error as NotFoundError).code).to.equal(ERROR_CODES.WORKFLOW_NOT_FOUND);
@@ -169,11 +168,44 @@ describe('createWorkflowRegistry', () => {
   });
 
   it('rejects names that cannot name a workflow file', async () => {
-    for (const name of ['../evil', '.hidden', 'a/b', 'agents', '', 'a b', 'x\u0000y']) {
+    for (const name of ['../evil', '.hidden', 'a/b', '', 'a b', 'x\u0000y', '.yaml']) {
       const error = (await rejection(registry.save(name, yaml('x')))) as ValidationError;
       expect(error, name).to.be.instanceOf(ValidationError);
       expect(error.details?.[0]?.loc).to.deep.equal(['name']);
     }
+  });
+
+  it('stores a name given with .yaml as <name>.yaml, never <name>.yaml.yaml', async () => {
+    const saved = await registry.save('fresh.yaml', yaml('fresh'));
+    expect(saved.name).to.equal('fresh');
+    expect(saved.file).to.equal('fresh.yaml');
+    expect((await readdir(dir)).filter((f) => f.startsWith('fresh'))).to.deep.equal(['fresh.yaml']);
+  });
+
+  it('treats a workflow named agents as an ordinary workflow', async () => {
+    await registry.save('agents', yaml('agents'));
+    expect(await registry.list()).to.include('agents');
+    expect((await registry.get('agents')).file).to.equal('agents.yaml');
+  });
+
+  it('refuses to save into a read-only (shipped) directory with its reason, writing nothing', async () => {
+    const readOnly = createWorkflowRegistry({ dir, readOnlyReason: 'set AGENTIC_WORKFLOWS_DIR' });
+    const error = (await rejection(readOnly.save('fresh', yaml('fresh')))) as DependencyError;
+    expect(error).to.be.instanceOf(DependencyError);
+    expect(error.status).to.equal(503);
+    expect(error.message).to.equal('set AGENTIC_WORKFLOWS_DIR');
+    expect(await readdir(dir)).to.not.include('fresh.yaml');
+    expect((await readOnly.get('alpha')).name).to.equal('alpha');
+  });
+
+  it('accepts registered custom agent names and still rejects unknown ones', async () => {
+    await writeFile(join(dir, 'custom.yaml'), yaml('custom').replace('tier0_echo', 'summarize'));
+    expect(await rejection(registry.get('custom'))).to.be.instanceOf(ValidationError);
+    const withCustom = createWorkflowRegistry({ dir, customAgents: new Set(['summarize']) });
+    expect((await withCustom.get('custom')).compiled.steps[0]?.agent).to.equal('summarize');
+    const unknown = yaml('other').replace('tier0_echo', 'tier0_nope');
+    const error = (await rejection(withCustom.save('other', unknown))) as ValidationError;
+    expect(error.details?.[0]?.loc).to.deep.equal(['steps', 0, 'agent']);
   });
 
   it('reports an unwritable directory as DependencyError', async () => {

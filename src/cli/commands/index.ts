@@ -1,0 +1,21 @@
+import type { Command } from 'commander';
+import { registerList } from './list.js';
+import { registerRun } from './run.js';
+import { registerServe } from './serve.js';
+import { registerValidate } from './validate.js';
+
+/** What commands get from the entry point (the only place that reads the process's environment). */
+export interface CliContext {
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** Adds one command (with its options and action) to the program. */
+export type RegisterCommand = (program: Command, context: CliContext) => void;
+
+/** Every `agentic` command, in help order: a new command is a file plus one entry here. */
+export const COMMANDS: readonly RegisterCommand[] = [
+  registerServe,
+  registerRun,
+  registerValidate,
+  registerList,
+];

@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { customAgentNames } from '../../agents/custom-agents.js';
+import { isAppError, ERROR_CODES } from '../../errors.js';
+import { createWorkflowRegistry, parseWorkflowYaml } from '../../workflow/index.js';
+import type { CliContext } from './index.js';
+import { out } from '../io.js';
+import { customAgents, settings, withSettings, type SettingsOptions } from '../settings.js';
+import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
+
+/** `agentic validate <workflow>`: a YAML file or a workflow name, checked fully; runs nothing. */
+export function registerValidate(program: Command, context: CliContext): void {
+  withSettings(
+    program
+      .command('validate <workflow>')
+      .description(
+        'validate a workflow YAML file or a workflow by name (schema, dependencies, cycles, expressions)',
+      ),
+  ).action(async (workflow: string, options: SettingsOptions) => {
+    const config = settings(options, context.env);
+    const registry = createWorkflowRegistry({
+      dir: config.workflowsDir,
+      customAgents: customAgentNames(await customAgents(config)),
+    });
+    const arg = await readWorkflowArg(workflow);
+    let compiled;
+    if (arg.kind === 'file') {
+      compiled = registry.compile(parseWorkflowYaml(arg.text), arg.stem);
+    } else {
+      try {
+        compiled = (await registry.get(arg.name)).compiled;
+      } catch (error) {
+        if (isAppError(error) && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
+          throw workflowNotFound(workflow, config.workflowsDir);
+        }
+        throw error;
+      }
+    }
+    out(`valid: ${compiled.name} (${compiled.steps.length} steps)`);
+  });
+}

@@ -1,0 +1,42 @@
+/**
+ * Options shared by the commands that read workflows or write runs (`--workflows-dir`,
+ * `--runs-dir`, `--no-llm`): they override the matching AGENTIC_* variables, then the
+ * configuration is loaded and checked exactly as the service does it.
+ */
+import type { Command } from 'commander';
+import { loadAgentsModule } from '../agents/agents-module.js';
+import type { Agent } from '../agents/types.js';
+import { loadConfig, type Config } from '../config/index.js';
+
+/** What commander parses from the shared options. */
+export interface SettingsOptions {
+  workflowsDir?: string;
+  runsDir?: string;
+  /** false when `--no-llm` is given. */
+  llm?: boolean;
+}
+
+/** Adds the shared options to a command. */
+export function withSettings(command: Command): Command {
+  return command
+    .option('-w, --workflows-dir <dir>', 'workflows directory (overrides AGENTIC_WORKFLOWS_DIR)')
+    .option('-r, --runs-dir <dir>', 'run-file directory (overrides AGENTIC_RUNS_DIR)')
+    .option('--no-llm', 'deterministic placeholder LLM answers (sets AGENTIC_NO_LLM=1)');
+}
+
+/** The configuration: the environment with the command's options applied. */
+export function settings(
+  options: SettingsOptions,
+  baseEnv: Readonly<Record<string, string | undefined>>,
+): Config {
+  const env = { ...baseEnv };
+  if (options.workflowsDir !== undefined) env.AGENTIC_WORKFLOWS_DIR = options.workflowsDir;
+  if (options.runsDir !== undefined) env.AGENTIC_RUNS_DIR = options.runsDir;
+  if (options.llm === false) env.AGENTIC_NO_LLM = '1';
+  return loadConfig(env);
+}
+
+/** The custom agents of `AGENTIC_AGENTS_MODULE`, or none. */
+export async function customAgents(config: Config): Promise<Record<string, Agent>> {
+  return config.agentsModule === undefined ? {} : loadAgentsModule(config.agentsModule);
+}
