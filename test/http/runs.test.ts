@@ -160,6 +160,18 @@ describe('HTTP run endpoints', () => {
     expect(record.extra.evaluation).to.deep.equal({ enabled: false });
   });
 
+  it('accepts evaluation.dataset_source "none", the Python service default', async () => {
+    const evaluation = { enabled: false, dataset_source: 'none', dataset_id: '', sample_index: 0 };
+    const runId = await startRun({ workflow: 'test_deterministic', evaluation });
+    const record = await svc.finished(runId);
+    expect(record.extra.evaluation).to.deep.equal(evaluation);
+    const bad = await call(svc.url, 'POST', '/api/run', {
+      workflow: 'test_deterministic',
+      evaluation: { dataset_source: 'elsewhere' },
+    });
+    expect(bad.status).to.equal(422);
+  });
+
   it('a duplicate active run_id is 409; cancel answers cancelling, then 409, unknown 404', async () => {
     await startRun({ workflow: 'slow', run_id: 'sleepy' });
     const dup = await call(svc.url, 'POST', '/api/run', { workflow: 'slow', run_id: 'sleepy' });
