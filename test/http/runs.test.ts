@@ -160,6 +160,13 @@ describe('HTTP run endpoints', () => {
     expect(record.extra.evaluation).to.deep.equal({ enabled: false });
   });
 
+  it('generates a run id whose text before the last - is the workflow (what the web UI guesses)', async () => {
+    const runId = await startRun({ workflow: 'conditional_branching' });
+    expect(runId).to.match(/^conditional_branching-[a-z0-9]+$/);
+    const record = await svc.finished(runId);
+    expect(record.run_id).to.equal(runId);
+  });
+
   it('accepts evaluation.dataset_source "none", the Python service default', async () => {
     const evaluation = { enabled: false, dataset_source: 'none', dataset_id: '', sample_index: 0 };
     const runId = await startRun({ workflow: 'test_deterministic', evaluation });

@@ -69,12 +69,13 @@ describe('createRuntime', () => {
     await handle.done;
   });
 
-  it('generates time-sortable run ids of the allowed characters', async () => {
+  it('generates run ids <workflow>-<suffix> (the Python service shape), sortable per workflow', async () => {
     const rt = make({ persist: false });
     const a = await rt.start({ workflow: ECHO });
-    const b = await rt.start({ workflow: ECHO });
-    expect(a.runId).to.match(/^[A-Za-z0-9_-]{1,128}$/);
-    expect(a.runId.slice(0, 9) <= b.runId.slice(0, 9)).to.equal(true);
+    const b = await rt.start({ workflow: 'echo' });
+    for (const id of [a.runId, b.runId]) expect(id).to.match(/^echo-[a-z0-9]{23}$/);
+    expect(a.runId.slice(0, 14) <= b.runId.slice(0, 14)).to.equal(true);
+    expect(a.runId).to.not.equal(b.runId);
     await Promise.all([a.done, b.done]);
   });
 
