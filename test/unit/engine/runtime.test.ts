@@ -79,6 +79,22 @@ describe('createRuntime', () => {
     await Promise.all([a.done, b.done]);
   });
 
+  it('converts form-style input strings and rejects unknown inputs, as HTTP and the CLI do', async () => {
+    const rt = make({ persist: false });
+    const typed =
+      'name: typed\ninputs: { n: { type: integer }, on: { type: boolean } }\n' +
+      "steps:\n  - { name: e, agent: tier0_echo, inputs: { n: '${inputs.n}', on: '${inputs.on}' } }\n";
+    const record = await rt.run({ workflow: typed, input: { n: '40', on: 'True' } });
+    expect(record.steps[0]!.output).to.deep.equal({ n: 40, on: true });
+    const unknown = (await rejection(
+      rt.run({ workflow: typed, input: { n: 1, m: 2 } }),
+    )) as ValidationError;
+    expect(unknown).to.be.instanceOf(ValidationError);
+    expect(unknown.details).to.deep.equal([
+      { loc: ['input', 'm'], msg: "unknown input 'm'; typed takes n, on", type: 'extra_forbidden' },
+    ]);
+  });
+
   it('gives a handle whose events start at workflow_start even when iterated after the end', async () => {
     const rt = make();
     const handle = await rt.start({ workflow: 'echo' });
