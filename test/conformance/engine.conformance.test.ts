@@ -148,6 +148,10 @@ steps:
       expect(record.final_output).to.deep.equal({ result: 6 });
       expect(record.success_rate).to.equal(100);
       expect(record.adapter).to.equal(adapter);
+      // Tiers are strings on the wire and in run files: clients render `{tier && …}`.
+      expect(record.steps.map((s) => s.tier)).to.deep.equal(['0', '0', '0']);
+      const stepEvents = events.filter((e) => e.type === 'step_start' || e.type === 'step_end');
+      expect(stepEvents.map((e) => e.tier)).to.deep.equal(['0', '0', '0', '0', '0', '0']);
       const files = await runFiles(runsDir);
       expect(files).to.have.length(1);
       expect(files[0]!.name).to.match(/^\d{8}T\d{9}Z_chain_[A-Za-z0-9_-]+\.json$/);
