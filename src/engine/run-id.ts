@@ -3,27 +3,61 @@ import { ValidationError } from '../errors.js';
 
 const RUN_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
-/**
- * A new run id: the start time in base 36 (so ids sort by time) and 64 random bits in
- * base64url, e.g. `m1x2y3z4-Qk3v9fJ0aBc`. Always matches `[A-Za-z0-9_-]{1,128}`.
- */
-export function generateRunId(now: number = Date.now()): string {
-  if (poolOffset === POOL_BYTES) {
-    randomFillSync(pool);
-    poolOffset = 0;
-  }
-  const random = pool.toString('base64url', poolOffset, poolOffset + 8);
-  poolOffset += 8;
-  return `${now.toString(36).padStart(9, '0')}-${random}`;
-}
+/** Longest run id (spec: 1 to 128 characters of `A-Z a-z 0-9 _ -`). */
+export const MAX_RUN_ID_LENGTH = 128;
 
 /**
- * Random bytes for ids, filled 128 ids at a time (one `getrandom` call and one buffer instead
- * of one each per run). Each id uses its own 8 bytes once.
+ * Length of the part after the last `-`: the start time in base 36 (9 characters until the
+ * year 5188) and 64 random bits as two 7-character base-36 halves (36^7 > 2^32).
  */
-const POOL_BYTES = 8 * 128;
-const pool = Buffer.alloc(POOL_BYTES);
-let poolOffset = POOL_BYTES;
+const SUFFIX_LENGTH = 9 + 7 + 7;
+
+/** Longest workflow part, so the whole id stays within {@link MAX_RUN_ID_LENGTH}. */
+export const MAX_RUN_ID_PREFIX = MAX_RUN_ID_LENGTH - 1 - SUFFIX_LENGTH;
+
+/** Makes run ids for one runtime: `(workflowName, now) => id`. */
+export type RunIdGenerator = (workflowName: string, now: number) => string;
+
+/**
+ * A generator of run ids shaped like the Python service's, `<workflow>-<suffix>`, e.g.
+ * `conditional_branching-0mwtu83xc1x2y3z40a9b8c7`: clients of that service (its web UI) guess
+ * a run's workflow from the text before the last `-` until `workflow_start` arrives.
+ * - The suffix is lowercase letters and digits only (never `-` or `_`, so the last `-` is the
+ *   separator): the start time in base 36 (ids of one workflow sort by start time) and 64
+ *   random bits.
+ * - The workflow part is the name with every character outside `[A-Za-z0-9_-]` (in practice
+ *   `.`) replaced by `_`, cut to {@link MAX_RUN_ID_PREFIX} (104) characters, so the id always
+ *   matches `[A-Za-z0-9_-]{1,128}`. For such names the guess is wrong until `workflow_start`.
+ *
+ * Random bytes are drawn 128 ids at a time (one `getrandom` call and one buffer per 128 runs
+ * instead of one each); each id uses its own 8 bytes once. The pool belongs to the generator,
+ * so to its runtime.
+ */
+export function createRunIdGenerator(): RunIdGenerator {
+  const poolBytes = 8 * 128;
+  const pool = Buffer.alloc(poolBytes);
+  let offset = poolBytes;
+  return (workflowName, now) => {
+    if (offset === poolBytes) {
+      randomFillSync(pool);
+      offset = 0;
+    }
+    const high = pool.readUInt32BE(offset).toString(36).padStart(7, '0');
+    const low = pool
+      .readUInt32BE(offset + 4)
+      .toString(36)
+      .padStart(7, '0');
+    offset += 8;
+    const time = Math.max(0, Math.trunc(now)).toString(36).padStart(9, '0');
+    return `${runIdPrefix(workflowName)}-${time}${high}${low}`;
+  };
+}
+
+/** The workflow part of a generated run id (see {@link createRunIdGenerator}). */
+export function runIdPrefix(workflowName: string): string {
+  const safe = workflowName.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, MAX_RUN_ID_PREFIX);
+  return safe === '' ? 'run' : safe;
+}
 
 /** Throws a 422 {@link ValidationError} unless `runId` is 1–128 characters of `[A-Za-z0-9_-]`. */
 export function assertRunId(runId: unknown, loc: (string | number)[] = ['run_id']): string {

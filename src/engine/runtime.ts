@@ -35,7 +35,7 @@ import { runMachine } from '../../machines/run.machine.js';
 import { createEngineDispatch } from './engine-dispatch.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
-import { assertRunId, generateRunId } from './run-id.js';
+import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createAttemptRunner } from './step-runner.js';
@@ -94,8 +94,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
+  const newRunId = createRunIdGenerator();
   const active = new Map<string, RunSession>();
   const reserved = new Set<string>();
+  /** Launches between their checks and their session (loading the workflow, the inputs). */
+  let launching = 0;
   const eventListeners = new Set<(event: WorkflowEvent) => void>();
   const recordListeners = new Set<(record: RunRecord, filename: string) => void>();
   const idleWaiters = new Set<() => void>();
@@ -213,7 +216,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
 
   function wakeIfIdle(): void {
-    if (active.size === 0 && reserved.size === 0) {
+    if (active.size === 0 && launching === 0) {
       for (const wake of [...idleWaiters]) wake();
     }
   }
@@ -234,21 +237,34 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return adapter;
   }
 
+  function assertIdle(runId: string): void {
+    if (active.has(runId) || reserved.has(runId)) {
+      throw new ConflictError(`run '${runId}' is already active`);
+    }
+  }
+
   /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
   async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
     assertWritable();
-    const runId =
-      request.runId === undefined ? generateRunId(clock.now()) : assertRunId(request.runId);
-    if (active.has(runId) || reserved.has(runId)) {
-      throw new ConflictError(`run '${runId}' is already active`);
-    }
+    // A given id is checked and reserved before anything slow; a generated one names the
+    // workflow (see run-id.ts), so it is made once the workflow is loaded.
+    const given = request.runId === undefined ? undefined : assertRunId(request.runId);
+    if (given !== undefined) assertIdle(given);
     const adapter = pickAdapter(request.adapter);
-    reserved.add(runId);
+    let runId = given;
+    if (runId !== undefined) reserved.add(runId);
+    launching++;
     let session: RunSession;
     try {
       await ready;
       const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
+      if (runId === undefined) {
+        const generated = newRunId(workflow.name, clock.now());
+        assertIdle(generated);
+        runId = generated;
+        reserved.add(runId);
+      }
       const inputs = resolveRunInputs(
         workflow,
         request.input ?? {},
@@ -260,9 +276,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       session = createSession(runId, workflow, adapter, inputs, request, catalogue, bufferEvents);
       active.set(runId, session);
     } catch (error) {
-      reserved.delete(runId);
-      wakeIfIdle();
+      if (runId !== undefined) reserved.delete(runId);
       throw error;
+    } finally {
+      launching--;
+      wakeIfIdle();
     }
     reserved.delete(runId);
     log.debug({ runId, workflow: request.workflow, adapter: adapter.name }, 'run starting');
@@ -367,7 +385,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
 
   function waitIdle(graceMs: number): Promise<boolean> {
-    if (active.size === 0 && reserved.size === 0) return Promise.resolve(true);
+    if (active.size === 0 && launching === 0) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = clock.setTimeout(() => {
         idleWaiters.delete(wake);

@@ -81,11 +81,18 @@ export type WorkflowSource = string | WorkflowDocument;
 export interface RunRequest {
   /** Workflow name, a YAML path inside the workflows dir, YAML text, or a parsed document. */
   workflow: WorkflowSource;
-  /** Workflow inputs; checked against the workflow's `inputs` before the run starts. */
+  /**
+   * Workflow inputs, checked against the workflow's `inputs` before the run starts: strings
+   * convert for integer, number and boolean inputs (`"40"`, `"true"`), unknown keys are errors
+   * when the workflow declares inputs (see `resolveRunInputs`).
+   */
   input?: Record<string, unknown>;
   /** @default the runtime's defaultAdapter */
   adapter?: AdapterName;
-  /** 1–128 characters of `[A-Za-z0-9_-]`. @default a generated id */
+  /**
+   * 1–128 characters of `[A-Za-z0-9_-]`.
+   * @default a generated `<workflow>-<time and 64 random bits>` (see `createRunIdGenerator`)
+   */
   runId?: string;
   /** Attempts per step unless the step sets `max_attempts`. @default 1 */
   maxAttempts?: number;

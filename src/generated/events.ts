@@ -41,7 +41,10 @@ export interface StepStartEvent {
   seq: number;
   step: string;
   agent?: string;
-  tier?: number | string | null;
+  /**
+   * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
+   */
+  tier?: string | null;
   input?: unknown;
   attempt?: number;
 }
@@ -56,7 +59,10 @@ export interface StepEndEvent {
   agent?: string;
   model_used?: string | null;
   tokens_used?: number | null;
-  tier?: number | string | null;
+  /**
+   * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
+   */
+  tier?: string | null;
   input?: unknown;
   output?: unknown;
   error?: string | null;
@@ -87,7 +93,10 @@ export interface StepCompleteEvent {
   agent?: string;
   model_used?: string | null;
   tokens_used?: number | null;
-  tier?: number | string | null;
+  /**
+   * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
+   */
+  tier?: string | null;
   input?: unknown;
   output?: unknown;
   error?: string | null;
@@ -107,7 +116,10 @@ export interface StepErrorEvent {
   agent?: string;
   model_used?: string | null;
   tokens_used?: number | null;
-  tier?: number | string | null;
+  /**
+   * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
+   */
+  tier?: string | null;
   input?: unknown;
   output?: unknown;
   error?: string | null;

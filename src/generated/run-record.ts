@@ -40,7 +40,10 @@ export interface StepRecord {
   step_name: string;
   status: 'pending' | 'running' | 'success' | 'failed' | 'skipped' | 'retrying';
   agent: string;
-  tier: number;
+  /**
+   * Model tier of the step's agent, "0" to "5" ("0": no model). Run files written before 0.1 hold a number.
+   */
+  tier: string;
   model_used: string | null;
   tokens_used: number | null;
   duration_ms: number;

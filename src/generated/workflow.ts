@@ -99,9 +99,9 @@ export interface WorkflowStep {
    */
   depends_on?: string[];
   /**
-   * Condition; the step is skipped when false.
+   * Condition; the step is skipped when false. A bare expression (inputs.depth == 'quick'), one ${...} around it, or ${...} placeholders as values inside it (${inputs.mode} == 'quick'); a YAML boolean is a constant.
    */
-  when?: string;
+  when?: string | boolean;
   /**
    * Agent inputs: values or templates.
    */
@@ -125,8 +125,8 @@ export interface WorkflowStep {
   max_attempts?: number;
   timeout_seconds?: number;
   /**
-   * Repeat the step until this is true.
+   * Repeat the step until this condition is true (same forms as when); it sees the step's previous output.
    */
-  loop_until?: string;
+  loop_until?: string | boolean;
   loop_max?: number;
 }

@@ -12,7 +12,8 @@ export function toDag(workflow: CompiledWorkflow): DagResponse {
     agent: step.agent,
     description: step.description,
     depends_on: [...step.dependsOn],
-    tier: step.tier,
+    // A string, as in GET /api/agents: clients render `{tier && …}`, and a numeric 0 prints "0".
+    tier: String(step.tier),
   }));
   const edges = workflow.steps.flatMap((step) =>
     step.dependsOn.map((source) => ({ source, target: step.name })),

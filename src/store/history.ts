@@ -14,6 +14,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import type { RunSummary } from '../generated/api/run-list-response.js';
 import { createHistoryStats, type RunsSummary } from './history-stats.js';
+import { upgradeRecord } from './run-record.js';
 
 export type { RunsSummary } from './history-stats.js';
 
@@ -213,7 +214,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     }
     try {
       const parsed: unknown = JSON.parse(text);
-      return looksLikeRecord(parsed) ? parsed : undefined;
+      return looksLikeRecord(parsed) ? upgradeRecord(parsed) : undefined;
     } catch {
       logger.warn({ filename }, 'run file is not valid JSON');
       return undefined;

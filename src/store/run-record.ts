@@ -27,7 +27,7 @@ export function startedRunRecord(base: RunRecordBase): RunRecord {
       step_name: step.name,
       status: 'pending',
       agent: step.agent,
-      tier: step.tier,
+      tier: String(step.tier),
       model_used: null,
       tokens_used: null,
       duration_ms: 0,
@@ -71,7 +71,7 @@ export function finishedRunRecord(
       step_name: step.name,
       status: outcome.status,
       agent: step.agent,
-      tier: step.tier,
+      tier: String(step.tier),
       model_used: outcome.modelUsed,
       tokens_used: outcome.tokensUsed,
       duration_ms:
@@ -96,6 +96,20 @@ export function finishedRunRecord(
     end_time: iso(end.endTime),
     error: end.error,
   };
+}
+
+/**
+ * Brings a record read from a run file up to the current shape, in place: files written before
+ * tiers became strings hold numbers (`"tier": 0`), which clients of the Python service render
+ * as a stray "0". Returns the record.
+ */
+export function upgradeRecord(record: RunRecord): RunRecord {
+  for (const step of record.steps as unknown[]) {
+    if (typeof step !== 'object' || step === null) continue;
+    const s = step as { tier?: unknown };
+    if (typeof s.tier === 'number') s.tier = String(s.tier);
+  }
+  return record;
 }
 
 /**

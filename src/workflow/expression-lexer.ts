@@ -5,7 +5,8 @@
 import { ExpressionError } from './expression-error.js';
 
 export type Operator = '==' | '!=' | '<' | '<=' | '>' | '>=';
-export type Punct = '(' | ')' | '[' | ']' | ',' | '.' | '}';
+/** `${` opens a placeholder; only conditions have them (see {@link Lexer}). */
+export type Punct = '(' | ')' | '[' | ']' | ',' | '.' | '}' | '${';
 
 export type Token =
   | { kind: 'num'; value: number; pos: number; end: number }
@@ -58,9 +59,14 @@ export class Lexer {
   private afterDot = false;
   private lookahead: Token | undefined;
 
+  /**
+   * @param placeholders whether `${` is a token (conditions: `${inputs.mode} == 'quick'`); in
+   *   templates the expression sits inside one `${...}` and a `$` is an error.
+   */
   constructor(
     private readonly text: string,
     start: number,
+    private readonly placeholders = false,
   ) {
     this.index = start;
   }
@@ -102,6 +108,10 @@ export class Lexer {
     if (ch === '<' || ch === '>') {
       this.index = pos + 1;
       return { kind: 'op', value: ch, pos, end: pos + 1 };
+    }
+    if (ch === '$' && this.placeholders && text.charAt(pos + 1) === '{') {
+      this.index = pos + 2;
+      return { kind: 'punct', value: '${', pos, end: pos + 2 };
     }
     if ('()[],.}'.includes(ch)) {
       this.index = pos + 1;

@@ -9,7 +9,12 @@
  *   compare := primary (('==' | '!=' | '<' | '<=' | '>' | '>=' | 'in' | 'not' 'in') primary)?
  *   primary := number | string | true | false | null | '[' (or (',' or)*)? ']' | '(' or ')'
  *            | 'coalesce' '(' or (',' or)* ')' | root ('.' name | '[' (number | string) ']')*
+ *            | '${' or '}'                                   (conditions only, not nested)
  *   root    := 'inputs' | 'steps' | 'context'
+ *
+ * In a condition a placeholder `${...}` is a value, like a parenthesised expression: the
+ * Python service's `${inputs.mode} == 'quick'` compares the input, never pasted text. A quoted
+ * placeholder (`'${inputs.mode}' == 'quick'`) would compare the literal text and is rejected.
  */
 import { ExpressionError } from './expression-error.js';
 import { Lexer, describeToken, type Token } from './expression-lexer.js';
@@ -69,13 +74,16 @@ function pathNode(root: Root, segments: readonly (string | number)[]): Node {
 export class Parser {
   private readonly lexer: Lexer;
   private depth = 0;
+  private inPlaceholder = false;
 
+  /** @param placeholders whether `${...}` may appear as a value (conditions). */
   constructor(
     text: string,
     start: number,
     private readonly refs: ReferenceSets,
+    private readonly placeholders = false,
   ) {
-    this.lexer = new Lexer(text, start);
+    this.lexer = new Lexer(text, start, placeholders);
   }
 
   /** Parses one expression; the next token (end of text, or `}` in a template) is left unread. */
@@ -195,7 +203,11 @@ export class Parser {
     const token = this.lexer.next();
     switch (token.kind) {
       case 'num':
+        return constant(token.value);
       case 'str':
+        if (this.placeholders && token.value.includes('${')) {
+          this.fail(token, 'a placeholder without quotes (${...} is a value here, not text)');
+        }
         return constant(token.value);
       case 'ident':
         return this.parseWord(token.value, token);
@@ -206,6 +218,7 @@ export class Parser {
           return inner;
         }
         if (token.value === '[') return this.parseList();
+        if (token.value === '${') return this.parsePlaceholder(token);
         return this.fail(token, 'a value, a path, a list or (');
       case 'seg':
       case 'op':
@@ -226,6 +239,15 @@ export class Parser {
       return this.parseCoalesce();
     }
     return this.fail(token, 'inputs.…, steps.…, context.…, a literal or coalesce(…)');
+  }
+
+  private parsePlaceholder(open: Token): Node {
+    if (this.inPlaceholder) this.fail(open, 'a value (a placeholder inside a placeholder)');
+    this.inPlaceholder = true;
+    const inner = this.parseOr();
+    this.expectPunct('}', "an operator or '}' closing the placeholder");
+    this.inPlaceholder = false;
+    return inner;
   }
 
   private parseList(): Node {

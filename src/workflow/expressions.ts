@@ -74,34 +74,22 @@ export function analyzeExpression(text: string): AnalyzedExpression {
 }
 
 /**
- * Compiles a condition (`when`, `loop_until`): a bare expression (`inputs.x > 1`) or one
- * `${...}` around the whole condition. Text mixing `${...}` with more text is rejected: it
- * would interpolate into a string, which is always true.
+ * Compiles a condition (`when`, `loop_until`; ARCHITECTURE §5). Three forms, one grammar:
+ * - a bare expression: `inputs.depth == 'quick'`;
+ * - one `${...}` around the whole condition: `${inputs.n > 5}`;
+ * - placeholders inside a larger condition, as the Python service wrote them:
+ *   `${inputs.mode} == 'quick'`, `${steps.a.outputs.n} > 3 and ${inputs.deep}`. Each `${...}`
+ *   is a value in the expression (like parentheses), never pasted text, so it keeps its type.
+ * A YAML boolean is a constant condition. Throws {@link ExpressionError} on a syntax error.
  */
-export function analyzeCondition(text: string): AnalyzedExpression {
-  const start = text.length - text.trimStart().length;
-  if (!text.startsWith('${', start)) {
-    const dollar = text.indexOf('${');
-    if (dollar >= 0) {
-      throw new ExpressionError(
-        dollar,
-        'a bare condition or one ${...} around the whole condition',
-        "'${'",
-      );
-    }
-    return analyzeExpression(text);
+export function analyzeCondition(condition: string | boolean): AnalyzedExpression {
+  if (typeof condition === 'boolean') {
+    return { evaluate: () => condition, references: sortedRefs(newRefs()), constant: true };
   }
   const refs = newRefs();
-  const parser = new Parser(text, start + 2, refs);
+  const parser = new Parser(condition, 0, refs, true);
   const result = parser.parse();
-  const close = parser.expectEnd('}');
-  if (text.slice(close.end).trim() !== '') {
-    throw new ExpressionError(
-      close.end,
-      'the end of the condition (put the whole condition inside one ${...})',
-      `'${text.slice(close.end).trim().slice(0, 20)}'`,
-    );
-  }
+  parser.expectEnd('end');
   return {
     evaluate: guarded(result.evaluate),
     references: sortedRefs(refs),
@@ -110,8 +98,8 @@ export function analyzeCondition(text: string): AnalyzedExpression {
 }
 
 /** Compiles a condition; see {@link analyzeCondition}. */
-export function compileCondition(text: string): Evaluator {
-  return analyzeCondition(text).evaluate;
+export function compileCondition(condition: string | boolean): Evaluator {
+  return analyzeCondition(condition).evaluate;
 }
 
 /** Compiles the inside of `${...}`. Throws {@link ExpressionError} on a syntax error. */

@@ -1,11 +1,21 @@
 /**
- * Run inputs checked against a workflow's `inputs` before a run starts: defaults applied,
- * strict types (no coercion), enum, required. Keys the workflow does not declare pass through
- * unchanged (the Python service this replaces accepted them, and dataset-driven runs rely on
- * it). A `null` value counts as absent: the default applies, or `required` reports it missing.
+ * Run inputs checked against a workflow's `inputs` before a run starts: defaults applied, form
+ * strings converted for integer, number and boolean inputs ({@link coerceInput}), then strict
+ * types, enum and required. Every way a run starts (HTTP, CLI, embedding API) goes through here.
+ *
+ * Keys the workflow does not declare are errors when it declares any input (a typo would
+ * otherwise run with the defaults); a workflow without declared inputs receives whatever it is
+ * given (it may read `inputs.X` without declaring X, as workflows of the Python service did).
+ * A `null` value counts as absent: the default applies, or `required` reports it missing.
  */
 import { ERROR_CODES, ValidationError, type ErrorDetail } from '../errors.js';
-import { describeValue, matchesInputType, showValue, typeLabel } from './input-types.js';
+import {
+  coerceInput,
+  describeValue,
+  matchesInputType,
+  showValue,
+  typeLabel,
+} from './input-types.js';
 import type { CompiledWorkflow } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
 
@@ -29,10 +39,21 @@ export function resolveRunInputs(
   }
   const resolved: Record<string, unknown> = Object.fromEntries(Object.entries(source));
   const errors: ErrorDetail[] = [];
+  const declared = Object.keys(workflow.inputs);
+  if (declared.length > 0) {
+    for (const name of Object.keys(source)) {
+      if (Object.hasOwn(workflow.inputs, name)) continue;
+      errors.push({
+        loc: [...locPrefix, name],
+        msg: `unknown input '${name}'; ${workflow.name} takes ${declared.join(', ')}`,
+        type: 'extra_forbidden',
+      });
+    }
+  }
   for (const [name, spec] of Object.entries(workflow.inputs)) {
     const loc = [...locPrefix, name];
-    const given = Object.hasOwn(source, name) ? source[name] : undefined;
-    if (given === undefined || given === null) {
+    const raw = Object.hasOwn(source, name) ? source[name] : undefined;
+    if (raw === undefined || raw === null) {
       if (spec.default !== undefined && spec.default !== null) {
         resolved[name] = structuredClone(spec.default);
       } else if (spec.required === true) {
@@ -40,10 +61,13 @@ export function resolveRunInputs(
       }
       continue;
     }
+    const given = coerceInput(raw, spec.type);
+    resolved[name] = given;
     if (!matchesInputType(given, spec.type)) {
+      const what = typeof given === 'string' ? showValue(given) : describeValue(given);
       errors.push({
         loc,
-        msg: `input '${name}' must be ${typeLabel(spec.type)}, not ${describeValue(given)}`,
+        msg: `input '${name}' must be ${typeLabel(spec.type)}, not ${what}`,
         type: 'type_error',
       });
     } else if (spec.enum !== undefined && !spec.enum.some((option) => valuesEqual(option, given))) {

@@ -36,14 +36,15 @@ export interface StepDocument {
   agent: string;
   description?: string;
   depends_on?: string[];
-  when?: string;
+  /** A condition (see `analyzeCondition`) or a YAML boolean (a constant). */
+  when?: string | boolean;
   inputs?: Record<string, unknown>;
   outputs?: Record<string, string>;
   tools?: string[];
   model?: string;
   max_attempts?: number;
   timeout_seconds?: number;
-  loop_until?: string;
+  loop_until?: string | boolean;
   loop_max?: number;
 }
 

@@ -148,6 +148,10 @@ steps:
       expect(record.final_output).to.deep.equal({ result: 6 });
       expect(record.success_rate).to.equal(100);
       expect(record.adapter).to.equal(adapter);
+      // Tiers are strings on the wire and in run files: clients render `{tier && …}`.
+      expect(record.steps.map((s) => s.tier)).to.deep.equal(['0', '0', '0']);
+      const stepEvents = events.filter((e) => e.type === 'step_start' || e.type === 'step_end');
+      expect(stepEvents.map((e) => e.tier)).to.deep.equal(['0', '0', '0', '0', '0', '0']);
       const files = await runFiles(runsDir);
       expect(files).to.have.length(1);
       expect(files[0]!.name).to.match(/^\d{8}T\d{9}Z_chain_[A-Za-z0-9_-]+\.json$/);
@@ -279,6 +283,71 @@ steps:
       expect(record.status).to.equal('success');
       expect(record.steps[2]!.metadata).to.deep.include({ skip_reason: 'condition false' });
       expect(record.success_rate).to.equal(100);
+    });
+
+    it('runs conditions written for the Python service: placeholders as values, bare, YAML booleans', async () => {
+      const { events, record } = await run(
+        `
+name: python_conditions
+inputs:
+  mode: { type: string, default: quick }
+  depth: { type: string, default: deep }
+  n: { type: integer, default: 1 }
+steps:
+  - { name: gate, agent: tier0_echo, inputs: { n: '\${inputs.n}' } }
+  - { name: quick, agent: tier0_echo, depends_on: [gate], when: "\${inputs.mode} == 'quick'" }
+  - { name: slow, agent: tier0_echo, depends_on: [gate], when: "\${inputs.mode} != 'quick'" }
+  - { name: shallow, agent: tier0_echo, depends_on: [gate], when: "inputs.depth == 'quick'" }
+  - { name: big, agent: tier0_echo, depends_on: [gate], when: "\${steps.gate.outputs.n} > 3 and \${inputs.mode} == 'quick'" }
+  - { name: never, agent: tier0_echo, when: false }
+  - { name: always, agent: tier0_echo, depends_on: [big], when: true }
+`,
+        {},
+        // As a form sends them: the integer arrives as a string and is compared as a number.
+        { n: '40', mode: 'quick' },
+      );
+      expect(record.status).to.equal('success');
+      expect(record.inputs).to.deep.equal({ n: 40, mode: 'quick', depth: 'deep' });
+      expect(record.steps.map((s) => [s.step_name, s.status])).to.deep.equal([
+        ['gate', 'success'],
+        ['quick', 'success'],
+        ['slow', 'skipped'],
+        ['shallow', 'skipped'],
+        ['big', 'success'],
+        ['never', 'skipped'],
+        ['always', 'success'],
+      ]);
+      for (const index of [2, 3, 5]) {
+        expect(record.steps[index]!.metadata).to.deep.include({ skip_reason: 'condition false' });
+      }
+      expect(sequence(events, true)).to.deep.equal([
+        'workflow_start',
+        'step_start:gate',
+        'step_end:never=skipped',
+        'step_end:gate=success',
+        'step_start:quick',
+        'step_end:slow=skipped',
+        'step_end:shallow=skipped',
+        'step_start:big',
+        'step_end:quick=success',
+        'step_end:big=success',
+        'step_start:always',
+        'step_end:always=success',
+        'workflow_end=success',
+      ]);
+    });
+
+    it('ends a loop on a loop_until with placeholders, seeing the previous output', async () => {
+      const { record } = await run(`
+name: python_loop
+inputs: { limit: { type: integer, default: 3 } }
+steps:
+  - { name: count, agent: tier1_counter, loop_until: '\${steps.count.outputs.n} >= \${inputs.limit}', loop_max: 10 }
+  - { name: once, agent: tier1_counter, loop_until: true }
+`);
+      expect(record.steps[0]!.output).to.deep.equal({ n: 3 });
+      expect(record.steps[0]!.metadata).to.deep.include({ iterations: 3 });
+      expect(record.steps[1]!.metadata).to.deep.include({ iterations: 1 });
     });
 
     it('resolves coalesce over a skipped branch to the branch that ran', async () => {

@@ -118,6 +118,24 @@ describe('agentic command line (src/cli.ts)', function () {
     expect(await runFiles()).to.have.length(1);
   });
 
+  it('run -i converts form-style strings like the HTTP API and names unknown inputs', async () => {
+    const input = '{"threshold":"3","text":"a longer text"}';
+    const exit = await agentic(['run', 'conditional_branching', '-r', runs, '-i', input], root)
+      .exit;
+    expect(exit.code, exit.stderr).to.equal(0);
+    expect(JSON.parse(exit.stdout)).to.deep.include({ branch: 'long' });
+    const [record] = await runFiles();
+    expect(record!.inputs).to.deep.equal({ threshold: 3, text: 'a longer text' });
+    const typo = await agentic(
+      ['run', 'conditional_branching', '-r', runs, '-i', '{"thresold":3}'],
+      root,
+    ).exit;
+    expect(typo.code).to.equal(1);
+    expect(typo.stderr).to.include(
+      "input.thresold: unknown input 'thresold'; conditional_branching takes text, threshold",
+    );
+  });
+
   it('Ctrl-C cancels the run and persists it failed with error cancelled', async () => {
     await writeFile(join(root, 'slow.yaml'), SLOW);
     const run = agentic(['run', 'slow.yaml', '-r', runs], root);

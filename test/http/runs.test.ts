@@ -114,6 +114,14 @@ describe('HTTP run endpoints', () => {
       ],
       [{ workflow: 'test_deterministic', input_data: { text: 5 } }, ['body', 'input_data', 'text']],
       [
+        { workflow: 'conditional_branching', input_data: { threshold: '4x' } },
+        ['body', 'input_data', 'threshold'],
+      ],
+      [
+        { workflow: 'conditional_branching', input_data: { thresold: 40 } },
+        ['body', 'input_data', 'thresold'],
+      ],
+      [
         { workflow: 'test_deterministic', execution_profile: { runtime: 'vm' } },
         ['body', 'execution_profile', 'runtime'],
       ],
@@ -158,6 +166,50 @@ describe('HTTP run endpoints', () => {
     });
     const record = await svc.finished(runId);
     expect(record.extra.evaluation).to.deep.equal({ enabled: false });
+  });
+
+  it('generates a run id whose text before the last - is the workflow (what the web UI guesses)', async () => {
+    const runId = await startRun({ workflow: 'conditional_branching' });
+    expect(runId).to.match(/^conditional_branching-[a-z0-9]+$/);
+    const record = await svc.finished(runId);
+    expect(record.run_id).to.equal(runId);
+  });
+
+  it('converts the strings a form sends ("40" for an integer input), so the UI can start conditional_branching', async () => {
+    const runId = await startRun({
+      workflow: 'conditional_branching',
+      input_data: { threshold: '5', text: 'longer than five' },
+    });
+    const record = await svc.finished(runId);
+    expect(record.status).to.equal('success');
+    expect(record.inputs).to.deep.equal({ threshold: 5, text: 'longer than five' });
+    expect(record.final_output).to.deep.include({ branch: 'long' });
+    const typo = await call(svc.url, 'POST', '/api/run', {
+      workflow: 'conditional_branching',
+      input_data: { thresold: '40' },
+    });
+    expect(typo.status).to.equal(422);
+    expect(typo.body).to.deep.equal({
+      detail: [
+        {
+          loc: ['body', 'input_data', 'thresold'],
+          msg: "unknown input 'thresold'; conditional_branching takes text, threshold",
+          type: 'extra_forbidden',
+        },
+      ],
+    });
+  });
+
+  it('accepts evaluation.dataset_source "none", the Python service default', async () => {
+    const evaluation = { enabled: false, dataset_source: 'none', dataset_id: '', sample_index: 0 };
+    const runId = await startRun({ workflow: 'test_deterministic', evaluation });
+    const record = await svc.finished(runId);
+    expect(record.extra.evaluation).to.deep.equal(evaluation);
+    const bad = await call(svc.url, 'POST', '/api/run', {
+      workflow: 'test_deterministic',
+      evaluation: { dataset_source: 'elsewhere' },
+    });
+    expect(bad.status).to.equal(422);
   });
 
   it('a duplicate active run_id is 409; cancel answers cancelling, then 409, unknown 404', async () => {

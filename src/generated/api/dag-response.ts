@@ -20,9 +20,9 @@ export interface DagNode {
   description: string;
   depends_on: string[];
   /**
-   * Tier from the agent prefix (tier{N}_...).
+   * Tier from the agent prefix (tier{N}_...) as a string, "0" for deterministic and custom agents (a string, as in GET /api/agents: clients render it with {tier && ...}, where a numeric 0 prints "0").
    */
-  tier: number | null;
+  tier: string;
 }
 /**
  * This interface was referenced by `DagResponse`'s JSON-Schema

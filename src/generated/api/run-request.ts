@@ -31,7 +31,10 @@ export interface WorkflowRunRequest {
  */
 export interface EvaluationSettings {
   enabled?: boolean;
-  dataset_source?: 'repository' | 'local';
+  /**
+   * Where the evaluation dataset comes from; "none" (the Python service's default) means no dataset.
+   */
+  dataset_source?: 'repository' | 'local' | 'none';
   dataset_id?: string;
   sample_index?: number;
   rubric_id?: string;

@@ -69,13 +69,30 @@ describe('createRuntime', () => {
     await handle.done;
   });
 
-  it('generates time-sortable run ids of the allowed characters', async () => {
+  it('generates run ids <workflow>-<suffix> (the Python service shape), sortable per workflow', async () => {
     const rt = make({ persist: false });
     const a = await rt.start({ workflow: ECHO });
-    const b = await rt.start({ workflow: ECHO });
-    expect(a.runId).to.match(/^[A-Za-z0-9_-]{1,128}$/);
-    expect(a.runId.slice(0, 9) <= b.runId.slice(0, 9)).to.equal(true);
+    const b = await rt.start({ workflow: 'echo' });
+    for (const id of [a.runId, b.runId]) expect(id).to.match(/^echo-[a-z0-9]{23}$/);
+    expect(a.runId.slice(0, 14) <= b.runId.slice(0, 14)).to.equal(true);
+    expect(a.runId).to.not.equal(b.runId);
     await Promise.all([a.done, b.done]);
+  });
+
+  it('converts form-style input strings and rejects unknown inputs, as HTTP and the CLI do', async () => {
+    const rt = make({ persist: false });
+    const typed =
+      'name: typed\ninputs: { n: { type: integer }, on: { type: boolean } }\n' +
+      "steps:\n  - { name: e, agent: tier0_echo, inputs: { n: '${inputs.n}', on: '${inputs.on}' } }\n";
+    const record = await rt.run({ workflow: typed, input: { n: '40', on: 'True' } });
+    expect(record.steps[0]!.output).to.deep.equal({ n: 40, on: true });
+    const unknown = (await rejection(
+      rt.run({ workflow: typed, input: { n: 1, m: 2 } }),
+    )) as ValidationError;
+    expect(unknown).to.be.instanceOf(ValidationError);
+    expect(unknown.details).to.deep.equal([
+      { loc: ['input', 'm'], msg: "unknown input 'm'; typed takes n, on", type: 'extra_forbidden' },
+    ]);
   });
 
   it('gives a handle whose events start at workflow_start even when iterated after the end', async () => {

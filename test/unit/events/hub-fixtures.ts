@@ -81,7 +81,7 @@ export class FakeRuntime implements Pick<Runtime, 'subscribe' | 'onRecord' | 'is
 export function sampleRecord(runId: string, extra: Record<string, unknown> = {}): RunRecord {
   const step = {
     agent: 'tier0_echo',
-    tier: 0,
+    tier: '0',
     model_used: null,
     tokens_used: null,
     retry_count: 0,

@@ -22,7 +22,7 @@ function record(n: number, overrides: Partial<RunRecord> = {}): RunRecord {
         step_name: 's',
         status: 'success',
         agent: 'tier1_writer',
-        tier: 1,
+        tier: '1',
         model_used: 'placeholder',
         tokens_used: 10,
         duration_ms: 5,
@@ -157,5 +157,15 @@ describe('history index', () => {
     expect(await history.getByRunId('missing')).to.equal(undefined);
     expect(await history.getByFilename('../etc.json')).to.equal(undefined);
     expect(await history.getByFilename('broken.json')).to.equal(undefined);
+  });
+
+  it('serves run files written with numeric tiers with string tiers, like new ones', async () => {
+    const legacy = record(1);
+    (legacy.steps[0] as unknown as { tier: number }).tier = 0;
+    await writeFile(join(dir, file(1)), JSON.stringify(legacy));
+    const history = createHistoryIndex({ runsDir: dir, logger: createSilentLogger() });
+    await history.load();
+    const found = await history.getByRunId('run-1');
+    expect(found?.record.steps[0]?.tier).to.equal('0');
   });
 });

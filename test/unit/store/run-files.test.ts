@@ -85,7 +85,7 @@ describe('run files', () => {
       step_name: 'a',
       status: 'success',
       agent: 'tier0_echo',
-      tier: 0,
+      tier: '0',
       model_used: null,
       tokens_used: null,
       duration_ms: 20,
@@ -97,7 +97,7 @@ describe('run files', () => {
       end_time: '2025-01-02T03:04:05.708Z',
       metadata: { attempts: 2, iterations: 1 },
     });
-    expect(record.steps[1]).to.include({ tier: 2, error: 'boom' });
+    expect(record.steps[1]).to.include({ tier: '2', error: 'boom' });
     expect(record.steps[2]).to.include({ duration_ms: 0, start_time: null });
     expect(record.steps[2]!.metadata).to.deep.equal({
       attempts: 0,

@@ -214,9 +214,57 @@ describe('compileCondition', () => {
     expect(compileCondition('  ${inputs.n > 5}  ')(scope)).to.equal(false);
   });
 
-  it('rejects a condition that would interpolate into an always-true string', () => {
-    expect(() => compileCondition('${inputs.n} > 5')).to.throw(ExpressionError, /whole condition/);
-    expect(() => compileCondition('inputs.n > ${x}')).to.throw(ExpressionError, /position 11/);
+  it('takes placeholders inside a larger condition as values, never as pasted text', () => {
+    const cases: [string, boolean][] = [
+      ['${inputs.n} > 2', true],
+      ['${inputs.n} > 5', false],
+      ["${inputs.s} == 'hello world'", true], // pasted text would read `hello world == '…'`
+      ["${inputs.s}=='hello'", false],
+      ['${steps.done.outputs.count} >= 2 and ${inputs.flag}', true],
+      ['${steps.done.outputs.count} > 2 or not ${inputs.flag}', false],
+      ['${inputs.missing} == null', true],
+      ['${inputs.n} in ${inputs.list}', true],
+      ["${steps.skipped.status} == 'skipped'", true],
+      ['${coalesce(inputs.missing, inputs.n)} == 3', true],
+      ["(${inputs.n} > 2) and ${inputs.s} != ''", true],
+    ];
+    for (const [text, expected] of cases) {
+      expect(compileCondition(text)(scope), text).to.equal(expected);
+    }
+  });
+
+  it('keeps a placeholder value typed: a string "3" is not the number 3', () => {
+    const typed: EvalScope = { inputs: { n: '3' }, steps: {}, context: {} };
+    expect(compileCondition('${inputs.n} == 3')(typed)).to.equal(false);
+    expect(compileCondition("${inputs.n} == '3'")(typed)).to.equal(true);
+  });
+
+  it('takes a YAML boolean as a constant condition', () => {
+    expect(compileCondition(true)(scope)).to.equal(true);
+    expect(compileCondition(false)(scope)).to.equal(false);
+  });
+
+  it('reports syntax errors in conditions with placeholders at their position', () => {
+    const error = (text: string): string => {
+      try {
+        compileCondition(text);
+      } catch (e) {
+        expect(e).to.be.instanceOf(ExpressionError);
+        return (e as Error).message;
+      }
+      throw new Error(`compiled: ${text}`);
+    };
+    expect(error('inputs.n > ${x}')).to.match(/^at position 13: expected inputs/);
+    expect(error('${inputs.n > 5')).to.match(/position 14: expected an operator or '}'/);
+    expect(error('${${inputs.n}} > 1')).to.match(/position 2: .*placeholder inside a placeholder/);
+    expect(error("'${inputs.s}' == 'hello world'")).to.match(
+      /position 0: expected a placeholder without quotes/,
+    );
+    expect(error('${inputs.n} > 2 }')).to.match(/position 16: expected an operator or the end/);
+    expect(error('${}')).to.match(/position 2: expected a value/);
+    expect(error('$inputs.n > 1')).to.match(
+      /position 0: expected an operand or operator, found '\$'/,
+    );
   });
 });
 

@@ -48,10 +48,80 @@ describe('resolveRunInputs', () => {
     expect(resolveRunInputs(workflow, { text: 'b' }).options).to.deep.equal({ depth: 1 });
   });
 
-  it('passes undeclared keys through unchanged', () => {
-    expect(resolveRunInputs(workflow, { text: 'a', extra: { x: 1 } }).extra).to.deep.equal({
-      x: 1,
+  it('rejects keys the workflow does not declare, naming each and the declared inputs', () => {
+    expect(inputError({ text: 'a', cuont: 4, extra: { x: 1 } }).details).to.deep.equal([
+      {
+        loc: ['input_data', 'cuont'],
+        msg: "unknown input 'cuont'; inputs_test takes text, count, ratio, mode, flag, options, tags",
+        type: 'extra_forbidden',
+      },
+      {
+        loc: ['input_data', 'extra'],
+        msg: "unknown input 'extra'; inputs_test takes text, count, ratio, mode, flag, options, tags",
+        type: 'extra_forbidden',
+      },
+    ]);
+  });
+
+  it('passes any key through when the workflow declares no inputs', () => {
+    const open = compileWorkflow({ name: 'open', steps: [{ name: 's', agent: 'tier0_echo' }] });
+    expect(resolveRunInputs(open, { anything: { x: 1 }, n: '4' })).to.deep.equal({
+      anything: { x: 1 },
+      n: '4',
     });
+  });
+
+  it('converts the strings form clients send for integer, number and boolean inputs', () => {
+    expect(
+      resolveRunInputs(workflow, {
+        text: '40',
+        count: '40',
+        ratio: ' -1.5e3 ',
+        flag: 'TRUE',
+        mode: 'slow',
+      }),
+    ).to.deep.include({ text: '40', count: 40, ratio: -1500, flag: true, mode: 'slow' });
+    expect(resolveRunInputs(workflow, { text: 'a', flag: 'false', count: '+7' })).to.deep.include({
+      flag: false,
+      count: 7,
+    });
+    expect(resolveRunInputs(workflow, { text: 'a', ratio: '.5' }).ratio).to.equal(0.5);
+  });
+
+  it('rejects strings that are not exactly such a value, showing the value', () => {
+    const cases: [string, unknown, string][] = [
+      ['count', '4x', 'an integer, not "4x"'],
+      ['count', '1.5', 'an integer, not "1.5"'],
+      ['count', '1e3', 'an integer, not "1e3"'],
+      ['count', '', 'an integer, not ""'],
+      ['count', '99999999999999999999', 'an integer, not "99999999999999999999"'],
+      ['ratio', 'NaN', 'a number, not "NaN"'],
+      ['ratio', 'Infinity', 'a number, not "Infinity"'],
+      ['ratio', '0x10', 'a number, not "0x10"'],
+      ['ratio', '1e999', 'a number, not "1e999"'],
+      ['flag', '1', 'true or false, not "1"'],
+      ['flag', 'yes', 'true or false, not "yes"'],
+      ['options', '{"depth":2}', 'a mapping, not "{\\"depth\\":2}"'],
+    ];
+    for (const [name, value, expected] of cases) {
+      expect(inputError({ text: 'a', [name]: value }).details, String(value)).to.deep.equal([
+        {
+          loc: ['input_data', name],
+          msg: `input '${name}' must be ${expected}`,
+          type: 'type_error',
+        },
+      ]);
+    }
+  });
+
+  it('checks the enum after converting', () => {
+    const levels = compileWorkflow({
+      name: 'levels',
+      inputs: { level: { type: 'integer', enum: [1, 2] } },
+      steps: [{ name: 's', agent: 'tier0_echo' }],
+    });
+    expect(resolveRunInputs(levels, { level: '2' })).to.deep.equal({ level: 2 });
+    expect(() => resolveRunInputs(levels, { level: '3' })).to.throw(/must be one of 1, 2, not 3/);
   });
 
   it('treats null as absent: the default applies, or required reports it', () => {
@@ -63,7 +133,7 @@ describe('resolveRunInputs', () => {
 
   it('reports every problem at once, with the loc prefix', () => {
     const error = inputError(
-      { count: '3', ratio: 'NaN', mode: 'medium', flag: 'true', options: [], tags: {} },
+      { count: 'three', ratio: 'NaN', mode: 'medium', flag: 'on', options: [], tags: {} },
       ['input'],
     );
     expect(error.code).to.equal(ERROR_CODES.INPUT_INVALID);
@@ -72,12 +142,12 @@ describe('resolveRunInputs', () => {
       { loc: ['input', 'text'], msg: "input 'text' is required", type: 'missing' },
       {
         loc: ['input', 'count'],
-        msg: "input 'count' must be an integer, not a string",
+        msg: `input 'count' must be an integer, not "three"`,
         type: 'type_error',
       },
       {
         loc: ['input', 'ratio'],
-        msg: "input 'ratio' must be a number, not a string",
+        msg: `input 'ratio' must be a number, not "NaN"`,
         type: 'type_error',
       },
       {
@@ -87,7 +157,7 @@ describe('resolveRunInputs', () => {
       },
       {
         loc: ['input', 'flag'],
-        msg: "input 'flag' must be true or false, not a string",
+        msg: `input 'flag' must be true or false, not "on"`,
         type: 'type_error',
       },
       {

@@ -175,7 +175,7 @@ describe('validateWorkflow', () => {
         },
         {
           loc: ['steps', 0, 'when'],
-          msg: 'when must be a string, not an integer',
+          msg: 'when must be a string or true or false, not an integer',
           type: 'type_error',
         },
       ]);
@@ -327,6 +327,50 @@ describe('validateWorkflow', () => {
         {
           loc: ['steps', 0, 'when'],
           msg: 'invalid expression in when: at position 11: expected a value, a path, a list or (, found end of expression',
+          type: 'value_error.expression',
+        },
+      ]);
+    });
+
+    it('checks conditions written for the Python service like any expression', () => {
+      const valid = workflow(
+        [
+          step('a', { outputs: { n: 'count' } }),
+          step('b', { depends_on: ['a'], when: "${inputs.mode} == 'quick'" }),
+          step('c', { depends_on: ['a'], when: "inputs.depth == 'quick'" }),
+          step('d', {
+            depends_on: ['a'],
+            when: '${steps.a.outputs.n} > 3 and ${context.count} != null',
+            loop_until: '${steps.d.outputs.done} == true',
+          }),
+          step('e', { when: false, loop_until: true }),
+        ],
+        { inputs: { mode: { type: 'string' }, depth: { type: 'string' } } },
+      );
+      expect(validateWorkflow(valid)).to.deep.equal([]);
+      expect(
+        validateWorkflow(
+          workflow([
+            step('a'),
+            step('b', { when: '${steps.a.outputs.n} > 3' }),
+            step('c', { when: "${steps.ghost.status} == 'success'" }),
+            step('d', { when: "'${inputs.mode}' == 'quick'" }),
+          ]),
+        ),
+      ).to.deep.equal([
+        {
+          loc: ['steps', 1, 'when'],
+          msg: "references step 'a', which is not a dependency of 'b' (directly or indirectly), so its value would not be ready; add it to depends_on",
+          type: 'value_error.step_reference',
+        },
+        {
+          loc: ['steps', 2, 'when'],
+          msg: "references unknown step 'ghost'",
+          type: 'value_error.unknown_step_reference',
+        },
+        {
+          loc: ['steps', 3, 'when'],
+          msg: `invalid expression in when: at position 0: expected a placeholder without quotes (\${...} is a value here, not text), found string "\${inputs.mode}"`,
           type: 'value_error.expression',
         },
       ]);
