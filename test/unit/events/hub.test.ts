@@ -251,6 +251,7 @@ describe('replayFromRecord', () => {
         agent: 'tier0_echo',
         tier: 0,
         input: { text: 'hi' },
+        attempt: 1,
       },
       {
         type: 'step_end',
@@ -268,6 +269,8 @@ describe('replayFromRecord', () => {
         output: { text: 'hi' },
         error: null,
         retry_count: 0,
+        skip_reason: null,
+        attempt: 1,
       },
       {
         type: 'step_end',
