@@ -19,13 +19,18 @@ export interface FeedOptions {
   signal?: AbortSignal;
   /** Replaces the hub's run-file lookup. */
   history?: RunHistoryLookup;
+  /**
+   * Asked when the run is unknown: true to wait for it to start (then every event from `seq` 0
+   * is delivered live, as for any run). @default never wait: resolve false
+   */
+  waitForStart?: () => boolean;
 }
 
 /**
  * Connects a sink to a run: replay (from the buffer, or rebuilt from the run file) then live
  * events. Live events that arrive while the replay is being looked up are held and delivered
  * after it, so the sink sees no gap and no duplicate. Resolves false (sink untouched) when the
- * run is unknown.
+ * run is unknown and `waitForStart` did not say to wait for it.
  */
 export async function attachFeed(
   hub: EventHub,
@@ -59,7 +64,11 @@ export async function attachFeed(
     else heldClose = true;
   };
 
-  let subscription = await hub.open(runId, onEvent, onHubClose, options.history);
+  let subscription = await hub.open(runId, onEvent, {
+    onHubClose,
+    ...(options.history === undefined ? {} : { history: options.history }),
+    ...(options.waitForStart === undefined ? {} : { waitForStart: options.waitForStart }),
+  });
   if (subscription === undefined) return false;
   if (signal?.aborted === true) {
     subscription.unsubscribe();

@@ -91,6 +91,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runtime,
     history,
     finishedBuffers: config.finishedBuffers,
+    finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
   });
   const guard = createAuth(config, { logger });

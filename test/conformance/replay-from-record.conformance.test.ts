@@ -51,7 +51,8 @@ for (const adapter of ['native', 'graph'] as const satisfies readonly AdapterNam
       expect(finished.status).to.equal('failed');
 
       const end = live.at(-1);
-      if (end?.type !== 'workflow_end' || end.filename === null) throw new Error('no filename');
+      if (end?.type !== 'workflow_end' || typeof end.filename !== 'string')
+        throw new Error('no filename');
       const onDisk = JSON.parse(await readFile(join(runsDir, end.filename), 'utf8')) as RunRecord;
       const rebuilt = replayFromRecord(onDisk, end.filename);
 
