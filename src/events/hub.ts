@@ -39,7 +39,7 @@ export interface HubSubscription {
    */
   source: 'buffer' | 'record' | 'pending';
   /** Stops live delivery. Idempotent. */
-  unsubscribe(): void;
+  unsubscribe: () => void;
 }
 
 export interface EventHubOptions {
