@@ -296,17 +296,29 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
 /**
  * One encoded frame per event, shared by every subscriber: with hundreds of clients on a run,
  * serializing once instead of once per client is most of the fan-out cost. The hub hands an
- * event to all its subscribers in one go, so remembering the last event alone catches every
- * repeat; a cache keyed by event would keep a frame beside each buffered event.
+ * event to all its subscribers synchronously, so remembering the last event until the next
+ * microtask catches every repeat and then holds nothing (a cache keyed by event kept a frame
+ * beside every buffered event, and a plain last-event memo would keep one run's largest frame).
  */
 function createFrameEncoder(): { encode(event: object): Buffer } {
+  const EMPTY = Buffer.alloc(0);
   let lastEvent: object | undefined;
-  let lastFrame = Buffer.alloc(0);
+  let lastFrame = EMPTY;
+  let forgetting = false;
+  const forget = (): void => {
+    forgetting = false;
+    lastEvent = undefined;
+    lastFrame = EMPTY;
+  };
   return {
     encode(event) {
       if (event !== lastEvent) {
         lastFrame = Buffer.from(JSON.stringify(event), 'utf8');
         lastEvent = event;
+        if (!forgetting) {
+          forgetting = true;
+          queueMicrotask(forget);
+        }
       }
       return lastFrame;
     },
