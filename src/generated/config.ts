@@ -149,15 +149,15 @@ export interface Environment {
    */
   AGENTIC_FINISHED_BUFFERS?: number;
   /**
-   * Serialized bytes (event JSON) all finished runs' replay buffers may hold together; the least recently finished are dropped first, and a run larger than this alone is replayed from its run file.
+   * Serialized bytes (event JSON) all finished runs' replay buffers may hold together; the least recently finished go first.
    */
   AGENTIC_FINISHED_BUFFERS_MAX_BYTES?: number;
   /**
-   * Interval between WebSocket pings; a client that has not answered the previous ping with a pong is terminated.
+   * Interval between WebSocket pings; a client that has not answered the previous ping is terminated.
    */
   AGENTIC_WS_PING_INTERVAL_SECONDS?: number;
   /**
-   * WebSockets one client IP may hold open for runs that have not started (unknown run ids); more are closed with 1013.
+   * WebSockets one client IP may hold waiting for runs not started (unknown run ids); more are closed with 1013.
    */
   AGENTIC_WS_MAX_PENDING_PER_IP?: number;
   /**
