@@ -46,6 +46,12 @@ export interface Config {
   frontendDir: string;
   shutdownGraceSeconds: number;
   finishedBuffers: number;
+  /** Serialized bytes all finished runs' replay buffers may hold. */
+  finishedBuffersMaxBytes: number;
+  /** Interval between WebSocket pings, in ms. */
+  wsPingIntervalMs: number;
+  /** WebSockets per client IP waiting for a run that has not started. */
+  wsMaxPendingPerIp: number;
   otlpEndpoint: string | undefined;
   otlpProtocol: 'grpc' | 'http/protobuf';
   logFormat: 'json' | 'text';
@@ -170,6 +176,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),
     finishedBuffers: num('AGENTIC_FINISHED_BUFFERS'),
+    finishedBuffersMaxBytes: num('AGENTIC_FINISHED_BUFFERS_MAX_BYTES'),
+    wsPingIntervalMs: Math.round(num('AGENTIC_WS_PING_INTERVAL_SECONDS') * 1000),
+    wsMaxPendingPerIp: num('AGENTIC_WS_MAX_PENDING_PER_IP'),
     otlpEndpoint: str('OTEL_EXPORTER_OTLP_ENDPOINT'),
     otlpProtocol: raw.OTEL_EXPORTER_OTLP_PROTOCOL as Config['otlpProtocol'],
     logFormat: raw.LOG_FORMAT as Config['logFormat'],

@@ -19,13 +19,18 @@ export interface FeedOptions {
   signal?: AbortSignal;
   /** Replaces the hub's run-file lookup. */
   history?: RunHistoryLookup;
+  /**
+   * Asked when the run is unknown: true to wait for it to start (then every event from `seq` 0
+   * is delivered live, as for any run). @default never wait: resolve false
+   */
+  waitForStart?: () => boolean;
 }
 
 /**
  * Connects a sink to a run: replay (from the buffer, or rebuilt from the run file) then live
  * events. Live events that arrive while the replay is being looked up are held and delivered
  * after it, so the sink sees no gap and no duplicate. Resolves false (sink untouched) when the
- * run is unknown.
+ * run is unknown and `waitForStart` did not say to wait for it.
  */
 export async function attachFeed(
   hub: EventHub,
@@ -38,11 +43,21 @@ export async function attachFeed(
   let ended = false;
   const held: { event: WorkflowEvent; last: boolean }[] = [];
   let heldClose = false;
+  // Only the unsubscribe function outlives this call, and only until the feed ends: a sink that
+  // stays connected after its run finished (a WebSocket) must pin neither the replay nor, through
+  // the subscription, the run's buffer once the hub drops it.
+  let unsubscribe: (() => void) | undefined;
 
+  const release = (): void => {
+    ended = true;
+    held.length = 0;
+    unsubscribe?.();
+    unsubscribe = undefined;
+    signal?.removeEventListener('abort', release);
+  };
   const end = (reason: FeedEnd): void => {
     if (ended) return;
-    ended = true;
-    subscription?.unsubscribe();
+    release();
     sink.end(reason);
   };
   const onEvent = (event: WorkflowEvent, last: boolean): void => {
@@ -59,18 +74,18 @@ export async function attachFeed(
     else heldClose = true;
   };
 
-  let subscription = await hub.open(runId, onEvent, onHubClose, options.history);
+  const subscription = await hub.open(runId, onEvent, {
+    onHubClose,
+    ...(options.history === undefined ? {} : { history: options.history }),
+    ...(options.waitForStart === undefined ? {} : { waitForStart: options.waitForStart }),
+  });
   if (subscription === undefined) return false;
+  unsubscribe = subscription.unsubscribe;
   if (signal?.aborted === true) {
-    subscription.unsubscribe();
-    subscription = undefined;
+    release();
     return true;
   }
-  const stop = (): void => {
-    ended = true;
-    subscription?.unsubscribe();
-  };
-  signal?.addEventListener('abort', stop, { once: true });
+  signal?.addEventListener('abort', release, { once: true });
 
   ready = true;
   sink.open();

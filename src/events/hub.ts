@@ -1,4 +1,3 @@
-import { LRUCache } from 'lru-cache';
 import { NotFoundError, ERROR_CODES, errorMessage } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
@@ -6,13 +5,17 @@ import type { Logger } from '../log.js';
 import { createSilentLogger } from '../log.js';
 import type { Runtime } from '../engine/types.js';
 import { endsStream, evaluationRequested } from './evaluation.js';
+import {
+  DEFAULT_FINISHED_BUFFERS,
+  DEFAULT_FINISHED_BUFFERS_MAX_BYTES,
+  FinishedBuffers,
+} from './finished-buffers.js';
 import { replayFromRecord } from './replay-from-record.js';
 import { RingBuffer } from './ring-buffer.js';
 
 /** Events kept per run for replay (spec: "a circular in-process buffer of 500 events"). */
 export const REPLAY_BUFFER_SIZE = 500;
-/** Finished runs whose buffers are kept (`AGENTIC_FINISHED_BUFFERS`). */
-export const DEFAULT_FINISHED_BUFFERS = 1000;
+export { DEFAULT_FINISHED_BUFFERS, DEFAULT_FINISHED_BUFFERS_MAX_BYTES };
 
 /** Where a late joiner's replay comes from when the hub holds no buffer for the run. */
 export interface RunHistoryLookup {
@@ -30,10 +33,13 @@ export interface HubSubscription {
   replay: WorkflowEvent[];
   /** True when no live event will follow the replay. */
   finished: boolean;
-  /** Where the replay came from: the in-memory buffer or the run file. */
-  source: 'buffer' | 'record';
+  /**
+   * Where the replay came from: the in-memory buffer, the run file, or nowhere yet (`pending`:
+   * a run not started yet, whose events will all be delivered live from `seq` 0 if it starts).
+   */
+  source: 'buffer' | 'record' | 'pending';
   /** Stops live delivery. Idempotent. */
-  unsubscribe(): void;
+  unsubscribe: () => void;
 }
 
 export interface EventHubOptions {
@@ -42,6 +48,8 @@ export interface EventHubOptions {
   history?: RunHistoryLookup;
   /** Finished runs whose buffers are kept (LRU). @default 1000 */
   finishedBuffers?: number;
+  /** Serialized bytes all finished runs' buffers may hold (LRU). @default 64 MiB */
+  finishedBuffersMaxBytes?: number;
   /** Events kept per run. @default 500 */
   bufferSize?: number;
   /** @default silent */
@@ -58,14 +66,14 @@ export interface EventHub {
   subscribe(runId: string, listener: HubListener, onHubClose?: () => void): HubSubscription;
   /**
    * {@link subscribe} when the hub knows the run; otherwise the sequence rebuilt from the run file
-   * (finished, no live events). Undefined for a run that is neither active, buffered nor in history.
-   * `history` replaces the hub's own lookup for this call.
+   * (finished, no live events). For a run that is neither active, buffered nor in history:
+   * a `pending` subscription when `options.waitForStart` says yes (it is asked then, and only
+   * then), else undefined.
    */
   open(
     runId: string,
     listener: HubListener,
-    onHubClose?: () => void,
-    history?: RunHistoryLookup,
+    options?: OpenOptions,
   ): Promise<HubSubscription | undefined>;
   /** Rebuilds a run's event sequence from its run file (see `replayFromRecord`). */
   replayFromRecord(record: RunRecord, filename?: string): WorkflowEvent[];
@@ -73,10 +81,31 @@ export interface EventHub {
   knows(runId: string): boolean;
   /** Adds an event that does not come from the runtime (e.g. evaluation), with the next `seq`. */
   publish(event: DistributiveOmit<WorkflowEvent, 'seq'>): void;
-  /** Counts, for health checks and benchmarks. */
-  stats(): { activeRuns: number; finishedRuns: number; listeners: number };
+  /**
+   * Counts, for health checks, tests and benchmarks: `finishedBytes` is the serialized size of
+   * the finished buffers kept, `pending` the subscribers waiting for a run to start.
+   */
+  stats(): {
+    activeRuns: number;
+    finishedRuns: number;
+    finishedBytes: number;
+    listeners: number;
+    pending: number;
+  };
   /** Detaches from the runtime, tells every subscriber, and drops every buffer. */
   close(): void;
+}
+
+export interface OpenOptions {
+  /** Called when the hub closes (or drops the run's buffer) while subscribed. */
+  onHubClose?: () => void;
+  /** Replaces the hub's run-file lookup for this call. */
+  history?: RunHistoryLookup;
+  /**
+   * Asked when the run is unknown: true to wait for it to start (a `pending` subscription that
+   * holds nothing but the listener until then; unsubscribe to give up). @default never wait
+   */
+  waitForStart?: () => boolean;
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
@@ -94,7 +123,7 @@ interface Channel {
   /** Seq of the newest event seen; -1 before the first. */
   lastSeq: number;
   expectEvaluation: boolean;
-  /** `workflow_end` seen: the buffer lives in the finished LRU from then on. */
+  /** `workflow_end` seen: the buffer lives among the finished buffers from then on. */
   ended: boolean;
   /** The stream's last event seen: nothing more will be delivered. */
   finished: boolean;
@@ -103,33 +132,42 @@ interface Channel {
 /**
  * The event hub: one replay buffer per run, fan-out to live subscribers (WebSocket and SSE),
  * bounded memory. Active runs' buffers live in a map until `workflow_end`; finished runs' buffers
- * move to an LRU of `finishedBuffers` entries, so memory stays flat however many runs go by.
+ * move to an LRU bounded by count (`finishedBuffers`) and by serialized bytes
+ * (`finishedBuffersMaxBytes`), so memory stays flat however many runs go by, whatever their
+ * size. Subscribers waiting for a run that has not started hold only their listener, in a map
+ * entry removed when they unsubscribe or the run starts.
  */
 export function createEventHub(options: EventHubOptions): EventHub {
   const { runtime, history } = options;
   const bufferSize = options.bufferSize ?? REPLAY_BUFFER_SIZE;
   const logger = options.logger ?? createSilentLogger();
   const active = new Map<string, Channel>();
-  const finished = new LRUCache<string, Channel>({
-    max: Math.max(1, options.finishedBuffers ?? DEFAULT_FINISHED_BUFFERS),
-    // A run still awaiting its evaluation events may be evicted under heavy churn: its
-    // subscribers are told, so their connections close instead of waiting forever.
-    dispose: (channel, _runId, reason) => {
-      if (reason === 'evict') closeSubscribers(channel);
-    },
+  /** Subscribers of runs not started yet, by run id. */
+  const pending = new Map<string, Set<Subscriber>>();
+  const finished = new FinishedBuffers<Channel>({
+    maxEntries: options.finishedBuffers ?? DEFAULT_FINISHED_BUFFERS,
+    maxBytes: options.finishedBuffersMaxBytes ?? DEFAULT_FINISHED_BUFFERS_MAX_BYTES,
+    eventsOf: (channel) => channel.buffer.toArray(),
+    // A run still awaiting its evaluation events may be dropped under heavy churn: its
+    // subscribers are told, so their connections do not wait forever.
+    onDrop: (channel) => closeSubscribers(channel),
   });
   let closed = false;
 
-  const closeSubscribers = (channel: Channel): void => {
-    const subscribers = [...channel.subscribers];
-    channel.subscribers.clear();
+  const tellClosed = (runId: string, subscribers: Iterable<Subscriber>): void => {
     for (const subscriber of subscribers) {
       try {
         subscriber.onHubClose?.();
       } catch (error) {
-        logger.warn({ runId: channel.runId, err: errorMessage(error) }, 'close handler failed');
+        logger.warn({ runId, err: errorMessage(error) }, 'close handler failed');
       }
     }
+  };
+
+  const closeSubscribers = (channel: Channel): void => {
+    const subscribers = [...channel.subscribers];
+    channel.subscribers.clear();
+    tellClosed(channel.runId, subscribers);
   };
 
   const newChannel = (runId: string): Channel => {
@@ -143,6 +181,12 @@ export function createEventHub(options: EventHubOptions): EventHub {
       finished: false,
     };
     active.set(runId, channel);
+    // Waiting subscribers have seen nothing (lastSeq -1): they get every event from here on.
+    const waiting = pending.get(runId);
+    if (waiting !== undefined) {
+      pending.delete(runId);
+      for (const subscriber of waiting) channel.subscribers.add(subscriber);
+    }
     return channel;
   };
 
@@ -182,7 +226,6 @@ export function createEventHub(options: EventHubOptions): EventHub {
       if (event.type === 'evaluation_start' || event.type === 'evaluation_complete') {
         channel.ended = true;
         active.delete(channel.runId);
-        finished.set(channel.runId, channel);
       }
     }
     channel.lastSeq = event.seq;
@@ -193,10 +236,12 @@ export function createEventHub(options: EventHubOptions): EventHub {
     if (event.type === 'workflow_end' && !channel.ended) {
       channel.ended = true;
       active.delete(channel.runId);
-      finished.set(channel.runId, channel);
     }
     deliver(channel, event, last);
     if (last) channel.subscribers.clear();
+    // Weighed after delivery: a buffer too large to keep tells only subscribers still waiting
+    // (for evaluation events), never before they got this event.
+    if (channel.ended) finished.keep(channel.runId, channel);
   };
 
   const recordSeen = (record: RunRecord): void => {
@@ -211,6 +256,24 @@ export function createEventHub(options: EventHubOptions): EventHub {
 
   const knows = (runId: string): boolean =>
     !closed && (find(runId) !== undefined || runtime.isActive(runId));
+
+  const waitFor = (runId: string, listener: HubListener, onHubClose?: () => void) => {
+    const subscriber: Subscriber = { listener, onHubClose, lastSeq: -1 };
+    let waiting = pending.get(runId);
+    if (waiting === undefined) pending.set(runId, (waiting = new Set()));
+    waiting.add(subscriber);
+    const subscription: HubSubscription = {
+      replay: [],
+      finished: false,
+      source: 'pending',
+      unsubscribe: () => {
+        const set = pending.get(runId);
+        if (set?.delete(subscriber) === true && set.size === 0) pending.delete(runId);
+        find(runId)?.subscribers.delete(subscriber);
+      },
+    };
+    return subscription;
+  };
 
   const subscribe = (
     runId: string,
@@ -237,12 +300,17 @@ export function createEventHub(options: EventHubOptions): EventHub {
 
   return {
     subscribe,
-    async open(runId, listener, onHubClose, historyOverride) {
+    async open(runId, listener, openOptions = {}) {
+      const { onHubClose } = openOptions;
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
-      const found = await (historyOverride ?? history)?.getByRunId(runId);
-      // The run may have started (or been buffered) while the file was looked up.
+      const found = await (openOptions.history ?? history)?.getByRunId(runId);
+      // The run may have started (or been buffered) while the file was looked up. From here to
+      // the return nothing yields, so a waiting subscriber misses no event.
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
-      if (found === undefined) return undefined;
+      if (found === undefined) {
+        if (closed || openOptions.waitForStart?.() !== true) return undefined;
+        return waitFor(runId, listener, onHubClose);
+      }
       return {
         replay: replayFromRecord(found.record, found.filename),
         finished: true,
@@ -260,7 +328,15 @@ export function createEventHub(options: EventHubOptions): EventHub {
       let listeners = 0;
       for (const channel of active.values()) listeners += channel.subscribers.size;
       for (const channel of finished.values()) listeners += channel.subscribers.size;
-      return { activeRuns: active.size, finishedRuns: finished.size, listeners };
+      let waiting = 0;
+      for (const set of pending.values()) waiting += set.size;
+      return {
+        activeRuns: active.size,
+        finishedRuns: finished.size,
+        finishedBytes: finished.bytes,
+        listeners,
+        pending: waiting,
+      };
     },
     close() {
       if (closed) return;
@@ -268,9 +344,12 @@ export function createEventHub(options: EventHubOptions): EventHub {
       unsubscribeRuntime();
       unsubscribeRecords();
       const channels = [...active.values(), ...finished.values()];
+      const waiting = [...pending.entries()];
       active.clear();
       finished.clear();
+      pending.clear();
       for (const channel of channels) closeSubscribers(channel);
+      for (const [runId, subscribers] of waiting) tellClosed(runId, subscribers);
     },
   };
 }

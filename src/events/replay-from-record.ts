@@ -1,6 +1,7 @@
 import type {
   EvaluationCompleteEvent,
   StepEndEvent,
+  StepErrorEvent,
   StepStartEvent,
   WorkflowEvent,
 } from '../generated/events.js';
@@ -10,11 +11,14 @@ import { evaluationRequested } from './evaluation.js';
 /**
  * Rebuilds a run's event sequence from its run file, for a late joiner whose replay buffer was
  * evicted or who joins after a restart (spec: "Beyond the buffer, history is available only from
- * the persisted run log file"). The sequence is `workflow_start`, then `step_start`/`step_end`
- * per step in the file's order (no `step_start` for a step that was skipped without starting),
- * then `workflow_end` when the run has finished, then `evaluation_start`/`evaluation_complete`
- * when the file carries evaluation results. `seq` counts from 0. Token deltas, retries and
- * approvals are not in the run file and so are not rebuilt.
+ * the persisted run log file"). It is the sequence the live mapper (`event-mapper.ts`) emitted,
+ * field for field, except what the file does not hold: `workflow_start`, then per step in the
+ * file's order `step_start` (not for a step skipped without starting), `step_error` for a failed
+ * step, `step_end`; then `workflow_end` when the run has finished, then
+ * `evaluation_start`/`evaluation_complete` when the file carries evaluation results. `seq` counts
+ * from 0. Not in the file, so not rebuilt: the `step_error` of each retried attempt, loop
+ * iterations (`step_complete`), token deltas and approvals; timestamps are the file's step times
+ * (the live events carry the clock at emission); steps that ran in parallel come in file order.
  */
 export function replayFromRecord(record: RunRecord, filename?: string): WorkflowEvent[] {
   const events: WorkflowEvent[] = [];
@@ -33,9 +37,15 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
   });
 
   for (const step of record.steps) {
-    const started = step.start_time !== null || step.status !== 'skipped';
+    // The live mapper emits `step_start` when the first attempt starts: a step with no start
+    // time never started (skipped, or failed before it could), unless the file is mid-attempt.
+    const started =
+      step.start_time !== null || step.status === 'running' || step.status === 'retrying';
     if (started) push(stepStart(step, record.start_time));
-    if (isFinal(step.status)) push(stepEnd(step, record.end_time ?? record.start_time));
+    if (!isFinal(step.status)) continue;
+    const endTime = record.end_time ?? record.start_time;
+    if (step.status === 'failed') push(stepError(step, endTime));
+    push(stepEnd(step, endTime));
   }
 
   if (record.status !== 'success' && record.status !== 'failed') return events;
@@ -81,10 +91,29 @@ function stepStart(step: StepRecord, fallbackTime: string): Omit<StepStartEvent,
     agent: step.agent,
     tier: step.tier,
     input: step.input,
+    attempt: 1,
   };
 }
 
+/** The final `step_error` the live mapper emits before a failed step's `step_end`. */
+function stepError(step: StepRecord, fallbackTime: string): Omit<StepErrorEvent, 'seq' | 'run_id'> {
+  const event: Omit<StepErrorEvent, 'seq' | 'run_id'> = {
+    type: 'step_error',
+    timestamp: step.end_time ?? step.start_time ?? fallbackTime,
+    step: step.step_name,
+    status: 'failed',
+    duration_ms: step.duration_ms,
+    agent: step.agent,
+    tier: step.tier,
+    error: step.error,
+  };
+  const attempts = attemptsOf(step);
+  if (attempts > 0) event.attempt = attempts;
+  return event;
+}
+
 function stepEnd(step: StepRecord, fallbackTime: string): Omit<StepEndEvent, 'seq' | 'run_id'> {
+  const skipReason = step.metadata.skip_reason;
   const event: Omit<StepEndEvent, 'seq' | 'run_id'> = {
     type: 'step_end',
     timestamp: step.end_time ?? step.start_time ?? fallbackTime,
@@ -99,10 +128,21 @@ function stepEnd(step: StepRecord, fallbackTime: string): Omit<StepEndEvent, 'se
     output: step.output,
     error: step.error,
     retry_count: step.retry_count,
+    skip_reason: typeof skipReason === 'string' ? skipReason : null,
   };
-  const skipReason = step.metadata.skip_reason;
-  if (typeof skipReason === 'string') event.skip_reason = skipReason;
+  const attempts = attemptsOf(step);
+  if (attempts > 0) event.attempt = attempts;
   return event;
+}
+
+/**
+ * Attempts made, as the runtime records them (`metadata.attempts`); files written before that
+ * field existed give `retry_count + 1` for a step that started, 0 for one that did not.
+ */
+function attemptsOf(step: StepRecord): number {
+  const recorded = step.metadata.attempts;
+  if (typeof recorded === 'number' && Number.isInteger(recorded) && recorded >= 0) return recorded;
+  return step.start_time === null ? 0 : step.retry_count + 1;
 }
 
 /** The evaluation result recorded in `extra.evaluation`, when the run was scored. */

@@ -149,6 +149,18 @@ export interface Environment {
    */
   AGENTIC_FINISHED_BUFFERS?: number;
   /**
+   * Serialized bytes (event JSON) all finished runs' replay buffers may hold together; the least recently finished go first.
+   */
+  AGENTIC_FINISHED_BUFFERS_MAX_BYTES?: number;
+  /**
+   * Interval between WebSocket pings; a client that has not answered the previous ping is terminated.
+   */
+  AGENTIC_WS_PING_INTERVAL_SECONDS?: number;
+  /**
+   * WebSockets one client IP may hold waiting for runs not started (unknown run ids); more are closed with 1013.
+   */
+  AGENTIC_WS_MAX_PENDING_PER_IP?: number;
+  /**
    * OTLP endpoint. Reserved: validated now, takes effect with tracing (not in this version).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;

@@ -284,7 +284,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     path: '/ws/execution/{run_id}',
     operationId: 'runEventsWebSocket',
     summary:
-      'WebSocket upgrade: replay of up to 500 buffered events, then live; each text frame is a WorkflowEvent. Close 1008: origin not allowed, key in the query string, missing or invalid key',
+      'WebSocket upgrade (counted against the rate limit: 429 with Retry-After before the handshake): replay of up to 500 buffered events (or rebuilt from the run file), then live; each text frame is a WorkflowEvent. A run not started yet is waited for and streamed from its first event. The socket stays open after the run until the client leaves; the server pings every AGENTIC_WS_PING_INTERVAL_SECONDS and terminates a client that misses a pong. Close 1008: origin not allowed, key in the query string, missing or invalid key; 1009: client message over 4096 bytes; 1013: too many sockets of this client waiting for runs not started; 4404: invalid run id; 1001: shutdown',
     tag: 'runs',
     parameters: [runIdParam],
     responses: {

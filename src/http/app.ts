@@ -16,7 +16,7 @@ import type { AuthGuard } from './middleware/auth.js';
 import { createBodyParser } from './middleware/body.js';
 import { createCors } from './middleware/cors.js';
 import { createErrorFunnel } from './middleware/errors.js';
-import { createRateLimit } from './middleware/rate-limit.js';
+import { createRateLimiter, type RateLimiter } from './middleware/rate-limit.js';
 import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
 import { securityHeaders } from './middleware/security-headers.js';
@@ -34,6 +34,8 @@ export interface AppDeps {
   hub: EventHub;
   /** The API-key guard; the WebSocket hub shares it so upgrades count toward the lockout. */
   guard: AuthGuard;
+  /** The global rate limit; the WebSocket hub shares it so upgrades count. @default a new one */
+  rateLimit?: RateLimiter;
   registry: WorkflowRegistry;
   /** Reads the agent catalogue (re-read per request). */
   loadAgents: () => Promise<readonly AgentEntry[]>;
@@ -74,7 +76,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   app.use(createErrorFunnel(logger));
   app.use(createCors(config));
   app.use(securityHeaders());
-  app.use(createRateLimit(config));
+  app.use((deps.rateLimit ?? createRateLimiter(config)).middleware);
   app.use(deps.guard.middleware);
   app.use(createBodyParser(config));
   app.use(createSanitizer(config, logger));

@@ -27,6 +27,7 @@ import { createWorkflowRegistry } from '../workflow/index.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
+import { createRateLimiter } from './middleware/rate-limit.js';
 import { createShutdownGate } from './shutdown-gate.js';
 import { attachWebSocketHub } from './ws-hub.js';
 
@@ -91,9 +92,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runtime,
     history,
     finishedBuffers: config.finishedBuffers,
+    finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
   });
   const guard = createAuth(config, { logger });
+  const rateLimit = createRateLimiter(config);
   const registry = createWorkflowRegistry({
     dir: config.workflowsDir,
     readOnlyReason: config.workflowsReadOnlyReason,
@@ -108,6 +111,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     history,
     hub,
     guard,
+    rateLimit,
     registry,
     loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
     machineDefinition: adapters.machineDefinition,
@@ -117,7 +121,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const handle = app.callback();
   const gate = createShutdownGate((req, res) => void handle(req, res), logger);
   const server = createServer(gate.handle);
-  const wsHub = attachWebSocketHub(server, { hub, history, guard, config, logger });
+  const wsHub = attachWebSocketHub(server, { hub, history, guard, rateLimit, config, logger });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

@@ -7,22 +7,36 @@ import { attachFeed } from '../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import { RUN_ID } from '../store/history.js';
+import { clientIp } from './client-ip.js';
+import { ClientQuota } from './client-quota.js';
 import { isOriginAllowed } from './middleware/cors.js';
+import type { RateLimiter } from './middleware/rate-limit.js';
+import { startHeartbeat } from './ws-heartbeat.js';
 
 /** Close codes sent by the WebSocket hub. */
 export const WS_CLOSE = {
-  /** After the run's last event (`workflow_end`, or `evaluation_complete` with evaluation). */
-  NORMAL: 1000,
   /** The server is shutting down. */
   GOING_AWAY: 1001,
   /** Spec: origin not allowed, key in the query string, missing or invalid key. */
   POLICY: 1008,
-  /** Ours: no active, buffered or persisted run with this id. */
+  /** A client message over `maxPayload` bytes (sent by `ws` itself). */
+  MESSAGE_TOO_BIG: 1009,
+  /** The client already holds `maxPendingPerClient` sockets waiting for runs not started. */
+  TRY_AGAIN_LATER: 1013,
+  /** Ours: the run id is not a valid run id, so no such run can ever start. */
   RUN_NOT_FOUND: 4404,
 } as const;
 
 /** Bytes a WebSocket client may have queued before it is terminated. */
 export const DEFAULT_WS_MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * Largest message a client may send, in bytes. Clients only send pings (spec: "Any text the
+ * client sends is ignored"), and messages are read before the key is checked: with `ws`'s
+ * 100 MiB default, ten clients took the process from 72 MB to 1 GB RSS, 960 MB of it kept.
+ */
+export const DEFAULT_WS_MAX_PAYLOAD = 4096;
+/** Sockets one client IP may hold waiting for runs not started (`AGENTIC_WS_MAX_PENDING_PER_IP`). */
+export const DEFAULT_WS_MAX_PENDING_PER_CLIENT = 10;
 
 /** Query parameters that carry a credential; a key there is refused (spec: Authentication 8). */
 const QUERY_KEY_PARAMS = new Set([
@@ -49,12 +63,20 @@ export interface WebSocketHubOptions {
   /** Run files, for runs the hub holds no buffer for. @default the hub's own lookup */
   history?: RunHistoryLookup;
   guard: UpgradeGuard;
+  /** The global rate limit; each upgrade request counts against the client's budget. */
+  rateLimit: Pick<RateLimiter, 'checkUpgrade'>;
   config: Config;
   logger: Logger;
   /** Origin check. @default `isOriginAllowed(origin, config)` (AGENTIC_CORS_ORIGINS) */
   isOriginAllowed?: (origin: string) => boolean;
   /** Queued bytes above which a client that does not read is terminated. @default 1 MiB */
   maxBufferedBytes?: number;
+  /** Largest message a client may send, in bytes; larger closes with 1009. @default 4096 */
+  maxPayload?: number;
+  /** Interval between pings, in ms. @default `config.wsPingIntervalMs` (30 s) */
+  pingIntervalMs?: number;
+  /** Sockets one client IP may hold waiting for runs not started. @default `config.wsMaxPendingPerIp` (10) */
+  maxPendingPerClient?: number;
   /** How long close() waits for closing handshakes before terminating. @default 2000 */
   closeGraceMs?: number;
 }
@@ -64,18 +86,27 @@ export interface WebSocketHub {
   close(): Promise<void>;
   /** Connected clients. */
   readonly clientCount: number;
+  /** Sockets waiting for a run that has not started, over all clients. */
+  readonly pendingCount: number;
+  /** Calls `listener` after each client's socket closed and was released. Returns the remover. */
+  onDisconnect(listener: () => void): () => void;
 }
 
 /**
- * Serves `WS /ws/execution/{run_id}` (spec endpoint 25) on an HTTP server. The upgrade is
- * accepted first, then checked in the spec's order, so browsers see the close code rather than a
- * failed handshake: (1) an Origin header that is not allowed → 1008; (2) a credential in the
- * query string → 1008; (3) a missing or invalid key (the guard) → 1008. Then buffered events are
- * replayed (at most 500, in order, or rebuilt from the run file) and live events follow, one
- * wire event JSON per text frame. Client messages are ignored. After the run's last event the
- * socket closes with 1000; an unknown run closes with 4404 "run not found". A client whose send
- * queue exceeds `maxBufferedBytes` is terminated: it never slows the run or other clients.
- * Other upgrade paths get an HTTP 404 and the socket is destroyed.
+ * Serves `WS /ws/execution/{run_id}` (spec endpoint 25) on an HTTP server. Each upgrade request
+ * counts against the client's rate limit first: over it, an HTTP 429 with `Retry-After` and no
+ * handshake. The upgrade is then accepted and checked in the spec's order, so browsers see the
+ * close code rather than a failed handshake: (1) an Origin header that is not allowed → 1008;
+ * (2) a credential in the query string → 1008; (3) a missing or invalid key (the guard) → 1008.
+ * Then buffered events are replayed (at most 500, in order, or rebuilt from the run file) and
+ * live events follow, one wire event JSON per text frame. The socket stays open after the run's
+ * last event until the client leaves (spec sequence, step 6): clients that reconnect on every
+ * close would otherwise reconnect forever. A run id the service does not know yet is waited for:
+ * if that run starts, its events arrive from the first; a client may hold `maxPendingPerClient`
+ * such sockets (more close with 1013). Client messages are ignored and limited to `maxPayload`
+ * bytes. Pings every `pingIntervalMs` find clients that vanished: one that misses a pong is
+ * terminated. A client whose send queue exceeds `maxBufferedBytes` is terminated: it never slows
+ * the run or other clients. Other upgrade paths get an HTTP 404.
  */
 export function attachWebSocketHub(server: Server, options: WebSocketHubOptions): WebSocketHub {
   const { hub, guard, config, logger } = options;
@@ -83,21 +114,42 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
   const closeGraceMs = options.closeGraceMs ?? 2000;
   const originAllowed =
     options.isOriginAllowed ?? ((origin: string) => isOriginAllowed(origin, config));
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  const pendingQuota = new ClientQuota(options.maxPendingPerClient ?? config.wsMaxPendingPerIp);
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: options.maxPayload ?? DEFAULT_WS_MAX_PAYLOAD,
+  });
+  const heartbeat = startHeartbeat(wss.clients, options.pingIntervalMs ?? config.wsPingIntervalMs);
+  const disconnectListeners = new Set<() => void>();
+  const frames = createFrameEncoder();
+  let pendingCount = 0;
   let closing = false;
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', (error) => {
       logger.debug({ err: errorMessage(error) }, 'upgrade socket error');
     });
+    const rate = options.rateLimit.checkUpgrade(req);
+    if (!rate.ok) {
+      refuseUpgrade(socket, 429, 'Too Many Requests', {
+        ...rate.headers,
+        'Retry-After': String(rate.retryAfterSeconds),
+      });
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     const match = WS_PATH.exec(url.pathname);
     if (match?.[1] === undefined) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      refuseUpgrade(socket, 404, 'Not Found');
       return;
     }
     const rawRunId = match[1];
     wss.handleUpgrade(req, socket, head, (ws) => {
+      heartbeat.track(ws);
+      ws.once('close', () => {
+        for (const listener of disconnectListeners) listener();
+      });
       serve(ws, req, url, rawRunId).catch((error: unknown) => {
         logger.error({ err: errorMessage(error) }, 'WebSocket session failed');
         ws.terminate();
@@ -136,8 +188,35 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     }
 
     const runId = safeDecode(rawRunId);
+    if (runId === undefined || !RUN_ID.test(runId)) {
+      ws.close(WS_CLOSE.RUN_NOT_FOUND, 'invalid run id');
+      return;
+    }
+    const client = clientIp(req, config.trustProxy);
     const controller = new AbortController();
-    ws.once('close', () => controller.abort());
+    // Counted among the client's sockets waiting for a run, until the run's first event.
+    let waiting = false;
+    let refused = false;
+    const stopWaiting = (): void => {
+      if (!waiting) return;
+      waiting = false;
+      pendingCount -= 1;
+      pendingQuota.release(client);
+    };
+    ws.once('close', () => {
+      controller.abort();
+      stopWaiting();
+    });
+    const waitForStart = (): boolean => {
+      if (closing || ws.readyState !== WebSocket.OPEN) return false;
+      if (!pendingQuota.acquire(client)) {
+        refused = true;
+        return false;
+      }
+      waiting = true;
+      pendingCount += 1;
+      return true;
+    };
     const send = (data: Buffer): void => {
       if (ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxBufferedBytes) {
@@ -148,25 +227,38 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       }
       ws.send(data, { binary: false });
     };
-    const found =
-      runId !== undefined &&
-      RUN_ID.test(runId) &&
-      (await attachFeed(
-        hub,
-        runId,
-        {
-          open: () => undefined,
-          event: (event) => send(frameOf(event)),
-          end: (reason) => {
-            if (ws.readyState !== WebSocket.OPEN) return;
-            if (reason === 'finished') ws.close(WS_CLOSE.NORMAL, 'run finished');
-            else ws.close(WS_CLOSE.GOING_AWAY, 'server shutting down');
-          },
+    const found = await attachFeed(
+      hub,
+      runId,
+      {
+        open: () => undefined,
+        event: (event) => {
+          stopWaiting();
+          send(frames.encode(event));
         },
-        { signal: controller.signal, ...(options.history ? { history: options.history } : {}) },
-      ));
-    if (!found && ws.readyState === WebSocket.OPEN) {
-      ws.close(WS_CLOSE.RUN_NOT_FOUND, 'run not found');
+        end: (reason) => {
+          stopWaiting();
+          // After the run's last event the socket stays open until the client leaves.
+          if (reason === 'hub_closed' && ws.readyState === WebSocket.OPEN) {
+            ws.close(WS_CLOSE.GOING_AWAY, 'server shutting down');
+          }
+        },
+      },
+      {
+        signal: controller.signal,
+        waitForStart,
+        ...(options.history ? { history: options.history } : {}),
+      },
+    );
+    if (found || ws.readyState !== WebSocket.OPEN) return;
+    if (refused) {
+      logger.info({ client, runId, max: pendingQuota.max }, 'WebSocket refused: too many waiting');
+      ws.close(
+        WS_CLOSE.TRY_AGAIN_LATER,
+        `too many sockets waiting for runs not started (max ${pendingQuota.max})`,
+      );
+    } else {
+      ws.close(WS_CLOSE.GOING_AWAY, 'server shutting down');
     }
   };
 
@@ -176,10 +268,18 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     get clientCount() {
       return wss.clients.size;
     },
+    get pendingCount() {
+      return pendingCount;
+    },
+    onDisconnect(listener) {
+      disconnectListeners.add(listener);
+      return () => disconnectListeners.delete(listener);
+    },
     async close() {
       if (closing) return;
       closing = true;
       server.off('upgrade', onUpgrade);
+      heartbeat.stop();
       const closed = new Promise<void>((resolve) => {
         wss.close(() => resolve());
       });
@@ -195,16 +295,52 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
 
 /**
  * One encoded frame per event, shared by every subscriber: with hundreds of clients on a run,
- * serializing once instead of once per client is most of the fan-out cost.
+ * serializing once instead of once per client is most of the fan-out cost. The hub hands an
+ * event to all its subscribers synchronously, so remembering the last event until the next
+ * microtask catches every repeat and then holds nothing (a cache keyed by event kept a frame
+ * beside every buffered event, and a plain last-event memo would keep one run's largest frame).
  */
-const frames = new WeakMap<object, Buffer>();
-function frameOf(event: object): Buffer {
-  let frame = frames.get(event);
-  if (frame === undefined) {
-    frame = Buffer.from(JSON.stringify(event), 'utf8');
-    frames.set(event, frame);
-  }
-  return frame;
+function createFrameEncoder(): { encode(event: object): Buffer } {
+  const EMPTY = Buffer.alloc(0);
+  let lastEvent: object | undefined;
+  let lastFrame = EMPTY;
+  let forgetting = false;
+  const forget = (): void => {
+    forgetting = false;
+    lastEvent = undefined;
+    lastFrame = EMPTY;
+  };
+  return {
+    encode(event) {
+      if (event !== lastEvent) {
+        lastFrame = Buffer.from(JSON.stringify(event), 'utf8');
+        lastEvent = event;
+        if (!forgetting) {
+          forgetting = true;
+          queueMicrotask(forget);
+        }
+      }
+      return lastFrame;
+    },
+  };
+}
+
+/** Answers an upgrade request with an HTTP error instead of a handshake. */
+function refuseUpgrade(
+  socket: Duplex,
+  status: number,
+  statusText: string,
+  headers: Record<string, string> = {},
+): void {
+  const body = JSON.stringify({ detail: status === 429 ? 'Rate limit exceeded' : statusText });
+  const lines = [
+    `HTTP/1.1 ${status} ${statusText}`,
+    'Connection: close',
+    'Content-Type: application/json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
 }
 
 function safeDecode(segment: string): string | undefined {

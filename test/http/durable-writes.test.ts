@@ -106,6 +106,8 @@ describe('durable end-of-run writes (HTTP, WebSocket)', () => {
       };
       expect(after.status).to.equal('success');
       expect(after.extra).not.to.have.property('persistence');
+      // The socket stays open after the run; the client leaves.
+      ws.ws.close();
       await ws.closed;
     });
   }

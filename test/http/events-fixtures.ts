@@ -12,6 +12,7 @@ import { createEventHub, type EventHub } from '../../src/events/hub.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
 import { createAuth } from '../../src/http/middleware/auth.js';
+import { createRateLimiter } from '../../src/http/middleware/rate-limit.js';
 import { createStreamRoute, type StreamRouteOptions } from '../../src/http/routes/stream.js';
 import {
   attachWebSocketHub,
@@ -88,6 +89,8 @@ export interface TestServer {
   requests: EventEmitter;
   /** Run ids whose feed was opened (hub.open resolved): the client is subscribed from then on. */
   feeds: Inbox<string>;
+  /** The WebSocket hub's client count after each socket closed and was released. */
+  disconnects: Inbox<number>;
   writeRunFile(record: RunRecord): Promise<string>;
   close(): Promise<void>;
 }
@@ -96,7 +99,12 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   finishedBuffers?: number;
   stream?: Partial<Pick<StreamRouteOptions, 'keepaliveMs' | 'idleTimeoutMs' | 'maxBufferedBytes'>>;
-  ws?: Partial<Pick<WebSocketHubOptions, 'maxBufferedBytes'>>;
+  ws?: Partial<
+    Pick<
+      WebSocketHubOptions,
+      'maxBufferedBytes' | 'pingIntervalMs' | 'maxPendingPerClient' | 'maxPayload'
+    >
+  >;
 }
 
 /**
@@ -105,7 +113,11 @@ export interface TestServerOptions {
  */
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const runsDir = await mkdtemp(join(tmpdir(), 'agentic-events-'));
-  const config = loadConfig({ AGENTIC_RUNS_DIR: runsDir, ...options.env });
+  const config = loadConfig({
+    AGENTIC_RUNS_DIR: runsDir,
+    AGENTIC_RATE_LIMIT_DEFAULT: '100000/second',
+    ...options.env,
+  });
   const logger = createSilentLogger();
   const runtime = new FakeRuntime();
   const history = createHistoryIndex({ runsDir, logger });
@@ -144,10 +156,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const wsHub = attachWebSocketHub(server, {
     hub,
     guard: createAuth(config),
+    rateLimit: createRateLimiter(config),
     config,
     logger,
     ...options.ws,
   });
+  const disconnects = new Inbox<number>();
+  wsHub.onDisconnect(() => disconnects.push(wsHub.clientCount));
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     wsUrl: `ws://127.0.0.1:${port}`,
@@ -160,6 +175,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     runsDir,
     requests,
     feeds,
+    disconnects,
     async writeRunFile(record) {
       const filename = `20260101T000000000Z_${record.workflow_name}_${record.run_id}.json`;
       await writeFile(join(runsDir, filename), JSON.stringify(record));
@@ -238,32 +254,54 @@ export async function openSse(
 export interface WsClient {
   ws: WebSocket;
   events: Inbox<WorkflowEvent>;
+  /** One entry per ping received from the server. */
+  pings: Inbox<number>;
+  /** Rejects with {@link UpgradeRefused} when the server answers the upgrade with an HTTP error. */
   opened: Promise<void>;
   closed: Promise<{ code: number; reason: string }>;
+}
+
+/** An upgrade answered with an HTTP status instead of a handshake. */
+export class UpgradeRefused extends Error {
+  constructor(
+    readonly status: number,
+    readonly headers: Record<string, string | string[] | undefined>,
+    readonly body: string,
+  ) {
+    super(`HTTP ${status}`);
+  }
 }
 
 /** A real `ws` client that records every frame from the first one. */
 export function connectWs(url: string, headers: Record<string, string> = {}): WsClient {
   const ws = new WebSocket(url, { headers });
   const events = new Inbox<WorkflowEvent>();
+  const pings = new Inbox<number>();
   ws.on('message', (data: Buffer) =>
     events.push(JSON.parse(data.toString('utf8')) as WorkflowEvent),
   );
+  ws.on('ping', () => pings.push(pings.items.length + 1));
   ws.on('error', () => undefined);
   const opened = new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
     ws.once('unexpected-response', (req, res) => {
-      req.destroy();
-      reject(new Error(`HTTP ${res.statusCode}`));
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => {
+        req.destroy();
+        reject(new UpgradeRefused(res.statusCode ?? 0, res.headers, body));
+      });
     });
   });
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     ws.once('close', (code, reason) => {
       events.end();
+      pings.end();
       resolve({ code, reason: reason.toString('utf8') });
     });
   });
-  return { ws, events, opened, closed };
+  return { ws, events, pings, opened, closed };
 }
 
 export const seqs = (events: { seq: number }[]): number[] => events.map((event) => event.seq);

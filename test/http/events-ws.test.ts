@@ -1,8 +1,30 @@
 import { expect } from 'chai';
+import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { replayFromRecord } from '../../src/events/replay-from-record.js';
-import { WS_CLOSE } from '../../src/http/ws-hub.js';
+import type { WorkflowEvent } from '../../src/generated/events.js';
+import { DEFAULT_WS_MAX_PAYLOAD, WS_CLOSE } from '../../src/http/ws-hub.js';
 import { sampleRecord } from '../unit/events/hub-fixtures.js';
-import { connectWs, range, seqs, startTestServer, type TestServer } from './events-fixtures.js';
+import {
+  connectWs,
+  range,
+  seqs,
+  startTestServer,
+  type TestServer,
+  type WsClient,
+} from './events-fixtures.js';
+
+/** Resolves once the client has the run's `workflow_end`. */
+const untilEnd = (client: WsClient): Promise<WorkflowEvent[]> =>
+  client.events.until((e) => e.at(-1)?.type === 'workflow_end', 'workflow_end');
+
+/** Leaves, as a client does: a close frame with 1000, echoed by the server. */
+async function leave(client: WsClient): Promise<{ code: number; reason: string }> {
+  client.ws.close(1000, 'bye');
+  return client.closed;
+}
 
 describe('WS /ws/execution/{run_id}', () => {
   let t: TestServer;
@@ -13,14 +35,20 @@ describe('WS /ws/execution/{run_id}', () => {
 
   const runUrl = (runId: string, query = ''): string => `${t.wsUrl}/ws/execution/${runId}${query}`;
 
-  it('streams a run live, one wire event per frame, and closes 1000 after workflow_end', async () => {
-    t = await startTestServer();
+  it('streams a run live, one wire event per frame, and stays open after workflow_end until the client leaves', async () => {
+    t = await startTestServer({ ws: { pingIntervalMs: 20 } });
     t.runtime.active.add('run1');
     const client = connectWs(runUrl('run1'));
     await t.feeds.until((ids) => ids.includes('run1'), 'the subscription');
     const emitted = t.runtime.runToEnd('run1', 3);
-    expect(await client.closed).to.deep.equal({ code: WS_CLOSE.NORMAL, reason: 'run finished' });
-    expect(client.events.items).to.deep.equal(JSON.parse(JSON.stringify(emitted)));
+    expect(await untilEnd(client)).to.deep.equal(JSON.parse(JSON.stringify(emitted)));
+    // Still open rounds of pings later; the feed let go of the run.
+    await client.pings.until((p) => p.length >= 2, 'two pings after the end');
+    expect(client.ws.readyState).to.equal(client.ws.OPEN);
+    expect(t.hub.stats().listeners).to.equal(0);
+    expect(t.wsHub.clientCount).to.equal(1);
+    expect(await leave(client)).to.deep.equal({ code: 1000, reason: 'bye' });
+    await t.disconnects.until((counts) => counts.at(-1) === 0, 'the server-side close');
   });
 
   it('replays to a joiner during the run, then streams the rest: seq 0..n exactly once', async () => {
@@ -31,16 +59,37 @@ describe('WS /ws/execution/{run_id}', () => {
     await client.events.until((e) => e.length === 3, 'the replay');
     t.runtime.step('run1', 'b');
     t.runtime.emit('run1', { type: 'workflow_end', status: 'success' });
-    expect((await client.closed).code).to.equal(WS_CLOSE.NORMAL);
-    expect(seqs(client.events.items)).to.deep.equal(range(0, 5));
+    expect(seqs(await untilEnd(client))).to.deep.equal(range(0, 5));
+    expect((await leave(client)).code).to.equal(1000);
   });
 
-  it('replays a finished run, then closes 1000', async () => {
-    t = await startTestServer();
+  it('replays a finished run and stays open', async () => {
+    t = await startTestServer({ ws: { pingIntervalMs: 20 } });
     const emitted = t.runtime.runToEnd('run1', 2);
     const client = connectWs(runUrl('run1'));
-    expect((await client.closed).code).to.equal(WS_CLOSE.NORMAL);
-    expect(client.events.items).to.deep.equal(JSON.parse(JSON.stringify(emitted)));
+    expect(await untilEnd(client)).to.deep.equal(JSON.parse(JSON.stringify(emitted)));
+    await client.pings.until((p) => p.length >= 1, 'a ping after the replay');
+    expect(client.events.ended).to.equal(false);
+    expect((await leave(client)).code).to.equal(1000);
+  });
+
+  it('pins nothing of a finished run while its socket stays open, once the hub drops the buffer', async () => {
+    t = await startTestServer({ finishedBuffers: 1 });
+    // Only weak references to the events the hub buffers (the test must not hold them).
+    const held = t.runtime.runToEnd('run1', 2).map((event) => new WeakRef(event));
+    const client = connectWs(runUrl('run1'));
+    await untilEnd(client);
+    t.runtime.runToEnd('newer', 0);
+    expect(t.hub.knows('run1')).to.equal(false);
+    expect(client.ws.readyState).to.equal(client.ws.OPEN);
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A WeakRef's target lives at least until the current job ends.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    gc();
+    const reachable = held.map((ref) => ref.deref()?.type).filter((type) => type !== undefined);
+    expect(reachable, 'events still reachable').to.deep.equal([]);
+    expect((await leave(client)).code).to.equal(1000);
   });
 
   it('gives many clients joining while events flow every event once, in order', async () => {
@@ -55,8 +104,8 @@ describe('WS /ws/execution/{run_id}', () => {
     await Promise.all(clients.map((c) => c.opened));
     t.runtime.emit('run1', { type: 'workflow_end', status: 'success' });
     for (const client of clients) {
-      expect((await client.closed).code).to.equal(WS_CLOSE.NORMAL);
-      expect(seqs(client.events.items)).to.deep.equal(range(0, 121));
+      expect(seqs(await untilEnd(client))).to.deep.equal(range(0, 121));
+      expect((await leave(client)).code).to.equal(1000);
     }
   });
 
@@ -66,17 +115,66 @@ describe('WS /ws/execution/{run_id}', () => {
     const filename = await t.writeRunFile(record);
     t.runtime.runToEnd('newer', 1);
     const client = connectWs(runUrl('old1'));
-    expect((await client.closed).code).to.equal(WS_CLOSE.NORMAL);
-    expect(client.events.items).to.deep.equal(
+    expect(await untilEnd(client)).to.deep.equal(
       JSON.parse(JSON.stringify(replayFromRecord(record, filename))),
     );
+    expect((await leave(client)).code).to.equal(1000);
   });
 
-  it('accepts, then closes 4404 "run not found" for an unknown run', async () => {
-    t = await startTestServer();
-    const client = connectWs(runUrl('nope'));
-    await client.opened;
-    expect(await client.closed).to.deep.equal({ code: 4404, reason: 'run not found' });
+  describe('a run the service does not know yet', () => {
+    it('waits for it, then streams it from its first event', async () => {
+      t = await startTestServer();
+      const client = connectWs(runUrl('later'));
+      await t.feeds.until((ids) => ids.includes('later'), 'the waiting subscription');
+      expect(t.wsHub.pendingCount).to.equal(1);
+      const emitted = t.runtime.runToEnd('later', 2);
+      expect(await untilEnd(client)).to.deep.equal(JSON.parse(JSON.stringify(emitted)));
+      expect(t.wsHub.pendingCount).to.equal(0);
+      expect((await leave(client)).code).to.equal(1000);
+    });
+
+    it('bounds the sockets one client may hold waiting, and frees a slot when one leaves or its run starts', async () => {
+      t = await startTestServer({ ws: { maxPendingPerClient: 2 } });
+      t.runtime.runToEnd('done', 0);
+      const a = connectWs(runUrl('later-a'));
+      const b = connectWs(runUrl('later-b'));
+      await t.feeds.until((ids) => ids.includes('later-a') && ids.includes('later-b'));
+      const known = connectWs(runUrl('done'));
+      await untilEnd(known);
+      const over = connectWs(runUrl('later-c'));
+      expect(await over.closed).to.deep.equal({
+        code: WS_CLOSE.TRY_AGAIN_LATER,
+        reason: 'too many sockets waiting for runs not started (max 2)',
+      });
+      expect(t.wsHub.pendingCount).to.equal(2);
+
+      t.runtime.emit('later-a', { type: 'workflow_start', workflow_name: 'wf' });
+      await a.events.until((e) => e.length === 1, 'workflow_start');
+      expect(t.wsHub.pendingCount).to.equal(1);
+      const d = connectWs(runUrl('later-d'));
+      await t.feeds.until((ids) => ids.includes('later-d'));
+      expect(t.wsHub.pendingCount).to.equal(2);
+
+      b.ws.close();
+      d.ws.close();
+      await t.disconnects.until((closes) => closes.length === 3, 'three closes');
+      expect(t.wsHub.pendingCount).to.equal(0);
+      expect(t.hub.stats().pending).to.equal(0);
+      const e = connectWs(runUrl('later-e'));
+      await t.feeds.until((ids) => ids.includes('later-e'));
+      expect(t.wsHub.pendingCount).to.equal(1);
+      for (const client of [a, known, e]) expect((await leave(client)).code).to.equal(1000);
+    });
+
+    it('closes 4404 for a run id no run can have', async () => {
+      t = await startTestServer();
+      const client = connectWs(runUrl('bad%20id'));
+      await client.opened;
+      expect(await client.closed).to.deep.equal({
+        code: WS_CLOSE.RUN_NOT_FOUND,
+        reason: 'invalid run id',
+      });
+    });
   });
 
   it('ignores text sent by the client', async () => {
@@ -88,8 +186,53 @@ describe('WS /ws/execution/{run_id}', () => {
     client.ws.send(JSON.stringify({ type: 'workflow_end', run_id: 'run1', seq: 99 }));
     t.runtime.step('run1', 'a');
     t.runtime.emit('run1', { type: 'workflow_end', status: 'success' });
-    expect((await client.closed).code).to.equal(WS_CLOSE.NORMAL);
-    expect(seqs(client.events.items)).to.deep.equal(range(0, 3));
+    expect(seqs(await untilEnd(client))).to.deep.equal(range(0, 3));
+    expect((await leave(client)).code).to.equal(1000);
+  });
+
+  it('closes 1009 for a client message over the payload limit', async () => {
+    t = await startTestServer();
+    const client = connectWs(runUrl('later'));
+    await t.feeds.until((ids) => ids.includes('later'));
+    client.ws.send('x'.repeat(DEFAULT_WS_MAX_PAYLOAD + 1));
+    expect((await client.closed).code).to.equal(WS_CLOSE.MESSAGE_TOO_BIG);
+  });
+
+  describe('heartbeat', () => {
+    it('keeps a client that answers pings', async () => {
+      t = await startTestServer({ ws: { pingIntervalMs: 10 } });
+      const client = connectWs(runUrl('later'));
+      await client.pings.until((p) => p.length >= 3, 'three pings');
+      expect(client.ws.readyState).to.equal(client.ws.OPEN);
+      expect((await leave(client)).code).to.equal(1000);
+    });
+
+    it('terminates a client that does not answer a ping', async () => {
+      t = await startTestServer({ ws: { pingIntervalMs: 10 } });
+      t.runtime.runToEnd('run1', 0);
+      // A raw TCP client: completes the handshake, reads, never answers anything.
+      const socket = connect(Number(new URL(t.wsUrl).port), '127.0.0.1');
+      let received = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => (received = Buffer.concat([received, chunk])));
+      const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(
+        [
+          'GET /ws/execution/run1 HTTP/1.1',
+          'Host: 127.0.0.1',
+          'Upgrade: websocket',
+          'Connection: Upgrade',
+          `Sec-WebSocket-Key: ${randomBytes(16).toString('base64')}`,
+          'Sec-WebSocket-Version: 13',
+          '',
+          '',
+        ].join('\r\n'),
+      );
+      await gone;
+      expect(received.toString('latin1')).to.match(/^HTTP\/1\.1 101 /);
+      // An empty unmasked ping frame: FIN + opcode 0x9, length 0 (no text byte is >= 0x80).
+      expect(received.includes(Buffer.from([0x89, 0x00]))).to.equal(true);
+      await t.disconnects.until((counts) => counts.at(-1) === 0, 'the server-side close');
+    });
   });
 
   describe('connection sequence (spec: close 1008 after accepting)', () => {
@@ -101,8 +244,8 @@ describe('WS /ws/execution/{run_id}', () => {
       expect(await bad.closed).to.deep.equal({ code: 1008, reason: 'origin not allowed' });
       expect(bad.events.items).to.deep.equal([]);
       const good = connectWs(runUrl('run1'), { Origin: 'http://good.example' });
-      expect((await good.closed).code).to.equal(WS_CLOSE.NORMAL);
-      expect(good.events.items).to.have.length(2);
+      expect(await untilEnd(good)).to.have.length(2);
+      expect((await leave(good)).code).to.equal(1000);
     });
 
     for (const param of ['api_key', 'token', 'key', 'access_token']) {
@@ -134,8 +277,8 @@ describe('WS /ws/execution/{run_id}', () => {
         { Authorization: 'Bearer sekret-key-123' },
       ]) {
         const client = connectWs(runUrl('run1'), headers);
-        expect((await client.closed).code).to.equal(WS_CLOSE.NORMAL);
-        expect(seqs(client.events.items)).to.deep.equal([0, 1]);
+        expect(seqs(await untilEnd(client))).to.deep.equal([0, 1]);
+        expect((await leave(client)).code).to.equal(1000);
       }
     });
   });
@@ -169,20 +312,27 @@ describe('WS /ws/execution/{run_id}', () => {
     }
     expect(t.hub.stats().listeners).to.equal(1);
     t.runtime.emit('run1', { type: 'workflow_end', status: 'success' });
-    expect((await good.closed).code).to.equal(WS_CLOSE.NORMAL);
-    expect(seqs(good.events.items)).to.deep.equal(range(0, sent + 1));
+    expect(seqs(await untilEnd(good))).to.deep.equal(range(0, sent + 1));
     socket.resume();
     expect((await stalled.closed).code).to.equal(1006);
     expect(stalled.events.items.length).to.be.lessThan(sent + 2);
+    expect((await leave(good)).code).to.equal(1000);
   });
 
-  it('close() closes connected clients with 1001', async () => {
+  it('close() closes every client with 1001: live, finished and waiting', async () => {
     t = await startTestServer();
     t.runtime.emit('run1', { type: 'workflow_start', workflow_name: 'wf' });
-    const client = connectWs(runUrl('run1'));
-    await client.events.until((e) => e.length === 1);
+    t.runtime.runToEnd('done', 0);
+    const live = connectWs(runUrl('run1'));
+    const finished = connectWs(runUrl('done'));
+    const waiting = connectWs(runUrl('later'));
+    await live.events.until((e) => e.length === 1);
+    await untilEnd(finished);
+    await t.feeds.until((ids) => ids.includes('later'));
     await t.wsHub.close();
-    expect((await client.closed).code).to.equal(WS_CLOSE.GOING_AWAY);
+    for (const client of [live, finished, waiting]) {
+      expect((await client.closed).code).to.equal(WS_CLOSE.GOING_AWAY);
+    }
     expect(t.wsHub.clientCount).to.equal(0);
   });
 });

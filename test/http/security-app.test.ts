@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { startTestService, type TestService } from './harness.js';
 
@@ -98,6 +99,63 @@ describe('security through the real app', () => {
     const url = `${svc.url.replace('http', 'ws')}/ws/execution/unknown-run`;
     expect(await wsCloseCode(url)).to.equal(1008);
     expect(await wsCloseCode(`${url}?api_key=${KEY}`, { 'X-API-Key': KEY })).to.equal(1008);
-    expect(await wsCloseCode(url, { 'X-API-Key': KEY })).not.to.equal(1008);
+    // With the key the socket is served: it waits for the run, and streams it once started.
+    const ws = new WebSocket(url, { headers: { 'X-API-Key': KEY } });
+    ws.on('error', () => undefined);
+    await once(ws, 'open');
+    const first = once(ws, 'message') as Promise<[Buffer]>;
+    const started = await fetch(`${svc.url}/api/run`, {
+      method: 'POST',
+      headers: { 'X-API-Key': KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        workflow: 'test_deterministic',
+        input_data: { text: 'x' },
+        run_id: 'unknown-run',
+      }),
+    });
+    expect(started.status).to.equal(200);
+    const [frame] = await first;
+    expect(JSON.parse(frame.toString('utf8'))).to.include({
+      type: 'workflow_start',
+      run_id: 'unknown-run',
+      seq: 0,
+    });
+    await svc.finished('unknown-run');
+    ws.close();
+    await once(ws, 'close');
+  });
+});
+
+describe('WebSocket upgrades and the global rate limit', () => {
+  let svc: TestService;
+  afterEach(async () => {
+    await svc.dispose();
+  });
+
+  it('counts upgrades against the HTTP budget; over it, a 429 with Retry-After and no handshake', async () => {
+    svc = await startTestService({ env: { AGENTIC_RATE_LIMIT_DEFAULT: '3/minute' } });
+    const url = `${svc.url.replace('http', 'ws')}/ws/execution/some-run`;
+    expect((await fetch(`${svc.url}/api/workflows`)).status).to.equal(200);
+    const sockets: WebSocket[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      const ws = new WebSocket(url);
+      sockets.push(ws);
+      await once(ws, 'open');
+    }
+    const refused = new WebSocket(url);
+    refused.on('error', () => undefined);
+    const [, res] = (await once(refused, 'unexpected-response')) as [unknown, IncomingMessage];
+    let body = '';
+    for await (const chunk of res) body += String(chunk);
+    expect(res.statusCode).to.equal(429);
+    expect(Number(res.headers['retry-after'])).to.be.within(1, 60);
+    expect(res.headers['ratelimit-limit']).to.equal('3');
+    expect(JSON.parse(body)).to.deep.equal({ detail: 'Rate limit exceeded' });
+    // The upgrades used the same budget as requests.
+    expect((await fetch(`${svc.url}/api/workflows`)).status).to.equal(429);
+    for (const ws of sockets) {
+      ws.close();
+      await once(ws, 'close');
+    }
   });
 });

@@ -69,6 +69,11 @@ export class FakeRuntime implements Pick<Runtime, 'subscribe' | 'onRecord' | 'is
     return events;
   }
 
+  /** workflow_end of a run (started by {@link step} or {@link emit}). */
+  endRun(runId: string): WorkflowEvent {
+    return this.emit(runId, { type: 'workflow_end', status: 'success' });
+  }
+
   step(runId: string, step: string, output: unknown = { ok: true }): WorkflowEvent[] {
     return [
       this.emit(runId, { type: 'step_start', step }),

@@ -50,7 +50,7 @@ describe('createEventHub', () => {
     runtime.emit('r1', { type: 'workflow_end', status: 'success' });
     expect(seqs(live)).to.deep.equal([3, 4, 5]);
     expect(lasts).to.deep.equal([false, false, true]);
-    expect(hub.stats()).to.deep.equal({ activeRuns: 0, finishedRuns: 1, listeners: 0 });
+    expect(hub.stats()).to.deep.include({ activeRuns: 0, finishedRuns: 1, listeners: 0 });
   });
 
   it('a subscriber joining from inside another listener misses nothing and repeats nothing', () => {
@@ -116,7 +116,100 @@ describe('createEventHub', () => {
     hub.close();
     hub = createEventHub({ runtime, finishedBuffers: 100 });
     for (let i = 0; i < 5000; i += 1) runtime.runToEnd(`run-${i}`, 1);
-    expect(hub.stats()).to.deep.equal({ activeRuns: 0, finishedRuns: 100, listeners: 0 });
+    expect(hub.stats()).to.deep.include({ activeRuns: 0, finishedRuns: 100, listeners: 0 });
+  });
+
+  it('bounds the finished buffers by serialized bytes, dropping the least recently finished', async () => {
+    hub.close();
+    const history = mapHistory({ big: sampleRecord('big') });
+    hub = createEventHub({ runtime, history, finishedBuffersMaxBytes: 64 * 1024 });
+    const big = 'x'.repeat(10 * 1024);
+    for (let i = 0; i < 20; i += 1) {
+      runtime.step(`r${i}`, 'a', { big });
+      runtime.endRun(`r${i}`);
+    }
+    const stats = hub.stats();
+    // Each run holds ~10 KiB of JSON: six fit in 64 KiB, far fewer than the count bound.
+    expect(stats.finishedRuns).to.equal(6);
+    expect(stats.finishedBytes).to.be.within(6 * big.length, 64 * 1024);
+    expect(hub.knows('r19')).to.equal(true);
+    expect(hub.knows('r13')).to.equal(false);
+
+    // A run over the whole budget is not kept; its late joiners get the run file.
+    runtime.step('big', 'a', { big: 'y'.repeat(65 * 1024) });
+    runtime.endRun('big');
+    expect(hub.knows('big')).to.equal(false);
+    expect(hub.knows('r19')).to.equal(true);
+    expect((await hub.open('big', () => undefined))?.source).to.equal('record');
+  });
+
+  it('re-weighs a finished buffer when evaluation events arrive after workflow_end', () => {
+    hub.close();
+    hub = createEventHub({ runtime, finishedBuffersMaxBytes: 64 * 1024 });
+    runtime.runToEnd('r1', 1);
+    const before = hub.stats().finishedBytes;
+    runtime.emit('r1', { type: 'evaluation_start', rubric_id: 'x'.repeat(1000) });
+    expect(hub.stats().finishedBytes).to.be.above(before + 1000);
+  });
+
+  describe('a run not started yet', () => {
+    it('is undefined unless the caller waits, and waitForStart is asked only then', async () => {
+      runtime.emit('known', { type: 'workflow_start', workflow_name: 'wf' });
+      let asked = 0;
+      const waitForStart = () => ((asked += 1), false);
+      expect((await hub.open('known', () => undefined, { waitForStart }))?.source).to.equal(
+        'buffer',
+      );
+      expect(asked).to.equal(0);
+      expect(await hub.open('later', () => undefined, { waitForStart })).to.equal(undefined);
+      expect(asked).to.equal(1);
+      expect(hub.stats().pending).to.equal(0);
+    });
+
+    it('delivers every event from seq 0 live once it starts, to each waiting subscriber', async () => {
+      const got: [WorkflowEvent[], WorkflowEvent[]] = [[], []];
+      const lasts: boolean[] = [];
+      const subs = await Promise.all(
+        got.map((events) =>
+          hub.open('later', (event, last) => (events.push(event), lasts.push(last)), {
+            waitForStart: () => true,
+          }),
+        ),
+      );
+      expect(subs.map((sub) => [sub?.source, sub?.finished, sub?.replay])).to.deep.equal([
+        ['pending', false, []],
+        ['pending', false, []],
+      ]);
+      expect(hub.knows('later')).to.equal(false);
+      expect(hub.stats().pending).to.equal(2);
+      const emitted = runtime.runToEnd('later', 1);
+      expect(got).to.deep.equal([emitted, emitted]);
+      expect(lasts.filter(Boolean)).to.have.length(2);
+      expect(hub.stats()).to.deep.include({ pending: 0, listeners: 0 });
+    });
+
+    it('leaves nothing behind when the subscriber gives up before the run starts', async () => {
+      const sub = await hub.open('never', () => expect.fail('no events'), {
+        waitForStart: () => true,
+      });
+      expect(hub.stats().pending).to.equal(1);
+      sub?.unsubscribe();
+      sub?.unsubscribe();
+      expect(hub.stats().pending).to.equal(0);
+      runtime.runToEnd('never', 0);
+      expect(hub.stats().listeners).to.equal(0);
+    });
+
+    it('is told when the hub closes', async () => {
+      let told = 0;
+      await hub.open('later', () => undefined, {
+        waitForStart: () => true,
+        onHubClose: () => (told += 1),
+      });
+      hub.close();
+      expect(told).to.equal(1);
+      expect(hub.stats().pending).to.equal(0);
+    });
   });
 
   it('ends the stream at evaluation_complete when the run record requested evaluation', () => {
@@ -251,6 +344,7 @@ describe('replayFromRecord', () => {
         agent: 'tier0_echo',
         tier: '0',
         input: { text: 'hi' },
+        attempt: 1,
       },
       {
         type: 'step_end',
@@ -268,6 +362,8 @@ describe('replayFromRecord', () => {
         output: { text: 'hi' },
         error: null,
         retry_count: 0,
+        skip_reason: null,
+        attempt: 1,
       },
       {
         type: 'step_end',
