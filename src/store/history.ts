@@ -3,9 +3,15 @@
  * kept current from `runtime.onRecord`, and the only source of `GET /api/runs*` answers.
  *
  * Memory stays flat however many runs accumulate: summaries of the newest `windowSize` runs are
- * kept (active runs are never evicted), and aggregates over every run are counters
- * ({@link createHistoryStats}). A run older than the window is still found by file name or run
- * id through one directory lookup and one file read.
+ * kept (active runs are never evicted), aggregates over every run are counters
+ * ({@link createHistoryStats}), and a compact map of every run id to its file name answers id
+ * lookups without listing the directory (an unknown id costs a map lookup). A run older than
+ * the window is found by file name or run id through one file read; full records are cached
+ * up to `recordCacheBytes`.
+ *
+ * The index is filled either from the runtime's start-up scan ({@link HistoryIndex.addScanned},
+ * then {@link HistoryIndex.markLoaded}) or by {@link HistoryIndex.load}; until then `loaded` is
+ * false and list, summary and id lookups are incomplete (the HTTP layer answers 503).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +19,7 @@ import { LRUCache } from 'lru-cache';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import type { RunSummary } from '../generated/api/run-list-response.js';
+import { approxBytes } from './approx-size.js';
 import { createHistoryStats, type RunsSummary } from './history-stats.js';
 
 export type { RunsSummary } from './history-stats.js';
@@ -26,10 +33,26 @@ export interface RunLookup {
 }
 
 export interface HistoryIndex {
-  /** Reads every run file of the directory into the index (call once, after recovery). */
+  /** Reads every run file of the directory into the index, then marks it loaded. */
   load(): Promise<void>;
+  /** Adds a run read by a start-up scan unless a write of this process indexed it already. */
+  addScanned(record: RunRecord, filename: string): void;
+  /** Marks the index complete (after a start-up scan fed it through `addScanned`). */
+  markLoaded(): void;
+  /** Whether every run file of the directory has been indexed. */
+  readonly loaded: boolean;
+  /** Resolves once `loaded`. */
+  whenLoaded(): Promise<void>;
   /** Adds or replaces a run (called for each run-file write). */
   upsert(record: RunRecord, filename: string): void;
+  /** Whether a run with this id is indexed. */
+  hasRunId(runId: string): boolean;
+  /** Every indexed run as `[run id, file name]` (the newest file per run id). */
+  runFiles(): IterableIterator<[string, string]>;
+  /** Whether the indexed run of this file is running or pending. */
+  isActiveFile(filename: string): boolean;
+  /** Forgets a run whose file was removed (retention). */
+  remove(runId: string, filename: string): void;
   /** Newest first; `workflow` is an exact match. */
   list(options?: { limit?: number; workflow?: string | undefined }): RunSummary[];
   summary(options?: { workflow?: string | undefined }): RunsSummary;
@@ -39,6 +62,8 @@ export interface HistoryIndex {
   getByFilename(filename: string): Promise<RunLookup | undefined>;
   /** Runs currently in the index window. */
   readonly size: number;
+  /** Runs indexed (every run id known). */
+  readonly runCount: number;
 }
 
 export interface HistoryOptions {
@@ -46,8 +71,11 @@ export interface HistoryOptions {
   logger: Logger;
   /** Newest runs whose summaries are kept in memory. @default 10000 */
   windowSize?: number;
-  /** Full records of recent runs kept to answer detail requests without a file read. @default 256 */
-  recordCacheSize?: number;
+  /**
+   * Bytes of full records (estimated, see approx-size.ts) kept to answer detail requests
+   * without a file read. @default 33554432 (32 MiB)
+   */
+  recordCacheBytes?: number;
   /** @default Date.now */
   now?: () => number;
 }
@@ -128,7 +156,15 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
   const byRunId = new Map<string, Entry>();
   /** Every run counted in the stats, by file name → the sample it was counted with. */
   const counted = new Map<string, Entry>();
-  const records = new LRUCache<string, RunRecord>({ max: options.recordCacheSize ?? 256 });
+  /** Every indexed run id → its file name (the newest file per id). */
+  const fileOf = new Map<string, string>();
+  const records = new LRUCache<string, RunRecord>({
+    maxSize: Math.max(1, options.recordCacheBytes ?? 32 * 1024 * 1024),
+    sizeCalculation: (record) => Math.max(1, approxBytes(record)),
+  });
+  let loaded = false;
+  let markDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (markDone = resolve));
 
   function sampleOf(entry: Entry) {
     return {
@@ -196,8 +232,15 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     byFilename.set(filename, entry);
     const sameId = byRunId.get(record.run_id);
     if (sameId === undefined || compare(sameId, entry) <= 0) byRunId.set(record.run_id, entry);
+    const known = fileOf.get(record.run_id);
+    if (known === undefined || known <= filename) fileOf.set(record.run_id, filename);
     records.set(filename, record);
     evict();
+  }
+
+  function markLoaded(): void {
+    loaded = true;
+    markDone();
   }
 
   async function readRecord(filename: string): Promise<RunRecord | undefined> {
@@ -230,10 +273,37 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
   }
 
   return {
+    get loaded() {
+      return loaded;
+    },
+    whenLoaded: () => done,
+    markLoaded,
+    addScanned(record, filename) {
+      if (byFilename.has(filename) || counted.has(filename)) return;
+      if (fileOf.get(record.run_id) === filename) return;
+      upsert(record, filename);
+      // The scan reads each file once: keeping them all would only churn the cache.
+      records.delete(filename);
+    },
+    hasRunId: (runId) => fileOf.has(runId),
+    runFiles: () => fileOf.entries(),
+    isActiveFile(filename) {
+      const entry = byFilename.get(filename);
+      return entry !== undefined && isActive(entry.summary.status);
+    },
+    remove(runId, filename) {
+      const entry = byFilename.get(filename);
+      if (entry !== undefined) removeEntry(entry);
+      const sample = counted.get(filename);
+      if (sample !== undefined) stats.apply(sampleOf(sample), -1);
+      counted.delete(filename);
+      records.delete(filename);
+      if (fileOf.get(runId) === filename) fileOf.delete(runId);
+    },
     async load() {
       const names = await runFileNames();
       const started = now();
-      let loaded = 0;
+      let count = 0;
       // Bounded parallelism: enough to hide read latency, not enough to exhaust descriptors.
       let next = 0;
       const worker = async (): Promise<void> => {
@@ -243,13 +313,14 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
           if (record === undefined) continue;
           if (!byFilename.has(name)) {
             upsert(record, name);
-            loaded += 1;
+            count += 1;
           }
         }
       };
       await Promise.all(Array.from({ length: Math.min(32, names.length) }, worker));
       records.clear();
-      logger.info({ runs: loaded, ms: now() - started }, 'run history loaded');
+      logger.info({ runs: count, ms: now() - started }, 'run history loaded');
+      markLoaded();
     },
     upsert,
     list({ limit = 50, workflow } = {}) {
@@ -266,15 +337,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     },
     async getByRunId(runId) {
       if (!RUN_ID.test(runId)) return undefined;
-      const entry = byRunId.get(runId);
-      let filename = entry?.summary.filename;
-      if (filename === undefined) {
-        const suffix = `_${runId}.json`;
-        filename = (await runFileNames())
-          .filter((name) => name.endsWith(suffix))
-          .sort()
-          .at(-1);
-      }
+      const filename = byRunId.get(runId)?.summary.filename ?? fileOf.get(runId);
       if (filename === undefined) return undefined;
       const record = await readRecord(filename);
       return record === undefined ? undefined : { record, filename };
@@ -286,6 +349,9 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     },
     get size() {
       return entries.length;
+    },
+    get runCount() {
+      return fileOf.size;
     },
   };
 }

@@ -55,6 +55,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logger: options.logger ?? createSilentLogger(),
     ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
   });
+  // The service listens before its history is loaded; tests start from a loaded index.
+  await running.history.whenLoaded();
   const waiters = new Map<string, ((record: RunRecord) => void)[]>();
   const off = running.runtime.onRecord((record) => {
     if (record.status !== 'success' && record.status !== 'failed') return;
