@@ -3,6 +3,7 @@
  * actor whose children are the run actors), a registry of active runs, event fan-out and
  * run-file persistence through each run's observers.
  */
+import { mkdir } from 'node:fs/promises';
 import { createActor, type AnyActorRef } from 'xstate';
 import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
 import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
@@ -22,7 +23,6 @@ import type { RunRecord } from '../generated/run-record.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { LlmClient } from '../llm/types.js';
 import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
-import { mkdir } from 'node:fs/promises';
 import { acquireOwnerLease, type OwnerLease } from '../store/owner.js';
 import { createRunJournal, type RunJournal } from '../store/run-journal.js';
 import { createRunWriter, type RunWriter } from '../store/run-writer.js';

@@ -20,8 +20,8 @@ const STAMP = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{3})Z_/;
 export function stampOf(filename: string): number | undefined {
   const m = STAMP.exec(filename);
   if (m === null) return undefined;
-  const [, y, mo, d, h, mi, s, ms] = m.map(Number) as number[];
-  return Date.UTC(y!, mo! - 1, d!, h!, mi!, s!, ms!);
+  const [y = 0, mo = 1, d = 1, h = 0, mi = 0, s = 0, ms = 0] = m.slice(1).map(Number);
+  return Date.UTC(y, mo - 1, d, h, mi, s, ms);
 }
 
 export interface RetentionOptions {
@@ -56,7 +56,9 @@ export function createRetention(options: RetentionOptions): Retention {
   const enabled = days > 0 || max > 0;
   let running: Promise<number> | undefined;
   let soon: NodeJS.Timeout | undefined;
-  const timer = enabled ? setInterval(() => void prune(), options.intervalMs ?? 3_600_000) : undefined;
+  const timer = enabled
+    ? setInterval(() => void prune(), options.intervalMs ?? 3_600_000)
+    : undefined;
   timer?.unref();
 
   function victims(): [string, string][] {
@@ -84,7 +86,10 @@ export function createRetention(options: RetentionOptions): Retention {
         await unlink(join(runsDir, filename));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-          logger.warn({ file: filename, code: (error as NodeJS.ErrnoException).code }, 'cannot remove an old run file');
+          logger.warn(
+            { file: filename, code: (error as NodeJS.ErrnoException).code },
+            'cannot remove an old run file',
+          );
           continue;
         }
       }

@@ -12,22 +12,19 @@
  * Every run file read (after its repair) is passed to `onRecord`, so the history index is built
  * from the same scan.
  */
-import { readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord } from '../generated/run-record.js';
 import { interruptedRecord } from './interrupted-record.js';
-import { OWNER_FILE, ownerAlive, type OwnerInfo } from './owner.js';
-import { TEMP_FILE_TOKEN, tokenOfOwner } from './process-token.js';
+import { OWNER_FILE } from './owner.js';
+import { tokenOfOwner } from './process-token.js';
 import { JOURNAL_FILE, journalFileName, type JournalLine } from './run-journal.js';
 import { writeRunFile } from './run-files.js';
+import { TEMP_FILE, ownerFileAlive, removeDeadTempFiles } from './stale-temp-files.js';
 import type { FileWriter } from './write-thread.js';
 
-/** Names of the atomic writers' temp files (`.<target>.<unique>.tmp`). */
-const TEMP_FILE = /^\..+\.tmp$/;
 /** Run file names (as in history.ts; no leading dot). */
 const RUN_FILE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,250}\.json$/;
-/** Temp files without a process token (other writers) are removed only when this old. */
-const ANONYMOUS_TEMP_AGE_MS = 60_000;
 
 /** What the scan found and did. */
 export interface RecoveryReport {
@@ -128,8 +125,11 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
     }
   }
   if (self !== undefined) owners.set(self, true);
-  const alive = (owner: unknown): boolean => typeof owner === 'string' && owners.get(owner) === true;
-  const liveTokens = new Set([...owners].filter(([, live]) => live).map(([id]) => tokenOfOwner(id)));
+  const alive = (owner: unknown): boolean =>
+    typeof owner === 'string' && owners.get(owner) === true;
+  const liveTokens = new Set(
+    [...owners].filter(([, live]) => live).map(([id]) => tokenOfOwner(id)),
+  );
 
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -184,35 +184,11 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
   for (const journal of journals) {
     if (await removeQuietly(join(runsDir, journal))) report.journalsRemoved++;
   }
-  for (const name of temps) {
-    const token = TEMP_FILE_TOKEN.exec(name)?.[1];
-    const stale =
-      token === undefined ? await olderThan(join(runsDir, name)) : !liveTokens.has(token);
-    if (stale && (await removeQuietly(join(runsDir, name)))) report.tempFilesRemoved++;
-  }
+  report.tempFilesRemoved = (await removeDeadTempFiles(runsDir, temps, liveTokens)).length;
   for (const [owner, live] of owners) {
     if (!live && (await removeQuietly(join(runsDir, `.${owner}.owner`)))) report.ownersRemoved++;
   }
   return report;
-}
-
-/** File times are wall-clock times: compared with Date.now(), not the runtime's clock. */
-async function ownerFileAlive(runsDir: string, name: string): Promise<boolean> {
-  const path = join(runsDir, name);
-  try {
-    const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
-    return ownerAlive(JSON.parse(text) as OwnerInfo, info.mtimeMs, Date.now());
-  } catch {
-    return false;
-  }
-}
-
-async function olderThan(path: string): Promise<boolean> {
-  try {
-    return Date.now() - (await stat(path)).mtimeMs > ANONYMOUS_TEMP_AGE_MS;
-  } catch {
-    return false;
-  }
 }
 
 /**

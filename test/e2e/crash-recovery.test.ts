@@ -143,9 +143,7 @@ describe('run files across processes (kill -9, a second process on the same runs
     expect(record).to.include({ status: 'failed', error: 'interrupted', failed_step_count: 1 });
     expect(record).not.to.have.property('owner');
     expect(record.success_rate).to.equal(50);
-    expect(
-      record.steps.map((s) => [s.step_name, s.status, s.output, s.error]),
-    ).to.deep.equal([
+    expect(record.steps.map((s) => [s.step_name, s.status, s.output, s.error])).to.deep.equal([
       ['first', 'success', { text: 'one' }, null],
       ['second', 'success', { text: 'two' }, null],
       ['wait', 'failed', null, 'interrupted'],
