@@ -128,6 +128,11 @@ export class RunSession {
     this.mapper.engineEvent(event);
   }
 
+  /** When the run started (the journal commits runs older than its commit delay). */
+  get startTime(): number {
+    return this.options.base.startTime;
+  }
+
   /** The record of finished step `index` (the journal builds its lines when it commits). */
   stepRecord(index: number): StepRecord {
     return stepRecord(this.options.base.workflow.steps[index]!, this.outcomes[index]!);

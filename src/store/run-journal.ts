@@ -4,11 +4,13 @@
  * (`.<run file>.journal`, one JSON object per line), which start-up recovery folds into the run
  * file of a run whose owner is gone (see startup-recovery.ts).
  *
- * Group commit: step events only mark the run dirty; every `commitMs` the lines of all dirty
- * runs are built and appended, one append and one fsync per journal, on the write thread (in
- * order with the run-file writes). A run that ends before its next commit drops its pending
- * lines (its end record says more), so runs shorter than `commitMs` never create a journal:
- * only long runs pay. One commit is in flight at a time and takes at most `maxFiles` journals;
+ * Group commit: step events only mark the run dirty; every `commitMs` the lines of the dirty
+ * runs started at least `commitMs` ago are built and appended, one append and one fsync per
+ * journal, on the write thread (in order with the run-file writes). A run that ends before its
+ * commit drops its pending lines (its end record says more), so runs shorter than `commitMs`
+ * never create a journal however their steps fall around the commits: only long runs pay (at
+ * hundreds of short runs a second, a commit catching ten runs in flight would otherwise add
+ * two hundred file creations, fsyncs and removals a second). One commit is in flight at a time and takes at most `maxFiles` journals;
  * pending state is a few indices per active run, so memory is bounded by the active runs.
  * Appends are best effort: a failure is logged once per error code and the run goes on (its
  * end record is what is durable).
@@ -32,12 +34,15 @@ export type JournalLine = { i: number; started: string } | { i: number; step: St
 /** What the journal reads of a run when it commits. */
 export interface JournalSource {
   readonly filename: string;
+  /** When the run started (epoch ms, the clock's time). */
+  readonly startTime: number;
   /** The record of finished step `index`. */
   stepRecord(index: number): StepRecord;
 }
 
 /** Timers of the commit (the runtime's clock). */
 export interface JournalClock {
+  now(): number;
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
@@ -78,6 +83,8 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
   const written = new Set<JournalSource>();
   let timer: unknown;
   let inFlight: Promise<void> | undefined;
+  /** A commit came due while the previous one was in flight: it runs when that one ends. */
+  let due = false;
   let closed = false;
   const warned = new Set<string>();
 
@@ -92,10 +99,11 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
   }
 
   function schedule(): void {
-    if (timer !== undefined || inFlight !== undefined || closed) return;
+    if (timer !== undefined || closed) return;
     timer = clock.setTimeout(() => {
       timer = undefined;
-      commit();
+      if (inFlight === undefined) commit();
+      else due = true;
     }, commitMs);
   }
 
@@ -115,16 +123,22 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
 
   function commit(): void {
     const batch: Promise<void>[] = [];
+    const youngest = clock.now() - commitMs;
     for (const [source, state] of pending) {
       if (batch.length >= maxFiles) break;
+      if (source.startTime > youngest) continue;
       pending.delete(source);
       const text = linesOf(source, state);
       written.add(source);
       batch.push(append(join(runsDir, journalFileName(source.filename)), text).catch(failed));
     }
+    if (pending.size > 0) schedule();
+    if (batch.length === 0) return;
     inFlight = Promise.all(batch).then(() => {
       inFlight = undefined;
-      if (pending.size > 0) schedule();
+      if (!due) return;
+      due = false;
+      commit();
     });
   }
 
@@ -155,8 +169,8 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
       closed = true;
       if (timer !== undefined) clock.clearTimeout(timer);
       timer = undefined;
+      while (inFlight !== undefined) await inFlight;
       pending.clear();
-      await inFlight;
     },
   };
 }

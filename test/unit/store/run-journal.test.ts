@@ -12,9 +12,10 @@ import {
 } from '../../../src/store/run-journal.js';
 import { ManualClock } from '../../conformance/helpers.js';
 
-function source(filename: string): JournalSource {
+function source(filename: string, startTime = 0): JournalSource {
   return {
     filename,
+    startTime,
     stepRecord: (index) => ({ step_name: `s${index}`, status: 'success' }) as StepRecord,
   };
 }
@@ -76,6 +77,22 @@ describe('run journals (store/run-journal.ts)', () => {
       { i: 0, step: { step_name: 's0', status: 'success' } },
       { i: 1, step: { step_name: 's1', status: 'success' } },
     ]);
+  });
+
+  it('commits a run only once it is older than the commit delay', async () => {
+    const j = journal();
+    j.stepFinished(source('old.json', clock.now()), 0);
+    clock.advance(30);
+    const young = source('young.json', clock.now());
+    j.stepFinished(young, 0);
+    clock.advance(20); // the commit: the young run is 20 ms old
+    await Promise.resolve();
+    expect(appends).to.deep.equal([join(dir, journalFileName('old.json'))]);
+    clock.advance(50);
+    await j.close();
+    expect(appends).to.deep.equal(
+      ['old.json', 'young.json'].map((name) => join(dir, journalFileName(name))),
+    );
   });
 
   it('writes nothing for a run that ends before its commit', async () => {
