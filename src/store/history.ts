@@ -220,7 +220,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     }
   }
 
-  function upsert(record: RunRecord, filename: string): void {
+  function upsert(record: RunRecord, filename: string, cache = true): void {
     const entry = toEntry(record, filename);
     const previous = counted.get(filename);
     if (previous !== undefined) stats.apply(sampleOf(previous), -1);
@@ -234,7 +234,10 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     if (sameId === undefined || compare(sameId, entry) <= 0) byRunId.set(record.run_id, entry);
     const known = fileOf.get(record.run_id);
     if (known === undefined || known <= filename) fileOf.set(record.run_id, filename);
-    records.set(filename, record);
+    // Records read by a scan are not cached (keeping them all would only churn the cache), but
+    // an older version read meanwhile must go.
+    if (cache) records.set(filename, record);
+    else records.delete(filename);
     evict();
   }
 
@@ -243,7 +246,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     markDone();
   }
 
-  async function readRecord(filename: string): Promise<RunRecord | undefined> {
+  async function readRecord(filename: string, cache = true): Promise<RunRecord | undefined> {
     const cached = records.get(filename);
     if (cached !== undefined) return cached;
     let text: string;
@@ -256,7 +259,10 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     }
     try {
       const parsed: unknown = JSON.parse(text);
-      return looksLikeRecord(parsed) ? parsed : undefined;
+      if (!looksLikeRecord(parsed)) return undefined;
+      // A running record may be another process's, rewritten behind our back: not cached.
+      if (cache && !isActive(parsed.status)) records.set(filename, parsed);
+      return parsed;
     } catch {
       logger.warn({ filename }, 'run file is not valid JSON');
       return undefined;
@@ -281,9 +287,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     addScanned(record, filename) {
       if (byFilename.has(filename) || counted.has(filename)) return;
       if (fileOf.get(record.run_id) === filename) return;
-      upsert(record, filename);
-      // The scan reads each file once: keeping them all would only churn the cache.
-      records.delete(filename);
+      upsert(record, filename, false);
     },
     hasRunId: (runId) => fileOf.has(runId),
     runFiles: () => fileOf.entries(),
@@ -309,16 +313,15 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
       const worker = async (): Promise<void> => {
         while (next < names.length) {
           const name = names[next++] as string;
-          const record = await readRecord(name);
+          const record = await readRecord(name, false);
           if (record === undefined) continue;
           if (!byFilename.has(name)) {
-            upsert(record, name);
+            upsert(record, name, false);
             count += 1;
           }
         }
       };
       await Promise.all(Array.from({ length: Math.min(32, names.length) }, worker));
-      records.clear();
       logger.info({ runs: count, ms: now() - started }, 'run history loaded');
       markLoaded();
     },
