@@ -158,6 +158,11 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
     },
     runEnding(source) {
       pending.delete(source);
+      // No timer outlives the last active run's events (a runtime at rest holds no timers).
+      if (pending.size === 0 && timer !== undefined) {
+        clock.clearTimeout(timer);
+        timer = undefined;
+      }
     },
     async runEnded(source) {
       if (!written.delete(source)) return;
