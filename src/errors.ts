@@ -23,6 +23,7 @@ export const ERROR_CODES = {
   LLM_NOT_CONFIGURED: 'llm_not_configured',
   RUNTIME_CLOSED: 'runtime_closed',
   RUNS_DIR_UNAVAILABLE: 'runs_dir_unavailable',
+  HISTORY_LOADING: 'history_loading',
   INTERNAL: 'internal_error',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

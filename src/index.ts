@@ -70,7 +70,9 @@ export type {
   WorkflowDocument,
 } from './workflow/types.js';
 /** Run files: naming and recovery of runs interrupted by a crash. */
-export { recoverInterruptedRuns, runFileName, INTERRUPTED } from './store/run-files.js';
+export { runFileName, INTERRUPTED } from './store/run-files.js';
+export { recoverInterruptedRuns } from './store/startup-recovery.js';
+export type { RecoveryReport } from './store/startup-recovery.js';
 /** Run-file writes: the write queue's status, unwritten records, the writer seam, temp-file clean-up. */
 export type { RunWriterStatus, UnwrittenRecord } from './store/run-writer.js';
 export type { FileWriter } from './store/write-thread.js';

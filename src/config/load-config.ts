@@ -32,6 +32,12 @@ export interface Config {
   runsDir: string;
   /** Readiness needs this much free space in the runs directory's file system (bytes; 0: off). */
   runsMinFreeBytes: number;
+  /** Days run files are kept (0: forever). */
+  runsRetentionDays: number;
+  /** Run files kept (0: no limit). */
+  runsMax: number;
+  /** Bytes of full run records the history caches. */
+  runCacheBytes: number;
   writeConcurrency: number;
   writeQueueMax: number;
   writeRetryMaxMs: number;
@@ -164,6 +170,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     metrics: bool('AGENTIC_METRICS'),
     runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),
     runsMinFreeBytes: num('AGENTIC_RUNS_MIN_FREE_MB') * 1024 * 1024,
+    runsRetentionDays: num('AGENTIC_RUNS_RETENTION_DAYS'),
+    runsMax: num('AGENTIC_RUNS_MAX'),
+    runCacheBytes: Math.floor(num('AGENTIC_RUN_CACHE_MB') * 1024 * 1024),
     writeConcurrency: num('AGENTIC_WRITE_CONCURRENCY'),
     writeQueueMax: num('AGENTIC_WRITE_QUEUE_MAX'),
     writeRetryMaxMs: num('AGENTIC_WRITE_RETRY_MAX_MS'),

@@ -8,13 +8,15 @@ import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper } from '../events/event-mapper.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { RunRecord } from '../generated/run-record.js';
+import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { runFileName } from '../store/run-files.js';
+import type { RunJournal } from '../store/run-journal.js';
 import { RecordNotWrittenError, type RunWriter } from '../store/run-writer.js';
 import {
   finishedRunRecord,
   startedRunRecord,
+  stepRecord,
   successRate,
   type RunRecordBase,
 } from '../store/run-record.js';
@@ -37,6 +39,10 @@ export interface RunSessionOptions {
   persist: boolean;
   /** The runtime's write queue (present when `persist` is on). */
   writer: RunWriter | undefined;
+  /** The runtime's run journals (present when `persist` is on). */
+  journal: RunJournal | undefined;
+  /** The runtime's owner id, recorded in the start record (see store/owner.ts). */
+  owner: string | undefined;
   logger: Logger;
   /** Fan-out of every wire event (runtime subscribers). */
   publish: (event: WorkflowEvent) => void;
@@ -113,8 +119,23 @@ export class RunSession {
   }
 
   private onEngineEvent(event: EngineEvent): void {
-    if (event.type === 'step.finished') this.outcomes[event.index] = event.outcome;
+    if (event.type === 'step.finished') {
+      this.outcomes[event.index] = event.outcome;
+      this.options.journal?.stepFinished(this, event.index);
+    } else if (event.type === 'step.started' && event.attempt === 1) {
+      this.options.journal?.stepStarted(this, event.index, event.time);
+    }
     this.mapper.engineEvent(event);
+  }
+
+  /** When the run started (the journal commits runs older than its commit delay). */
+  get startTime(): number {
+    return this.options.base.startTime;
+  }
+
+  /** The record of finished step `index` (the journal builds its lines when it commits). */
+  stepRecord(index: number): StepRecord {
+    return stepRecord(this.options.base.workflow.steps[index]!, this.outcomes[index]!);
   }
 
   /** Observer of the run actor: a snapshot (the run ends with the `done` one). */
@@ -133,7 +154,11 @@ export class RunSession {
     this.actor.start();
     try {
       const { persist, wantsRecords, base } = this.options;
-      if (persist || wantsRecords()) await this.write(startedRunRecord(base), false);
+      if (persist || wantsRecords()) {
+        const record = startedRunRecord(base);
+        if (this.options.owner !== undefined) record.owner = this.options.owner;
+        await this.write(record, false);
+      }
     } catch (error) {
       // The run never began: end its actor quietly (no events, no end file) and report why.
       this.ending = true;
@@ -194,8 +219,12 @@ export class RunSession {
     // ends without one, and then as failed, naming why.
     let error = result.error;
     let status = result.status;
+    const { journal } = this.options;
+    journal?.runEnding(this);
     try {
       await this.write(record, true);
+      // The end record says everything the journal did.
+      await journal?.runEnded(this);
     } catch (failure) {
       error = errorMessage(failure);
       status = 'failed';

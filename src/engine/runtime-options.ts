@@ -14,7 +14,8 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
  * the package's `workflows/`,
  * `./runs` (from the current directory), persist on, no-LLM off, concurrency 10, no run
  * timeout, adapter `graph`, no inspector, a silent logger, one attempt per step, 500 ms retry
- * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s. Throws a
+ * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s, journal
+ * commits every 50 ms. Throws a
  * config {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
@@ -43,6 +44,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   if (options.retryBaseMs !== undefined && !(options.retryBaseMs >= 0)) {
     problems.push('retryBaseMs must be zero or more milliseconds');
   }
+  const journalCommitMs = options.journalCommitMs ?? 50;
+  if (!(journalCommitMs >= 0)) problems.push('journalCommitMs must be zero or more milliseconds');
   const defaultAdapter = options.defaultAdapter ?? 'graph';
   if (!(ADAPTERS as readonly string[]).includes(defaultAdapter)) {
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
@@ -68,5 +71,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeQueueMax,
     writeRetryBaseMs,
     writeRetryMaxMs,
+    journalCommitMs,
   };
 }

@@ -3,6 +3,7 @@
  * actor whose children are the run actors), a registry of active runs, event fan-out and
  * run-file persistence through each run's observers.
  */
+import { mkdir } from 'node:fs/promises';
 import { createActor, type AnyActorRef } from 'xstate';
 import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
 import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
@@ -22,9 +23,10 @@ import type { RunRecord } from '../generated/run-record.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { LlmClient } from '../llm/types.js';
 import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
-import { recoverInterruptedRuns } from '../store/run-files.js';
+import { acquireOwnerLease, type OwnerLease } from '../store/owner.js';
+import { createRunJournal, type RunJournal } from '../store/run-journal.js';
 import { createRunWriter, type RunWriter } from '../store/run-writer.js';
-import { removeStaleTempFiles } from '../store/stale-temp-files.js';
+import { recoverRunsDir, type RecoveryReport } from '../store/startup-recovery.js';
 import { sharedWriteThread, writeFileAtomicOffThread } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
@@ -52,6 +54,18 @@ import {
 } from './types.js';
 import { CompiledCache, loadWorkflowSource } from './workflow-source.js';
 
+function emptyReport(): RecoveryReport {
+  return {
+    runs: 0,
+    recovered: [],
+    journalsFolded: 0,
+    tempFilesRemoved: 0,
+    journalsRemoved: 0,
+    ownersRemoved: 0,
+    liveRuns: 0,
+  };
+}
+
 /** The profile lookup of runs without an agent catalogue (no LLM steps). */
 const noProfile = (): undefined => undefined;
 
@@ -71,8 +85,9 @@ function runtimeClosed(): AppError {
 
 /**
  * Creates a runtime: runs workflows as XState actors, streams their events, writes run files.
- * When `persist` is on, run files left `running` by a crashed process are marked failed
- * (`interrupted`) before the first run starts.
+ * When `persist` is on, it takes an owner lease on the runs directory and scans it once in the
+ * background: run files left `running` by processes that are gone are marked failed
+ * (`interrupted`), with the steps their journals recorded (see {@link Runtime.recovery}).
  */
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const resolved = resolveRuntimeOptions(options);
@@ -139,26 +154,56 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         )
       : undefined;
 
-  const ready: Promise<void> = resolved.persist
-    ? cleanTempFiles()
-        .then(() => recoverInterruptedRuns(resolved.runsDir, clock.now()))
-        .then(
-          (files) => {
-            if (files.length > 0) log.warn({ files }, 'marked interrupted runs as failed');
-          },
-          (error: unknown) => {
-            log.error({ err: errorMessage(error) }, 'could not recover interrupted runs');
-          },
-        )
-    : Promise.resolve();
+  const journal: RunJournal | undefined = resolved.persist
+    ? createRunJournal({
+        runsDir: resolved.runsDir,
+        append: (path, data) => sharedWriteThread().append(path, data),
+        commitMs: resolved.journalCommitMs,
+        clock,
+        logger: log,
+      })
+    : undefined;
 
-  /** Temp files of writes cut short by a kill (see stale-temp-files.ts); never blocks start-up. */
-  async function cleanTempFiles(): Promise<void> {
+  // The owner lease comes first: a run's start record names its owner, so that no other
+  // process's recovery takes the run for one of a dead process.
+  const lease: Promise<OwnerLease | undefined> = resolved.persist
+    ? mkdir(resolved.runsDir, { recursive: true })
+        .then(() => acquireOwnerLease({ runsDir: resolved.runsDir, logger: log }))
+        .catch((error: unknown) => {
+          log.error(
+            { err: errorMessage(error) },
+            'cannot write the owner file in the runs directory; runs are written without an owner',
+          );
+          return undefined;
+        })
+    : Promise.resolve(undefined);
+  const recovery: Promise<RecoveryReport> = resolved.persist
+    ? lease.then(recover)
+    : Promise.resolve(emptyReport());
+
+  /** The one start-up scan of this runtime (see Runtime.recovery); logs its result once. */
+  async function recover(owner: OwnerLease | undefined): Promise<RecoveryReport> {
+    const started = clock.now();
     try {
-      const removed = await removeStaleTempFiles(resolved.runsDir);
-      if (removed.length > 0) log.warn({ count: removed.length }, 'removed stale temp files');
+      const report = await recoverRunsDir({
+        runsDir: resolved.runsDir,
+        self: owner?.id,
+        now: clock.now(),
+        ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+        ...(options.onStartupRecord !== undefined ? { onRecord: options.onStartupRecord } : {}),
+      });
+      const { recovered, ...counts } = report;
+      log.info(
+        { ...counts, recovered: recovered.length, ms: clock.now() - started },
+        recovered.length > 0
+          ? 'runs directory scanned; runs of gone processes marked interrupted'
+          : 'runs directory scanned',
+      );
+      if (recovered.length > 0) log.warn({ files: recovered.slice(0, 100) }, 'interrupted runs');
+      return report;
     } catch (error) {
-      log.warn({ err: errorMessage(error) }, 'could not remove stale temp files');
+      log.error({ err: errorMessage(error) }, 'could not scan the runs directory');
+      return emptyReport();
     }
   }
 
@@ -257,7 +302,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     launching++;
     let session: RunSession;
     try {
-      await ready;
+      const owner = await lease;
       const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
       if (runId === undefined) {
         const generated = newRunId(workflow.name, clock.now());
@@ -273,7 +318,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       if (closed) throw runtimeClosed();
       // Workflows without LLM steps need no catalogue (and no async hop to not read one).
       const catalogue = hasLlmSteps(workflow) ? await personas() : [];
-      session = createSession(runId, workflow, adapter, inputs, request, catalogue, bufferEvents);
+      session = createSession(
+        runId,
+        workflow,
+        adapter,
+        inputs,
+        request,
+        catalogue,
+        bufferEvents,
+        owner?.id,
+      );
       active.set(runId, session);
     } catch (error) {
       if (runId !== undefined) reserved.delete(runId);
@@ -295,6 +349,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     request: RunRequest,
     catalogue: readonly AgentInfo[],
     bufferEvents: boolean,
+    owner: string | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     const engineInput: EngineInput = {
@@ -328,6 +383,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       parent: root,
       persist: resolved.persist,
       writer,
+      journal,
+      owner,
       logger: log,
       publish,
       recorded,
@@ -462,11 +519,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       const drained = writer?.close(Math.max(0, graceMs - (clock.now() - started)));
       await Promise.all([...active.values()].map((session) => session.done));
       await drained;
+      await journal?.close();
+      // The scan writes too: it ends before the owner file goes.
+      await recovery;
+      await (await lease)?.release();
       offWorkerDeath?.();
       root.stop();
     },
     writes: () => writer?.status() ?? { pending: 0, failing: 0, lastError: undefined },
     unwrittenRecord: (runId) => writer?.unwritten(runId),
+    recovery,
   };
   return runtime;
 }

@@ -10,6 +10,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import type { RunWriterStatus, UnwrittenRecord } from '../store/run-writer.js';
+import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from './adapter.js';
@@ -73,6 +74,17 @@ export interface RuntimeOptions {
   writeRetryBaseMs?: number;
   /** Longest delay between retries of a failed run-file write, in ms. @default 5000 */
   writeRetryMaxMs?: number;
+  /**
+   * How long step starts and ends wait before they are appended to their run's journal, in ms
+   * (group commit: one append and fsync per run per commit; runs shorter than this never write
+   * a journal). What a kill can lose of a run's step progress. @default 50
+   */
+  journalCommitMs?: number;
+  /**
+   * Called with every run file the start-up scan reads (after its repair), e.g. to build a run
+   * history without reading the directory again. See {@link Runtime.recovery}.
+   */
+  onStartupRecord?: (record: RunRecord, filename: string) => void;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -153,6 +165,13 @@ export interface Runtime {
   writes(): RunWriterStatus;
   /** The record of a run that is not on disk yet because its writes are failing. */
   unwrittenRecord(runId: string): UnwrittenRecord | undefined;
+  /**
+   * The start-up scan of the runs directory, done once per persisting runtime, in the
+   * background (runs start meanwhile): runs left `running` by owners that are gone are marked
+   * interrupted with their journals folded in, leftovers of dead processes removed. Resolves
+   * with what it found (never rejects: a failed scan is logged and reported as empty).
+   */
+  readonly recovery: Promise<RecoveryReport>;
   readonly options: ResolvedRuntimeOptions;
 }
 
@@ -173,4 +192,5 @@ export interface ResolvedRuntimeOptions {
   writeQueueMax: number;
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;
+  journalCommitMs: number;
 }

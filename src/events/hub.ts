@@ -20,6 +20,8 @@ export { DEFAULT_FINISHED_BUFFERS, DEFAULT_FINISHED_BUFFERS_MAX_BYTES };
 /** Where a late joiner's replay comes from when the hub holds no buffer for the run. */
 export interface RunHistoryLookup {
   getByRunId(runId: string): Promise<{ record: RunRecord; filename: string } | undefined>;
+  /** Settles once every run id is known (the start-up scan); a lookup waits for it. */
+  whenLoaded?(): Promise<void>;
 }
 
 /**
@@ -303,7 +305,11 @@ export function createEventHub(options: EventHubOptions): EventHub {
     async open(runId, listener, openOptions = {}) {
       const { onHubClose } = openOptions;
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
-      const found = await (openOptions.history ?? history)?.getByRunId(runId);
+      const lookup = openOptions.history ?? history;
+      // An id the start-up scan has not reached yet is not unknown: waiting for the index keeps
+      // a client of a finished run from waiting for a start that never comes.
+      await lookup?.whenLoaded?.();
+      const found = await lookup?.getByRunId(runId);
       // The run may have started (or been buffered) while the file was looked up. From here to
       // the return nothing yields, so a waiting subscriber misses no event.
       if (knows(runId)) return subscribe(runId, listener, onHubClose);

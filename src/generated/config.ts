@@ -109,6 +109,18 @@ export interface Environment {
    */
   AGENTIC_RUNS_MIN_FREE_MB?: number;
   /**
+   * Run files of runs started more than this many days ago are removed (at start-up, hourly); 0 keeps them all.
+   */
+  AGENTIC_RUNS_RETENTION_DAYS?: number;
+  /**
+   * Run files kept: the oldest beyond this many are removed (at start-up and soon after a write); 0 keeps them all.
+   */
+  AGENTIC_RUNS_MAX?: number;
+  /**
+   * Memory (MiB, estimated) of full run records cached for run detail requests; 0 caches none.
+   */
+  AGENTIC_RUN_CACHE_MB?: number;
+  /**
    * Run-file writes with the file system at once (also while draining at shutdown).
    */
   AGENTIC_WRITE_CONCURRENCY?: number;

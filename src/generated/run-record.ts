@@ -31,6 +31,10 @@ export interface RunRecord {
   extra: {
     [k: string]: unknown | undefined;
   };
+  /**
+   * Opaque id of the runtime writing a running record (absent once the run has ended). Start-up recovery marks a running record interrupted only when its owner is gone.
+   */
+  owner?: string;
 }
 /**
  * This interface was referenced by `RunRecord`'s JSON-Schema

@@ -59,7 +59,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   app.on('error', (error: unknown) => logger.warn({ err: error }, 'response error'));
 
   const router = new Router();
-  registerHealthRoutes(router, { config, hub, runtime, version: packageVersion });
+  registerHealthRoutes(router, { config, hub, runtime, history, version: packageVersion });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
   router.get(

@@ -1,6 +1,7 @@
 /**
- * Starts the service: recovers interrupted run files, builds the history index, the event hub,
- * the security guard and the app, listens, and attaches the WebSocket hub. `close()` is the
+ * Starts the service: the runtime (whose start-up scan recovers interrupted run files and feeds
+ * the history index, in the background), the event hub, the security guard and the app; listens
+ * at once and attaches the WebSocket hub. `close()` is the
  * graceful shutdown: stop accepting, let running runs finish within the grace period, then
  * cancel them (persisted as failed), drain the run-file write queue, close WebSocket/SSE
  * clients and the server. Requests arriving meanwhile get 503 "shutting down" (shutdown-gate.ts).
@@ -20,8 +21,7 @@ import { shippedAgentCatalogue } from '../config/index.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
-import { recoverInterruptedRuns } from '../store/run-files.js';
-import { removeStaleTempFiles } from '../store/stale-temp-files.js';
+import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { loadAdapters } from './adapters.js';
@@ -59,16 +59,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter as AdapterName);
   await mkdir(config.runsDir, { recursive: true });
-  const stale = await removeStaleTempFiles(config.runsDir);
-  if (stale.length > 0) logger.warn({ count: stale.length }, 'removed stale temp files');
-  await recoverInterruptedRuns(config.runsDir);
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
 
+  const history = createHistoryIndex({
+    runsDir: config.runsDir,
+    logger,
+    recordCacheBytes: config.runCacheBytes,
+  });
+  // The runtime's one start-up scan (recovery) feeds the index; an injected runtime did its own,
+  // so the index reads the directory itself. Either way in the background: the service listens
+  // at once, and readiness and the history endpoints answer 503 until the index is loaded.
   const runtime =
     options.runtime ??
     createRuntime({
+      onStartupRecord: (record, filename) => history.addScanned(record, filename),
       workflowsDir: config.workflowsDir,
       runsDir: config.runsDir,
       noLlm: config.noLlm,
@@ -84,10 +90,31 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         ? { externalAgentsDir: config.externalAgentsDir }
         : {}),
     });
-  const history = createHistoryIndex({ runsDir: config.runsDir, logger });
-  // Subscribe before loading so a run that starts meanwhile is not missed (upserts are idempotent).
-  const offRecord = runtime.onRecord((record, filename) => history.upsert(record, filename));
-  await history.load();
+  const retention = createRetention({
+    runsDir: config.runsDir,
+    history,
+    isActive: (runId) => runtime.isActive(runId),
+    days: config.runsRetentionDays,
+    max: config.runsMax,
+    logger,
+  });
+  // Subscribed before loading so a run that starts meanwhile is not missed (upserts are idempotent).
+  const offRecord = runtime.onRecord((record, filename) => {
+    history.upsert(record, filename);
+    retention.written(history.runCount);
+  });
+  const historyLoaded = (
+    options.runtime === undefined
+      ? runtime.recovery.then(() => history.markLoaded())
+      : history.load()
+  ).then(
+    () => retention.prune(),
+    (error: unknown) => {
+      // Serve what was indexed rather than stay unready: the error names what to fix.
+      logger.error({ err: error }, 'run history could not be loaded completely');
+      history.markLoaded();
+    },
+  );
   const hub = createEventHub({
     runtime,
     history,
@@ -152,6 +179,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (active > 0)
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
+    await historyLoaded;
+    await retention.stop();
     await wsHub.close();
     hub.close();
     offRecord();

@@ -1,12 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { PROCESS_TOKEN } from './process-token.js';
 
 /**
- * Temp names are unique per write: a random prefix per process (two processes writing the same
- * target never collide) and a counter (no random bytes drawn per write).
+ * Temp names are unique per write: the process token (two processes writing the same target
+ * never collide, and start-up recovery knows whose temp file it is) and a counter (no random
+ * bytes drawn per write).
  */
-const TEMP_PREFIX = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
 let tempCounter = 0;
 
 /**
@@ -23,7 +23,7 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const temp = join(
     dirname(path),
-    `.${basename(path)}.${TEMP_PREFIX}-${(tempCounter++).toString(36)}.tmp`,
+    `.${basename(path)}.${PROCESS_TOKEN}-${(tempCounter++).toString(36)}.tmp`,
   );
   const handle = await open(temp, 'w', 0o644);
   try {
@@ -40,5 +40,19 @@ export async function writeFileAtomic(
   } catch (error) {
     await unlink(temp).catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * Appends `data` to `path` (created if missing) and fsyncs it: the journal's group commit. A
+ * process killed mid-append leaves at most a partial last line, which readers skip.
+ */
+export async function appendFileSynced(path: string, data: string): Promise<void> {
+  const handle = await open(path, 'a', 0o644);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

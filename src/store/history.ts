@@ -3,9 +3,15 @@
  * kept current from `runtime.onRecord`, and the only source of `GET /api/runs*` answers.
  *
  * Memory stays flat however many runs accumulate: summaries of the newest `windowSize` runs are
- * kept (active runs are never evicted), and aggregates over every run are counters
- * ({@link createHistoryStats}). A run older than the window is still found by file name or run
- * id through one directory lookup and one file read.
+ * kept (active runs are never evicted), aggregates over every run are counters
+ * ({@link createHistoryStats}), and a compact map of every run id to its file name answers id
+ * lookups without listing the directory (an unknown id costs a map lookup). A run older than
+ * the window is found by file name or run id through one file read; full records are cached
+ * up to `recordCacheBytes`.
+ *
+ * The index is filled either from the runtime's start-up scan ({@link HistoryIndex.addScanned},
+ * then {@link HistoryIndex.markLoaded}) or by {@link HistoryIndex.load}; until then `loaded` is
+ * false and list, summary and id lookups are incomplete (the HTTP layer answers 503).
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,6 +19,7 @@ import { LRUCache } from 'lru-cache';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import type { RunSummary } from '../generated/api/run-list-response.js';
+import { approxBytes } from './approx-size.js';
 import { createHistoryStats, type RunsSummary } from './history-stats.js';
 import { upgradeRecord } from './run-record.js';
 
@@ -27,10 +34,26 @@ export interface RunLookup {
 }
 
 export interface HistoryIndex {
-  /** Reads every run file of the directory into the index (call once, after recovery). */
+  /** Reads every run file of the directory into the index, then marks it loaded. */
   load(): Promise<void>;
+  /** Adds a run read by a start-up scan unless a write of this process indexed it already. */
+  addScanned(record: RunRecord, filename: string): void;
+  /** Marks the index complete (after a start-up scan fed it through `addScanned`). */
+  markLoaded(): void;
+  /** Whether every run file of the directory has been indexed. */
+  readonly loaded: boolean;
+  /** Resolves once `loaded`. */
+  whenLoaded(): Promise<void>;
   /** Adds or replaces a run (called for each run-file write). */
   upsert(record: RunRecord, filename: string): void;
+  /** Whether a run with this id is indexed. */
+  hasRunId(runId: string): boolean;
+  /** Every indexed run as `[run id, file name]` (the newest file per run id). */
+  runFiles(): IterableIterator<[string, string]>;
+  /** Whether the indexed run of this file is running or pending. */
+  isActiveFile(filename: string): boolean;
+  /** Forgets a run whose file was removed (retention). */
+  remove(runId: string, filename: string): void;
   /** Newest first; `workflow` is an exact match. */
   list(options?: { limit?: number; workflow?: string | undefined }): RunSummary[];
   summary(options?: { workflow?: string | undefined }): RunsSummary;
@@ -40,6 +63,8 @@ export interface HistoryIndex {
   getByFilename(filename: string): Promise<RunLookup | undefined>;
   /** Runs currently in the index window. */
   readonly size: number;
+  /** Runs indexed (every run id known). */
+  readonly runCount: number;
 }
 
 export interface HistoryOptions {
@@ -47,8 +72,11 @@ export interface HistoryOptions {
   logger: Logger;
   /** Newest runs whose summaries are kept in memory. @default 10000 */
   windowSize?: number;
-  /** Full records of recent runs kept to answer detail requests without a file read. @default 256 */
-  recordCacheSize?: number;
+  /**
+   * Bytes of full records (estimated, see approx-size.ts) kept to answer detail requests
+   * without a file read. @default 33554432 (32 MiB)
+   */
+  recordCacheBytes?: number;
   /** @default Date.now */
   now?: () => number;
 }
@@ -129,7 +157,15 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
   const byRunId = new Map<string, Entry>();
   /** Every run counted in the stats, by file name → the sample it was counted with. */
   const counted = new Map<string, Entry>();
-  const records = new LRUCache<string, RunRecord>({ max: options.recordCacheSize ?? 256 });
+  /** Every indexed run id → its file name (the newest file per id). */
+  const fileOf = new Map<string, string>();
+  const records = new LRUCache<string, RunRecord>({
+    maxSize: Math.max(1, options.recordCacheBytes ?? 32 * 1024 * 1024),
+    sizeCalculation: (record) => Math.max(1, approxBytes(record)),
+  });
+  let loaded = false;
+  let markDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (markDone = resolve));
 
   function sampleOf(entry: Entry) {
     return {
@@ -185,7 +221,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     }
   }
 
-  function upsert(record: RunRecord, filename: string): void {
+  function upsert(record: RunRecord, filename: string, cache = true): void {
     const entry = toEntry(record, filename);
     const previous = counted.get(filename);
     if (previous !== undefined) stats.apply(sampleOf(previous), -1);
@@ -197,11 +233,21 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     byFilename.set(filename, entry);
     const sameId = byRunId.get(record.run_id);
     if (sameId === undefined || compare(sameId, entry) <= 0) byRunId.set(record.run_id, entry);
-    records.set(filename, record);
+    const known = fileOf.get(record.run_id);
+    if (known === undefined || known <= filename) fileOf.set(record.run_id, filename);
+    // Records read by a scan are not cached (keeping them all would only churn the cache), but
+    // an older version read meanwhile must go.
+    if (cache) records.set(filename, record);
+    else records.delete(filename);
     evict();
   }
 
-  async function readRecord(filename: string): Promise<RunRecord | undefined> {
+  function markLoaded(): void {
+    loaded = true;
+    markDone();
+  }
+
+  async function readRecord(filename: string, cache = true): Promise<RunRecord | undefined> {
     const cached = records.get(filename);
     if (cached !== undefined) return cached;
     let text: string;
@@ -214,7 +260,11 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     }
     try {
       const parsed: unknown = JSON.parse(text);
-      return looksLikeRecord(parsed) ? upgradeRecord(parsed) : undefined;
+      if (!looksLikeRecord(parsed)) return undefined;
+      const upgraded = upgradeRecord(parsed);
+      // A running record may be another process's, rewritten behind our back: not cached.
+      if (cache && !isActive(upgraded.status)) records.set(filename, upgraded);
+      return upgraded;
     } catch {
       logger.warn({ filename }, 'run file is not valid JSON');
       return undefined;
@@ -231,26 +281,51 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
   }
 
   return {
+    get loaded() {
+      return loaded;
+    },
+    whenLoaded: () => done,
+    markLoaded,
+    addScanned(record, filename) {
+      if (byFilename.has(filename) || counted.has(filename)) return;
+      if (fileOf.get(record.run_id) === filename) return;
+      upsert(record, filename, false);
+    },
+    hasRunId: (runId) => fileOf.has(runId),
+    runFiles: () => fileOf.entries(),
+    isActiveFile(filename) {
+      const entry = byFilename.get(filename);
+      return entry !== undefined && isActive(entry.summary.status);
+    },
+    remove(runId, filename) {
+      const entry = byFilename.get(filename);
+      if (entry !== undefined) removeEntry(entry);
+      const sample = counted.get(filename);
+      if (sample !== undefined) stats.apply(sampleOf(sample), -1);
+      counted.delete(filename);
+      records.delete(filename);
+      if (fileOf.get(runId) === filename) fileOf.delete(runId);
+    },
     async load() {
       const names = await runFileNames();
       const started = now();
-      let loaded = 0;
+      let count = 0;
       // Bounded parallelism: enough to hide read latency, not enough to exhaust descriptors.
       let next = 0;
       const worker = async (): Promise<void> => {
         while (next < names.length) {
           const name = names[next++] as string;
-          const record = await readRecord(name);
+          const record = await readRecord(name, false);
           if (record === undefined) continue;
           if (!byFilename.has(name)) {
-            upsert(record, name);
-            loaded += 1;
+            upsert(record, name, false);
+            count += 1;
           }
         }
       };
       await Promise.all(Array.from({ length: Math.min(32, names.length) }, worker));
-      records.clear();
-      logger.info({ runs: loaded, ms: now() - started }, 'run history loaded');
+      logger.info({ runs: count, ms: now() - started }, 'run history loaded');
+      markLoaded();
     },
     upsert,
     list({ limit = 50, workflow } = {}) {
@@ -267,15 +342,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     },
     async getByRunId(runId) {
       if (!RUN_ID.test(runId)) return undefined;
-      const entry = byRunId.get(runId);
-      let filename = entry?.summary.filename;
-      if (filename === undefined) {
-        const suffix = `_${runId}.json`;
-        filename = (await runFileNames())
-          .filter((name) => name.endsWith(suffix))
-          .sort()
-          .at(-1);
-      }
+      const filename = byRunId.get(runId)?.summary.filename ?? fileOf.get(runId);
       if (filename === undefined) return undefined;
       const record = await readRecord(filename);
       return record === undefined ? undefined : { record, filename };
@@ -287,6 +354,9 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
     },
     get size() {
       return entries.length;
+    },
+    get runCount() {
+      return fileOf.size;
     },
   };
 }

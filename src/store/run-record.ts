@@ -5,7 +5,7 @@
 import type { StepOutcome } from '../engine/adapter.js';
 import type { AdapterName } from '../engine/types.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
-import type { CompiledWorkflow } from '../workflow/types.js';
+import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';
 
 /** What a record is built from, besides the outcomes. */
 export interface RunRecordBase {
@@ -62,28 +62,7 @@ export function finishedRunRecord(
   const steps = base.workflow.steps.map((step, i): StepRecord => {
     const outcome = end.outcomes[i];
     if (outcome === undefined) throw new Error(`missing outcome of step ${step.name}`);
-    const metadata: StepRecord['metadata'] = {
-      attempts: outcome.attempts,
-      iterations: outcome.iterations,
-    };
-    if (outcome.skipReason !== null) metadata.skip_reason = outcome.skipReason;
-    return {
-      step_name: step.name,
-      status: outcome.status,
-      agent: step.agent,
-      tier: String(step.tier),
-      model_used: outcome.modelUsed,
-      tokens_used: outcome.tokensUsed,
-      duration_ms:
-        outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime),
-      retry_count: Math.max(0, outcome.attempts - 1),
-      input: outcome.input ?? null,
-      output: outcome.output,
-      error: outcome.error,
-      start_time: outcome.startTime === null ? null : iso(outcome.startTime),
-      end_time: iso(outcome.endTime),
-      metadata,
-    };
+    return stepRecord(step, outcome);
   });
   return {
     ...common(base),
@@ -95,6 +74,31 @@ export function finishedRunRecord(
     failed_step_count: failedCount(end.outcomes),
     end_time: iso(end.endTime),
     error: end.error,
+  };
+}
+
+/** The record of one finished step (also what the run journal holds for it). */
+export function stepRecord(step: CompiledStep, outcome: StepOutcome): StepRecord {
+  const metadata: StepRecord['metadata'] = {
+    attempts: outcome.attempts,
+    iterations: outcome.iterations,
+  };
+  if (outcome.skipReason !== null) metadata.skip_reason = outcome.skipReason;
+  return {
+    step_name: step.name,
+    status: outcome.status,
+    agent: step.agent,
+    tier: String(step.tier),
+    model_used: outcome.modelUsed,
+    tokens_used: outcome.tokensUsed,
+    duration_ms: outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime),
+    retry_count: Math.max(0, outcome.attempts - 1),
+    input: outcome.input ?? null,
+    output: outcome.output,
+    error: outcome.error,
+    start_time: outcome.startTime === null ? null : iso(outcome.startTime),
+    end_time: iso(outcome.endTime),
+    metadata,
   };
 }
 

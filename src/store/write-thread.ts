@@ -16,11 +16,11 @@
  * async {@link writeFileAtomic}, still at most `maxBatch` at once (never one open file per
  * pending write: that is how the old fallback hit EMFILE).
  */
-import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { packageRoot } from '../config/index.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { appendFileSynced, writeFileAtomic } from './atomic-write.js';
+import { PROCESS_TOKEN } from './process-token.js';
 
 /** Writes `data` to `path` atomically; rejects with an Error carrying the errno `code`. */
 export type FileWriter = (path: string, data: string) => Promise<void>;
@@ -59,12 +59,13 @@ interface Pending {
   reject: (error: Error) => void;
 }
 
-/** One write request. */
+/** One write request: an atomic write through `temp`, or (`append`) an fsynced append. */
 interface WriteRequest {
   id: number;
   path: string;
   temp: string;
   data: string;
+  append?: true;
 }
 
 /** The answer to one {@link WriteRequest}. */
@@ -89,7 +90,7 @@ export class WriteThread {
   private readonly resourceLimits: ResourceLimits;
   private readonly maxBatch: number;
   private readonly maxRestarts: number;
-  private readonly tempPrefix = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}-w`;
+  private readonly tempPrefix = `${PROCESS_TOKEN}-w`;
   private worker: Worker | undefined;
   private broken = false;
   private answered = false;
@@ -136,13 +137,22 @@ export class WriteThread {
    * Error carrying the errno `code` (ENOENT, ENOSPC, ..., or {@link WORKER_DIED}).
    */
   write(path: string, data: string): Promise<void> {
+    const id = this.nextId++;
+    const temp = join(dirname(path), `.${basename(path)}.${this.tempPrefix}${id.toString(36)}.tmp`);
+    return this.enqueue({ id, path, temp, data });
+  }
+
+  /**
+   * Appends `data` to `path` (created if missing) and fsyncs it, in order with the writes
+   * (a later write of the same batch or after is done after it). Rejects like {@link write}.
+   */
+  append(path: string, data: string): Promise<void> {
+    return this.enqueue({ id: this.nextId++, path, temp: '', data, append: true });
+  }
+
+  private enqueue(request: WriteRequest): Promise<void> {
     return new Promise((resolve, reject) => {
-      const id = this.nextId++;
-      const temp = join(
-        dirname(path),
-        `.${basename(path)}.${this.tempPrefix}${id.toString(36)}.tmp`,
-      );
-      this.queue.push({ request: { id, path, temp, data }, resolve, reject });
+      this.queue.push({ request, resolve, reject });
       if (!this.flushQueued) {
         this.flushQueued = true;
         setImmediate(() => this.flush());
@@ -177,7 +187,10 @@ export class WriteThread {
   private async writeFallback(batch: Pending[]): Promise<void> {
     await Promise.all(
       batch.map(({ request, resolve, reject }) =>
-        writeFileAtomic(request.path, request.data).then(resolve, reject),
+        (request.append === true
+          ? appendFileSynced(request.path, request.data)
+          : writeFileAtomic(request.path, request.data)
+        ).then(resolve, reject),
       ),
     );
     this.batchDone();

@@ -30,6 +30,7 @@ describe('HTTP catalogue endpoints', () => {
         runs_dir_space: { ok: true },
         runs_dir_write: { ok: true },
         run_writes: { ok: true },
+        run_history: { ok: true },
         workflows_dir: { ok: true },
         replay_store: { ok: true },
       },

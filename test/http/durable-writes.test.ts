@@ -223,12 +223,14 @@ describe('durable end-of-run writes (HTTP, WebSocket)', () => {
     const root = await mkdtemp(join(tmpdir(), 'agentic-stale-'));
     const runsDir = join(root, 'runs');
     await mkdir(runsDir, { recursive: true });
-    await writeFile(join(runsDir, '.20240101T000000000Z_wf_r1.json.abc-1.tmp'), '');
-    await writeFile(join(runsDir, '.20240101T000000000Z_wf_r2.json.abc-2.tmp'), '{"run_id": "r');
+    // Temp files of a process that is gone (its token has no live owner file).
+    await writeFile(join(runsDir, '.20240101T000000000Z_wf_r1.json.zz-0123abcd-1.tmp'), '');
+    await writeFile(join(runsDir, '.20240101T000000000Z_wf_r2.json.zz-0123abcd-w2.tmp'), '{"r');
     await writeFile(join(runsDir, 'keep.json'), '{}');
     svc = await startTestService({ root });
     try {
-      expect(await readdir(runsDir)).to.deep.equal(['keep.json']);
+      const names = (await readdir(runsDir)).filter((name) => !name.endsWith('.owner'));
+      expect(names).to.deep.equal(['keep.json']);
     } finally {
       await svc.dispose();
       svc = undefined;

@@ -179,6 +179,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     async writeRunFile(record) {
       const filename = `20260101T000000000Z_${record.workflow_name}_${record.run_id}.json`;
       await writeFile(join(runsDir, filename), JSON.stringify(record));
+      // As the runtime's onRecord does for the service: ids are found through the index.
+      history.upsert(record, filename);
       return filename;
     },
     async close() {

@@ -30,6 +30,8 @@ export interface TestServiceOptions {
   writeFile?: FileWriter;
   /** The service's logger. @default silent */
   logger?: Logger;
+  /** Resolve only once the run history is loaded (start-up tests turn this off). @default true */
+  waitForHistory?: boolean;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -55,6 +57,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logger: options.logger ?? createSilentLogger(),
     ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
   });
+  // The service listens before its history is loaded; tests start from a loaded index.
+  if (options.waitForHistory !== false) await running.history.whenLoaded();
   const waiters = new Map<string, ((record: RunRecord) => void)[]>();
   const off = running.runtime.onRecord((record) => {
     if (record.status !== 'success' && record.status !== 'failed') return;

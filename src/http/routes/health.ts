@@ -3,7 +3,8 @@
  * what a run needs, for real: the runs directory is a directory (`runs_dir`), its file system
  * has `AGENTIC_RUNS_MIN_FREE_MB` free (`runs_dir_space`, statfs), a small temp file can be
  * written, fsynced and removed there (`runs_dir_write`), no run record is waiting on a failing
- * write and the write queue is not full (`run_writes`); the workflows directory is readable, the replay store answers.
+ * write and the write queue is not full (`run_writes`); the run history index is loaded
+ * (`run_history`); the workflows directory is readable, the replay store answers.
  * Details name the runs directory as configured relative to the working directory (or by its
  * base name), never by absolute path: readiness bodies reach load balancers and dashboards.
  */
@@ -16,6 +17,7 @@ import type { Runtime } from '../../engine/types.js';
 import type { EventHub } from '../../events/hub.js';
 import type { HealthResponse } from '../../generated/api/health-response.js';
 import type { ReadinessResponse } from '../../generated/api/readiness-response.js';
+import type { HistoryIndex } from '../../store/history.js';
 
 export interface HealthRouteDeps {
   config: Pick<Config, 'runsDir' | 'workflowsDir' | 'runsMinFreeBytes' | 'writeQueueMax'>;
@@ -26,6 +28,7 @@ export interface HealthRouteDeps {
   runsDirLabel?: string;
   hub: Pick<EventHub, 'stats'>;
   runtime: Pick<Runtime, 'writes'>;
+  history: Pick<HistoryIndex, 'loaded' | 'runCount'>;
   version: string;
 }
 
@@ -119,6 +122,16 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
           }
         },
         (code) => `run writes unknown (${code})`,
+      ),
+      run_history: await probe(
+        () => {
+          if (!deps.history.loaded) {
+            throw new CheckFailed(
+              `the run history is loading (${deps.history.runCount} runs indexed so far)`,
+            );
+          }
+        },
+        (code) => `run history unknown (${code})`,
       ),
       workflows_dir: await probe(
         () => readdir(config.workflowsDir),

@@ -23,6 +23,22 @@ import { param, requestBody } from '../context.js';
 import { parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
 
+/** Seconds clients are told to wait while the run history loads at start-up. */
+const HISTORY_RETRY_AFTER_SECONDS = 2;
+
+/** 503 for history answers that would be incomplete while the index loads. */
+function historyLoading(): AppError {
+  return new AppError(
+    ERROR_CODES.HISTORY_LOADING,
+    'the run history is loading after start-up; try again shortly',
+    {
+      status: 503,
+      expose: true,
+      headers: { 'Retry-After': String(HISTORY_RETRY_AFTER_SECONDS) },
+    },
+  );
+}
+
 export interface RunRouteDeps {
   runtime: Pick<Runtime, 'start' | 'cancel' | 'unwrittenRecord'>;
   history: HistoryIndex;
@@ -80,6 +96,15 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     }
     // Names and YAML paths only: anything else (YAML text, odd characters) is an unknown workflow.
     if (!isWorkflowReference(request.workflow)) throw workflowNotFound(request.workflow);
+    if (request.run_id !== undefined && request.run_id !== null) {
+      // Ids name one run: reusing a finished run's id would hide it from id lookups.
+      await history.whenLoaded();
+      if (history.hasRunId(request.run_id)) {
+        throw new ConflictError(
+          `run '${request.run_id}' already exists; choose another run_id (or omit it)`,
+        );
+      }
+    }
     const profile = profileOf(request);
     const extra: Record<string, unknown> = {};
     if (profile !== undefined) extra.execution_profile = profile;
@@ -117,6 +142,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     const runId = param(ctx, 'run_id');
     if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
     if (!runtime.cancel(runId, 'cancelled')) {
+      if (!history.loaded && !history.hasRunId(runId)) throw historyLoading();
       if ((await history.getByRunId(runId)) !== undefined) {
         throw new ConflictError(`run ${runId} has already finished`);
       }
@@ -127,11 +153,13 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   });
 
   router.get('/api/runs', (ctx) => {
+    if (!history.loaded) throw historyLoading();
     const limit = parseLimit(queryString(ctx.query.limit));
     ctx.body = history.list({ limit, workflow: queryString(ctx.query.workflow) });
   });
 
   router.get('/api/runs/summary', (ctx) => {
+    if (!history.loaded) throw historyLoading();
     ctx.body = history.summary({ workflow: queryString(ctx.query.workflow) });
   });
 
@@ -143,7 +171,11 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
         : name.kind === 'id'
           ? await history.getByRunId(name.name)
           : await history.getByFilename(name.name);
-    if (found === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    if (found === undefined) {
+      // Not indexed yet is not "unknown": a file name is read directly, an id needs the index.
+      if (name?.kind === 'id' && !history.loaded) throw historyLoading();
+      throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    }
     // A run whose end record is still failing to be written shows its last record on disk
     // (never the unwritten end status) and says so under extra.persistence.
     const unwritten = runtime.unwrittenRecord(found.record.run_id);

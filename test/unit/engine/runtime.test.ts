@@ -135,7 +135,7 @@ describe('createRuntime', () => {
     await handle.done;
   });
 
-  it('marks run files left running as interrupted when it is created', async () => {
+  it('marks run files left running as interrupted by its start-up scan', async () => {
     const runsDir = join(dir, 'runs');
     const stale: RunRecord = startedRunRecord({
       runId: 'old',
@@ -147,7 +147,9 @@ describe('createRuntime', () => {
     });
     await writeRunFile(runsDir, 'old.json', stale);
     const rt = make();
-    await rt.run({ workflow: ECHO });
+    // Runs start at once; the scan goes on in the background and reports through `recovery`.
+    expect((await rt.run({ workflow: ECHO })).status).to.equal('success');
+    expect((await rt.recovery).recovered).to.deep.equal(['old.json']);
     const files = await runFiles(runsDir);
     const old = files.find((f) => f.name === 'old.json')!;
     expect(old.record).to.include({ status: 'failed', error: 'interrupted' });

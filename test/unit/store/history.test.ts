@@ -168,4 +168,57 @@ describe('history index', () => {
     const found = await history.getByRunId('run-1');
     expect(found?.record.steps[0]?.tier).to.equal('0');
   });
+
+  it('finds every indexed run id through its map and never lists the directory for an unknown one', async () => {
+    const history = createHistoryIndex({
+      runsDir: dir,
+      logger: createSilentLogger(),
+      windowSize: 2,
+      now: () => NOW,
+    });
+    await history.load();
+    expect(history.loaded).to.equal(true);
+    for (let n = 0; n < 6; n++) {
+      await writeFile(join(dir, file(n)), JSON.stringify(record(n)));
+      history.upsert(record(n), file(n));
+    }
+    expect(history.size).to.equal(2);
+    expect(history.runCount).to.equal(6);
+    expect(history.hasRunId('run-0')).to.equal(true);
+    expect((await history.getByRunId('run-0'))?.filename).to.equal(file(0));
+    // A file the index was not told about (written behind its back): an id lookup is a map
+    // lookup, not a directory listing, so it stays unknown; its file name still reads it.
+    await writeFile(join(dir, file(7)), JSON.stringify(record(7)));
+    expect(await history.getByRunId('run-7')).to.equal(undefined);
+    expect((await history.getByFilename(file(7)))?.record.run_id).to.equal('run-7');
+  });
+
+  it('is not loaded until markLoaded, and a scanned record never replaces a newer write', async () => {
+    const history = createHistoryIndex({ runsDir: dir, logger: createSilentLogger() });
+    expect(history.loaded).to.equal(false);
+    history.upsert(record(1, { status: 'failed' }), file(1));
+    history.addScanned(record(1, { status: 'running' }), file(1));
+    history.addScanned(record(2), file(2));
+    history.markLoaded();
+    await history.whenLoaded();
+    expect(history.list().map((s) => [s.run_id, s.status])).to.deep.equal([
+      ['run-2', 'success'],
+      ['run-1', 'failed'],
+    ]);
+  });
+
+  it('bounds the record cache in bytes: a record larger than the bound is read from its file', async () => {
+    const history = createHistoryIndex({
+      runsDir: dir,
+      logger: createSilentLogger(),
+      recordCacheBytes: 64 * 1024,
+    });
+    const small = record(1);
+    const big = record(2, { final_output: { text: 'x'.repeat(100_000) } });
+    history.upsert(small, file(1));
+    history.upsert(big, file(2));
+    // Neither file exists: only what the cache holds can be answered.
+    expect((await history.getByRunId('run-1'))?.record).to.deep.equal(small);
+    expect(await history.getByRunId('run-2')).to.equal(undefined);
+  });
 });

@@ -3,12 +3,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StepOutcome } from '../../../src/engine/adapter.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
-import {
-  INTERRUPTED,
-  recoverInterruptedRuns,
-  runFileName,
-  writeRunFile,
-} from '../../../src/store/run-files.js';
+import { INTERRUPTED, runFileName, writeRunFile } from '../../../src/store/run-files.js';
+import { recoverInterruptedRuns } from '../../../src/store/startup-recovery.js';
 import { finishedRunRecord, startedRunRecord, successRate } from '../../../src/store/run-record.js';
 import { compileWorkflow } from '../../../src/workflow/compile.js';
 import { removeDir, tempDir, validateRecord } from '../../conformance/helpers.js';

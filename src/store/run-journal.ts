@@ -1,0 +1,181 @@
+/**
+ * Run journals: step progress that survives a kill. A run's file holds its start record until
+ * the run ends; meanwhile each step start and end is appended to the run's journal
+ * (`.<run file>.journal`, one JSON object per line), which start-up recovery folds into the run
+ * file of a run whose owner is gone (see startup-recovery.ts).
+ *
+ * Group commit: step events only mark the run dirty; every `commitMs` the lines of the dirty
+ * runs started at least `commitMs` ago are built and appended, one append and one fsync per
+ * journal, on the write thread (in order with the run-file writes). A run that ends before its
+ * commit drops its pending lines (its end record says more), so runs shorter than `commitMs`
+ * never create a journal however their steps fall around the commits: only long runs pay (at
+ * hundreds of short runs a second, a commit catching ten runs in flight would otherwise add
+ * two hundred file creations, fsyncs and removals a second). One commit is in flight at a time and takes at most `maxFiles` journals;
+ * pending state is a few indices per active run, so memory is bounded by the active runs.
+ * Appends are best effort: a failure is logged once per error code and the run goes on (its
+ * end record is what is durable).
+ */
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { StepRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+
+/** The journal file name of a run file. */
+export function journalFileName(runFile: string): string {
+  return `.${runFile}.journal`;
+}
+
+/** Journal files: `.<run file>.journal`. */
+export const JOURNAL_FILE = /^\.(.+\.json)\.journal$/;
+
+/** One journal line: a step started (`started`, ISO time) or finished (`step`). */
+export type JournalLine = { i: number; started: string } | { i: number; step: StepRecord };
+
+/** What the journal reads of a run when it commits. */
+export interface JournalSource {
+  readonly filename: string;
+  /** When the run started (epoch ms, the clock's time). */
+  readonly startTime: number;
+  /** The record of finished step `index`. */
+  stepRecord(index: number): StepRecord;
+}
+
+/** Timers of the commit (the runtime's clock). */
+export interface JournalClock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface RunJournalOptions {
+  runsDir: string;
+  /** Appends and fsyncs (the write thread's `append`). */
+  append: (path: string, data: string) => Promise<void>;
+  /** Delay between a step event and its commit (ms). */
+  commitMs: number;
+  /** Journals per commit. @default 256 */
+  maxFiles?: number;
+  clock: JournalClock;
+  logger: Logger;
+}
+
+export interface RunJournal {
+  stepStarted(source: JournalSource, index: number, time: number): void;
+  stepFinished(source: JournalSource, index: number): void;
+  /** The run is ending: its pending lines are dropped (its end record is being written). */
+  runEnding(source: JournalSource): void;
+  /** The run's end record is on disk: its journal (if any) is removed. */
+  runEnded(source: JournalSource): Promise<void>;
+  /** Stops committing (pending lines are dropped). */
+  close(): Promise<void>;
+}
+
+interface Pending {
+  started: Map<number, number>;
+  finished: number[];
+}
+
+export function createRunJournal(options: RunJournalOptions): RunJournal {
+  const { runsDir, append, commitMs, clock, logger } = options;
+  const maxFiles = options.maxFiles ?? 256;
+  const pending = new Map<JournalSource, Pending>();
+  /** Runs whose journal file exists (or is being created). */
+  const written = new Set<JournalSource>();
+  let timer: unknown;
+  let inFlight: Promise<void> | undefined;
+  /** A commit came due while the previous one was in flight: it runs when that one ends. */
+  let due = false;
+  let closed = false;
+  const warned = new Set<string>();
+
+  function entry(source: JournalSource): Pending {
+    let found = pending.get(source);
+    if (found === undefined) {
+      found = { started: new Map(), finished: [] };
+      pending.set(source, found);
+    }
+    schedule();
+    return found;
+  }
+
+  function schedule(): void {
+    if (timer !== undefined || closed) return;
+    timer = clock.setTimeout(() => {
+      timer = undefined;
+      if (inFlight === undefined) commit();
+      else due = true;
+    }, commitMs);
+  }
+
+  function linesOf(source: JournalSource, state: Pending): string {
+    let text = '';
+    for (const index of state.finished) {
+      state.started.delete(index);
+      const line: JournalLine = { i: index, step: source.stepRecord(index) };
+      text += `${JSON.stringify(line)}\n`;
+    }
+    for (const [index, time] of state.started) {
+      const line: JournalLine = { i: index, started: new Date(time).toISOString() };
+      text += `${JSON.stringify(line)}\n`;
+    }
+    return text;
+  }
+
+  function commit(): void {
+    const batch: Promise<void>[] = [];
+    const youngest = clock.now() - commitMs;
+    for (const [source, state] of pending) {
+      if (batch.length >= maxFiles) break;
+      if (source.startTime > youngest) continue;
+      pending.delete(source);
+      const text = linesOf(source, state);
+      written.add(source);
+      batch.push(append(join(runsDir, journalFileName(source.filename)), text).catch(failed));
+    }
+    if (pending.size > 0) schedule();
+    if (batch.length === 0) return;
+    inFlight = Promise.all(batch).then(() => {
+      inFlight = undefined;
+      if (!due) return;
+      due = false;
+      commit();
+    });
+  }
+
+  function failed(error: unknown): void {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code ?? 'EIO';
+    if (warned.has(code)) return;
+    warned.add(code);
+    logger.warn({ code }, 'run journal not written; step progress of running runs may be lost');
+  }
+
+  return {
+    stepStarted(source, index, time) {
+      if (!closed) entry(source).started.set(index, time);
+    },
+    stepFinished(source, index) {
+      if (!closed) entry(source).finished.push(index);
+    },
+    runEnding(source) {
+      pending.delete(source);
+      // No timer outlives the last active run's events (a runtime at rest holds no timers).
+      if (pending.size === 0 && timer !== undefined) {
+        clock.clearTimeout(timer);
+        timer = undefined;
+      }
+    },
+    async runEnded(source) {
+      if (!written.delete(source)) return;
+      // An append still in flight would recreate the file after the unlink.
+      await inFlight;
+      await unlink(join(runsDir, journalFileName(source.filename))).catch(() => undefined);
+    },
+    async close() {
+      closed = true;
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
+      while (inFlight !== undefined) await inFlight;
+      pending.clear();
+    },
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * The start-up scan of a runs directory: one `readdir`, one read of each run file, and the
+ * repairs a crashed process leaves to do, touching only what belongs to owners that are gone
+ * (owner.ts), never the files of another live process sharing the directory:
+ * - a run file still `running` (or `pending`) whose owner is gone gets its journal folded in
+ *   (the steps that started or finished before the crash), then is marked `failed` with
+ *   `error: "interrupted"` (interrupted-record.ts); the journal is removed;
+ * - journals of runs that ended (the end record was written, the removal was not) or whose run
+ *   file is gone are removed;
+ * - temp files of dead processes (`.<name>.<token>-<n>.tmp`, empty or partial: the rename never
+ *   happened) are removed, and owner files of owners that are gone.
+ * Every run file read (after its repair) is passed to `onRecord`, so the history index is built
+ * from the same scan.
+ */
+import { readdir, readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RunRecord } from '../generated/run-record.js';
+import { interruptedRecord } from './interrupted-record.js';
+import { OWNER_FILE } from './owner.js';
+import { tokenOfOwner } from './process-token.js';
+import { JOURNAL_FILE, journalFileName, type JournalLine } from './run-journal.js';
+import { writeRunFile } from './run-files.js';
+import { TEMP_FILE, ownerFileAlive, removeDeadTempFiles } from './stale-temp-files.js';
+import type { FileWriter } from './write-thread.js';
+
+/** Run file names (as in history.ts; no leading dot). */
+const RUN_FILE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,250}\.json$/;
+
+/** What the scan found and did. */
+export interface RecoveryReport {
+  /** Run files read. */
+  runs: number;
+  /** Run files marked interrupted. */
+  recovered: string[];
+  /** Journals folded into the run files marked interrupted. */
+  journalsFolded: number;
+  /** Temp files, journals and owner files removed. */
+  tempFilesRemoved: number;
+  journalsRemoved: number;
+  ownersRemoved: number;
+  /** Running runs left alone because their owner is alive. */
+  liveRuns: number;
+}
+
+export interface RecoveryOptions {
+  runsDir: string;
+  /** This runtime's owner id: its runs are alive. */
+  self?: string | undefined;
+  now: number;
+  /** Writes the repaired run files. @default the write thread */
+  writeFile?: FileWriter;
+  /** Each run file read, after its repair. */
+  onRecord?: (record: RunRecord, filename: string) => void;
+  /** Parallel file reads. @default 32 */
+  parallel?: number;
+}
+
+function isRecord(value: unknown): value is RunRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.run_id === 'string' && typeof v.status === 'string' && Array.isArray(v.steps);
+}
+
+async function removeQuietly(path: string): Promise<boolean> {
+  try {
+    await unlink(path);
+    return true;
+  } catch {
+    return false; // removed meanwhile by its owner or another recovering process
+  }
+}
+
+/** Applies a journal's lines to the steps of a start record (later lines win). */
+export function foldJournal(record: RunRecord, text: string): RunRecord {
+  const steps = [...record.steps];
+  for (const raw of text.split('\n')) {
+    if (raw === '') continue;
+    let line: JournalLine;
+    try {
+      line = JSON.parse(raw) as JournalLine;
+    } catch {
+      continue; // a partial last line: the process died mid-append
+    }
+    const current = steps[line.i];
+    if (current === undefined) continue;
+    if ('step' in line) {
+      if (line.step.step_name === current.step_name) steps[line.i] = line.step;
+    } else if (current.status === 'pending') {
+      steps[line.i] = { ...current, status: 'running', start_time: line.started };
+    }
+  }
+  return { ...record, steps };
+}
+
+/** Scans and repairs `runsDir` (see the module comment). A missing directory is empty. */
+export async function recoverRunsDir(options: RecoveryOptions): Promise<RecoveryReport> {
+  const { runsDir, self, now } = options;
+  const report: RecoveryReport = {
+    runs: 0,
+    recovered: [],
+    journalsFolded: 0,
+    tempFilesRemoved: 0,
+    journalsRemoved: 0,
+    ownersRemoved: 0,
+    liveRuns: 0,
+  };
+  let names: string[];
+  try {
+    names = await readdir(runsDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return report;
+    throw error;
+  }
+  const runFiles: string[] = [];
+  const journals = new Set<string>();
+  const temps: string[] = [];
+  const owners = new Map<string, boolean>();
+  for (const name of names) {
+    if (RUN_FILE.test(name)) runFiles.push(name);
+    else if (JOURNAL_FILE.test(name)) journals.add(name);
+    else if (TEMP_FILE.test(name)) temps.push(name);
+    else {
+      const owner = OWNER_FILE.exec(name)?.[1];
+      if (owner !== undefined) owners.set(owner, await ownerFileAlive(runsDir, name));
+    }
+  }
+  if (self !== undefined) owners.set(self, true);
+  const alive = (owner: unknown): boolean =>
+    typeof owner === 'string' && owners.get(owner) === true;
+  const liveTokens = new Set(
+    [...owners].filter(([, live]) => live).map(([id]) => tokenOfOwner(id)),
+  );
+
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < runFiles.length) {
+      const name = runFiles[next++] as string;
+      let record: RunRecord;
+      try {
+        const parsed: unknown = JSON.parse(await readFile(join(runsDir, name), 'utf8'));
+        if (!isRecord(parsed)) continue;
+        record = parsed;
+      } catch {
+        continue; // unreadable or not JSON: the history index reports it
+      }
+      report.runs++;
+      const journal = journalFileName(name);
+      const hasJournal = journals.delete(journal);
+      if (record.status === 'running' || record.status === 'pending') {
+        if (alive(record.owner)) {
+          report.liveRuns++;
+        } else {
+          record = await recoverRun(name, record, hasJournal);
+        }
+      } else if (hasJournal && (await removeQuietly(join(runsDir, journal)))) {
+        report.journalsRemoved++;
+      }
+      options.onRecord?.(record, name);
+    }
+  };
+
+  async function recoverRun(name: string, record: RunRecord, hasJournal: boolean) {
+    let folded = record;
+    const journalPath = join(runsDir, journalFileName(name));
+    if (hasJournal) {
+      try {
+        folded = foldJournal(record, await readFile(journalPath, 'utf8'));
+        report.journalsFolded++;
+      } catch {
+        // Gone meanwhile (another process recovered it): mark what the run file has.
+      }
+    }
+    const repaired = interruptedRecord(folded, now);
+    await writeRunFile(runsDir, name, repaired, options.writeFile);
+    if (hasJournal) await removeQuietly(journalPath);
+    report.recovered.push(name);
+    return repaired;
+  }
+
+  await Promise.all(
+    Array.from({ length: Math.min(options.parallel ?? 32, runFiles.length) }, worker),
+  );
+  // Journals left over have no run file: their run never started or its file was removed.
+  for (const journal of journals) {
+    if (await removeQuietly(join(runsDir, journal))) report.journalsRemoved++;
+  }
+  report.tempFilesRemoved = (await removeDeadTempFiles(runsDir, temps, liveTokens)).length;
+  for (const [owner, live] of owners) {
+    if (!live && (await removeQuietly(join(runsDir, `.${owner}.owner`)))) report.ownersRemoved++;
+  }
+  return report;
+}
+
+/**
+ * Marks run files still `running` whose owner is gone (all of them, when no owner is alive)
+ * as `failed` with `error: "interrupted"`, folding in their journals: see
+ * {@link recoverRunsDir}, which also does the rest of the start-up repairs. Returns the names
+ * of the files it rewrote. Unreadable files are left alone.
+ */
+export async function recoverInterruptedRuns(
+  runsDir: string,
+  now: number = Date.now(),
+): Promise<string[]> {
+  return (await recoverRunsDir({ runsDir, now })).recovered;
+}

@@ -1,0 +1,119 @@
+import { expect } from 'chai';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { StepRecord } from '../../../src/generated/run-record.js';
+import { createSilentLogger } from '../../../src/log.js';
+import { appendFileSynced } from '../../../src/store/atomic-write.js';
+import {
+  createRunJournal,
+  journalFileName,
+  type JournalSource,
+} from '../../../src/store/run-journal.js';
+import { ManualClock } from '../../conformance/helpers.js';
+
+function source(filename: string, startTime = 0): JournalSource {
+  return {
+    filename,
+    startTime,
+    stepRecord: (index) => ({ step_name: `s${index}`, status: 'success' }) as StepRecord,
+  };
+}
+
+describe('run journals (store/run-journal.ts)', () => {
+  let dir: string;
+  let clock: ManualClock;
+  let appends: string[];
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agentic-journal-'));
+    clock = new ManualClock();
+    appends = [];
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  function journal() {
+    return createRunJournal({
+      runsDir: dir,
+      commitMs: 50,
+      clock,
+      logger: createSilentLogger(),
+      append: (path, data) => {
+        appends.push(path);
+        return appendFileSynced(path, data);
+      },
+    });
+  }
+
+  async function lines(filename: string): Promise<unknown[]> {
+    const text = await readFile(join(dir, journalFileName(filename)), 'utf8');
+    return text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown);
+  }
+
+  it('group-commits the step events of a commit window: one append per run', async () => {
+    const j = journal();
+    const a = source('a.json');
+    const b = source('b.json');
+    j.stepStarted(a, 0, Date.UTC(2025, 0, 1));
+    j.stepFinished(a, 0);
+    j.stepStarted(a, 1, Date.UTC(2025, 0, 1, 0, 0, 1));
+    j.stepFinished(b, 0);
+    j.stepFinished(b, 1);
+    expect(appends).to.deep.equal([]);
+    clock.advance(50);
+    await j.close();
+    expect(appends.sort()).to.deep.equal(
+      [journalFileName('a.json'), journalFileName('b.json')].map((n) => join(dir, n)),
+    );
+    expect(await lines('a.json')).to.deep.equal([
+      { i: 0, step: { step_name: 's0', status: 'success' } },
+      { i: 1, started: '2025-01-01T00:00:01.000Z' },
+    ]);
+    expect(await lines('b.json')).to.deep.equal([
+      { i: 0, step: { step_name: 's0', status: 'success' } },
+      { i: 1, step: { step_name: 's1', status: 'success' } },
+    ]);
+  });
+
+  it('commits a run only once it is older than the commit delay', async () => {
+    const j = journal();
+    j.stepFinished(source('old.json', clock.now()), 0);
+    clock.advance(30);
+    const young = source('young.json', clock.now());
+    j.stepFinished(young, 0);
+    clock.advance(20); // the commit: the young run is 20 ms old
+    await Promise.resolve();
+    expect(appends).to.deep.equal([join(dir, journalFileName('old.json'))]);
+    clock.advance(50);
+    await j.close();
+    expect(appends).to.deep.equal(
+      ['old.json', 'young.json'].map((name) => join(dir, journalFileName(name))),
+    );
+  });
+
+  it('writes nothing for a run that ends before its commit', async () => {
+    const j = journal();
+    const a = source('a.json');
+    j.stepFinished(a, 0);
+    j.runEnding(a);
+    clock.advance(50);
+    await j.runEnded(a);
+    await j.close();
+    expect(appends).to.deep.equal([]);
+  });
+
+  it('removes the journal once the end record is written', async () => {
+    const j = journal();
+    const a = source('a.json');
+    j.stepFinished(a, 0);
+    clock.advance(50);
+    j.runEnding(a);
+    await j.runEnded(a);
+    expect(await readdir(dir)).to.deep.equal([]);
+    await j.close();
+  });
+});
