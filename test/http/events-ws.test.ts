@@ -194,6 +194,8 @@ describe('WS /ws/execution/{run_id}', () => {
     t = await startTestServer();
     const client = connectWs(runUrl('later'));
     await t.feeds.until((ids) => ids.includes('later'));
+    // The server's feed can exist before the client has seen the handshake's answer.
+    await client.opened;
     client.ws.send('x'.repeat(DEFAULT_WS_MAX_PAYLOAD + 1));
     expect((await client.closed).code).to.equal(WS_CLOSE.MESSAGE_TOO_BIG);
   });
