@@ -2,15 +2,10 @@ import type { Detector } from './detector.js';
 import { GAP, INJECTION_DETECTORS } from './detectors/injection.js';
 import { PII_DETECTORS } from './detectors/pii.js';
 import { SECRET_DETECTORS, WORD_ANCHORED_SECRETS } from './detectors/secrets.js';
-import {
-  INVISIBLE,
-  MIXED_SCRIPT,
-  SKELETON_TRIGGER,
-  UNICODE_DETECTORS,
-  UNICODE_SPECIAL,
-  skeleton,
-} from './detectors/unicode.js';
+import { MIXED_SCRIPT, UNICODE_DETECTORS, UNICODE_SPECIAL } from './detectors/unicode.js';
+import { fold, originalRange, type Folded } from './fold.js';
 import { actionFor } from './policy.js';
+import { unconfuse } from './skeleton.js';
 import { ACTIONS } from './types.js';
 
 /** Redaction marker written in place of every redacted span. */
@@ -68,7 +63,6 @@ if ((new RegExp(`${ANY_INJECTION.source}|`).exec('')?.length ?? 0) !== 1) {
   throw new Error('injection detectors must not use capturing groups');
 }
 const NON_ASCII = /[\u0080-\uFFFF]/;
-const HAS_INVISIBLE = new RegExp(INVISIBLE.source, 'u');
 
 /** Gate bits per string. */
 const G_NON_ASCII = 1;
@@ -77,7 +71,7 @@ const G_WORD = 4;
 const G_PII = 8;
 const G_PHRASE = 16;
 const G_INJECTION = 32;
-/** The gates taken on the invisible-free text. */
+/** The gates taken on the folded text. */
 const MATCH_GATES = G_SHAPE | G_WORD | G_PII;
 /** The gates taken on the injection skeleton. */
 const PHRASE_GATES = G_PHRASE | G_INJECTION;
@@ -156,11 +150,13 @@ export interface BatchScan {
  * unicode) runs only when its gate accepted the string, which keeps the cost for ordinary
  * text to a few linear scans of the batch and no per-string regex calls.
  *
- * Secrets and PII are matched on the text with invisible characters removed (so
- * `AKIA\u200B…` is still a key), injections on a normalized skeleton (NFKC, invisibles
- * removed, look-alike letters mapped to Latin), unicode anomalies on the original text.
- * Strings that contain invisibles or need a skeleton are gated on their own. Redactions are
- * written into the invisible-free text; unchanged strings stay undefined in `cleaned`.
+ * Unicode anomalies are matched on the original text; every other detector, and its gate,
+ * on the folded text ({@link fold}: NFKC, invisibles removed, so `ＡＫＩＡ…` and
+ * `AKIA\u200B…` are keys), injections on its skeleton when look-alikes may be present
+ * (mixed scripts or anything folded). ASCII text is its own fold. Non-ASCII strings are
+ * gated on their own. A redaction covers exactly the original characters the match was
+ * folded from; the rest of the string is left as it was. Unchanged strings stay undefined
+ * in `cleaned`.
  */
 export function scanBatch(texts: readonly string[]): BatchScan {
   const spans: Span[] = [];
@@ -207,6 +203,7 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     const text = texts[index] as string;
     let working = text;
     let injectionText = text;
+    let folded: Folded | undefined;
     if ((g & G_NON_ASCII) !== 0) {
       const kinds = specialKinds(text);
       const mixed = MIXED_SCRIPT.test(text);
@@ -215,13 +212,10 @@ export function scanBatch(texts: readonly string[]): BatchScan {
         if ((kinds & (SPECIAL_KINDS[k] as number)) !== 0) run(d, text, index, spans);
       }
       if (mixed) for (const d of MIXED_SCRIPT_DETECTORS) run(d, text, index, spans);
-      if (!candidate(text)) continue;
-      // Every special kind but a lone variation selector is invisible (tags: exact check).
-      const invisible =
-        (kinds & (K_BIDI | K_ZERO_WIDTH | K_JOINER | K_OTHER)) !== 0 ||
-        ((kinds & K_PLANE14) !== 0 && HAS_INVISIBLE.test(text));
-      if (invisible) working = text.replace(INVISIBLE, '');
-      if (mixed || SKELETON_TRIGGER.test(text)) injectionText = skeleton(text);
+      folded = fold(text);
+      working = folded.text;
+      if (!candidate(working)) continue;
+      injectionText = mixed || folded.edits.length > 0 ? unconfuse(working) : working;
       g |= matchGates(working) | phraseGates(injectionText);
     }
     if ((g & MATCH_GATES) !== 0) {
@@ -239,11 +233,15 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     if (local.length > 0) {
       const kept = dropOverlaps(local);
       local.length = 0;
+      if (folded !== undefined && folded.edits.length > 0) {
+        for (const span of kept)
+          [span.start, span.end] = originalRange(folded, span.start, span.end);
+      }
       spans.push(...kept);
       const redact = kept.filter(
         (span) => actionFor(span.detector.category, span.detector.severity) === ACTIONS.REDACT,
       );
-      if (redact.length > 0) cleaned[index] = applyRedactions(working, redact);
+      if (redact.length > 0) cleaned[index] = applyRedactions(text, redact);
     }
     if ((g & PHRASE_GATES) === PHRASE_GATES && ANY_INJECTION.test(injectionText)) {
       for (const d of INJECTION_DETECTORS) run(d, injectionText, index, spans);
@@ -339,12 +337,19 @@ function dropOverlaps(spans: Span[]): Span[] {
   return kept;
 }
 
+/**
+ * Replaces each span of `text` with a marker; spans that overlap once mapped back to the
+ * original (two matches folded from one cluster) share one.
+ */
 function applyRedactions(text: string, spans: Span[]): string {
   const sorted = [...spans].sort((a, b) => a.start - b.start);
   let out = '';
   let cursor = 0;
   for (const span of sorted) {
-    if (span.start < cursor) continue;
+    if (span.start < cursor) {
+      cursor = Math.max(cursor, span.end);
+      continue;
+    }
     out += text.slice(cursor, span.start) + REDACTED;
     cursor = span.end;
   }
