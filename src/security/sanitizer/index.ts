@@ -8,5 +8,5 @@ export { INJECTION_DETECTORS } from './detectors/injection.js';
 export { UNICODE_DETECTORS } from './detectors/unicode.js';
 export { fold, originalRange, type Folded } from './fold.js';
 export { skeleton, unconfuse } from './skeleton.js';
-export { luhnValid, ibanValid, isPublicIp, cardIssuerKnown } from './validators.js';
+export { luhnValid, ibanValid, isPublicIp, isHostIp, cardIssuerKnown } from './validators.js';
 export * from './types.js';
