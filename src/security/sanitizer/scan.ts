@@ -45,7 +45,7 @@ const OVERRIDE_VERB = String.raw`(?:ignore|disregard|forget|override|bypass|aban
  * "content" or "safety" skips all injection detectors.
  */
 const INJECTION_GATE = new RegExp(
-  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan\s{1,4}mode|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
+  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|you['’]re\s{1,4}now|you\s{1,4}(?:will|shall)\s{1,4}now|you\s{1,4}have\s{1,4}(?:now\s{1,4})?become|from\s{1,4}now|pretend|imagine|act(?:ing)?\s{1,4}as|role-?play|behave\s{1,4}(?:like|as)|(?:respond|answer)\s{1,4}as|dan\b|anything\s{1,4}now|(?:developer|dev|sudo|unrestricted|jailbroken)\s{1,4}mode|jailbreak|god\s{0,4}mode|(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules)|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>|[<[#]\s{0,4}(?:system|developer|sys)|(?<![^\n\u0000])[ \t>*_"'“‘-]{0,6}[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:`,
   'gi',
 );
 /**
