@@ -121,7 +121,8 @@ export function fold(text: string): Folded {
   let i = 0;
   while (i < length) {
     const c = text.charCodeAt(i);
-    if (c < 0x80) {
+    // Most code units need nothing: ASCII, and BMP letters with no flags (one table read).
+    if (c < 0x80 || FLAGS[c] === 0) {
       i += 1;
       continue;
     }

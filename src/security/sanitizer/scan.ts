@@ -39,13 +39,35 @@ const PHRASE_GATE = /[\s<[]/g;
 const OVERRIDE_VERB = String.raw`(?:ignore|disregard|forget|override|bypass|abandon|drop|discard)${GAP}\s{1,4}(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety|ethical|content|developer)|(?:ignore|disregard|forget)\s{1,4}(?:everything|all)`;
 
 /**
+ * The jailbreak anchors that start with punctuation or a line break, kept out of the
+ * injection gate: as alternatives there they cost it 5-15% on the bench bodies (its word
+ * alternatives lose their quick first-character rejection); here, one regex whose every
+ * branch starts with a rare character costs about one linear scan (~1 ns per character).
+ * - fake role tags: `<system>`, `[SYSTEM]`, `### System`;
+ * - at a line start (in the joined batch, a string starts after the separator): the bare
+ *   `system:` label followed by the first word of a strong cue that no injection-gate
+ *   alternative covers (the others, `you are now`, `developer mode`, `from now on`, ... are
+ *   gated there), so YAML such as `system_prompt: "You are a reviewer"` passes no gate;
+ *   and "new instructions" headers;
+ * - a header after the end of a sentence ("Thanks. New instructions: ...").
+ */
+const tagGate = (lineStart: string): RegExp =>
+  new RegExp(
+    String.raw`[<[#]\s{0,4}(?:system|developer|sys)|${lineStart}[ \t>*_"'“‘#=[(-]{0,14}(?:[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:[\s*_>"'“”‘’-]{0,12}(?:ignore|disregard|forget|override|bypass|your|henceforth|reveal|print|output|repeat|disclose|leak|do|never)|(?:(?:begin|start)\s{1,4}(?:of\s{1,4})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules))|[.!?]\s{1,4}[ \t>*_"'“‘#=[(-]{0,14}(?:new|updated|revised)\s{1,4}(?:instructions?|directives?|orders|rules)`,
+    'gi',
+  );
+/** Over the joined batch, which starts with a separator too. */
+const TAG_GATE = tagGate(String.raw`[\n\u0000]`);
+/** Over one string. */
+const TAG_GATE_ONE = tagGate(String.raw`(?:^|\n)`);
+/**
  * The injection gate: the override verbs with their objects (above), and for the other
  * detectors the word pairs they cannot match without ("system prompt", "instructions above",
  * "you are no(w)", "safety filters", ...), so prose that merely says "prompt", "above",
  * "content" or "safety" skips all injection detectors.
  */
 const INJECTION_GATE = new RegExp(
-  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|you['’]re\s{1,4}now|you\s{1,4}(?:will|shall)\s{1,4}now|you\s{1,4}have\s{1,4}(?:now\s{1,4})?become|from\s{1,4}now|pretend|imagine|act(?:ing)?\s{1,4}as|role-?play|behave\s{1,4}(?:like|as)|(?:respond|answer)\s{1,4}as|dan\b|anything\s{1,4}now|(?:developer|dev|sudo|unrestricted|jailbroken)\s{1,4}mode|jailbreak|god\s{0,4}mode|(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules)|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>|[<[#]\s{0,4}(?:system|developer|sys)|(?<![^\n\u0000])[ \t>*_"'“‘-]{0,6}[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:`,
+  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you(?:\s{1,4}(?:are\s{1,4}no|will\s{1,4}now|shall\s{1,4}now|have\s{1,4}(?:now\s{1,4})?become)|['’]re\s{1,4}now)|from\s{1,4}now|pretend|imagine|act(?:ing)?\s{1,4}as|role-?play|behave\s{1,4}(?:like|as)|(?:respond|answer)\s{1,4}as|anything\s{1,4}now|(?:developer|dev|god|sudo|unrestricted|jailbroken|dan)\s{0,4}mode|jailbreak|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
   'gi',
 );
 /**
@@ -62,6 +84,12 @@ const ANY_INJECTION = new RegExp(
 if ((new RegExp(`${ANY_INJECTION.source}|`).exec('')?.length ?? 0) !== 1) {
   throw new Error('injection detectors must not use capturing groups');
 }
+/**
+ * dan_persona's anchor, apart from the injection gate: only the capitalised DAN is the
+ * persona, and one case-sensitive literal costs a fraction of a case-insensitive `dan\b`
+ * alternative in the gate (which slowed the whole gate down by half, measured on the bench).
+ */
+const DAN_GATE = /DAN\b/g;
 const NON_ASCII = /[\u0080-\uFFFF]/;
 
 /** Gate bits per string. */
@@ -130,8 +158,9 @@ const MIN_PATTERN_LENGTH = 6;
  */
 const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,15}$/;
 /**
- * Joins the batch for the gates. No gate can match it (gates never match across strings),
- * and `\b` sees it as a non-word character, like a string's start or end.
+ * Joins the batch for the gates (and starts it). No gate matches across it, and `\b` sees
+ * it as a non-word character, like a string's start or end; TAG_GATE takes it for a line
+ * start, and a match ends after it, so the hit counts for the string that follows.
  */
 const SEPARATOR = '\u0000';
 
@@ -179,19 +208,22 @@ export function scanBatch(texts: readonly string[]): BatchScan {
   }
   if (parts.length > 0) {
     const starts = new Int32Array(parts.length + 1);
-    let offset = 0;
+    // The joined text starts with a separator too, so every string starts after one.
+    let offset = 1;
     for (let k = 0; k < parts.length; k += 1) {
       starts[k] = offset;
       offset += (parts[k] as string).length + 1;
     }
     starts[parts.length] = offset;
-    const joined = parts.join(SEPARATOR);
+    const joined = SEPARATOR + parts.join(SEPARATOR);
     const found = new Uint8Array(parts.length);
     mark(SECRET_SHAPE_GATE, joined, starts, found, G_SHAPE);
     mark(SECRET_WORD_GATE, joined, starts, found, G_WORD);
     mark(PII_GATE, joined, starts, found, G_PII);
     mark(PHRASE_GATE, joined, starts, found, G_PHRASE);
     mark(INJECTION_GATE, joined, starts, found, G_INJECTION);
+    mark(DAN_GATE, joined, starts, found, G_INJECTION);
+    mark(TAG_GATE, joined, starts, found, G_INJECTION);
     for (let k = 0; k < batch.length; k += 1) gates[batch[k] as number] = found[k] as number;
   }
 
@@ -291,7 +323,10 @@ function matchGates(text: string): number {
 
 /** The injection gate bits of one string, gated on its own. */
 function phraseGates(text: string): number {
-  return test(PHRASE_GATE, text) && test(INJECTION_GATE, text) ? PHRASE_GATES : 0;
+  return test(PHRASE_GATE, text) &&
+    (test(INJECTION_GATE, text) || test(DAN_GATE, text) || test(TAG_GATE_ONE, text))
+    ? PHRASE_GATES
+    : 0;
 }
 
 function test(re: RegExp, text: string): boolean {

@@ -125,7 +125,7 @@ export const JAILBREAK_DETECTORS: readonly Detector[] = [
     C.PROMPT_INJECTION,
     S.HIGH,
     new RegExp(
-      String.raw`(?:${LINE_START}|(?<=[.!?:]\s{1,4}))[ \t#=\[(*_-]{0,8}(?:(?:begin|start)${_}(?:of${_})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)${_}(?:(?:system|admin|developer|priority)${_})?(?:instructions?|prompt|directives?|orders|rules)[ \t*_\])=#-]{0,8}(?::|\n|(?<=[\]=#-]))${TO_CUE}${CUE}`,
+      String.raw`(?:${LINE_START}[ \t#=\[(*_-]{0,8}(?:(?:begin|start)${_}(?:of${_})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)${_}(?:(?:system|admin|developer|priority)${_})?(?:instructions?|prompt|directives?|orders|rules)|(?<=[.!?]\s{1,4})[ \t#=\[(*_-]{0,8}(?:new|updated|revised)${_}(?:instructions?|directives?|orders|rules))[ \t*_\])=#-]{0,8}(?::|\n|(?<=[\]=#-]))${TO_CUE}${CUE}`,
       'gi',
     ),
   ),
