@@ -74,7 +74,7 @@ const INJECTION_GATE = new RegExp(
  * Every injection detector in one regex (case-insensitive, so a superset). Where it finds
  * nothing, no injection detector can match: it would match at least where the first
  * detector's match starts. So the detectors only run, one by one, on text where this found
- * something, i.e. on real injection attempts, and ordinary text pays one pass, not seven.
+ * something, i.e. on real injection attempts, and ordinary text pays one pass, not one per detector.
  */
 const ANY_INJECTION = new RegExp(
   INJECTION_DETECTORS.map((d) => `(?:${d.pattern.source})`).join('|'),
