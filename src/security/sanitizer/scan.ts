@@ -51,15 +51,16 @@ const OVERRIDE_VERB = String.raw`(?:ignore|disregard|forget|override|bypass|aban
  *   and "new instructions" headers;
  * - a header after the end of a sentence ("Thanks. New instructions: ...").
  */
-const tagGate = (lineStart: string): RegExp =>
-  new RegExp(
-    String.raw`[<[#]\s{0,4}(?:system|developer|sys)|${lineStart}[ \t>*_"'“‘#=[(-]{0,14}(?:[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:[\s*_>"'“”‘’-]{0,12}(?:ignore|disregard|forget|override|bypass|your|henceforth|reveal|print|output|repeat|disclose|leak|do|never)|(?:(?:begin|start)\s{1,4}(?:of\s{1,4})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules))|[.!?]\s{1,4}[ \t>*_"'“‘#=[(-]{0,14}(?:new|updated|revised)\s{1,4}(?:instructions?|directives?|orders|rules)`,
-    'gi',
-  );
+const TAG = String.raw`[<[#]\s{0,4}(?:system|developer|sys)`;
+const AT_LINE_START = String.raw`[ \t>*_"'“‘#=[(-]{0,14}(?:[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:[\s*_>"'“”‘’-]{0,12}(?:ignore|disregard|forget|override|bypass|your|henceforth|reveal|print|output|repeat|disclose|leak|do|never)|(?:(?:begin|start)\s{1,4}(?:of\s{1,4})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules))`;
+const AFTER_SENTENCE = String.raw`[.!?]\s{1,4}[ \t>*_"'“‘#=[(-]{0,14}(?:new|updated|revised)\s{1,4}(?:instructions?|directives?|orders|rules)`;
 /** Over the joined batch, which starts with a separator too. */
-const TAG_GATE = tagGate(String.raw`[\n\u0000]`);
-/** Over one string. */
-const TAG_GATE_ONE = tagGate(String.raw`(?:^|\n)`);
+const TAG_GATE = new RegExp(`${TAG}|[\\n\\u0000]${AT_LINE_START}|${AFTER_SENTENCE}`, 'gi');
+/**
+ * Over one string: the same, plus its start as a line start, tested on its own (`(?:^|\n)`
+ * as a branch would make the engine try `^` at every position: 4.5% of the bench's CPU).
+ */
+const TAG_GATE_START = new RegExp(`^${AT_LINE_START}`, 'i');
 /**
  * The injection gate: the override verbs with their objects (above), and for the other
  * detectors the word pairs they cannot match without ("system prompt", "instructions above",
@@ -324,7 +325,10 @@ function matchGates(text: string): number {
 /** The injection gate bits of one string, gated on its own. */
 function phraseGates(text: string): number {
   return test(PHRASE_GATE, text) &&
-    (test(INJECTION_GATE, text) || test(DAN_GATE, text) || test(TAG_GATE_ONE, text))
+    (test(INJECTION_GATE, text) ||
+      test(DAN_GATE, text) ||
+      test(TAG_GATE, text) ||
+      TAG_GATE_START.test(text))
     ? PHRASE_GATES
     : 0;
 }
