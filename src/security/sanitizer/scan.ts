@@ -11,7 +11,10 @@ import { ACTIONS } from './types.js';
 /** Redaction marker written in place of every redacted span. */
 export const REDACTED = '[REDACTED]';
 
-/** A match inside one of the scanned strings. */
+/**
+ * A match inside one of the scanned strings: for secrets and PII, the original characters
+ * (mapped back from the fold); for injections, offsets in the skeleton.
+ */
 export interface Span {
   /** Index of the string in the scanned batch. */
   index: number;
@@ -75,7 +78,8 @@ const INJECTION_GATE = new RegExp(
  * Every injection detector in one regex (case-insensitive, so a superset). Where it finds
  * nothing, no injection detector can match: it would match at least where the first
  * detector's match starts. So the detectors only run, one by one, on text where this found
- * something, i.e. on real injection attempts, and ordinary text pays one pass, not one per detector.
+ * something, i.e. on real injection attempts, and ordinary text pays one pass, not one per
+ * detector.
  */
 const ANY_INJECTION = new RegExp(
   INJECTION_DETECTORS.map((d) => `(?:${d.pattern.source})`).join('|'),
@@ -303,7 +307,8 @@ function mark(
   let index = 0;
   const last = gates.length - 1;
   while (gateRe.test(joined)) {
-    // Gates match at least one character and never across a separator.
+    // Gates match at least one character and end inside a string (TAG_GATE may start on the
+    // separator before it), so the last matched character names the string.
     const at = gateRe.lastIndex - 1;
     while (index < last && (starts[index + 1] as number) <= at) index += 1;
     gates[index] = (gates[index] as number) | bit;
