@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
+import { JAILBREAKS, NEAR_MISSES } from '../fixtures/sanitizer/jailbreaks.js';
 import { startTestService, type TestService } from './harness.js';
 
 const KEY = 'app-key-0123456789abcdef';
@@ -82,6 +83,33 @@ describe('security through the real app', () => {
     });
     const files = await readdir(svc.runsDir).catch(() => []);
     expect(files.filter((name) => !name.endsWith('.owner'))).to.deep.equal([]);
+  });
+
+  it('blocks every jailbreak variant with 400 and lets every near miss reach the route', async () => {
+    const post = (text: string): Promise<Response> =>
+      fetch(`${svc.url}/api/run`, {
+        method: 'POST',
+        headers: { 'X-API-Key': KEY, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ workflow: 'no_such_workflow', input_data: { text } }),
+      });
+    const wrong: string[] = [];
+    for (const c of JAILBREAKS) {
+      const res = await post(c.text);
+      const body = (await res.json()) as { detail?: unknown };
+      if (res.status !== 400 || !String(body.detail).includes('PROMPT_INJECTION')) {
+        wrong.push(`${res.status} ${JSON.stringify(c.text)}`);
+      }
+    }
+    // A near miss passes the sanitizer untouched and gets the route's own answer.
+    for (const text of NEAR_MISSES) {
+      const res = await post(text);
+      await res.body?.cancel();
+      if (res.status !== 422 || res.headers.get('x-sanitization') !== null) {
+        wrong.push(`${res.status} ${res.headers.get('x-sanitization')} ${JSON.stringify(text)}`);
+      }
+    }
+    expect(wrong).to.deep.equal([]);
+    expect(await readdir(svc.runsDir).catch(() => [])).to.deep.equal([]);
   });
 
   it('validates editor YAML with ordinary words instead of blocking it', async () => {

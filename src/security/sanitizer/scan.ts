@@ -2,21 +2,19 @@ import type { Detector } from './detector.js';
 import { GAP, INJECTION_DETECTORS } from './detectors/injection.js';
 import { PII_DETECTORS } from './detectors/pii.js';
 import { SECRET_DETECTORS, WORD_ANCHORED_SECRETS } from './detectors/secrets.js';
-import {
-  INVISIBLE,
-  MIXED_SCRIPT,
-  SKELETON_TRIGGER,
-  UNICODE_DETECTORS,
-  UNICODE_SPECIAL,
-  skeleton,
-} from './detectors/unicode.js';
+import { MIXED_SCRIPT, UNICODE_DETECTORS, UNICODE_SPECIAL } from './detectors/unicode.js';
+import { fold, originalRange, type Folded } from './fold.js';
 import { actionFor } from './policy.js';
+import { unconfuse } from './skeleton.js';
 import { ACTIONS } from './types.js';
 
 /** Redaction marker written in place of every redacted span. */
 export const REDACTED = '[REDACTED]';
 
-/** A match inside one of the scanned strings. */
+/**
+ * A match inside one of the scanned strings: for secrets and PII, the original characters
+ * (mapped back from the fold); for injections, offsets in the skeleton.
+ */
 export interface Span {
   /** Index of the string in the scanned batch. */
   index: number;
@@ -44,20 +42,44 @@ const PHRASE_GATE = /[\s<[]/g;
 const OVERRIDE_VERB = String.raw`(?:ignore|disregard|forget|override|bypass|abandon|drop|discard)${GAP}\s{1,4}(?:previous|prior|above|earlier|preceding|foregoing|original|initial|system|safety|ethical|content|developer)|(?:ignore|disregard|forget)\s{1,4}(?:everything|all)`;
 
 /**
+ * The jailbreak anchors that start with punctuation or a line break, kept out of the
+ * injection gate: as alternatives there they cost it 5-15% on the bench bodies (its word
+ * alternatives lose their quick first-character rejection); here, one regex whose every
+ * branch starts with a rare character costs about one linear scan (~1 ns per character).
+ * - fake role tags: `<system>`, `[SYSTEM]`, `### System`;
+ * - at a line start (in the joined batch, a string starts after the separator): the bare
+ *   `system:` label followed by the first word of a strong cue that no injection-gate
+ *   alternative covers (the others, `you are now`, `developer mode`, `from now on`, ... are
+ *   gated there), so YAML such as `system_prompt: "You are a reviewer"` passes no gate;
+ *   and "new instructions" headers;
+ * - a header after the end of a sentence ("Thanks. New instructions: ...").
+ */
+const TAG = String.raw`[<[#]\s{0,4}(?:system|developer|sys)`;
+const AT_LINE_START = String.raw`[ \t>*_"'“‘#=[(-]{0,14}(?:[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:[\s*_>"'“”‘’-]{0,12}(?:ignore|disregard|forget|override|bypass|your|henceforth|reveal|print|output|repeat|disclose|leak|do|never)|(?:(?:begin|start)\s{1,4}(?:of\s{1,4})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules))`;
+const AFTER_SENTENCE = String.raw`[.!?]\s{1,4}[ \t>*_"'“‘#=[(-]{0,14}(?:new|updated|revised)\s{1,4}(?:instructions?|directives?|orders|rules)`;
+/** Over the joined batch, which starts with a separator too. */
+const TAG_GATE = new RegExp(`${TAG}|[\\n\\u0000]${AT_LINE_START}|${AFTER_SENTENCE}`, 'gi');
+/**
+ * Over one string: the same, plus its start as a line start, tested on its own (`(?:^|\n)`
+ * as a branch would make the engine try `^` at every position: 4.5% of the bench's CPU).
+ */
+const TAG_GATE_START = new RegExp(`^${AT_LINE_START}`, 'i');
+/**
  * The injection gate: the override verbs with their objects (above), and for the other
  * detectors the word pairs they cannot match without ("system prompt", "instructions above",
  * "you are no(w)", "safety filters", ...), so prose that merely says "prompt", "above",
  * "content" or "safety" skips all injection detectors.
  */
 const INJECTION_GATE = new RegExp(
-  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you\s{1,4}are\s{1,4}no|from\s{1,4}now|pretend|imagine|act\s{1,4}as|dan\s{1,4}mode|anything\s{1,4}now|developer\s{1,4}mode|jailbreak|god\s?mode|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
+  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you(?:\s{1,4}(?:are\s{1,4}no|will\s{1,4}now|shall\s{1,4}now|have\s{1,4}(?:now\s{1,4})?become)|['’]re\s{1,4}now)|from\s{1,4}now|pretend|imagine|act(?:ing)?\s{1,4}as|role-?play|behave\s{1,4}(?:like|as)|(?:respond|answer)\s{1,4}as|anything\s{1,4}now|(?:developer|dev|god|sudo|unrestricted|jailbroken|dan)\s{0,4}mode|jailbreak|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
   'gi',
 );
 /**
  * Every injection detector in one regex (case-insensitive, so a superset). Where it finds
  * nothing, no injection detector can match: it would match at least where the first
  * detector's match starts. So the detectors only run, one by one, on text where this found
- * something, i.e. on real injection attempts, and ordinary text pays one pass, not seven.
+ * something, i.e. on real injection attempts, and ordinary text pays one pass, not one per
+ * detector.
  */
 const ANY_INJECTION = new RegExp(
   INJECTION_DETECTORS.map((d) => `(?:${d.pattern.source})`).join('|'),
@@ -67,8 +89,13 @@ const ANY_INJECTION = new RegExp(
 if ((new RegExp(`${ANY_INJECTION.source}|`).exec('')?.length ?? 0) !== 1) {
   throw new Error('injection detectors must not use capturing groups');
 }
+/**
+ * dan_persona's anchor, apart from the injection gate: only the capitalised DAN is the
+ * persona, and one case-sensitive literal costs a fraction of a case-insensitive `dan\b`
+ * alternative in the gate (which slowed the whole gate down by half, measured on the bench).
+ */
+const DAN_GATE = /DAN\b/g;
 const NON_ASCII = /[\u0080-\uFFFF]/;
-const HAS_INVISIBLE = new RegExp(INVISIBLE.source, 'u');
 
 /** Gate bits per string. */
 const G_NON_ASCII = 1;
@@ -77,7 +104,7 @@ const G_WORD = 4;
 const G_PII = 8;
 const G_PHRASE = 16;
 const G_INJECTION = 32;
-/** The gates taken on the invisible-free text. */
+/** The gates taken on the folded text. */
 const MATCH_GATES = G_SHAPE | G_WORD | G_PII;
 /** The gates taken on the injection skeleton. */
 const PHRASE_GATES = G_PHRASE | G_INJECTION;
@@ -136,8 +163,9 @@ const MIN_PATTERN_LENGTH = 6;
  */
 const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,15}$/;
 /**
- * Joins the batch for the gates. No gate can match it (gates never match across strings),
- * and `\b` sees it as a non-word character, like a string's start or end.
+ * Joins the batch for the gates (and starts it). No gate matches across it, and `\b` sees
+ * it as a non-word character, like a string's start or end; TAG_GATE takes it for a line
+ * start, and a match ends after it, so the hit counts for the string that follows.
  */
 const SEPARATOR = '\u0000';
 
@@ -156,11 +184,13 @@ export interface BatchScan {
  * unicode) runs only when its gate accepted the string, which keeps the cost for ordinary
  * text to a few linear scans of the batch and no per-string regex calls.
  *
- * Secrets and PII are matched on the text with invisible characters removed (so
- * `AKIA\u200B…` is still a key), injections on a normalized skeleton (NFKC, invisibles
- * removed, look-alike letters mapped to Latin), unicode anomalies on the original text.
- * Strings that contain invisibles or need a skeleton are gated on their own. Redactions are
- * written into the invisible-free text; unchanged strings stay undefined in `cleaned`.
+ * Unicode anomalies are matched on the original text; every other detector, and its gate,
+ * on the folded text ({@link fold}: NFKC, invisibles removed, so `ＡＫＩＡ…` and
+ * `AKIA\u200B…` are keys), injections on its skeleton when look-alikes may be present
+ * (mixed scripts or anything folded). ASCII text is its own fold. Non-ASCII strings are
+ * gated on their own. A redaction covers exactly the original characters the match was
+ * folded from; the rest of the string is left as it was. Unchanged strings stay undefined
+ * in `cleaned`.
  */
 export function scanBatch(texts: readonly string[]): BatchScan {
   const spans: Span[] = [];
@@ -183,19 +213,22 @@ export function scanBatch(texts: readonly string[]): BatchScan {
   }
   if (parts.length > 0) {
     const starts = new Int32Array(parts.length + 1);
-    let offset = 0;
+    // The joined text starts with a separator too, so every string starts after one.
+    let offset = 1;
     for (let k = 0; k < parts.length; k += 1) {
       starts[k] = offset;
       offset += (parts[k] as string).length + 1;
     }
     starts[parts.length] = offset;
-    const joined = parts.join(SEPARATOR);
+    const joined = SEPARATOR + parts.join(SEPARATOR);
     const found = new Uint8Array(parts.length);
     mark(SECRET_SHAPE_GATE, joined, starts, found, G_SHAPE);
     mark(SECRET_WORD_GATE, joined, starts, found, G_WORD);
     mark(PII_GATE, joined, starts, found, G_PII);
     mark(PHRASE_GATE, joined, starts, found, G_PHRASE);
     mark(INJECTION_GATE, joined, starts, found, G_INJECTION);
+    mark(DAN_GATE, joined, starts, found, G_INJECTION);
+    mark(TAG_GATE, joined, starts, found, G_INJECTION);
     for (let k = 0; k < batch.length; k += 1) gates[batch[k] as number] = found[k] as number;
   }
 
@@ -207,6 +240,7 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     const text = texts[index] as string;
     let working = text;
     let injectionText = text;
+    let folded: Folded | undefined;
     if ((g & G_NON_ASCII) !== 0) {
       const kinds = specialKinds(text);
       const mixed = MIXED_SCRIPT.test(text);
@@ -215,13 +249,10 @@ export function scanBatch(texts: readonly string[]): BatchScan {
         if ((kinds & (SPECIAL_KINDS[k] as number)) !== 0) run(d, text, index, spans);
       }
       if (mixed) for (const d of MIXED_SCRIPT_DETECTORS) run(d, text, index, spans);
-      if (!candidate(text)) continue;
-      // Every special kind but a lone variation selector is invisible (tags: exact check).
-      const invisible =
-        (kinds & (K_BIDI | K_ZERO_WIDTH | K_JOINER | K_OTHER)) !== 0 ||
-        ((kinds & K_PLANE14) !== 0 && HAS_INVISIBLE.test(text));
-      if (invisible) working = text.replace(INVISIBLE, '');
-      if (mixed || SKELETON_TRIGGER.test(text)) injectionText = skeleton(text);
+      folded = fold(text);
+      working = folded.text;
+      if (!candidate(working)) continue;
+      injectionText = mixed || folded.edits.length > 0 ? unconfuse(working) : working;
       g |= matchGates(working) | phraseGates(injectionText);
     }
     if ((g & MATCH_GATES) !== 0) {
@@ -239,11 +270,15 @@ export function scanBatch(texts: readonly string[]): BatchScan {
     if (local.length > 0) {
       const kept = dropOverlaps(local);
       local.length = 0;
+      if (folded !== undefined && folded.edits.length > 0) {
+        for (const span of kept)
+          [span.start, span.end] = originalRange(folded, span.start, span.end);
+      }
       spans.push(...kept);
       const redact = kept.filter(
         (span) => actionFor(span.detector.category, span.detector.severity) === ACTIONS.REDACT,
       );
-      if (redact.length > 0) cleaned[index] = applyRedactions(working, redact);
+      if (redact.length > 0) cleaned[index] = applyRedactions(text, redact);
     }
     if ((g & PHRASE_GATES) === PHRASE_GATES && ANY_INJECTION.test(injectionText)) {
       for (const d of INJECTION_DETECTORS) run(d, injectionText, index, spans);
@@ -272,7 +307,8 @@ function mark(
   let index = 0;
   const last = gates.length - 1;
   while (gateRe.test(joined)) {
-    // Gates match at least one character and never across a separator.
+    // Gates match at least one character and end inside a string (TAG_GATE may start on the
+    // separator before it), so the last matched character names the string.
     const at = gateRe.lastIndex - 1;
     while (index < last && (starts[index + 1] as number) <= at) index += 1;
     gates[index] = (gates[index] as number) | bit;
@@ -293,7 +329,13 @@ function matchGates(text: string): number {
 
 /** The injection gate bits of one string, gated on its own. */
 function phraseGates(text: string): number {
-  return test(PHRASE_GATE, text) && test(INJECTION_GATE, text) ? PHRASE_GATES : 0;
+  return test(PHRASE_GATE, text) &&
+    (test(INJECTION_GATE, text) ||
+      test(DAN_GATE, text) ||
+      test(TAG_GATE, text) ||
+      TAG_GATE_START.test(text))
+    ? PHRASE_GATES
+    : 0;
 }
 
 function test(re: RegExp, text: string): boolean {
@@ -339,12 +381,19 @@ function dropOverlaps(spans: Span[]): Span[] {
   return kept;
 }
 
+/**
+ * Replaces each span of `text` with a marker; spans that overlap once mapped back to the
+ * original (two matches folded from one cluster) share one.
+ */
 function applyRedactions(text: string, spans: Span[]): string {
   const sorted = [...spans].sort((a, b) => a.start - b.start);
   let out = '';
   let cursor = 0;
   for (const span of sorted) {
-    if (span.start < cursor) continue;
+    if (span.start < cursor) {
+      cursor = Math.max(cursor, span.end);
+      continue;
+    }
     out += text.slice(cursor, span.start) + REDACTED;
     cursor = span.end;
   }

@@ -163,3 +163,29 @@ export function isPublicIp(text: string): boolean {
   if (isIPv6(text)) return !NON_PERSONAL.check(text, 'ipv6');
   return false;
 }
+
+/**
+ * Addresses that name no particular host anywhere: "this host" / unspecified (0.0.0.0/8,
+ * `::`), loopback (127.0.0.0/8, `::1`), multicast and the reserved block up to the broadcast
+ * address. Private (RFC 1918), shared (100.64.0.0/10) and link-local addresses do name a
+ * host, inside someone's network, and reveal its layout, so they are redacted like public
+ * ones; these are not (`127.0.0.1:8010`, `0.0.0.0` in a bind address are configuration).
+ */
+const NO_HOST = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['127.0.0.0', 8],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  NO_HOST.addSubnet(net, prefix, 'ipv4');
+}
+NO_HOST.addSubnet('::', 127, 'ipv6');
+NO_HOST.addSubnet('ff00::', 8, 'ipv6');
+
+/** True for a syntactically valid address that names a host (see NO_HOST): the redacted ones. */
+export function isHostIp(text: string): boolean {
+  if (isIPv4(text)) return !NO_HOST.check(text, 'ipv4');
+  if (isIPv6(text)) return !NO_HOST.check(text, 'ipv6');
+  return false;
+}

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import {
   ibanValid,
+  isHostIp,
   isPublicIp,
   luhnValid,
   sanitize,
@@ -31,10 +32,44 @@ describe('sanitizer detectors', () => {
     }
   });
 
+  it('redacts private, shared and link-local addresses, not loopback, unspecified or multicast', () => {
+    for (const ip of [
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.9.9',
+      '192.168.0.1',
+      '100.64.0.1',
+      '169.254.1.1',
+      'fd00::1',
+      'fe80::1',
+    ]) {
+      expect(isHostIp(ip), ip).to.equal(true);
+      expect(names(`host ${ip} up`), ip).to.deep.equal([
+        ip.includes(':') ? 'ipv6_address' : 'ipv4_address',
+      ]);
+    }
+    for (const ip of [
+      '127.0.0.1',
+      '0.0.0.0',
+      '224.0.0.251',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'ff02::1',
+    ]) {
+      expect(isHostIp(ip), ip).to.equal(false);
+      expect(names(`host ${ip} up`), ip).to.deep.equal([]);
+    }
+    expect(names('172.15.0.1 and 172.32.0.1 are public')).to.deep.equal(['ipv4_address']);
+  });
+
   it('treats a dotted quad after a version marker as a version, not an address', () => {
     expect(names('firmware v1.2.3.4')).to.deep.equal([]);
     expect(names('pkg==1.2.3.4')).to.deep.equal([]);
     expect(names('server at 1.2.3.4')).to.deep.equal(['ipv4_address']);
+    expect(names('see section 10.1.2.3')).to.deep.equal([]);
+    // After a login command, `user@` is followed by a host.
+    expect(names('scp build.tgz deploy@10.0.0.12:/srv')).to.deep.equal(['ipv4_address']);
   });
 
   it('builds an injection skeleton from look-alikes, full-width letters and invisibles', () => {
@@ -67,6 +102,8 @@ describe('sanitizer detectors', () => {
       `${'-----BEGIN PRIVATE KEY-----'.repeat(2_000)}`,
       `${'::'.repeat(50_000)}`,
       `${'eyJ'.repeat(30_000)}.`,
+      `a${'\u0301\u0316'.repeat(100_000)}`,
+      `\uFF21${'\uFF41\u200B'.repeat(100_000)}`,
     ];
     for (const input of inputs) {
       const started = performance.now();

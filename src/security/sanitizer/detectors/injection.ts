@@ -1,5 +1,6 @@
 import { detector, type Detector } from '../detector.js';
 import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
+import { JAILBREAK_DETECTORS } from './jailbreak.js';
 
 /** A few filler words between the verb and its object ("ignore all of the previous ..."). */
 export const GAP = String.raw`(?:\s{1,4}(?:all|any|each|every|the|your|my|our|of|these|those|such|earlier|above|prior|previous|preceding|foregoing|existing|original|initial|system|developer|safety|ethical|content|given|provided|current|default|set|and|or)){0,5}`;
@@ -55,16 +56,5 @@ export const INJECTION_DETECTORS: readonly Detector[] = [
     /<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\|>|\[\/?INST\]|<<\/?SYS>>|<\/?(?:start_of_turn|end_of_turn)>/g,
     { prefilter: (t) => t.includes('<') || t.includes('[') },
   ),
-  detector(
-    'role_hijack',
-    C.PROMPT_INJECTION,
-    S.MEDIUM,
-    /\byou\s{1,4}are\s{1,4}(?:now\s{1,4}|no\s{1,4}longer\s{1,4})(?:an?\s{1,4})?(?:DAN\b|unrestricted|unfiltered|uncensored|jailbroken|evil|rogue|free\s{1,4}(?:from|of)|in\s{1,4}(?:developer|god|jailbreak|unrestricted)\s{1,4}mode|not\s{1,4}bound|bound\s{1,4}by|an?\s{1,4}AI|a\s{1,4}language\s{1,4}model|restricted|limited|required\s{1,4}to\s{1,4}follow)|\bfrom\s{1,4}now\s{1,4}on,?\s{1,4}you\s{1,4}(?:are|will|must|shall)\s{1,4}(?:be\s{1,4})?(?:an?\s{1,4})?(?:DAN|unrestricted|unfiltered|uncensored|evil|ignore|answer\s{1,4}without|respond\s{1,4}without|no\s{1,4}longer)\b|\b(?:pretend|imagine)\s{1,4}(?:to\s{1,4}be|you\s{1,4}are|that\s{1,4}you\s{1,4}are)\s{1,4}(?:an?\s{1,4})?(?:unrestricted|unfiltered|uncensored|jailbroken|evil|DAN\b|an?\s{1,4}AI\s{1,4}without|not\s{1,4}an?\s{1,4}AI)|\bact\s{1,4}as\s{1,4}(?:an?\s{1,4})?(?:unrestricted|unfiltered|uncensored|jailbroken|evil)\b/gi,
-  ),
-  detector(
-    'jailbreak_term',
-    C.PROMPT_INJECTION,
-    S.MEDIUM,
-    /\b(?:DAN\s{1,4}mode|do\s{1,4}anything\s{1,4}now|developer\s{1,4}mode\s{1,4}(?:enabled|activated)|jailbreak(?:ed|ing|s)?|god\s{0,1}mode\s{1,4}(?:enabled|activated)|(?:without|no|free\s{1,4}of)\s{1,4}(?:any\s{1,4})?(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters|limits)|(?:disable|turn\s{1,4}off|remove)\s{1,4}(?:your\s{1,4}|all\s{1,4})?(?:safety|content)\s{1,4}(?:filters?|guardrails|guidelines))\b/gi,
-  ),
+  ...JAILBREAK_DETECTORS,
 ];

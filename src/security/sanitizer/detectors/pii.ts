@@ -1,15 +1,25 @@
 import { detector, type Detector } from '../detector.js';
 import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
-import { cardIssuerKnown, ibanValid, isPublicIp, luhnValid } from '../validators.js';
+import { cardIssuerKnown, ibanValid, isHostIp, luhnValid } from '../validators.js';
 
-/**
- * Words right before a dotted quad that make it a version, not an address
- * (`v1.2.3.4`, `version 1.2.3.4`, `pkg@1.2.3.4`, `==1.2.3.4`, `^1.2.3.4`).
- */
 /** Characters an IPv6 address (with an embedded IPv4 tail) is made of. */
 const IPV6_CHAR = /[0-9A-Fa-f:.]/;
 
-const VERSION_CONTEXT = /(?:\bv|\bver(?:sion)?\.?\s{0,3}:?\s{0,3}|(?:==|[<>~!]=|[@^~])\s{0,2})$/i;
+/**
+ * Words right before a dotted quad that make it a version or a section number, not an
+ * address (`v1.2.3.4`, `version 1.2.3.4`, `pkg@1.2.3.4`, `==1.2.3.4`, `^1.2.3.4`,
+ * `section 10.1.2.3`, `§ 10.2.1.4`).
+ */
+const VERSION_CONTEXT =
+  /(?:\bv|\bver(?:sion)?\.?\s{0,3}:?\s{0,3}|(?:==|[<>~!]=|[@^~])\s{0,2}|(?:\b(?:section|sect?\.|chapter|ch\.|clause|appendix|figure|fig\.|table|paragraph|para\.|item|step|rule)|§)\s{0,3})$/i;
+/** A remote-login command before `user@`: the quad after the `@` is a host, not a version. */
+const LOGIN_BEFORE = /\b(?:ssh|scp|sftp|rsync|mosh|telnet|ftp)\b[^\n]{0,40}@\s{0,2}$/i;
+
+/** True when the text right before a dotted quad says it is not an address. */
+function versionBefore(text: string, start: number, at: number): boolean {
+  const before = text.slice(Math.max(start, at - 60), at);
+  return VERSION_CONTEXT.test(before.slice(-16)) && !LOGIN_BEFORE.test(before);
+}
 
 /** Personal data. Every pattern is anchored on word or digit boundaries. */
 export const PII_DETECTORS: readonly Detector[] = [
@@ -70,9 +80,7 @@ export const PII_DETECTORS: readonly Detector[] = [
     /(?<![\w.])(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}(?![\w]|\.\d)/g,
     {
       prefilter: (t) => t.includes('.'),
-      validate: (m, text, start) =>
-        isPublicIp(m[0]) &&
-        !VERSION_CONTEXT.test(text.slice(Math.max(start, m.index - 12), m.index)),
+      validate: (m, text, start) => isHostIp(m[0]) && !versionBefore(text, start, m.index),
     },
   ),
   // Anchored on the colons (a cheap literal scan), then grown to the whole token and
@@ -91,7 +99,7 @@ export const PII_DETECTORS: readonly Detector[] = [
       const bounded =
         !(from > start && /[\w:]/.test(text[from - 1] ?? '')) &&
         !(to < end && /\w/.test(text[to] ?? ''));
-      const hit = bounded && to - from <= 45 && isPublicIp(text.slice(from, to));
+      const hit = bounded && to - from <= 45 && isHostIp(text.slice(from, to));
       return { from, to: Math.max(to, m.index + m[0].length), hit };
     },
   }),

@@ -1,4 +1,5 @@
 import { detector, type Detector } from '../detector.js';
+import { fold } from '../fold.js';
 import { FINDING_CATEGORIES as C, SEVERITIES as S } from '../types.js';
 
 /**
@@ -174,7 +175,9 @@ const SECRET_KEY_HINT = new RegExp(
 /** True when a JSON property with this name holds a secret. */
 export function isSecretKeyName(key: string): boolean {
   if (key.length > 64 || !SECRET_KEY_HINT.test(key)) return false;
-  const name = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  // A key with anything but printable ASCII is folded first, so `ｐａｓｓｗｏｒｄ` or `pass\u200Bword` is `password`.
+  const plain = /[^ -~]/.test(key) ? fold(key).text : key;
+  const name = plain.toLowerCase().replace(/[^a-z0-9]/g, '');
   return SECRET_KEY_EXACT.has(name) || SECRET_KEY_SUFFIX.test(name);
 }
 
