@@ -28,7 +28,7 @@ export function createRateLimit(config: Config, opts: RateLimitOptions = {}): Mi
       await next();
       return;
     }
-    const decision = limiter.hit(clientIp(ctx, config.trustProxy));
+    const decision = limiter.hit(clientIp(ctx, config));
     const headers = {
       'RateLimit-Limit': String(decision.limit),
       'RateLimit-Remaining': String(decision.remaining),
