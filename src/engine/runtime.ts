@@ -14,6 +14,7 @@ import {
   AppError,
   ConflictError,
   ERROR_CODES,
+  TooManyActiveRunsError,
   ValidationError,
   errorMessage,
 } from '../errors.js';
@@ -60,6 +61,12 @@ export const SHUTDOWN_REASON = 'runtime shutting down';
 
 /** Seconds a refused run is told to wait (Retry-After) while run files cannot be written. */
 const WRITE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Seconds a run refused at `maxActiveRuns` is told to wait (Retry-After). When a slot frees
+ * is unknown (runs last from milliseconds to hours); 5 s keeps a polling client cheap.
+ */
+const ACTIVE_RUNS_RETRY_AFTER_SECONDS = 5;
 
 function runtimeClosed(): AppError {
   return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
@@ -244,6 +251,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       throw new ConflictError(`run '${runId}' is already active`);
     }
     const adapter = pickAdapter(request.adapter);
+    // Runs being started count: from here to reserved.add nothing awaits, so concurrent
+    // starts cannot overshoot the limit.
+    if (active.size + reserved.size >= resolved.maxActiveRuns) {
+      throw new TooManyActiveRunsError(resolved.maxActiveRuns, ACTIVE_RUNS_RETRY_AFTER_SECONDS);
+    }
     reserved.add(runId);
     let session: RunSession;
     try {

@@ -3,7 +3,10 @@
  * what a run needs, for real: the runs directory is a directory (`runs_dir`), its file system
  * has `AGENTIC_RUNS_MIN_FREE_MB` free (`runs_dir_space`, statfs), a small temp file can be
  * written, fsynced and removed there (`runs_dir_write`), no run record is waiting on a failing
- * write and the write queue is not full (`run_writes`); the workflows directory is readable, the replay store answers.
+ * write and the write queue is not full (`run_writes`); the workflows directory is readable, the
+ * replay store answers. `active_runs` reports how many runs are active of
+ * `AGENTIC_MAX_ACTIVE_RUNS` and never fails: at the limit the service still serves streams,
+ * history and cancels of its runs (only new runs get 429), so it must stay in rotation.
  * Details name the runs directory as configured relative to the working directory (or by its
  * base name), never by absolute path: readiness bodies reach load balancers and dashboards.
  */
@@ -25,7 +28,7 @@ export interface HealthRouteDeps {
    */
   runsDirLabel?: string;
   hub: Pick<EventHub, 'stats'>;
-  runtime: Pick<Runtime, 'writes'>;
+  runtime: Pick<Runtime, 'writes' | 'activeRuns' | 'options'>;
   version: string;
 }
 
@@ -120,6 +123,10 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
         },
         (code) => `run writes unknown (${code})`,
       ),
+      active_runs: {
+        ok: true,
+        detail: `${deps.runtime.activeRuns().length} of at most ${deps.runtime.options.maxActiveRuns} runs active`,
+      },
       workflows_dir: await probe(
         () => readdir(config.workflowsDir),
         (code) => `workflows directory not readable (${code})`,
