@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   CONFLICT: 'conflict',
   AUTH_REQUIRED: 'auth_required',
   RATE_LIMITED: 'rate_limited',
+  TOO_MANY_ACTIVE_RUNS: 'too_many_active_runs',
   BAD_REQUEST: 'bad_request',
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   BLOCKED: 'input_blocked',
@@ -95,14 +96,38 @@ export class AuthError extends AppError {
 
 export class RateLimitedError extends AppError {
   readonly retryAfterSeconds: number;
-  constructor(message: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+  constructor(
+    message: string,
+    retryAfterSeconds: number,
+    headers: Record<string, string> = {},
+    code: ErrorCode = ERROR_CODES.RATE_LIMITED,
+  ) {
     const retry = Math.max(1, Math.ceil(retryAfterSeconds));
-    super(ERROR_CODES.RATE_LIMITED, message, {
+    super(code, message, {
       status: 429,
       headers: { ...headers, 'Retry-After': String(retry) },
     });
     this.name = 'RateLimitedError';
     this.retryAfterSeconds = retry;
+  }
+}
+
+/**
+ * A run refused because `maxActiveRuns` runs are already active (429, code
+ * `too_many_active_runs`, `Retry-After`). Nothing was started; try again once a run has ended.
+ */
+export class TooManyActiveRunsError extends RateLimitedError {
+  /** The runtime's `maxActiveRuns`. */
+  readonly limit: number;
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(
+      `too many active runs: ${limit} are running, the most this service runs at once; try again later`,
+      retryAfterSeconds,
+      {},
+      ERROR_CODES.TOO_MANY_ACTIVE_RUNS,
+    );
+    this.name = 'TooManyActiveRunsError';
+    this.limit = limit;
   }
 }
 

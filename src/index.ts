@@ -14,7 +14,11 @@
 /** Creates a runtime (one XState system); see {@link RuntimeOptions}. */
 export { createRuntime, SHUTDOWN_REASON } from './engine/runtime.js';
 /** Applies the documented defaults to {@link RuntimeOptions}. */
-export { resolveRuntimeOptions, DEFAULT_MAX_CONCURRENCY } from './engine/runtime-options.js';
+export {
+  resolveRuntimeOptions,
+  DEFAULT_MAX_ACTIVE_RUNS,
+  DEFAULT_MAX_CONCURRENCY,
+} from './engine/runtime-options.js';
 /** The runtime contract and its request, handle and result shapes. */
 export {
   ADAPTERS,
@@ -88,6 +92,7 @@ export {
   ERROR_CODES,
   NotFoundError,
   RateLimitedError,
+  TooManyActiveRunsError,
   ValidationError,
   isAppError,
   type ErrorCode,

@@ -20,6 +20,8 @@ export interface Config {
   rateLimit: RateLimitSpec;
   authLockout: { windowSeconds: number; threshold: number; durationSeconds: number };
   trustProxy: boolean;
+  /** With {@link Config.trustProxy}: X-Forwarded-For entries appended by trusted proxies. */
+  trustedProxyHops: number;
   externalAgentsDir: string | undefined;
   /** Absolute path of the custom agents module (`AGENTIC_AGENTS_MODULE`), or undefined. */
   agentsModule: string | undefined;
@@ -47,6 +49,8 @@ export interface Config {
   /** Why saving workflows is refused (the package's shipped directory), else undefined. */
   workflowsReadOnlyReason: string | undefined;
   maxConcurrency: number;
+  /** Runs active at once; more are refused with 429 (`AGENTIC_MAX_ACTIVE_RUNS`). */
+  maxActiveRuns: number;
   maxBodyBytes: number;
   localDatasetsDir: string;
   frontendDir: string;
@@ -160,6 +164,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       durationSeconds: num('AGENTIC_AUTH_LOCKOUT_DURATION_SECONDS'),
     },
     trustProxy: bool('AGENTIC_TRUST_PROXY'),
+    trustedProxyHops: num('AGENTIC_TRUSTED_PROXY_HOPS'),
     externalAgentsDir: path('AGENTIC_EXTERNAL_AGENTS_DIR'),
     agentsModule: path('AGENTIC_AGENTS_MODULE'),
     memoryPath: path('AGENTIC_MEMORY_PATH'),
@@ -180,6 +185,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     workflowsSource: workflows.source,
     workflowsReadOnlyReason: workflows.readOnlyReason,
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
+    maxActiveRuns: num('AGENTIC_MAX_ACTIVE_RUNS'),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),

@@ -10,13 +10,22 @@ import { ADAPTERS, type ResolvedRuntimeOptions, type RuntimeOptions } from './ty
 export const DEFAULT_MAX_CONCURRENCY = 10;
 
 /**
+ * Runs active at once when nothing says otherwise. Not a memory bound for the engine: an idle
+ * active run holds about 15 KiB of heap (1000 runs parked on a `tier0_sleep` step, started
+ * through the HTTP service with persistence on, grew the heap by 15 MiB). It bounds what runs
+ * hold outside the engine: 100 runs of up to `maxConcurrency` (10) steps is up to 1000 model
+ * calls in flight, each with a socket, its prompt and its output in memory, already more than
+ * a provider's rate limits let through; runs beyond that would only wait on the provider.
+ */
+export const DEFAULT_MAX_ACTIVE_RUNS = 100;
+
+/**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
- * the package's `workflows/`,
- * `./runs` (from the current directory), persist on, no-LLM off, concurrency 10, no run
- * timeout, adapter `graph`, no inspector, a silent logger, one attempt per step, 500 ms retry
- * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s, journal
- * commits every 50 ms. Throws a
- * config {@link AppError} for values out of range.
+   * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
+   * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
+   * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
+   * write retries from 100 ms to 5 s, journal commits every 50 ms. Throws a config
+   * {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
   const problems: string[] = [];
@@ -29,6 +38,11 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     'maxConcurrency',
     options.maxConcurrency,
     DEFAULT_MAX_CONCURRENCY,
+  );
+  const maxActiveRuns = positiveInt(
+    'maxActiveRuns',
+    options.maxActiveRuns,
+    DEFAULT_MAX_ACTIVE_RUNS,
   );
   const maxAttempts = positiveInt('maxAttempts', options.maxAttempts, 1);
   const writeConcurrency = positiveInt('writeConcurrency', options.writeConcurrency, 16);
@@ -60,6 +74,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     persist: options.persist ?? true,
     noLlm: options.noLlm ?? false,
     maxConcurrency,
+    maxActiveRuns,
     timeoutMs: options.timeoutMs,
     defaultAdapter,
     inspect: options.inspect,

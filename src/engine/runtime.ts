@@ -15,6 +15,7 @@ import {
   AppError,
   ConflictError,
   ERROR_CODES,
+  TooManyActiveRunsError,
   ValidationError,
   errorMessage,
 } from '../errors.js';
@@ -74,6 +75,12 @@ export const SHUTDOWN_REASON = 'runtime shutting down';
 
 /** Seconds a refused run is told to wait (Retry-After) while run files cannot be written. */
 const WRITE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Seconds a run refused at `maxActiveRuns` is told to wait (Retry-After). When a slot frees
+ * is unknown (runs last from milliseconds to hours); 5 s keeps a polling client cheap.
+ */
+const ACTIVE_RUNS_RETRY_AFTER_SECONDS = 5;
 
 function runtimeClosed(): AppError {
   return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
@@ -297,6 +304,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     const given = request.runId === undefined ? undefined : assertRunId(request.runId);
     if (given !== undefined) assertIdle(given);
     const adapter = pickAdapter(request.adapter);
+    // Runs being started count: from here to launching++ nothing awaits, so concurrent starts
+    // cannot overshoot the limit.
+    if (active.size + launching >= resolved.maxActiveRuns) {
+      throw new TooManyActiveRunsError(resolved.maxActiveRuns, ACTIVE_RUNS_RETRY_AFTER_SECONDS);
+    }
     let runId = given;
     if (runId !== undefined) reserved.add(runId);
     launching++;

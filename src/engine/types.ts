@@ -33,6 +33,14 @@ export interface RuntimeOptions {
   noLlm?: boolean;
   /** Steps running at once per run (native adapter). @default 10 */
   maxConcurrency?: number;
+  /**
+   * Runs active at once (started and not yet ended, end-record write included). `run` and
+   * `start` beyond it reject with `TooManyActiveRunsError` (429, `Retry-After`) and start
+   * nothing. An idle active run costs about 15 KiB of heap; the limit bounds what runs hold
+   * outside the engine (model calls in flight, their sockets, prompts and outputs): see
+   * `DEFAULT_MAX_ACTIVE_RUNS`. @default 100
+   */
+  maxActiveRuns?: number;
   /** Run timeout in milliseconds for every run unless the run sets its own. @default none */
   timeoutMs?: number;
   /** Adapter used when a run names none. @default 'graph' */
@@ -181,6 +189,7 @@ export interface ResolvedRuntimeOptions {
   persist: boolean;
   noLlm: boolean;
   maxConcurrency: number;
+  maxActiveRuns: number;
   timeoutMs: number | undefined;
   defaultAdapter: AdapterName;
   inspect: ((event: InspectionEvent) => void) | undefined;

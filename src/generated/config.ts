@@ -61,9 +61,13 @@ export interface Environment {
    */
   AGENTIC_AUTH_LOCKOUT_DURATION_SECONDS?: number;
   /**
-   * 1 takes the client IP from X-Forwarded-For.
+   * 1: the service is behind AGENTIC_TRUSTED_PROXY_HOPS reverse proxies and the client IP is taken from X-Forwarded-For (that many entries from the right; the socket address when that entry is missing or malformed). Leave off when clients connect directly.
    */
   AGENTIC_TRUST_PROXY?: boolean;
+  /**
+   * With AGENTIC_TRUST_PROXY=1: how many trusted proxies append to X-Forwarded-For; the client IP is the entry this many places from the right.
+   */
+  AGENTIC_TRUSTED_PROXY_HOPS?: number;
   /**
    * Extra agent definitions directory.
    */
@@ -140,6 +144,10 @@ export interface Environment {
    * Steps running at once per run (native adapter).
    */
   AGENTIC_MAX_CONCURRENCY?: number;
+  /**
+   * Runs active at once in this process; POST /api/run beyond it answers 429 with Retry-After.
+   */
+  AGENTIC_MAX_ACTIVE_RUNS?: number;
   /**
    * Largest accepted request body.
    */

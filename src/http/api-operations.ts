@@ -197,6 +197,9 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
       '400': err('Blocked by sanitization or malformed body'),
       '409': err('A run with this run_id is active'),
       '422': invalid,
+      '429': err(
+        'AGENTIC_MAX_ACTIVE_RUNS runs are active (Retry-After), or the rate limit or auth lockout applies',
+      ),
       '501': err('Adapter unavailable'),
       '503': err('Run files cannot be written (Retry-After), or the service is shutting down'),
     },

@@ -54,7 +54,8 @@ export type AgenticApp = Koa & { router: Router };
 
 export function createApp(runtime: Runtime, config: Config, deps: AppDeps): AgenticApp {
   const { logger, history, hub, registry } = deps;
-  const app = new Koa({ proxy: config.trustProxy });
+  // ctx.ip (unused by the guards, which call clientIp) then means the same entry clientIp trusts.
+  const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustedProxyHops });
   // Errors are rendered by the funnel; what still reaches Koa (a broken socket mid-stream) is logged.
   app.on('error', (error: unknown) => logger.warn({ err: error }, 'response error'));
 

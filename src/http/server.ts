@@ -79,6 +79,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       runsDir: config.runsDir,
       noLlm: config.noLlm,
       maxConcurrency: config.maxConcurrency,
+      maxActiveRuns: config.maxActiveRuns,
       defaultAdapter: config.defaultAdapter as AdapterName,
       logger,
       writeConcurrency: config.writeConcurrency,

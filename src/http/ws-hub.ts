@@ -192,7 +192,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       ws.close(WS_CLOSE.RUN_NOT_FOUND, 'invalid run id');
       return;
     }
-    const client = clientIp(req, config.trustProxy);
+    const client = clientIp(req, config);
     const controller = new AbortController();
     // Counted among the client's sockets waiting for a run, until the run's first event.
     let waiting = false;

@@ -302,6 +302,7 @@ async function runtimeHeap(adapter: 'native' | 'graph', how: 'run' | 'start'): P
   const runtime: Runtime = createRuntime({
     persist: false,
     maxConcurrency: 10,
+    maxActiveRuns: CONCURRENT,
     agents: { tier0_sleep: gateAgent },
   });
   const workflow = diamond('tier0_sleep');

@@ -48,6 +48,7 @@ const runtime = createRuntime({
   runsDir: config.runsDir,
   noLlm: config.noLlm,
   maxConcurrency: config.maxConcurrency,
+  maxActiveRuns: config.maxActiveRuns,
   defaultAdapter: config.defaultAdapter as AdapterName,
   logger,
 });

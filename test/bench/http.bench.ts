@@ -397,6 +397,8 @@ async function main(): Promise<void> {
     AGENTIC_RUNS_DIR: runsDir,
     AGENTIC_WORKFLOWS_DIR: workflowsDir,
     AGENTIC_RATE_LIMIT_DEFAULT: '1000000/second',
+    // Runs end faster than they start, but their end records may queue: never refuse a bench run.
+    AGENTIC_MAX_ACTIVE_RUNS: '1000000',
     AGENTIC_NO_LLM: '1',
     AGENTIC_DEFAULT_ADAPTER: ADAPTER,
     LOG_LEVEL: LOGGING ? 'info' : 'silent',

@@ -38,6 +38,7 @@ describe('service process: SIGTERM with many runs ending together', function () 
           AGENTIC_WORKFLOWS_DIR: join(root, 'workflows'),
           AGENTIC_NO_LLM: '1',
           AGENTIC_RATE_LIMIT_DEFAULT: '100000/second',
+          AGENTIC_MAX_ACTIVE_RUNS: String(RUNS),
           AGENTIC_SHUTDOWN_GRACE_SECONDS: '30',
           LOG_FORMAT: 'json',
         },

@@ -31,6 +31,7 @@ describe('HTTP catalogue endpoints', () => {
         runs_dir_write: { ok: true },
         run_writes: { ok: true },
         run_history: { ok: true },
+        active_runs: { ok: true, detail: '0 of at most 100 runs active' },
         workflows_dir: { ok: true },
         replay_store: { ok: true },
       },

@@ -95,7 +95,7 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
       await next();
       return;
     }
-    authenticate(clientIp(ctx, config.trustProxy), ctx.req.headers);
+    authenticate(clientIp(ctx, config), ctx.req.headers);
     await next();
   };
 
@@ -103,13 +103,13 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
     const url = new URL(req.url ?? '/', 'http://localhost');
     for (const name of QUERY_KEY_PARAMS) {
       if (url.searchParams.has(name)) {
-        if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config.trustProxy));
+        if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config));
         return { ok: false, reason: 'API key in the query string is not accepted', status: 401 };
       }
     }
     if (apiKey === undefined) return { ok: true };
     try {
-      authenticate(clientIp(req, config.trustProxy), req.headers);
+      authenticate(clientIp(req, config), req.headers);
       return { ok: true };
     } catch (error) {
       if (error instanceof RateLimitedError) {

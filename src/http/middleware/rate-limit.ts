@@ -60,7 +60,7 @@ export function createRateLimiter(config: Config, opts: RateLimitOptions = {}): 
       await next();
       return;
     }
-    const { decision, headers } = hit(clientIp(ctx, config.trustProxy));
+    const { decision, headers } = hit(clientIp(ctx, config));
     if (!decision.allowed) {
       throw new RateLimitedError('Rate limit exceeded', decision.retryAfterMs / 1000, headers);
     }
@@ -69,7 +69,7 @@ export function createRateLimiter(config: Config, opts: RateLimitOptions = {}): 
   };
 
   const checkUpgrade = (req: IncomingMessage): UpgradeRateCheck => {
-    const { decision, headers } = hit(clientIp(req, config.trustProxy));
+    const { decision, headers } = hit(clientIp(req, config));
     if (decision.allowed) return { ok: true };
     return {
       ok: false,

@@ -5,6 +5,9 @@
  * written, fsynced and removed there (`runs_dir_write`), no run record is waiting on a failing
  * write and the write queue is not full (`run_writes`); the run history index is loaded
  * (`run_history`); the workflows directory is readable, the replay store answers.
+ * `active_runs` reports how many runs are active of `AGENTIC_MAX_ACTIVE_RUNS` and never fails:
+ * at the limit the service still serves streams, history and cancels of its runs (only new
+ * runs get 429), so it must stay in rotation.
  * Details name the runs directory as configured relative to the working directory (or by its
  * base name), never by absolute path: readiness bodies reach load balancers and dashboards.
  */
@@ -27,7 +30,7 @@ export interface HealthRouteDeps {
    */
   runsDirLabel?: string;
   hub: Pick<EventHub, 'stats'>;
-  runtime: Pick<Runtime, 'writes'>;
+  runtime: Pick<Runtime, 'writes' | 'activeRuns' | 'options'>;
   history: Pick<HistoryIndex, 'loaded' | 'runCount'>;
   version: string;
 }
@@ -133,6 +136,10 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
         },
         (code) => `run history unknown (${code})`,
       ),
+      active_runs: {
+        ok: true,
+        detail: `${deps.runtime.activeRuns().length} of at most ${deps.runtime.options.maxActiveRuns} runs active`,
+      },
       workflows_dir: await probe(
         () => readdir(config.workflowsDir),
         (code) => `workflows directory not readable (${code})`,

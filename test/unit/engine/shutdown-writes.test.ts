@@ -45,6 +45,7 @@ describe('runtime shutdown with queued run records', () => {
       writeFile: writer,
       writeConcurrency: 4,
       defaultAdapter: 'native',
+      maxActiveRuns: 300,
     }));
     const handles = await Promise.all(
       Array.from({ length: 300 }, () => rt.start({ workflow: 'test_deterministic' })),
