@@ -60,11 +60,24 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   // The service listens before its history is loaded; tests start from a loaded index.
   if (options.waitForHistory !== false) await running.history.whenLoaded();
   const waiters = new Map<string, ((record: RunRecord) => void)[]>();
-  const off = running.runtime.onRecord((record) => {
-    if (record.status !== 'success' && record.status !== 'failed') return;
-    for (const resolve of waiters.get(record.run_id) ?? []) resolve(record);
-    waiters.delete(record.run_id);
+  // A run has finished for a client once its workflow_end is out (the run is released then),
+  // which comes after its end record is written and its journal removed.
+  const ended = new Map<string, RunRecord>();
+  const offRecord = running.runtime.onRecord((record) => {
+    if (record.status === 'success' || record.status === 'failed') ended.set(record.run_id, record);
   });
+  const offEvents = running.runtime.subscribe((event) => {
+    if (event.type !== 'workflow_end') return;
+    const record = ended.get(event.run_id);
+    ended.delete(event.run_id);
+    if (record === undefined) return;
+    for (const resolve of waiters.get(event.run_id) ?? []) resolve(record);
+    waiters.delete(event.run_id);
+  });
+  const off = (): void => {
+    offRecord();
+    offEvents();
+  };
   return {
     ...running,
     root,
