@@ -17,8 +17,8 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { AppError, ERROR_CODES, type ErrorDetail } from '../errors.js';
+import { parseWorkflowYaml } from '../workflow/parse.js';
 import { MAX_TIER } from './agent-names.js';
 
 export interface AgentInfo {
@@ -87,7 +87,8 @@ function catalogueError(
 async function readCatalogueFile(file: string): Promise<AgentInfo[]> {
   let data: unknown;
   try {
-    data = parse(await readFile(file, 'utf8'), { maxAliasCount: 100, uniqueKeys: true });
+    // The bounds of workflow YAML (README "Limits"): depth, aliases, size, no custom tags.
+    data = parseWorkflowYaml(await readFile(file, 'utf8'), { field: 'file' });
   } catch (error) {
     const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : 'unreadable';
     throw catalogueError(file, reason, [], error);

@@ -1,0 +1,127 @@
+/**
+ * Sizes of JSON-like values and truncation markers (README "Limits"). A value over its bound is
+ * never dropped: it is replaced by a marker `{"__truncated__": true, "bytes": N, "preview": …}`
+ * that says what was there, and the object that held it carries the keys it lost (see
+ * {@link truncatedKeys}) so the run record and the log can warn.
+ */
+import { isPlainObject } from './values.js';
+
+/** The marker's flag key. */
+export const TRUNCATED_FLAG = '__truncated__';
+/** Characters of a value kept in its marker's `preview`. */
+export const PREVIEW_CHARS = 200;
+/** Sizes are measured up to this multiple of the bound (a marker's `bytes` is then "at least"). */
+const MEASURE_FACTOR = 16;
+
+const TRUNCATED_KEYS = Symbol('truncatedKeys');
+
+/** A value replaced by its marker. */
+export interface TruncationMarker {
+  [TRUNCATED_FLAG]: true;
+  /** Size of the value (JSON bytes, counted up to 16 times the bound it exceeded). */
+  bytes: number;
+  /** The start of the value's text (strings) or JSON, or what it was (a list of N items). */
+  preview: string;
+}
+
+/**
+ * Approximate size of `value` as compact JSON: string escapes are not counted and non-ASCII
+ * text counts one per UTF-16 unit. Stops as soon as the size passes `cap` (returns a number above
+ * it) so a huge or shared-reference value costs no more than `cap` to measure. Iterative: a
+ * deeply nested value cannot overflow the stack.
+ */
+export function jsonSize(value: unknown, cap: number): number {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && size <= cap) {
+    const item = stack.pop();
+    if (typeof item === 'string') size += item.length + 2;
+    else if (typeof item === 'number') size += Number.isFinite(item) ? String(item).length : 4;
+    else if (typeof item === 'boolean') size += item ? 4 : 5;
+    else if (Array.isArray(item)) {
+      size += 1 + Math.max(1, item.length);
+      for (let i = 0; i < item.length; i++) stack.push(item[i]);
+    } else if (isPlainObject(item)) {
+      size += 1;
+      let keys = 0;
+      for (const key in item) {
+        if (!Object.hasOwn(item, key)) continue;
+        keys++;
+        size += key.length + 3;
+        stack.push(item[key]);
+      }
+      if (keys === 0) size += 1;
+    } else size += 4;
+  }
+  return size;
+}
+
+function previewOf(value: unknown): string {
+  if (typeof value === 'string') return value.slice(0, PREVIEW_CHARS);
+  if (Array.isArray(value)) return `a list of ${value.length} items`;
+  if (isPlainObject(value)) return `a map of ${Object.keys(value).length} keys`;
+  return String(value).slice(0, PREVIEW_CHARS);
+}
+
+/** The marker that replaces `value`, which exceeded `bound`. */
+export function truncationMarker(value: unknown, bound: number): TruncationMarker {
+  return {
+    [TRUNCATED_FLAG]: true,
+    bytes: jsonSize(value, bound * MEASURE_FACTOR),
+    preview: previewOf(value),
+  };
+}
+
+/** Whether `value` is a truncation marker. */
+export function isTruncationMarker(value: unknown): value is TruncationMarker {
+  return isPlainObject(value) && value[TRUNCATED_FLAG] === true;
+}
+
+/** The keys of `value` replaced by markers when it was bounded, or undefined. */
+export function truncatedKeys(value: unknown): readonly string[] | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  return (value as { [TRUNCATED_KEYS]?: readonly string[] })[TRUNCATED_KEYS];
+}
+
+const MARKER_SIZE = PREVIEW_CHARS + 64;
+
+/**
+ * `record` when its JSON size is at most `bound`; otherwise a copy whose biggest entries are
+ * replaced by markers until it fits (the whole record becomes one marker when small entries alone
+ * exceed the bound). The copy remembers the keys it lost ({@link truncatedKeys}).
+ */
+export function boundRecord<T extends Record<string, unknown>>(
+  record: T,
+  bound: number,
+): T | TruncationMarker {
+  const cap = bound * MEASURE_FACTOR;
+  if (jsonSize(record, bound) <= bound) return record;
+  const entries = Object.entries(record).map(([key, value]) => ({
+    key,
+    value,
+    size: key.length + 4 + jsonSize(value, cap),
+  }));
+  let total = 2 + entries.reduce((sum, entry) => sum + entry.size, 0);
+  const lost: string[] = [];
+  const replaced = new Map<string, TruncationMarker>();
+  for (const entry of [...entries].sort((a, b) => b.size - a.size)) {
+    if (total <= bound || entry.size <= MARKER_SIZE) break;
+    replaced.set(entry.key, truncationMarker(entry.value, bound));
+    total -= entry.size - MARKER_SIZE;
+    lost.push(entry.key);
+  }
+  if (total > bound) return truncationMarker(record, bound);
+  const bounded: Record<string, unknown> = {};
+  for (const { key, value } of entries) {
+    const kept = replaced.get(key) ?? value;
+    // A `__proto__` key is an own data property (assignment would set the prototype).
+    Object.defineProperty(bounded, key, {
+      value: kept,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  Object.defineProperty(bounded, TRUNCATED_KEYS, { value: lost.sort(), enumerable: false });
+  return bounded as T;
+}
