@@ -3,6 +3,7 @@ import { resolveWorkflowsLocation } from '../config/workflows-location.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
+import { resolveContentLimits } from '../workflow/limits.js';
 import { DEFAULT_RETRY_BASE_MS } from './retry-policy.js';
 import { ADAPTERS, type ResolvedRuntimeOptions, type RuntimeOptions } from './types.js';
 
@@ -14,7 +15,8 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
  * the package's `workflows/`,
  * `./runs` (from the current directory), persist on, no-LLM off, concurrency 10, no run
  * timeout, adapter `graph`, no inspector, a silent logger, one attempt per step, 500 ms retry
- * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s. Throws a
+ * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s, the content
+ * bounds of `DEFAULT_CONTENT_LIMITS` (README "Limits"). Throws a
  * config {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
@@ -48,6 +50,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
   }
   if (options.agents !== undefined) problems.push(...customAgentProblems(options.agents));
+  const limits = resolveContentLimits(options.limits, problems);
   if (problems.length > 0) {
     throw new AppError(ERROR_CODES.CONFIG, `Invalid runtime options: ${problems.join('; ')}`);
   }
@@ -68,5 +71,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeQueueMax,
     writeRetryBaseMs,
     writeRetryMaxMs,
+    limits,
   };
 }

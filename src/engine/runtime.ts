@@ -85,6 +85,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const registry = createWorkflowRegistry({
     dir: resolved.workflowsDir,
     customAgents: customAgentNames(options.agents),
+    limits: resolved.limits,
   });
   const compiled = new CompiledCache();
   const llm: LlmClient = resolved.noLlm
@@ -289,6 +290,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runId,
         clock,
         agents: agentSet(workflow, catalogue),
+        maxOutputBytes: resolved.limits.maxStepIoBytes,
       }),
       retryDelayMs,
       clock,
@@ -310,6 +312,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       parent: root,
       persist: resolved.persist,
       writer,
+      maxRunRecordBytes: resolved.limits.maxRunRecordBytes,
       logger: log,
       publish,
       recorded,

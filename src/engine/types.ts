@@ -9,6 +9,7 @@ import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
+import type { ContentLimits } from '../workflow/limits.js';
 import type { RunWriterStatus, UnwrittenRecord } from '../store/run-writer.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
@@ -73,6 +74,12 @@ export interface RuntimeOptions {
   writeRetryBaseMs?: number;
   /** Longest delay between retries of a failed run-file write, in ms. @default 5000 */
   writeRetryMaxMs?: number;
+  /**
+   * Byte bounds on content (README "Limits"), each a positive integer; unset ones keep their
+   * default. @default { maxYamlBytes: 1048576, maxExpandedYamlBytes: 4194304,
+   * maxTemplateBytes: 1048576, maxStepIoBytes: 1048576, maxRunRecordBytes: 16777216 }
+   */
+  limits?: Partial<ContentLimits>;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -166,4 +173,5 @@ export interface ResolvedRuntimeOptions {
   writeQueueMax: number;
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;
+  limits: ContentLimits;
 }

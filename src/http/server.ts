@@ -77,6 +77,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       writeConcurrency: config.writeConcurrency,
       writeQueueMax: config.writeQueueMax,
       writeRetryMaxMs: config.writeRetryMaxMs,
+      limits: config.limits,
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       agents,
       ...(config.externalAgentsDir !== undefined
@@ -98,6 +99,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dir: config.workflowsDir,
     readOnlyReason: config.workflowsReadOnlyReason,
     customAgents: customAgentNames(agents),
+    limits: config.limits,
   });
   const agentSources = {
     files: [shippedAgentCatalogue()],

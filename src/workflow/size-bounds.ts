@@ -15,14 +15,14 @@ const MEASURE_FACTOR = 16;
 
 const TRUNCATED_KEYS = Symbol('truncatedKeys');
 
-/** A value replaced by its marker. */
-export interface TruncationMarker {
+/** A value replaced by its marker (a type alias: assignable to `Record<string, unknown>`). */
+export type TruncationMarker = {
   [TRUNCATED_FLAG]: true;
   /** Size of the value (JSON bytes, counted up to 16 times the bound it exceeded). */
   bytes: number;
-  /** The start of the value's text (strings) or JSON, or what it was (a list of N items). */
+  /** The start of the value's text (strings), or what it was (a list of N items). */
   preview: string;
-}
+};
 
 /**
  * Approximate size of `value` as compact JSON: string escapes are not counted and non-ASCII
@@ -56,11 +56,39 @@ export function jsonSize(value: unknown, cap: number): number {
   return size;
 }
 
+/**
+ * The first {@link PREVIEW_CHARS} characters of `value` as JSON (a string's own text), built
+ * without serialising the whole value: it stops once the preview is long enough, and writes
+ * `…` for what lies deeper than a few levels.
+ */
 function previewOf(value: unknown): string {
   if (typeof value === 'string') return value.slice(0, PREVIEW_CHARS);
-  if (Array.isArray(value)) return `a list of ${value.length} items`;
-  if (isPlainObject(value)) return `a map of ${Object.keys(value).length} keys`;
-  return String(value).slice(0, PREVIEW_CHARS);
+  let out = '';
+  const write = (item: unknown, depth: number): void => {
+    if (out.length >= PREVIEW_CHARS) return;
+    if (typeof item === 'string') out += JSON.stringify(item.slice(0, PREVIEW_CHARS - out.length));
+    else if (Array.isArray(item) || isPlainObject(item)) {
+      if (depth >= 8) {
+        out += '…';
+        return;
+      }
+      const list = Array.isArray(item);
+      const entries: [string, unknown][] = list
+        ? item.slice(0, PREVIEW_CHARS).map((element: unknown, i) => [String(i), element])
+        : Object.entries(item);
+      out += list ? '[' : '{';
+      for (let i = 0; i < entries.length; i++) {
+        if (out.length >= PREVIEW_CHARS) return;
+        if (i > 0) out += ',';
+        const [key, element] = entries[i]!;
+        if (!list) out += `${JSON.stringify(key)}:`;
+        write(element, depth + 1);
+      }
+      out += list ? ']' : '}';
+    } else out += typeof item === 'number' || typeof item === 'boolean' ? String(item) : 'null';
+  };
+  write(value, 0);
+  return out.slice(0, PREVIEW_CHARS);
 }
 
 /** The marker that replaces `value`, which exceeded `bound`. */

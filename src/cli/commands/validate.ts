@@ -20,6 +20,7 @@ export function registerValidate(program: Command, context: CliContext): void {
     const registry = createWorkflowRegistry({
       dir: config.workflowsDir,
       customAgents: customAgentNames(await customAgents(config)),
+      limits: config.limits,
     });
     const arg = await readWorkflowArg(workflow);
     let compiled;
