@@ -42,15 +42,14 @@ export function jsonSize(value: unknown, cap: number): number {
       size += 1 + Math.max(1, item.length);
       for (let i = 0; i < item.length; i++) stack.push(item[i]);
     } else if (isPlainObject(item)) {
-      size += 1;
-      let keys = 0;
+      // Braces, then `"key":` per entry and a comma before each but the first.
+      size += 2;
+      let entries = 0;
       for (const key in item) {
         if (!Object.hasOwn(item, key)) continue;
-        keys++;
-        size += key.length + 3;
+        size += key.length + (entries++ === 0 ? 3 : 4);
         stack.push(item[key]);
       }
-      if (keys === 0) size += 1;
     } else size += 4;
   }
   return size;
