@@ -69,6 +69,18 @@ export type {
   StepStatus,
   WorkflowDocument,
 } from './workflow/types.js';
+/** Byte bounds on content (README "Limits"): YAML, templates, step input and output, run records. */
+export {
+  DEFAULT_CONTENT_LIMITS,
+  MAX_YAML_DEPTH,
+  type ContentLimits,
+} from './workflow/limits.js';
+export { EvaluationLimitError, TemplateSizeError } from './workflow/expressions.js';
+export {
+  TRUNCATED_FLAG,
+  isTruncationMarker,
+  type TruncationMarker,
+} from './workflow/size-bounds.js';
 /** Run files: naming and recovery of runs interrupted by a crash. */
 export { recoverInterruptedRuns, runFileName, INTERRUPTED } from './store/run-files.js';
 /** Run-file writes: the write queue's status, unwritten records, the writer seam, temp-file clean-up. */
