@@ -359,6 +359,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       return await loadAgentCatalogue({
         files: [shippedAgentCatalogue()],
         dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
+        limits: resolved.limits,
       });
     } catch (error) {
       log.debug(

@@ -104,6 +104,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
+    limits: config.limits,
   };
   const app = createApp(runtime, config, {
     logger,
