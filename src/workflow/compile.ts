@@ -4,10 +4,21 @@
  */
 import { ERROR_CODES, ValidationError } from '../errors.js';
 import { parseAgentName } from '../agents/agent-names.js';
-import { EvaluationLimitError, compileCondition, compileTemplate } from './expressions.js';
+import {
+  EvaluationLimitError,
+  analyzeTemplate,
+  compileCondition,
+  compileTemplate,
+} from './expressions.js';
 import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
 import { TRUNCATED_FLAG, boundRecord } from './size-bounds.js';
-import type { CompiledStep, CompiledWorkflow, Evaluator, WorkflowDocument } from './types.js';
+import type {
+  CompiledStep,
+  CompiledWorkflow,
+  EvalScope,
+  Evaluator,
+  WorkflowDocument,
+} from './types.js';
 import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
 import { isPlainObject } from './values.js';
 
@@ -19,11 +30,24 @@ export interface CompileWorkflowOptions extends ValidateWorkflowOptions {
   limits?: Pick<ContentLimits, 'maxTemplateBytes' | 'maxStepIoBytes'> | undefined;
 }
 
+/** Constant templates ignore the scope; this one is only used to read their value. */
+const EMPTY_SCOPE: EvalScope = Object.freeze({ inputs: {}, steps: {}, context: {} });
+
 /**
  * A step's inputs: rendered within the template bound (over it, the evaluator throws and the
  * step fails), then each entry over the step I/O bound replaced by a truncation marker.
  */
-function boundedInputs(render: Evaluator, maxBytes: number): Evaluator {
+function boundedInputs(
+  template: { evaluate: Evaluator; constant: boolean },
+  maxBytes: number,
+): Evaluator {
+  const render = template.evaluate;
+  if (template.constant) {
+    // The same value at every step start: bounded once here.
+    const value = render(EMPTY_SCOPE);
+    const bounded = isPlainObject(value) ? boundRecord(value, maxBytes) : value;
+    return () => bounded;
+  }
   return (scope) => {
     const value = render(scope);
     return isPlainObject(value) ? boundRecord(value, maxBytes) : value;
@@ -91,7 +115,7 @@ export function compileWorkflow(
       dependsOnIndex,
       dependentsIndex: dependents[index] as number[],
       when: step.when === undefined ? undefined : compileCondition(step.when),
-      inputs: boundedInputs(compileTemplate(step.inputs ?? {}, template), limits.maxStepIoBytes),
+      inputs: boundedInputs(analyzeTemplate(step.inputs ?? {}, template), limits.maxStepIoBytes),
       outputs: step.outputs ?? {},
       tools: step.tools ?? [],
       model: step.model,
