@@ -70,11 +70,7 @@ export type {
   WorkflowDocument,
 } from './workflow/types.js';
 /** Byte bounds on content (README "Limits"): YAML, templates, step input and output, run records. */
-export {
-  DEFAULT_CONTENT_LIMITS,
-  MAX_YAML_DEPTH,
-  type ContentLimits,
-} from './workflow/limits.js';
+export { DEFAULT_CONTENT_LIMITS, MAX_YAML_DEPTH, type ContentLimits } from './workflow/limits.js';
 export { EvaluationLimitError, TemplateSizeError } from './workflow/expressions.js';
 export {
   TRUNCATED_FLAG,

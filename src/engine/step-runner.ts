@@ -63,10 +63,7 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
 }
 
 /** An agent's output within the bound (the same object when it fits). */
-function boundedOutput(
-  output: Record<string, unknown>,
-  maxBytes: number,
-): Record<string, unknown> {
+function boundedOutput(output: Record<string, unknown>, maxBytes: number): Record<string, unknown> {
   return isPlainObject(output) ? boundRecord(output, maxBytes) : output;
 }
 

@@ -290,12 +290,12 @@ export interface TemplateOptions {
 }
 
 /** Compiles a template value (string, list, map or scalar), reporting what it reads. */
-export function analyzeTemplate(
-  value: unknown,
-  options: TemplateOptions = {},
-): AnalyzedExpression {
+export function analyzeTemplate(value: unknown, options: TemplateOptions = {}): AnalyzedExpression {
   const refs = newRefs();
-  const budget: Budget = { used: 0, max: options.maxBytes ?? DEFAULT_CONTENT_LIMITS.maxTemplateBytes };
+  const budget: Budget = {
+    used: 0,
+    max: options.maxBytes ?? DEFAULT_CONTENT_LIMITS.maxTemplateBytes,
+  };
   const { evaluate, constant } = compileValue(value, refs, 0, budget);
   if (constant) return { evaluate, references: sortedRefs(refs), constant };
   const bounded = guarded(evaluate);
