@@ -13,6 +13,7 @@ export interface DepthExcess {
 
 /** CST control tokens the lexer adds (document, flow end, scalar): not text of the source. */
 const CONTROL_TOKENS = new Set(['\x02', '\x18', '\x1f']);
+const BLANK = /^[ \t]+$/;
 
 /**
  * Scans `text` with the YAML lexer (linear, not recursive) and returns where nesting first goes
@@ -35,7 +36,7 @@ export function yamlDepthExcess(text: string, maxDepth: number): DepthExcess | u
       lineStart = true;
       continue;
     }
-    if (/^[ \t]+$/.test(token) || token.startsWith('#')) {
+    if (BLANK.test(token) || token.startsWith('#')) {
       col += token.length;
       continue;
     }
@@ -49,10 +50,10 @@ export function yamlDepthExcess(text: string, maxDepth: number): DepthExcess | u
     if (token === '[' || token === '{') flow++;
     else if ((token === ']' || token === '}') && flow > 0) flow--;
     if (block.length + flow > maxDepth) return { line, col: col + 1 };
-    const newlines = token.split('\n').length - 1;
-    if (newlines > 0) {
-      line += newlines;
-      col = token.length - token.lastIndexOf('\n') - 1;
+    const last = token.lastIndexOf('\n');
+    if (last >= 0) {
+      for (let at = token.indexOf('\n'); at >= 0; at = token.indexOf('\n', at + 1)) line++;
+      col = token.length - last - 1;
       lineStart = col === 0;
     } else {
       col += token.length;
