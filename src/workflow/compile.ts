@@ -45,7 +45,8 @@ function boundedInputs(
   if (template.constant) {
     // The same value at every step start: bounded once here.
     const value = render(EMPTY_SCOPE);
-    const bounded = isPlainObject(value) ? boundRecord(value, maxBytes) : value;
+    // Shared by every run, like the frozen constant it replaces.
+    const bounded = isPlainObject(value) ? Object.freeze(boundRecord(value, maxBytes)) : value;
     return () => bounded;
   }
   return (scope) => {
