@@ -73,6 +73,14 @@ export type {
   StepStatus,
   WorkflowDocument,
 } from './workflow/types.js';
+/** Byte bounds on content (README "Limits"): YAML, templates, step input and output, run records. */
+export { DEFAULT_CONTENT_LIMITS, MAX_YAML_DEPTH, type ContentLimits } from './workflow/limits.js';
+export { EvaluationLimitError, TemplateSizeError } from './workflow/expressions.js';
+export {
+  TRUNCATED_FLAG,
+  isTruncationMarker,
+  type TruncationMarker,
+} from './workflow/size-bounds.js';
 /** Run files: naming and recovery of runs interrupted by a crash. */
 export { runFileName, INTERRUPTED } from './store/run-files.js';
 export { recoverInterruptedRuns } from './store/startup-recovery.js';

@@ -17,8 +17,9 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { AppError, ERROR_CODES, type ErrorDetail } from '../errors.js';
+import type { ContentLimits } from '../workflow/limits.js';
+import { parseWorkflowYaml } from '../workflow/parse.js';
 import { MAX_TIER } from './agent-names.js';
 
 export interface AgentInfo {
@@ -38,6 +39,8 @@ export interface AgentCatalogueSources {
   files?: readonly string[];
   /** Directories whose `*.yaml`/`*.yml` files are read after `files`, sorted by name. */
   dirs?: readonly string[];
+  /** Bounds of each file's YAML (README "Limits"). @default the defaults of workflow YAML */
+  limits?: Pick<ContentLimits, 'maxYamlBytes' | 'maxExpandedYamlBytes'>;
 }
 
 const CATALOGUE_SCHEMA = {
@@ -84,10 +87,18 @@ function catalogueError(
   });
 }
 
-async function readCatalogueFile(file: string): Promise<AgentInfo[]> {
+async function readCatalogueFile(
+  file: string,
+  limits: AgentCatalogueSources['limits'],
+): Promise<AgentInfo[]> {
   let data: unknown;
   try {
-    data = parse(await readFile(file, 'utf8'), { maxAliasCount: 100, uniqueKeys: true });
+    // The bounds of workflow YAML (README "Limits"): depth, aliases, size, no custom tags.
+    const text = await readFile(file, 'utf8');
+    data = parseWorkflowYaml(
+      text,
+      limits === undefined ? { field: 'file' } : { field: 'file', limits },
+    );
   } catch (error) {
     const reason = error instanceof Error ? (error.message.split('\n')[0] ?? '') : 'unreadable';
     throw catalogueError(file, reason, [], error);
@@ -131,7 +142,9 @@ export async function loadAgentCatalogue(sources: AgentCatalogueSources): Promis
   for (const dir of sources.dirs ?? []) files.push(...(await yamlFilesOf(dir)));
   const byRole = new Map<string, AgentInfo>();
   for (const file of files) {
-    for (const agent of await readCatalogueFile(file)) byRole.set(agent.role, agent);
+    for (const agent of await readCatalogueFile(file, sources.limits)) {
+      byRole.set(agent.role, agent);
+    }
   }
   return [...byRole.values()];
 }

@@ -52,6 +52,14 @@ export interface Config {
   /** Runs active at once; more are refused with 429 (`AGENTIC_MAX_ACTIVE_RUNS`). */
   maxActiveRuns: number;
   maxBodyBytes: number;
+  /** Byte bounds on YAML, templates, step I/O and run records (README "Limits"). */
+  limits: Readonly<{
+    maxYamlBytes: number;
+    maxExpandedYamlBytes: number;
+    maxTemplateBytes: number;
+    maxStepIoBytes: number;
+    maxRunRecordBytes: number;
+  }>;
   localDatasetsDir: string;
   frontendDir: string;
   shutdownGraceSeconds: number;
@@ -187,6 +195,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
     maxActiveRuns: num('AGENTIC_MAX_ACTIVE_RUNS'),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
+    limits: Object.freeze({
+      maxYamlBytes: num('AGENTIC_MAX_YAML_BYTES'),
+      maxExpandedYamlBytes: num('AGENTIC_MAX_EXPANDED_YAML_BYTES'),
+      maxTemplateBytes: num('AGENTIC_MAX_TEMPLATE_BYTES'),
+      maxStepIoBytes: num('AGENTIC_MAX_STEP_IO_BYTES'),
+      maxRunRecordBytes: num('AGENTIC_MAX_RUN_RECORD_BYTES'),
+    }),
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),

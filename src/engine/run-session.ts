@@ -10,6 +10,7 @@ import { RunEventMapper } from '../events/event-mapper.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
+import { boundRunRecord } from '../store/record-bounds.js';
 import { runFileName } from '../store/run-files.js';
 import type { RunJournal } from '../store/run-journal.js';
 import { RecordNotWrittenError, type RunWriter } from '../store/run-writer.js';
@@ -43,6 +44,8 @@ export interface RunSessionOptions {
   journal: RunJournal | undefined;
   /** The runtime's owner id, recorded in the start record (see store/owner.ts). */
   owner: string | undefined;
+  /** Largest run record; bigger parts are truncated with markers (README "Limits"). */
+  maxRunRecordBytes: number;
   logger: Logger;
   /** Fan-out of every wire event (runtime subscribers). */
   publish: (event: WorkflowEvent) => void;
@@ -155,7 +158,7 @@ export class RunSession {
     try {
       const { persist, wantsRecords, base } = this.options;
       if (persist || wantsRecords()) {
-        const record = startedRunRecord(base);
+        const record = this.bounded(startedRunRecord(base));
         if (this.options.owner !== undefined) record.owner = this.options.owner;
         await this.write(record, false);
       }
@@ -207,13 +210,15 @@ export class RunSession {
       for (let i = 0; i < complete.length; i++) this.mapper.stepFinished(i, complete[i]!);
     }
     const finalOutput = result.engine?.finalOutput ?? null;
-    let record = finishedRunRecord(base, {
-      status: result.status,
-      error: result.error,
-      outcomes: complete,
-      finalOutput,
-      endTime,
-    });
+    let record = this.bounded(
+      finishedRunRecord(base, {
+        status: result.status,
+        error: result.error,
+        outcomes: complete,
+        finalOutput,
+        endTime,
+      }),
+    );
     // workflow_end waits for the durable write (retried until it is on disk): a client never
     // sees an end status whose record could still be lost. Only a record abandoned at shutdown
     // ends without one, and then as failed, naming why.
@@ -269,6 +274,15 @@ export class RunSession {
         endTime,
       };
     });
+  }
+
+  /** The record within the run-record bound; what was truncated is logged as a warning. */
+  private bounded(record: RunRecord): RunRecord {
+    const { record: within, warnings } = boundRunRecord(record, this.options.maxRunRecordBytes);
+    if (warnings.length > 0) {
+      this.options.logger.warn({ runId: this.runId, warnings }, 'run record truncated');
+    }
+    return within;
   }
 
   /**

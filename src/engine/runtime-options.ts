@@ -3,6 +3,7 @@ import { resolveWorkflowsLocation } from '../config/workflows-location.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
+import { resolveContentLimits } from '../workflow/limits.js';
 import { DEFAULT_RETRY_BASE_MS } from './retry-policy.js';
 import { ADAPTERS, type ResolvedRuntimeOptions, type RuntimeOptions } from './types.js';
 
@@ -21,11 +22,12 @@ export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
 /**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
- * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
- * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
- * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
- * write retries from 100 ms to 5 s, journal commits every 50 ms. Throws a config
- * {@link AppError} for values out of range.
+   * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
+   * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
+   * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
+   * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
+   * `DEFAULT_CONTENT_LIMITS` (README "Limits"). Throws a config {@link AppError} for values out
+   * of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
   const problems: string[] = [];
@@ -65,6 +67,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
   }
   if (options.agents !== undefined) problems.push(...customAgentProblems(options.agents));
+  const limits = resolveContentLimits(options.limits, problems);
   if (problems.length > 0) {
     throw new AppError(ERROR_CODES.CONFIG, `Invalid runtime options: ${problems.join('; ')}`);
   }
@@ -87,5 +90,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeRetryBaseMs,
     writeRetryMaxMs,
     journalCommitMs,
+    limits,
   };
 }

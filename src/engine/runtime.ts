@@ -107,6 +107,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const registry = createWorkflowRegistry({
     dir: resolved.workflowsDir,
     customAgents: customAgentNames(options.agents),
+    limits: resolved.limits,
   });
   const compiled = new CompiledCache();
   const llm: LlmClient = resolved.noLlm
@@ -374,6 +375,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runId,
         clock,
         agents: agentSet(workflow, catalogue),
+        maxOutputBytes: resolved.limits.maxStepIoBytes,
       }),
       retryDelayMs,
       clock,
@@ -397,6 +399,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       writer,
       journal,
       owner,
+      maxRunRecordBytes: resolved.limits.maxRunRecordBytes,
       logger: log,
       publish,
       recorded,
@@ -443,6 +446,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       return await loadAgentCatalogue({
         files: [shippedAgentCatalogue()],
         dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
+        limits: resolved.limits,
       });
     } catch (error) {
       log.debug(

@@ -1,7 +1,9 @@
 import type { AgentLookup } from '../agents/agent-set.js';
 import type { Agent, AgentRequest, AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
-import { isTruthy } from '../workflow/values.js';
+import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
+import { boundRecord } from '../workflow/size-bounds.js';
+import { isPlainObject, isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
 import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
 
@@ -12,6 +14,11 @@ export interface AttemptRunnerOptions {
   runId: string;
   agents: AgentLookup;
   clock: EngineClock;
+  /**
+   * Largest step output: entries over it are replaced by truncation markers (README "Limits").
+   * @default 1048576
+   */
+  maxOutputBytes?: number;
 }
 
 class StepTimeoutError extends Error {
@@ -26,10 +33,13 @@ class StepTimeoutError extends Error {
  * that combines the run's signal and the per-step timeout, runs `loop_until` iterations (up to
  * `loop_max`, default 10; each iteration's scope sees the previous output as
  * `steps.<self>.outputs`), and turns every failure (a throw, a rejection, a timeout, an abort)
- * into a failed {@link AttemptResult}. It never rejects.
+ * into a failed {@link AttemptResult}. It never rejects. Outputs over `maxOutputBytes` have their
+ * biggest entries replaced by truncation markers.
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
   const { agents, clock, runId } = options;
+  const maxOutput = options.maxOutputBytes ?? DEFAULT_CONTENT_LIMITS.maxStepIoBytes;
+  const succeeded = (result: AgentResult): AttemptResult => singleSuccess(result, maxOutput);
   return (request) => {
     const step = request.step;
     const agent = agents(step.agent);
@@ -39,7 +49,7 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
       return Promise.resolve(failure(abortMessage(request.signal), 0));
     }
     if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
-      return runGuarded(agent, request, runId, clock);
+      return runGuarded(agent, request, runId, clock, maxOutput);
     }
     // The common case, one call without a timeout: a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
@@ -48,14 +58,19 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
     } catch (error) {
       return Promise.resolve(failure(errorMessage(error), 1));
     }
-    return call.then(singleSuccess, singleFailure);
+    return call.then(succeeded, singleFailure);
   };
 }
 
-function singleSuccess(result: AgentResult): AttemptResult {
+/** An agent's output within the bound (the same object when it fits). */
+function boundedOutput(output: Record<string, unknown>, maxBytes: number): Record<string, unknown> {
+  return isPlainObject(output) ? boundRecord(output, maxBytes) : output;
+}
+
+function singleSuccess(result: AgentResult, maxOutput: number): AttemptResult {
   return {
     ok: true,
-    output: result.output,
+    output: boundedOutput(result.output, maxOutput),
     error: null,
     modelUsed: result.modelUsed,
     tokensUsed: result.tokensUsed,
@@ -73,6 +88,7 @@ async function runGuarded(
   request: Parameters<AttemptRunner>[0],
   runId: string,
   clock: EngineClock,
+  maxOutput: number,
 ): Promise<AttemptResult> {
   const { step, scope } = request;
   const guard =
@@ -94,12 +110,12 @@ async function runGuarded(
       if (step.loopUntil === undefined || iterations >= loopMax) break;
       const loopScope = withOwnOutput(scope, step, last.output);
       if (isTruthy(step.loopUntil(loopScope))) break;
-      request.onIteration?.(iterations, last.output);
+      request.onIteration?.(iterations, boundedOutput(last.output, maxOutput));
       input = asRecord(step.inputs(loopScope));
     }
     return {
       ok: true,
-      output: last.output,
+      output: boundedOutput(last.output, maxOutput),
       error: null,
       modelUsed: last.modelUsed,
       tokensUsed: tokens,

@@ -9,6 +9,7 @@ import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
+import type { ContentLimits } from '../workflow/limits.js';
 import type { RunWriterStatus, UnwrittenRecord } from '../store/run-writer.js';
 import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -93,6 +94,12 @@ export interface RuntimeOptions {
    * history without reading the directory again. See {@link Runtime.recovery}.
    */
   onStartupRecord?: (record: RunRecord, filename: string) => void;
+  /**
+   * Byte bounds on content (README "Limits"), each a positive integer; unset ones keep their
+   * default. @default { maxYamlBytes: 1048576, maxExpandedYamlBytes: 4194304,
+   * maxTemplateBytes: 1048576, maxStepIoBytes: 1048576, maxRunRecordBytes: 16777216 }
+   */
+  limits?: Partial<ContentLimits>;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -202,4 +209,5 @@ export interface ResolvedRuntimeOptions {
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;
   journalCommitMs: number;
+  limits: ContentLimits;
 }

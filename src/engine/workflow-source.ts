@@ -1,5 +1,5 @@
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
-import { parseWorkflowYaml, type WorkflowRegistry } from '../workflow/index.js';
+import type { WorkflowRegistry } from '../workflow/index.js';
 
 const YAML_FILE = /\.ya?ml$/;
 const NAME_OR_PATH = /^[A-Za-z0-9_./-]+$/;
@@ -37,7 +37,7 @@ export async function loadWorkflowSource(
   if (compiled === undefined) {
     compiled =
       typeof source === 'string'
-        ? registry.compile(parseWorkflowYaml(source))
+        ? registry.compile(registry.parse(source))
         : registry.compile(source);
     cache?.set(key, compiled);
   }

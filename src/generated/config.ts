@@ -153,6 +153,26 @@ export interface Environment {
    */
   AGENTIC_MAX_BODY_BYTES?: number;
   /**
+   * Longest YAML text parsed (workflows, agent catalogues); longer is a 422.
+   */
+  AGENTIC_MAX_YAML_BYTES?: number;
+  /**
+   * Largest size of a YAML document's data once its aliases are expanded; larger is a 422, refused before it is built.
+   */
+  AGENTIC_MAX_EXPANDED_YAML_BYTES?: number;
+  /**
+   * Most text one rendering of a step's inputs (or of the workflow outputs) may build by interpolation; over it the step fails.
+   */
+  AGENTIC_MAX_TEMPLATE_BYTES?: number;
+  /**
+   * Largest step input and step output (JSON bytes); bigger entries are replaced by a truncation marker, with a warning.
+   */
+  AGENTIC_MAX_STEP_IO_BYTES?: number;
+  /**
+   * Largest run record (JSON bytes); above it the biggest inputs and outputs are replaced by truncation markers, with a warning.
+   */
+  AGENTIC_MAX_RUN_RECORD_BYTES?: number;
+  /**
    * Local evaluation datasets. Reserved: validated now, takes effect with evaluation datasets (not in this version).
    */
   AGENTIC_LOCAL_DATASETS_DIR?: string;

@@ -26,7 +26,7 @@ export interface RunRecord {
   end_time: string | null;
   error: string | null;
   /**
-   * Anything else recorded with the run: execution profile, evaluation results.
+   * Anything else recorded with the run: execution profile, evaluation results, and `warnings` (strings): what was truncated to keep the record within its bounds.
    */
   extra: {
     [k: string]: unknown | undefined;

@@ -85,6 +85,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       writeConcurrency: config.writeConcurrency,
       writeQueueMax: config.writeQueueMax,
       writeRetryMaxMs: config.writeRetryMaxMs,
+      limits: config.limits,
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       agents,
       ...(config.externalAgentsDir !== undefined
@@ -129,10 +130,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     dir: config.workflowsDir,
     readOnlyReason: config.workflowsReadOnlyReason,
     customAgents: customAgentNames(agents),
+    limits: config.limits,
   });
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
+    limits: config.limits,
   };
   const app = createApp(runtime, config, {
     logger,

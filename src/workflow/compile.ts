@@ -4,9 +4,71 @@
  */
 import { ERROR_CODES, ValidationError } from '../errors.js';
 import { parseAgentName } from '../agents/agent-names.js';
-import { compileCondition, compileTemplate } from './expressions.js';
-import type { CompiledStep, CompiledWorkflow, WorkflowDocument } from './types.js';
+import {
+  EvaluationLimitError,
+  analyzeTemplate,
+  compileCondition,
+  compileTemplate,
+} from './expressions.js';
+import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
+import { TRUNCATED_FLAG, boundRecord } from './size-bounds.js';
+import type {
+  CompiledStep,
+  CompiledWorkflow,
+  EvalScope,
+  Evaluator,
+  WorkflowDocument,
+} from './types.js';
 import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
+import { isPlainObject } from './values.js';
+
+export interface CompileWorkflowOptions extends ValidateWorkflowOptions {
+  /**
+   * Bounds of rendered templates and of step inputs (README "Limits").
+   * @default {@link DEFAULT_CONTENT_LIMITS}
+   */
+  limits?: Pick<ContentLimits, 'maxTemplateBytes' | 'maxStepIoBytes'> | undefined;
+}
+
+/** Constant templates ignore the scope; this one is only used to read their value. */
+const EMPTY_SCOPE: EvalScope = Object.freeze({ inputs: {}, steps: {}, context: {} });
+
+/**
+ * A step's inputs: rendered within the template bound (over it, the evaluator throws and the
+ * step fails), then each entry over the step I/O bound replaced by a truncation marker.
+ */
+function boundedInputs(
+  template: { evaluate: Evaluator; constant: boolean },
+  maxBytes: number,
+): Evaluator {
+  const render = template.evaluate;
+  if (template.constant) {
+    // The same value at every step start: bounded once here.
+    const value = render(EMPTY_SCOPE);
+    // Shared by every run, like the frozen constant it replaces.
+    const bounded = isPlainObject(value) ? Object.freeze(boundRecord(value, maxBytes)) : value;
+    return () => bounded;
+  }
+  return (scope) => {
+    const value = render(scope);
+    return isPlainObject(value) ? boundRecord(value, maxBytes) : value;
+  };
+}
+
+/**
+ * The workflow outputs: a rendering over the template bound (or too deep to evaluate) becomes a
+ * marker carrying the reason, so the run still ends with its record.
+ */
+function guardedOutputs(render: Evaluator): Evaluator {
+  return (scope) => {
+    try {
+      return render(scope);
+    } catch (error) {
+      if (!(error instanceof EvaluationLimitError)) throw error;
+      return { [TRUNCATED_FLAG]: true, error: error.message };
+    }
+  };
+}
 
 /** `loop_max` when a step sets `loop_until` only. */
 export const DEFAULT_LOOP_MAX = 10;
@@ -22,8 +84,10 @@ function summary(count: number, first: string | undefined): string {
  */
 export function compileWorkflow(
   doc: unknown,
-  options: ValidateWorkflowOptions = {},
+  options: CompileWorkflowOptions = {},
 ): CompiledWorkflow {
+  const limits = options.limits ?? DEFAULT_CONTENT_LIMITS;
+  const template = { maxBytes: limits.maxTemplateBytes };
   const errors = validateWorkflow(doc, options);
   if (errors.length > 0) {
     throw new ValidationError(
@@ -52,7 +116,7 @@ export function compileWorkflow(
       dependsOnIndex,
       dependentsIndex: dependents[index] as number[],
       when: step.when === undefined ? undefined : compileCondition(step.when),
-      inputs: compileTemplate(step.inputs ?? {}),
+      inputs: boundedInputs(analyzeTemplate(step.inputs ?? {}, template), limits.maxStepIoBytes),
       outputs: step.outputs ?? {},
       tools: step.tools ?? [],
       model: step.model,
@@ -71,8 +135,11 @@ export function compileWorkflow(
     inputs: document.inputs ?? {},
     outputNames: outputSpecs.map(([name]) => name),
     optionalOutputs: outputSpecs.filter(([, spec]) => spec.optional === true).map(([name]) => name),
-    outputs: compileTemplate(
-      Object.fromEntries(outputSpecs.map(([name, spec]) => [name, spec.from])),
+    outputs: guardedOutputs(
+      compileTemplate(
+        Object.fromEntries(outputSpecs.map(([name, spec]) => [name, spec.from])),
+        template,
+      ),
     ),
     steps,
     stepIndex,

@@ -12,10 +12,15 @@
  * - maps and lists resolve recursively into new maps and lists.
  * Values an evaluator returns may be frozen constants or references into the scope: treat them
  * as read-only.
+ *
+ * The text one evaluation of a template builds by interpolation is bounded
+ * (`maxTemplateBytes`): past it the evaluation throws {@link TemplateSizeError}, the one error
+ * a template evaluator lets through (a step whose inputs throw it fails with its message).
  */
 import { ExpressionError } from './expression-error.js';
 import { Parser, type ReferenceSets } from './expression-parser.js';
 import type { EvalScope, Evaluator } from './types.js';
+import { CONTENT_LIMIT_VARIABLES, DEFAULT_CONTENT_LIMITS } from './limits.js';
 import { frozenCopy, interpolationText, isPlainObject } from './values.js';
 
 export { ExpressionError } from './expression-error.js';
@@ -47,13 +52,50 @@ function sortedRefs(refs: ReferenceSets): ExpressionReferences {
   };
 }
 
-/** Wraps an evaluator so nothing escapes it: a throw (e.g. a hostile getter) reads as null. */
+/**
+ * An evaluation that hit a resource limit: it is an error (the step fails with its message),
+ * never a silent null.
+ */
+export class EvaluationLimitError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'EvaluationLimitError';
+  }
+}
+
+/** A template evaluation built more text than `maxTemplateBytes`. */
+export class TemplateSizeError extends EvaluationLimitError {
+  constructor(readonly maxBytes: number) {
+    super(
+      `rendered template exceeds ${maxBytes} bytes (${CONTENT_LIMIT_VARIABLES.maxTemplateBytes})`,
+    );
+    this.name = 'TemplateSizeError';
+  }
+}
+
+/** Text interpolated so far in the current evaluation of one compiled template. */
+interface Budget {
+  used: number;
+  readonly max: number;
+}
+
+/**
+ * Wraps an evaluator so that only an {@link EvaluationLimitError} escapes it: a stack overflow
+ * or a string too long for the engine (comparing or interpolating data nested 100 000 deep) is
+ * one; any other throw (e.g. a hostile getter) reads as null.
+ */
 function guarded(evaluate: Evaluator): Evaluator {
   return (scope: EvalScope) => {
     try {
       const value = evaluate(scope);
       return value === undefined ? null : value;
-    } catch {
+    } catch (error) {
+      if (error instanceof EvaluationLimitError) throw error;
+      if (error instanceof RangeError) {
+        throw new EvaluationLimitError(`expression evaluation failed: ${error.message}`, {
+          cause: error,
+        });
+      }
       return null;
     }
   };
@@ -121,6 +163,7 @@ const EMPTY_SCOPE: EvalScope = Object.freeze({ inputs: {}, steps: {}, context: {
 function compileString(
   text: string,
   refs: ReferenceSets,
+  budget: Budget,
 ): { evaluate: Evaluator; constant: boolean } {
   if (!text.includes('${')) return { evaluate: () => text, constant: true };
   const parts: Part[] = [];
@@ -156,8 +199,14 @@ function compileString(
   return {
     evaluate: (scope) => {
       let out = '';
-      for (const part of parts)
-        out += typeof part === 'string' ? part : interpolationText(part(scope));
+      for (const part of parts) {
+        const piece = typeof part === 'string' ? part : interpolationText(part(scope));
+        // Checked per piece: 100 copies of a 9 KB input in each of 100 steps once took the
+        // process out of memory.
+        budget.used += piece.length;
+        if (budget.used > budget.max) throw new TemplateSizeError(budget.max);
+        out += piece;
+      }
       return out;
     },
     constant: false,
@@ -168,12 +217,13 @@ function compileValue(
   value: unknown,
   refs: ReferenceSets,
   depth: number,
+  budget: Budget,
 ): { evaluate: Evaluator; constant: boolean } {
   if (depth > 64)
     throw new ExpressionError(0, 'at most 64 levels of nested maps and lists', 'more');
-  if (typeof value === 'string') return compileString(value, refs);
+  if (typeof value === 'string') return compileString(value, refs, budget);
   if (Array.isArray(value)) {
-    const items = value.map((item: unknown) => compileValue(item, refs, depth + 1));
+    const items = value.map((item: unknown) => compileValue(item, refs, depth + 1, budget));
     if (items.every((item) => item.constant)) {
       const frozen = frozenCopy(items.map((item) => item.evaluate(EMPTY_SCOPE)));
       return { evaluate: () => frozen, constant: true };
@@ -183,7 +233,7 @@ function compileValue(
   }
   if (isPlainObject(value)) {
     const entries = Object.entries(value).map(
-      ([key, item]) => [key, compileValue(item, refs, depth + 1)] as const,
+      ([key, item]) => [key, compileValue(item, refs, depth + 1, budget)] as const,
     );
     if (entries.every(([, item]) => item.constant)) {
       const frozen = frozenCopy(
@@ -219,18 +269,39 @@ function compileValue(
   return { evaluate: () => constantValue, constant: true };
 }
 
+export interface TemplateOptions {
+  /**
+   * Text one evaluation may build by interpolation (UTF-16 units, one per byte of ASCII).
+   * @default 1048576
+   */
+  maxBytes?: number;
+}
+
 /** Compiles a template value (string, list, map or scalar), reporting what it reads. */
-export function analyzeTemplate(value: unknown): AnalyzedExpression {
+export function analyzeTemplate(value: unknown, options: TemplateOptions = {}): AnalyzedExpression {
   const refs = newRefs();
-  const { evaluate, constant } = compileValue(value, refs, 0);
+  const budget: Budget = {
+    used: 0,
+    max: options.maxBytes ?? DEFAULT_CONTENT_LIMITS.maxTemplateBytes,
+  };
+  const { evaluate, constant } = compileValue(value, refs, 0, budget);
+  if (constant) return { evaluate, references: sortedRefs(refs), constant };
+  const bounded = guarded(evaluate);
   return {
-    evaluate: constant ? evaluate : guarded(evaluate),
+    // Evaluations never nest (an evaluator calls no other template), so one budget per template.
+    evaluate: (scope) => {
+      budget.used = 0;
+      return bounded(scope);
+    },
     references: sortedRefs(refs),
     constant,
   };
 }
 
-/** Compiles a template value. Throws {@link ExpressionError} on a syntax error. */
-export function compileTemplate(value: unknown): Evaluator {
-  return analyzeTemplate(value).evaluate;
+/**
+ * Compiles a template value. Throws {@link ExpressionError} on a syntax error; its evaluator
+ * throws {@link TemplateSizeError} when it would build more than `maxBytes` of text.
+ */
+export function compileTemplate(value: unknown, options: TemplateOptions = {}): Evaluator {
+  return analyzeTemplate(value, options).evaluate;
 }

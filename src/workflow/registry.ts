@@ -10,6 +10,7 @@ import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '..
 import { writeFileAtomic } from '../store/atomic-write.js';
 import { resolveContainedSync } from '../security/index.js';
 import { compileWorkflow } from './compile.js';
+import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
 import { parseWorkflowYaml } from './parse.js';
 import type { CompiledWorkflow } from './types.js';
 
@@ -59,6 +60,8 @@ export interface WorkflowRegistryOptions {
   readOnlyReason?: string | undefined;
   /** Agent names registered by the application, accepted by validation. @default none */
   customAgents?: ReadonlySet<string> | undefined;
+  /** Bounds of YAML, templates and step inputs (README "Limits"). @default {@link DEFAULT_CONTENT_LIMITS} */
+  limits?: ContentLimits | undefined;
 }
 
 export interface WorkflowRegistry {
@@ -88,6 +91,12 @@ export interface WorkflowRegistry {
    * @throws ValidationError for an invalid workflow
    */
   compile(document: unknown, expectedName?: string): CompiledWorkflow;
+  /**
+   * Parses YAML text within this registry's bounds, as `get` and `save` do; `field` is the first
+   * element of error locations (default `yaml_text`).
+   * @throws ValidationError for text that does not parse or exceeds a bound
+   */
+  parse(yamlText: string, field?: string): unknown;
   /** Forgets cached workflows: one name, or all. */
   invalidate(name?: string): void;
 }
@@ -113,6 +122,7 @@ function isErrno(error: unknown, codes: Set<string>): boolean {
 
 export function createWorkflowRegistry(options: WorkflowRegistryOptions): WorkflowRegistry {
   const dir = options.dir;
+  const limits = options.limits ?? DEFAULT_CONTENT_LIMITS;
   const cache = new Map<string, CacheEntry>();
   /** Successful resolutions by name or path (failures are not remembered). */
   const resolutions = new Map<string, Resolution>();
@@ -184,7 +194,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     if (cached?.stamp === stamp) return cached.loaded;
     const yamlText = await readFile(path, 'utf8');
     const name = stem(path);
-    const document = parseWorkflowYaml(yamlText);
+    const document = parse(yamlText);
     const compiled = compile(document, name);
     const file = relative(realRoot() ?? dir, path);
     const loaded: LoadedWorkflow = { name, path, file, yamlText, document, compiled };
@@ -238,7 +248,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
         ERROR_CODES.WORKFLOW_INVALID,
       );
     }
-    const document = parseWorkflowYaml(yamlText);
+    const document = parse(yamlText);
     compile(document, name);
     if (options.readOnlyReason !== undefined) throw new DependencyError(options.readOnlyReason);
     const root = realRoot();
@@ -260,8 +270,16 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     return load(path);
   }
 
+  function parse(yamlText: string, field?: string): unknown {
+    return parseWorkflowYaml(yamlText, field === undefined ? { limits } : { limits, field });
+  }
+
   function compile(document: unknown, expectedName?: string): CompiledWorkflow {
-    return compileWorkflow(document, { expectedName, customAgents: options.customAgents });
+    return compileWorkflow(document, {
+      expectedName,
+      customAgents: options.customAgents,
+      limits,
+    });
   }
 
   function invalidate(name?: string): void {
@@ -282,6 +300,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     resolve,
     save,
     compile,
+    parse,
     invalidate,
   };
 }

@@ -49,6 +49,7 @@ export function registerRun(program: Command, context: CliContext): void {
       maxConcurrency: config.maxConcurrency,
       defaultAdapter: config.defaultAdapter as AdapterName,
       agents,
+      limits: config.limits,
       logger: createLogger({
         format: config.logFormat,
         level: 'warn',

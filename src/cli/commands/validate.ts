@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { customAgentNames } from '../../agents/custom-agents.js';
 import { isAppError, ERROR_CODES } from '../../errors.js';
-import { createWorkflowRegistry, parseWorkflowYaml } from '../../workflow/index.js';
+import { createWorkflowRegistry } from '../../workflow/index.js';
 import type { CliContext } from './index.js';
 import { out } from '../io.js';
 import { customAgents, settings, withSettings, type SettingsOptions } from '../settings.js';
@@ -20,11 +20,12 @@ export function registerValidate(program: Command, context: CliContext): void {
     const registry = createWorkflowRegistry({
       dir: config.workflowsDir,
       customAgents: customAgentNames(await customAgents(config)),
+      limits: config.limits,
     });
     const arg = await readWorkflowArg(workflow);
     let compiled;
     if (arg.kind === 'file') {
-      compiled = registry.compile(parseWorkflowYaml(arg.text), arg.stem);
+      compiled = registry.compile(registry.parse(arg.text), arg.stem);
     } else {
       try {
         compiled = (await registry.get(arg.name)).compiled;

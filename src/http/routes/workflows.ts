@@ -9,7 +9,6 @@ import type { WorkflowEditorResponse } from '../../generated/api/editor-response
 import type { WorkflowValidationResponse } from '../../generated/api/validation-response.js';
 import {
   isWorkflowName,
-  parseWorkflowYaml,
   type CompiledWorkflow,
   type LoadedWorkflow,
   type WorkflowRegistry,
@@ -20,7 +19,7 @@ import { parseEditorRequest } from '../request-validation.js';
 import { toCapabilities, toDag } from '../workflow-views.js';
 
 export interface WorkflowRouteDeps {
-  registry: Pick<WorkflowRegistry, 'get' | 'save' | 'compile'>;
+  registry: Pick<WorkflowRegistry, 'get' | 'save' | 'compile' | 'parse'>;
   /** The compiled graph machine's JSON definition (brief C's `graphMachineDefinition`). */
   machineDefinition: (workflow: CompiledWorkflow) => unknown;
 }
@@ -73,7 +72,7 @@ export function registerWorkflowRoutes(router: Router, deps: WorkflowRouteDeps):
 
   router.post('/api/workflows/validate', (ctx) => {
     const submitted = submittedYaml(requestBody(ctx));
-    const document = parseWorkflowYaml(submitted.text, { field: submitted.field });
+    const document = deps.registry.parse(submitted.text, submitted.field);
     const compiled = deps.registry.compile(document);
     if (submitted.name !== undefined && submitted.name !== compiled.name) {
       throw nameMismatch(submitted.name, compiled.name);

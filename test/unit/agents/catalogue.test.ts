@@ -113,6 +113,30 @@ describe('loadAgentCatalogue', () => {
       (await rejection(loadAgentCatalogue({ dirs: [join(dir, 'nodir')] }))).message,
     ).to.contain('nodir');
   });
+
+  it('reads catalogues within the YAML bounds: custom tags, deep nesting and alias bombs are refused', async () => {
+    const cases: [string, string][] = [
+      ['tagged.yaml', 'agents:\n  x: !!python/object:os.system {}\n'],
+      ['deep.yaml', `agents: ${'['.repeat(300_000)}`],
+      [
+        'bomb.yaml',
+        `a: &a "${'x'.repeat(3000)}"\nagents: {b: [${Array(10).fill('*a').join(',')}]}\n`,
+      ],
+    ];
+    const limits = { maxYamlBytes: 1 << 20, maxExpandedYamlBytes: 8192 };
+    const messages: string[] = [];
+    for (const [name, text] of cases) {
+      await writeFile(join(dir, name), text);
+      messages.push(
+        (await rejection(loadAgentCatalogue({ files: [join(dir, name)], limits }))).message,
+      );
+    }
+    expect(messages[0]).to.match(
+      /tagged\.yaml: invalid YAML \(line 2, column 6\): unsupported tag/,
+    );
+    expect(messages[1]).to.contain('nested more than 100 levels deep');
+    expect(messages[2]).to.contain('more than 8192 bytes once its aliases are expanded');
+  });
 });
 
 describe('agent names', () => {
