@@ -22,12 +22,12 @@ export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
 /**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
-   * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
-   * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
-   * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
-   * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
-   * `DEFAULT_CONTENT_LIMITS` (README "Limits"). Throws a config {@link AppError} for values out
-   * of range.
+ * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
+ * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
+ * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
+ * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
+ * `DEFAULT_CONTENT_LIMITS` (README "Limits"). Throws a config {@link AppError} for values out
+ * of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
   const problems: string[] = [];
