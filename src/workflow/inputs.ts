@@ -6,7 +6,9 @@
  * Keys the workflow does not declare are errors when it declares any input (a typo would
  * otherwise run with the defaults); a workflow without declared inputs receives whatever it is
  * given (it may read `inputs.X` without declaring X, as workflows of the Python service did).
- * A `null` value counts as absent: the default applies, or `required` reports it missing.
+ * A `null` value counts as absent: the default applies, or `required` reports it missing. So
+ * does a blank string (`""`, or white space only) for an input whose type is not `string`: a
+ * form sends its cleared number or checkbox fields that way.
  */
 import { ERROR_CODES, ValidationError, type ErrorDetail } from '../errors.js';
 import {
@@ -16,7 +18,7 @@ import {
   showValue,
   typeLabel,
 } from './input-types.js';
-import type { CompiledWorkflow } from './types.js';
+import type { CompiledWorkflow, InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
 
 /**
@@ -53,7 +55,8 @@ export function resolveRunInputs(
   for (const [name, spec] of Object.entries(workflow.inputs)) {
     const loc = [...locPrefix, name];
     const raw = Object.hasOwn(source, name) ? source[name] : undefined;
-    if (raw === undefined || raw === null) {
+    if (raw === undefined || raw === null || blankFormField(raw, spec.type)) {
+      if (raw !== undefined && raw !== null) delete resolved[name];
       if (spec.default !== undefined && spec.default !== null) {
         resolved[name] = structuredClone(spec.default);
       } else if (spec.required === true) {
@@ -84,4 +87,9 @@ export function resolveRunInputs(
     throw new ValidationError(`invalid inputs: ${head}`, errors, ERROR_CODES.INPUT_INVALID);
   }
   return resolved;
+}
+
+/** A form field left empty: a blank string for an input that is not a string. */
+function blankFormField(value: unknown, type: InputType): boolean {
+  return type !== 'string' && typeof value === 'string' && value.trim() === '';
 }

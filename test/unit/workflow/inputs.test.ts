@@ -93,7 +93,6 @@ describe('resolveRunInputs', () => {
       ['count', '4x', 'an integer, not "4x"'],
       ['count', '1.5', 'an integer, not "1.5"'],
       ['count', '1e3', 'an integer, not "1e3"'],
-      ['count', '', 'an integer, not ""'],
       ['count', '99999999999999999999', 'an integer, not "99999999999999999999"'],
       ['ratio', 'NaN', 'a number, not "NaN"'],
       ['ratio', 'Infinity', 'a number, not "Infinity"'],
@@ -129,6 +128,24 @@ describe('resolveRunInputs', () => {
     expect(inputError({ text: null }).details).to.deep.equal([
       { loc: ['input_data', 'text'], msg: "input 'text' is required", type: 'missing' },
     ]);
+  });
+
+  it('treats a blank string for a non-string input as absent, the way forms send an empty field', () => {
+    const resolved = resolveRunInputs(workflow, { text: 'a', count: '', ratio: ' ', flag: '' });
+    expect(resolved).to.deep.equal({
+      text: 'a',
+      count: 3,
+      mode: 'fast',
+      options: { depth: 1 },
+    });
+    const required = compileWorkflow({
+      name: 'required_number',
+      inputs: { n: { type: 'number', required: true } },
+      steps: [{ name: 's', agent: 'tier0_echo' }],
+    });
+    expect(() => resolveRunInputs(required, { n: '' })).to.throw(/input 'n' is required/);
+    // A string input keeps its blank value: it may mean something.
+    expect(resolveRunInputs(workflow, { text: '' }).text).to.equal('');
   });
 
   it('reports every problem at once, with the loc prefix', () => {
