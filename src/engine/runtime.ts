@@ -27,7 +27,11 @@ import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
 import { acquireOwnerLease, type OwnerLease } from '../store/owner.js';
 import { createRunJournal, type RunJournal } from '../store/run-journal.js';
 import { createRunWriter, type RunWriter } from '../store/run-writer.js';
-import { recoverRunsDir, type RecoveryReport } from '../store/startup-recovery.js';
+import {
+  emptyRecoveryReport,
+  recoverRunsDir,
+  type RecoveryReport,
+} from '../store/startup-recovery.js';
 import { sharedWriteThread, writeFileAtomicOffThread } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
@@ -54,18 +58,6 @@ import {
   type WorkflowSource,
 } from './types.js';
 import { CompiledCache, loadWorkflowSource } from './workflow-source.js';
-
-function emptyReport(): RecoveryReport {
-  return {
-    runs: 0,
-    recovered: [],
-    journalsFolded: 0,
-    tempFilesRemoved: 0,
-    journalsRemoved: 0,
-    ownersRemoved: 0,
-    liveRuns: 0,
-  };
-}
 
 /** The profile lookup of runs without an agent catalogue (no LLM steps). */
 const noProfile = (): undefined => undefined;
@@ -187,7 +179,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     : Promise.resolve(undefined);
   const recovery: Promise<RecoveryReport> = resolved.persist
     ? lease.then(recover)
-    : Promise.resolve(emptyReport());
+    : Promise.resolve(emptyRecoveryReport());
 
   /** The one start-up scan of this runtime (see Runtime.recovery); logs its result once. */
   async function recover(owner: OwnerLease | undefined): Promise<RecoveryReport> {
@@ -211,7 +203,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       return report;
     } catch (error) {
       log.error({ err: errorMessage(error) }, 'could not scan the runs directory');
-      return emptyReport();
+      return emptyRecoveryReport();
     }
   }
 

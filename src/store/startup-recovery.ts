@@ -92,10 +92,9 @@ export function foldJournal(record: RunRecord, text: string): RunRecord {
   return { ...record, steps };
 }
 
-/** Scans and repairs `runsDir` (see the module comment). A missing directory is empty. */
-export async function recoverRunsDir(options: RecoveryOptions): Promise<RecoveryReport> {
-  const { runsDir, self, now } = options;
-  const report: RecoveryReport = {
+/** A report of a scan that found nothing (or did not run: persistence off). */
+export function emptyRecoveryReport(): RecoveryReport {
+  return {
     runs: 0,
     recovered: [],
     journalsFolded: 0,
@@ -104,6 +103,12 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
     ownersRemoved: 0,
     liveRuns: 0,
   };
+}
+
+/** Scans and repairs `runsDir` (see the module comment). A missing directory is empty. */
+export async function recoverRunsDir(options: RecoveryOptions): Promise<RecoveryReport> {
+  const { runsDir, self, now } = options;
+  const report = emptyRecoveryReport();
   let names: string[];
   try {
     names = await readdir(runsDir);
