@@ -8,6 +8,8 @@ import Koa from 'koa';
 import { join } from 'node:path';
 import { packageRoot, packageVersion, type Config } from '../config/index.js';
 import type { Runtime } from '../engine/types.js';
+import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
+import { resolveEvalDir } from '../eval/eval-dir.js';
 import type { EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import type { HistoryIndex } from '../store/history.js';
@@ -21,6 +23,7 @@ import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
+import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerRunRoutes } from './routes/runs.js';
@@ -45,6 +48,8 @@ export interface AppDeps {
   openApiPath?: string;
   /** How `/docs` and `/redoc` find their optional UI packages (tests). @default Node's resolution */
   resolveDocsPackage?: PackageResolver;
+  /** Evaluation datasets. @default repository datasets of the eval dir, local ones of the config */
+  datasets?: DatasetCatalogue;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
 }
@@ -67,6 +72,13 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     createStreamRoute({ hub, history, logger, ...(deps.stream ?? {}) }),
   );
   registerRunRoutes(router, { runtime, history, config });
+  const datasets =
+    deps.datasets ??
+    createDatasetCatalogue({
+      evalDir: resolveEvalDir(config.workflowsDir),
+      localDir: config.localDatasetsDir,
+    });
+  registerDatasetRoutes(router, { datasets, registry });
   registerDocsRoutes(router, {
     openApiPath: deps.openApiPath ?? join(packageRoot, 'schemas', 'openapi.json'),
     ...(deps.resolveDocsPackage === undefined ? {} : { resolvePackage: deps.resolveDocsPackage }),
