@@ -129,6 +129,27 @@ const datasetErrors = {
 const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
+    path: '/api/runs/{filename}/evaluation',
+    operationId: 'getRunEvaluation',
+    summary:
+      "A run's evaluation (criteria, score layers, hard gates, floor violations); evaluation null when not evaluated",
+    tag: 'evaluation',
+    parameters: [
+      {
+        name: 'filename',
+        in: 'path',
+        required: true,
+        description: 'Run file name (…json) or run id.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': { description: 'Evaluation', schema: 'RunEvaluationDetailResponse' },
+      '404': err('Unknown run or rejected path'),
+    },
+  },
+  {
+    method: 'get',
     path: '/api/eval/datasets',
     operationId: 'listEvaluationDatasets',
     summary: 'Evaluation datasets (repository, local) and eval sets',
@@ -360,12 +381,14 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/run',
     operationId: 'startRun',
-    summary: 'Start a run (answers at once; the run continues in the background)',
+    summary:
+      'Start a run (answers at once; the run continues in the background). With evaluation.enabled the dataset sample is mapped onto the inputs (request inputs win) and the run is scored after it ends (evaluation_start, evaluation_complete)',
     tag: 'runs',
     requestSchema: 'WorkflowRunRequest',
     responses: {
       '200': { description: 'Accepted', schema: 'WorkflowRunResponse' },
       '400': err('Blocked by sanitization or malformed body'),
+      '404': err('Unknown evaluation dataset'),
       '409': err('A run with this run_id is active'),
       '422': invalid,
       '501': err('Adapter unavailable'),

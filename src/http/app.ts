@@ -10,6 +10,7 @@ import { packageRoot, packageVersion, type Config } from '../config/index.js';
 import type { Runtime } from '../engine/types.js';
 import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import type { EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import type { HistoryIndex } from '../store/history.js';
@@ -26,6 +27,7 @@ import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js'
 import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createStreamRoute } from './routes/stream.js';
 import { registerWorkflowRoutes } from './routes/workflows.js';
@@ -50,6 +52,8 @@ export interface AppDeps {
   resolveDocsPackage?: PackageResolver;
   /** Evaluation datasets. @default repository datasets of the eval dir, local ones of the config */
   datasets?: DatasetCatalogue;
+  /** Scores evaluated runs. @default none (`evaluation.enabled: true` is a 422) */
+  evaluator?: Evaluator;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
 }
@@ -71,7 +75,13 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     '/api/runs/:run_id/stream',
     createStreamRoute({ hub, history, logger, ...(deps.stream ?? {}) }),
   );
-  registerRunRoutes(router, { runtime, history, config });
+  registerRunRoutes(router, {
+    runtime,
+    history,
+    config,
+    ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
+  });
+  registerRunEvaluationRoute(router, { history });
   const datasets =
     deps.datasets ??
     createDatasetCatalogue({

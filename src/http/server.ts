@@ -17,7 +17,12 @@ import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import { shippedAgentCatalogue } from '../config/index.js';
+import { createDatasetCatalogue } from '../eval/datasets.js';
+import { resolveEvalDir } from '../eval/eval-dir.js';
+import { createEvaluator } from '../eval/evaluator.js';
+import { createDeterministicJudge, createLlmJudge } from '../eval/judge.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
+import { createUnconfiguredLlmClient, type LlmClient } from '../llm/index.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { recoverInterruptedRuns } from '../store/run-files.js';
@@ -38,6 +43,11 @@ export interface ServerOptions {
   runtime?: Runtime;
   /** Overrides for app dependencies (tests: SSE timings). */
   stream?: AppDeps['stream'];
+  /**
+   * The judge's LLM client (the tier router); in no-LLM mode the deterministic judge is used.
+   * @default no provider (judge criteria are reported as failed, the rest is scored)
+   */
+  judgeLlm?: LlmClient;
   /** The run-file writer of the runtime created from `config` (tests inject failures). */
   writeFile?: FileWriter;
 }
@@ -95,6 +105,24 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
   });
+  const datasets = createDatasetCatalogue({
+    evalDir: resolveEvalDir(config.workflowsDir),
+    localDir: config.localDatasetsDir,
+  });
+  const evaluator = createEvaluator({
+    datasets,
+    judge: config.noLlm
+      ? createDeterministicJudge()
+      : createLlmJudge({
+          llm: options.judgeLlm ?? createUnconfiguredLlmClient(),
+          model: config.judgeModel,
+        }),
+    runsDir: config.runsDir,
+    persist: runtime.options.persist,
+    onScored: (record, filename) => history.upsert(record, filename),
+    publish: (event) => hub.publish(event),
+    logger,
+  });
   const guard = createAuth(config, { logger });
   const rateLimit = createRateLimiter(config);
   const registry = createWorkflowRegistry({
@@ -115,6 +143,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     registry,
     loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
     machineDefinition: adapters.machineDefinition,
+    datasets,
+    evaluator,
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
 
@@ -152,6 +182,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (active > 0)
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
+    // Runs that ended during the shutdown are still scored and their evaluation events sent.
+    await evaluator.drain();
     await wsHub.close();
     hub.close();
     offRecord();

@@ -117,7 +117,6 @@ describe('evaluation dataset endpoints', () => {
       compatible: true,
       adapted_inputs: {
         text: 'What are the three messages of the TCP handshake?',
-        label: 'tcp-handshake',
       },
       missing_inputs: [],
     });
