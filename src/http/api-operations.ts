@@ -128,6 +128,40 @@ const datasetErrors = {
 /** Evaluation datasets (spec endpoints 19–24). */
 const DATASET_OPERATIONS: ApiOperation[] = [
   {
+    method: 'post',
+    path: '/api/eval/runs',
+    operationId: 'startEvalBatch',
+    summary:
+      'Batch evaluation: runs the workflow over dataset samples (sample_indices or the first limit) with a concurrency limit, each sample an evaluated run in history; answers at once',
+    tag: 'evaluation',
+    requestSchema: 'EvalBatchRequest',
+    responses: {
+      '200': { description: 'The batch, just started', schema: 'EvalBatchResponse' },
+      '404': err('Unknown workflow or dataset'),
+      '422': invalid,
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/runs/{batch_id}',
+    operationId: 'getEvalBatch',
+    summary: "A batch evaluation's progress, items and aggregate",
+    tag: 'evaluation',
+    parameters: [
+      {
+        name: 'batch_id',
+        in: 'path',
+        required: true,
+        description: 'Batch id (batch-…).',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': { description: 'The batch', schema: 'EvalBatchResponse' },
+      '404': err('Unknown batch (batches are kept in memory: the most recent 100)'),
+    },
+  },
+  {
     method: 'get',
     path: '/api/runs/{filename}/evaluation',
     operationId: 'getRunEvaluation',

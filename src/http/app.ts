@@ -10,6 +10,7 @@ import { packageRoot, packageVersion, type Config } from '../config/index.js';
 import type { Runtime } from '../engine/types.js';
 import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
+import type { BatchManager } from '../eval/batch.js';
 import type { Evaluator } from '../eval/evaluator.js';
 import type { EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
@@ -27,6 +28,7 @@ import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js'
 import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerEvalRunRoutes } from './routes/eval-runs.js';
 import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createStreamRoute } from './routes/stream.js';
@@ -52,6 +54,8 @@ export interface AppDeps {
   resolveDocsPackage?: PackageResolver;
   /** Evaluation datasets. @default repository datasets of the eval dir, local ones of the config */
   datasets?: DatasetCatalogue;
+  /** Batch evaluations (`/api/eval/runs`). @default none (those routes are not registered) */
+  batches?: BatchManager;
   /** Scores evaluated runs. @default none (`evaluation.enabled: true` is a 422) */
   evaluator?: Evaluator;
   /** SSE keepalive / idle timeout overrides (tests). */
@@ -82,6 +86,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
   });
   registerRunEvaluationRoute(router, { history });
+  if (deps.batches !== undefined) registerEvalRunRoutes(router, { batches: deps.batches });
   const datasets =
     deps.datasets ??
     createDatasetCatalogue({

@@ -17,6 +17,7 @@ import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import { shippedAgentCatalogue } from '../config/index.js';
+import { createBatchManager, type BatchManager } from '../eval/batch.js';
 import { createDatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
 import { createEvaluator } from '../eval/evaluator.js';
@@ -58,6 +59,8 @@ export interface RunningServer {
   runtime: Runtime;
   history: HistoryIndex;
   hub: EventHub;
+  /** Batch evaluations. */
+  batches: BatchManager;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -123,6 +126,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     publish: (event) => hub.publish(event),
     logger,
   });
+  const batches = createBatchManager({ runtime, evaluator, datasets });
   const guard = createAuth(config, { logger });
   const rateLimit = createRateLimiter(config);
   const registry = createWorkflowRegistry({
@@ -145,6 +149,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     machineDefinition: adapters.machineDefinition,
     datasets,
     evaluator,
+    batches,
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
 
@@ -181,9 +186,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const active = runtime.activeRuns().length;
     if (active > 0)
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
+    const batchesClosed = batches.close();
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
     // Runs that ended during the shutdown are still scored and their evaluation events sent.
     await evaluator.drain();
+    await batchesClosed;
     await wsHub.close();
     hub.close();
     offRecord();
@@ -200,6 +207,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runtime,
     history,
     hub,
+    batches,
     url,
     port: address.port,
     close() {
