@@ -28,8 +28,8 @@ export interface BatchManagerOptions {
   runtime: Pick<Runtime, 'start' | 'getWorkflow'>;
   evaluator: Evaluator;
   datasets: DatasetCatalogue;
-  /** Called after each item changes (CLI progress). */
-  onProgress?: (batch: EvalBatchResponse) => void;
+  /** Called after each sample finishes (with it), and once when the batch ends (CLI progress). */
+  onProgress?: (batch: EvalBatchResponse, item?: BatchItem) => void;
   now?: () => Date;
 }
 
@@ -143,7 +143,7 @@ export function createBatchManager(options: BatchManagerOptions): BatchManager {
         await runItem(batch, item, workflow, adapter);
         batch.completed += 1;
         batch.aggregate = aggregate(batch.items);
-        options.onProgress?.(batch);
+        options.onProgress?.(batch, item);
       }
     };
     await Promise.all(Array.from({ length: batch.concurrency }, worker));
