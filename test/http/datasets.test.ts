@@ -22,6 +22,17 @@ describe('evaluation dataset endpoints', () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  it('keeps workflows/eval out of the workflow list', async () => {
+    const res = await call(service.url, 'GET', '/api/workflows');
+    const names = (res.body as { workflows: string[] }).workflows;
+    expect(names).to.deep.equal([
+      'code_review',
+      'conditional_branching',
+      'parallel_analysis',
+      'test_deterministic',
+    ]);
+  });
+
   it('lists repository datasets, local datasets and eval sets', async () => {
     const res = await call(service.url, 'GET', '/api/eval/datasets');
     expect(res.status).to.equal(200);
