@@ -81,14 +81,19 @@ export interface Evaluator {
     workflow: CompiledWorkflow,
     prepared: PreparedEvaluation,
   ): Promise<StoredEvaluation>;
-  /** Resolves when every evaluation in flight has finished. */
-  drain(): Promise<void>;
+  /**
+   * Resolves when every evaluation in flight has finished. With `abort`, judge calls in flight
+   * are aborted first (their criteria are reported as judge failures), so shutdown does not
+   * wait for a slow model.
+   */
+  drain(options?: { abort?: boolean }): Promise<void>;
 }
 
 export function createEvaluator(options: EvaluatorOptions): Evaluator {
   const { datasets, judge, logger } = options;
   const now = options.now ?? (() => new Date());
   const inFlight = new Set<Promise<unknown>>();
+  const aborter = new AbortController();
 
   async function chooseRubric(
     workflow: CompiledWorkflow,
@@ -189,6 +194,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
         rubric: prepared.rubric,
         expected: prepared.expected,
         judge,
+        signal: aborter.signal,
       });
       stored = {
         ...prepared.settings,
@@ -234,7 +240,8 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
       promise.finally(() => inFlight.delete(promise)).catch(() => undefined);
       return promise;
     },
-    async drain() {
+    async drain(drainOptions = {}) {
+      if (drainOptions.abort === true) aborter.abort(new Error('the service is shutting down'));
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
     },
   };

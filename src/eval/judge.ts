@@ -134,6 +134,11 @@ export function createLlmJudge(options: LlmJudgeOptions): Judge {
       let model: string | null = options.model ?? null;
       let attempt = 0;
       while (attempt < maxAttempts) {
+        // Aborted before (another) call: say why instead of asking a model that cannot answer.
+        if (signal?.aborted === true) {
+          lastError = errorMessage(signal.reason);
+          break;
+        }
         attempt += 1;
         const timeout = AbortSignal.timeout(timeoutMs);
         try {
@@ -150,7 +155,6 @@ export function createLlmJudge(options: LlmJudgeOptions): Judge {
           return { ...parsed, status: 'ok', model, attempts: attempt, error: null };
         } catch (error) {
           lastError = errorMessage(error);
-          if (signal?.aborted === true) break;
         }
       }
       return {

@@ -71,6 +71,16 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
     if (evaluation.rubric_id !== undefined) start.rubric_id = evaluation.rubric_id;
     if (evaluation.rubric !== undefined) start.rubric = evaluation.rubric;
     if (evaluation.evaluator !== undefined) start.evaluator = evaluation.evaluator;
+    // The dataset fields the live event carries, from the settings stored beside the result.
+    const raw = record.extra.evaluation as Record<string, unknown>;
+    if (typeof raw.dataset_source === 'string' || raw.dataset_source === null) {
+      start.dataset_source = raw.dataset_source;
+    }
+    if (typeof raw.dataset_id === 'string' || raw.dataset_id === null)
+      start.dataset_id = raw.dataset_id;
+    if (typeof raw.sample_index === 'number' || raw.sample_index === null) {
+      start.sample_index = raw.sample_index;
+    }
     push(start);
     push({ ...evaluation, type: 'evaluation_complete', timestamp });
   }

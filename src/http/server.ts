@@ -188,8 +188,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     const batchesClosed = batches.close();
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
-    // Runs that ended during the shutdown are still scored and their evaluation events sent.
-    await evaluator.drain();
+    // Runs that ended during the shutdown are still scored and their evaluation events sent;
+    // judge calls in flight are aborted (reported as judge failures) rather than awaited.
+    await evaluator.drain({ abort: true });
     await batchesClosed;
     await wsHub.close();
     hub.close();

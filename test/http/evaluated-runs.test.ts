@@ -140,6 +140,12 @@ describe('evaluated runs over HTTP (no-LLM mode)', () => {
     };
     expect(stored.extra.evaluation).to.deep.equal(body.evaluation);
 
+    // Rebuilt from the run file, the evaluation events are the live ones (but for timestamps).
+    const found = await service.history.getByRunId('ev-1');
+    const rebuilt = service.hub.replayFromRecord(found!.record, found!.filename);
+    const withoutTime = (e: WorkflowEvent) => ({ ...e, timestamp: '' });
+    expect(rebuilt.slice(-2).map(withoutTime)).to.deep.equal(wsEvents.slice(-2).map(withoutTime));
+
     // A late joiner gets the same evaluation_complete rebuilt (or replayed) and the stream ends.
     const late = await openSse(`${service.url}/api/runs/ev-1/stream`);
     const lateFrames = (await late.frames.done()) as unknown as WorkflowEvent[];
