@@ -22,6 +22,22 @@ describe('evaluation dataset endpoints', () => {
     await rm(root, { recursive: true, force: true });
   });
 
+  it('lists the dataset endpoints in OpenAPI, the query forms marked deprecated', async () => {
+    const doc = (await call(service.url, 'GET', '/openapi.json')).body as {
+      paths: Record<string, { get?: { deprecated?: boolean } }>;
+    };
+    const deprecated = (path: string) => doc.paths[path]?.get?.deprecated === true;
+    expect(deprecated('/api/eval/datasets/sample-list')).to.equal(true);
+    expect(deprecated('/api/eval/datasets/sample-detail')).to.equal(true);
+    expect(doc.paths['/api/eval/datasets/{source}/{dataset_id}/samples']?.get).to.not.equal(
+      undefined,
+    );
+    expect(deprecated('/api/eval/datasets/{source}/{dataset_id}/samples')).to.equal(false);
+    expect(doc.paths['/api/workflows/{workflow_name}/preview-dataset-inputs']?.get).to.not.equal(
+      undefined,
+    );
+  });
+
   it('keeps workflows/eval out of the workflow list', async () => {
     const res = await call(service.url, 'GET', '/api/workflows');
     const names = (res.body as { workflows: string[] }).workflows;
