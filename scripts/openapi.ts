@@ -74,6 +74,7 @@ export async function buildOpenApi(root: string, version: string): Promise<Json>
       summary: op.summary,
       tags: [op.tag],
       ...(op.public === true ? { security: [] } : {}),
+      ...(op.deprecated === true ? { deprecated: true } : {}),
       ...(op.parameters ? { parameters: op.parameters } : {}),
       ...(op.requestSchema
         ? {
@@ -103,7 +104,9 @@ export async function buildOpenApi(root: string, version: string): Promise<Json>
     },
     servers: [{ url: 'http://127.0.0.1:8010' }],
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-    tags: ['health', 'catalogue', 'workflows', 'runs', 'docs'].map((name) => ({ name })),
+    tags: ['health', 'catalogue', 'workflows', 'runs', 'evaluation', 'docs'].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => (a < b ? -1 : 1))),

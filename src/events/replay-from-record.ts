@@ -6,7 +6,7 @@ import type {
   WorkflowEvent,
 } from '../generated/events.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
-import { evaluationRequested } from './evaluation.js';
+import { evaluationEventFields, evaluationRequested } from './evaluation.js';
 
 /**
  * Rebuilds a run's event sequence from its run file, for a late joiner whose replay buffer was
@@ -69,6 +69,18 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
       timestamp,
     };
     if (evaluation.rubric_id !== undefined) start.rubric_id = evaluation.rubric_id;
+    if (evaluation.rubric !== undefined) start.rubric = evaluation.rubric;
+    if (evaluation.evaluator !== undefined) start.evaluator = evaluation.evaluator;
+    // The dataset fields the live event carries, from the settings stored beside the result.
+    const raw = record.extra.evaluation as Record<string, unknown>;
+    if (typeof raw.dataset_source === 'string' || raw.dataset_source === null) {
+      start.dataset_source = raw.dataset_source;
+    }
+    if (typeof raw.dataset_id === 'string' || raw.dataset_id === null)
+      start.dataset_id = raw.dataset_id;
+    if (typeof raw.sample_index === 'number' || raw.sample_index === null) {
+      start.sample_index = raw.sample_index;
+    }
     push(start);
     push({ ...evaluation, type: 'evaluation_complete', timestamp });
   }
@@ -148,14 +160,5 @@ function attemptsOf(step: StepRecord): number {
 /** The evaluation result recorded in `extra.evaluation`, when the run was scored. */
 function evaluationResult(record: RunRecord): EvaluationFields | undefined {
   if (!evaluationRequested(record)) return undefined;
-  const raw = record.extra.evaluation as Record<string, unknown>;
-  const fields: EvaluationFields = {};
-  if (typeof raw.rubric_id === 'string') fields.rubric_id = raw.rubric_id;
-  if (typeof raw.overall_score === 'number') fields.overall_score = raw.overall_score;
-  if (typeof raw.grade === 'string') fields.grade = raw.grade;
-  if (typeof raw.passed === 'boolean') fields.passed = raw.passed;
-  if (typeof raw.error === 'string') fields.error = raw.error;
-  const scored =
-    fields.overall_score !== undefined || fields.passed !== undefined || fields.error !== undefined;
-  return scored ? fields : undefined;
+  return evaluationEventFields(record.extra.evaluation as Record<string, unknown>);
 }

@@ -89,7 +89,7 @@ export interface Environment {
    */
   AGENTIC_MODEL_TIER_2?: string;
   /**
-   * Model for the LLM judge. Reserved: validated now, takes effect with evaluation (not in this version).
+   * Model pinned for the LLM judge of evaluated runs; unset: the tier-2 model chain.
    */
   AGENTIC_JUDGE_MODEL?: string;
   /**
@@ -173,7 +173,7 @@ export interface Environment {
    */
   AGENTIC_MAX_RUN_RECORD_BYTES?: number;
   /**
-   * Local evaluation datasets. Reserved: validated now, takes effect with evaluation datasets (not in this version).
+   * Directory of local evaluation datasets (*.json, *.jsonl), source local.
    */
   AGENTIC_LOCAL_DATASETS_DIR?: string;
   /**

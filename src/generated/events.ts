@@ -155,6 +155,16 @@ export interface EvaluationStartEvent {
   seq: number;
   rubric_id?: string;
   dataset_id?: string | null;
+  /**
+   * Display name of the rubric.
+   */
+  rubric?: string;
+  /**
+   * llm_judge or deterministic_judge.
+   */
+  evaluator?: string;
+  dataset_source?: string | null;
+  sample_index?: number | null;
 }
 export interface EvaluationCompleteEvent {
   type: 'evaluation_complete';
@@ -166,6 +176,30 @@ export interface EvaluationCompleteEvent {
   grade?: string | null;
   passed?: boolean | null;
   error?: string | null;
+  rubric?: string;
+  rubric_version?: string;
+  weighted_score?: number;
+  pass_threshold?: number;
+  evaluator?: string;
+  criteria?: {
+    criterion: string;
+    score: number | null;
+    max_score: number;
+    weight: number;
+    normalized_score: number | null;
+    floor_violated: boolean;
+    [k: string]: unknown | undefined;
+  }[];
+  hard_gates?: {
+    [k: string]: boolean | undefined;
+  };
+  floor_violations?: {
+    [k: string]: unknown | undefined;
+  }[];
+  hard_gate_failures?: string[];
+  score_layers?: {
+    [k: string]: unknown | undefined;
+  };
 }
 export interface ApprovalRequiredEvent {
   type: 'approval_required';

@@ -79,6 +79,14 @@ export interface WorkflowEvaluation {
   datasets?: string[];
   sample_limit?: number;
   min_score?: number;
+  pass_threshold?: number;
+  hard_gates?: string[];
+  /**
+   * The workflow's own rubric criteria (see schemas/rubric.schema.json; validated when an evaluated run starts).
+   */
+  criteria?: {
+    [k: string]: unknown | undefined;
+  }[];
 }
 /**
  * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
@@ -123,6 +131,10 @@ export interface WorkflowStep {
    */
   model?: string;
   max_attempts?: number;
+  /**
+   * Evaluation: a failure of this step fails the no_critical_step_failures gate (when no step is marked, every step counts).
+   */
+  critical?: boolean;
   timeout_seconds?: number;
   /**
    * Repeat the step until this condition is true (same forms as when); it sees the step's previous output.

@@ -31,6 +31,8 @@ export interface ApiOperation {
   tag: string;
   /** Needs no API key (spec: Authentication, public paths). */
   public?: boolean;
+  /** Kept for old clients; answered with a `Deprecation` header. */
+  deprecated?: boolean;
   parameters?: ApiParameter[];
   requestSchema?: string;
   responses: Record<string, ApiResponse>;
@@ -61,6 +63,230 @@ const runIdParam: ApiParameter = {
   description: 'Run id.',
   schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
 };
+
+const datasetSourceQuery: ApiParameter = {
+  name: 'dataset_source',
+  in: 'query',
+  required: true,
+  description: 'repository or local.',
+  schema: { type: 'string', enum: ['repository', 'local'] },
+};
+const datasetIdQuery: ApiParameter = {
+  name: 'dataset_id',
+  in: 'query',
+  required: true,
+  description: 'Dataset id (file stem).',
+  schema: { type: 'string' },
+};
+const sampleIndexQuery: ApiParameter = {
+  name: 'sample_index',
+  in: 'query',
+  description: 'Zero-based sample index.',
+  schema: { type: 'integer', minimum: 0, default: 0 },
+};
+const pageParams: ApiParameter[] = [
+  {
+    name: 'offset',
+    in: 'query',
+    description: 'First sample of the page.',
+    schema: { type: 'integer', minimum: 0, default: 0 },
+  },
+  {
+    name: 'limit',
+    in: 'query',
+    description: 'Samples per page.',
+    schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+  },
+];
+const datasetPathParams: ApiParameter[] = [
+  {
+    name: 'source',
+    in: 'path',
+    required: true,
+    description: 'repository or local.',
+    schema: { type: 'string', enum: ['repository', 'local'] },
+  },
+  {
+    name: 'dataset_id',
+    in: 'path',
+    required: true,
+    description: 'Dataset id (file stem).',
+    schema: { type: 'string' },
+  },
+];
+const previewWorkflowQuery: ApiParameter = {
+  name: 'workflow',
+  in: 'query',
+  description: "Also map the sample onto this workflow's inputs (workflow_preview).",
+  schema: { type: 'string' },
+};
+const datasetErrors = {
+  '404': err('Unknown dataset or workflow (also: an unsafe dataset id)'),
+  '422': invalid,
+};
+
+/** Evaluation datasets (spec endpoints 19–24). */
+const DATASET_OPERATIONS: ApiOperation[] = [
+  {
+    method: 'post',
+    path: '/api/eval/runs',
+    operationId: 'startEvalBatch',
+    summary:
+      'Batch evaluation: runs the workflow over dataset samples (sample_indices or the first limit) with a concurrency limit, each sample an evaluated run in history; answers at once',
+    tag: 'evaluation',
+    requestSchema: 'EvalBatchRequest',
+    responses: {
+      '200': { description: 'The batch, just started', schema: 'EvalBatchResponse' },
+      '404': err('Unknown workflow or dataset'),
+      '422': invalid,
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/runs/{batch_id}',
+    operationId: 'getEvalBatch',
+    summary: "A batch evaluation's progress, items and aggregate",
+    tag: 'evaluation',
+    parameters: [
+      {
+        name: 'batch_id',
+        in: 'path',
+        required: true,
+        description: 'Batch id (batch-…).',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': { description: 'The batch', schema: 'EvalBatchResponse' },
+      '404': err('Unknown batch (batches are kept in memory: the most recent 100)'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/runs/{filename}/evaluation',
+    operationId: 'getRunEvaluation',
+    summary:
+      "A run's evaluation (criteria, score layers, hard gates, floor violations); evaluation null when not evaluated",
+    tag: 'evaluation',
+    parameters: [
+      {
+        name: 'filename',
+        in: 'path',
+        required: true,
+        description: 'Run file name (…json) or run id.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': { description: 'Evaluation', schema: 'RunEvaluationDetailResponse' },
+      '404': err('Unknown run or rejected path'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/datasets',
+    operationId: 'listEvaluationDatasets',
+    summary: 'Evaluation datasets (repository, local) and eval sets',
+    tag: 'evaluation',
+    parameters: [
+      {
+        name: 'workflow',
+        in: 'query',
+        description: 'Keep only the datasets compatible with this workflow.',
+        schema: { type: 'string' },
+      },
+    ],
+    responses: {
+      '200': { description: 'Datasets', schema: 'ListEvaluationDatasetsResponse' },
+      '404': err('Unknown workflow'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/datasets/sample-list',
+    operationId: 'listDatasetSamplesDeprecated',
+    summary:
+      'Deprecated: a page of sample summaries (use /api/eval/datasets/{source}/{dataset_id}/samples)',
+    tag: 'evaluation',
+    deprecated: true,
+    parameters: [datasetSourceQuery, datasetIdQuery, ...pageParams],
+    responses: {
+      '200': { description: 'Samples', schema: 'DatasetSampleListResponse' },
+      ...datasetErrors,
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/datasets/sample-detail',
+    operationId: 'getDatasetSampleDeprecated',
+    summary:
+      'Deprecated: one sample (use /api/eval/datasets/{source}/{dataset_id}/samples/{sample_index})',
+    tag: 'evaluation',
+    deprecated: true,
+    parameters: [datasetSourceQuery, datasetIdQuery, sampleIndexQuery, previewWorkflowQuery],
+    responses: {
+      '200': { description: 'Sample', schema: 'DatasetSampleDetailResponse' },
+      ...datasetErrors,
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/datasets/{source}/{dataset_id}/samples',
+    operationId: 'listDatasetSamples',
+    summary: 'A page of sample summaries',
+    tag: 'evaluation',
+    parameters: [...datasetPathParams, ...pageParams],
+    responses: {
+      '200': { description: 'Samples', schema: 'DatasetSampleListResponse' },
+      ...datasetErrors,
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/eval/datasets/{source}/{dataset_id}/samples/{sample_index}',
+    operationId: 'getDatasetSample',
+    summary: 'One sample with every field',
+    tag: 'evaluation',
+    parameters: [
+      ...datasetPathParams,
+      {
+        name: 'sample_index',
+        in: 'path',
+        required: true,
+        description: 'Zero-based sample index.',
+        schema: { type: 'integer', minimum: 0 },
+      },
+      previewWorkflowQuery,
+    ],
+    responses: {
+      '200': { description: 'Sample', schema: 'DatasetSampleDetailResponse' },
+      ...datasetErrors,
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/workflows/{workflow_name}/preview-dataset-inputs',
+    operationId: 'previewDatasetInputs',
+    summary: "A dataset sample mapped onto the workflow's inputs (writes nothing)",
+    tag: 'evaluation',
+    parameters: [
+      {
+        name: 'workflow_name',
+        in: 'path',
+        required: true,
+        description: 'Workflow name (file stem).',
+        schema: { type: 'string' },
+      },
+      datasetSourceQuery,
+      datasetIdQuery,
+      sampleIndexQuery,
+    ],
+    responses: {
+      '200': { description: 'Mapped inputs', schema: 'PreviewDatasetInputsResponse' },
+      ...datasetErrors,
+    },
+  },
+];
 
 export const API_OPERATIONS: readonly ApiOperation[] = [
   {
@@ -189,12 +415,14 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/run',
     operationId: 'startRun',
-    summary: 'Start a run (answers at once; the run continues in the background)',
+    summary:
+      'Start a run (answers at once; the run continues in the background). With evaluation.enabled the dataset sample is mapped onto the inputs (request inputs win) and the run is scored after it ends (evaluation_start, evaluation_complete)',
     tag: 'runs',
     requestSchema: 'WorkflowRunRequest',
     responses: {
       '200': { description: 'Accepted', schema: 'WorkflowRunResponse' },
       '400': err('Blocked by sanitization or malformed body'),
+      '404': err('Unknown evaluation dataset'),
       '409': err('A run with this run_id is active'),
       '422': invalid,
       '429': err(
@@ -321,4 +549,5 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     public: true,
     responses: { '200': { description: 'HTML page', contentType: 'text/html' } },
   },
+  ...DATASET_OPERATIONS,
 ];

@@ -8,6 +8,10 @@ import Koa from 'koa';
 import { join } from 'node:path';
 import { packageRoot, packageVersion, type Config } from '../config/index.js';
 import type { Runtime } from '../engine/types.js';
+import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
+import { resolveEvalDir } from '../eval/eval-dir.js';
+import type { BatchManager } from '../eval/batch.js';
+import type { Evaluator } from '../eval/evaluator.js';
 import type { EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
 import type { HistoryIndex } from '../store/history.js';
@@ -21,8 +25,11 @@ import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
+import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerEvalRunRoutes } from './routes/eval-runs.js';
+import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createStreamRoute } from './routes/stream.js';
 import { registerWorkflowRoutes } from './routes/workflows.js';
@@ -45,6 +52,12 @@ export interface AppDeps {
   openApiPath?: string;
   /** How `/docs` and `/redoc` find their optional UI packages (tests). @default Node's resolution */
   resolveDocsPackage?: PackageResolver;
+  /** Evaluation datasets. @default repository datasets of the eval dir, local ones of the config */
+  datasets?: DatasetCatalogue;
+  /** Batch evaluations (`/api/eval/runs`). @default none (those routes are not registered) */
+  batches?: BatchManager;
+  /** Scores evaluated runs. @default none (`evaluation.enabled: true` is a 422) */
+  evaluator?: Evaluator;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
 }
@@ -67,7 +80,21 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     '/api/runs/:run_id/stream',
     createStreamRoute({ hub, history, logger, ...(deps.stream ?? {}) }),
   );
-  registerRunRoutes(router, { runtime, history, config });
+  registerRunRoutes(router, {
+    runtime,
+    history,
+    config,
+    ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
+  });
+  registerRunEvaluationRoute(router, { history });
+  if (deps.batches !== undefined) registerEvalRunRoutes(router, { batches: deps.batches });
+  const datasets =
+    deps.datasets ??
+    createDatasetCatalogue({
+      evalDir: resolveEvalDir(config.workflowsDir),
+      localDir: config.localDatasetsDir,
+    });
+  registerDatasetRoutes(router, { datasets, registry });
   registerDocsRoutes(router, {
     openApiPath: deps.openApiPath ?? join(packageRoot, 'schemas', 'openapi.json'),
     ...(deps.resolveDocsPackage === undefined ? {} : { resolvePackage: deps.resolveDocsPackage }),

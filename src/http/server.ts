@@ -18,7 +18,13 @@ import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import { shippedAgentCatalogue } from '../config/index.js';
+import { createBatchManager, type BatchManager } from '../eval/batch.js';
+import { createDatasetCatalogue } from '../eval/datasets.js';
+import { resolveEvalDir } from '../eval/eval-dir.js';
+import { createEvaluator } from '../eval/evaluator.js';
+import { createDeterministicJudge, createLlmJudge } from '../eval/judge.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
+import { createUnconfiguredLlmClient, type LlmClient } from '../llm/index.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
@@ -38,6 +44,11 @@ export interface ServerOptions {
   runtime?: Runtime;
   /** Overrides for app dependencies (tests: SSE timings). */
   stream?: AppDeps['stream'];
+  /**
+   * The judge's LLM client (the tier router); in no-LLM mode the deterministic judge is used.
+   * @default no provider (judge criteria are reported as failed, the rest is scored)
+   */
+  judgeLlm?: LlmClient;
   /** The run-file writer of the runtime created from `config` (tests inject failures). */
   writeFile?: FileWriter;
 }
@@ -48,6 +59,8 @@ export interface RunningServer {
   runtime: Runtime;
   history: HistoryIndex;
   hub: EventHub;
+  /** Batch evaluations. */
+  batches: BatchManager;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -124,6 +137,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
   });
+  const datasets = createDatasetCatalogue({
+    evalDir: resolveEvalDir(config.workflowsDir),
+    localDir: config.localDatasetsDir,
+  });
+  const evaluator = createEvaluator({
+    datasets,
+    judge: config.noLlm
+      ? createDeterministicJudge()
+      : createLlmJudge({
+          llm: options.judgeLlm ?? createUnconfiguredLlmClient(),
+          model: config.judgeModel,
+        }),
+    runsDir: config.runsDir,
+    persist: runtime.options.persist,
+    onScored: (record, filename) => history.upsert(record, filename),
+    publish: (event) => hub.publish(event),
+    logger,
+  });
+  const batches = createBatchManager({ runtime, evaluator, datasets });
   const guard = createAuth(config, { logger });
   const rateLimit = createRateLimiter(config);
   const registry = createWorkflowRegistry({
@@ -146,6 +178,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     registry,
     loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
     machineDefinition: adapters.machineDefinition,
+    datasets,
+    evaluator,
+    batches,
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
 
@@ -182,9 +217,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const active = runtime.activeRuns().length;
     if (active > 0)
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
+    const batchesClosed = batches.close();
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
     await historyLoaded;
     await retention.stop();
+    // Runs that ended during the shutdown are still scored and their evaluation events sent;
+    // judge calls in flight are aborted (reported as judge failures) rather than awaited.
+    await evaluator.drain({ abort: true });
+    await batchesClosed;
     await wsHub.close();
     hub.close();
     offRecord();
@@ -201,6 +241,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runtime,
     history,
     hub,
+    batches,
     url,
     port: address.port,
     close() {

@@ -93,7 +93,9 @@ interface Entry {
 
 function toEntry(record: RunRecord, filename: string): Entry {
   const evaluation = record.extra.evaluation as Record<string, unknown> | undefined;
-  const score = evaluation?.weighted_score ?? evaluation?.overall_score;
+  // The score after floors and gates, the one the grade is given for (a run failing a gate must
+  // not list a high score beside its F); records of other writers may carry only weighted_score.
+  const score = evaluation?.overall_score ?? evaluation?.weighted_score;
   const grade = evaluation?.grade;
   let tokens = 0;
   for (const step of record.steps) tokens += step.tokens_used ?? 0;

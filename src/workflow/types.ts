@@ -43,6 +43,8 @@ export interface StepDocument {
   tools?: string[];
   model?: string;
   max_attempts?: number;
+  /** Evaluation: a failure fails the `no_critical_step_failures` gate. */
+  critical?: boolean;
   timeout_seconds?: number;
   loop_until?: string | boolean;
   loop_max?: number;

@@ -154,13 +154,7 @@ describe('HTTP run endpoints', () => {
     expect((await readdir(svc.runsDir)).filter((n) => !n.endsWith('.owner'))).to.deep.equal([]);
   });
 
-  it('answers 422 {detail} when evaluation is enabled, and records disabled settings', async () => {
-    const res = await call(svc.url, 'POST', '/api/run', {
-      workflow: 'test_deterministic',
-      evaluation: { enabled: true, rubric_id: 'default' },
-    });
-    expect(res.status).to.equal(422);
-    expect((res.body as { detail: string }).detail).to.match(/evaluation is not available/);
+  it('records disabled evaluation settings as sent (evaluated runs: test/http/evaluated-runs.test.ts)', async () => {
     const runId = await startRun({
       workflow: 'test_deterministic',
       evaluation: { enabled: false },

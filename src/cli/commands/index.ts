@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerEval } from './eval.js';
 import { registerList } from './list.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
@@ -18,4 +19,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
   registerValidate,
   registerList,
+  registerEval,
 ];

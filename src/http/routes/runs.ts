@@ -18,6 +18,8 @@ import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
 import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
 import type { WorkflowRunResponse } from '../../generated/api/run-response.js';
 import type { HistoryIndex } from '../../store/history.js';
+import type { Evaluator, PreparedEvaluation } from '../../eval/evaluator.js';
+import type { CompiledWorkflow } from '../../workflow/types.js';
 import { RUN_ID } from '../../store/history.js';
 import { param, requestBody } from '../context.js';
 import { parseRunRequest } from '../request-validation.js';
@@ -40,9 +42,11 @@ function historyLoading(): AppError {
 }
 
 export interface RunRouteDeps {
-  runtime: Pick<Runtime, 'start' | 'cancel' | 'unwrittenRecord'>;
+  runtime: Pick<Runtime, 'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow'>;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
+  /** Scores runs that ask for evaluation; without it `evaluation.enabled: true` is a 422. */
+  evaluator?: Evaluator;
 }
 
 /** Largest `limit` accepted by `GET /api/runs`. */
@@ -82,18 +86,26 @@ function workflowNotFound(workflow: string): ValidationError {
   );
 }
 
+/** The compiled workflow of an evaluated run (an unknown workflow is the usual 422). */
+async function loadForEvaluation(
+  runtime: Pick<Runtime, 'getWorkflow'>,
+  workflow: string,
+): Promise<CompiledWorkflow> {
+  try {
+    return await runtime.getWorkflow(workflow);
+  } catch (error) {
+    if (error instanceof NotFoundError && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
+      throw workflowNotFound(workflow);
+    }
+    throw error;
+  }
+}
+
 export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   const { runtime, history } = deps;
 
   router.post('/api/run', async (ctx) => {
     const request = parseRunRequest(requestBody(ctx));
-    if (request.evaluation?.enabled === true) {
-      throw new AppError(
-        ERROR_CODES.VALIDATION,
-        'evaluation is not available in this version: send evaluation null or enabled false',
-        { status: 422 },
-      );
-    }
     // Names and YAML paths only: anything else (YAML text, odd characters) is an unknown workflow.
     if (!isWorkflowReference(request.workflow)) throw workflowNotFound(request.workflow);
     if (request.run_id !== undefined && request.run_id !== null) {
@@ -108,7 +120,24 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     const profile = profileOf(request);
     const extra: Record<string, unknown> = {};
     if (profile !== undefined) extra.execution_profile = profile;
-    if (request.evaluation !== undefined && request.evaluation !== null) {
+    let input = request.input_data ?? {};
+    let evaluated: { workflow: CompiledWorkflow; prepared: PreparedEvaluation } | undefined;
+    if (request.evaluation?.enabled === true) {
+      const { evaluator } = deps;
+      if (evaluator === undefined) {
+        throw new AppError(ERROR_CODES.VALIDATION, 'evaluation is not available in this service', {
+          status: 422,
+        });
+      }
+      const workflow = await loadForEvaluation(runtime, request.workflow);
+      const prepared = await evaluator.prepare(workflow, request.evaluation, input, [
+        'body',
+        'evaluation',
+      ]);
+      input = prepared.input;
+      extra.evaluation = prepared.settings;
+      evaluated = { workflow, prepared };
+    } else if (request.evaluation !== undefined && request.evaluation !== null) {
       extra.evaluation = request.evaluation;
     }
     // The runtime resolves the workflow (contained in the workflows dir, cached until the file
@@ -118,7 +147,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     try {
       handle = await runtime.start({
         workflow: request.workflow,
-        input: request.input_data ?? {},
+        input,
         inputLocPrefix: ['body', 'input_data'],
         adapter: (request.adapter ?? deps.config.defaultAdapter) as AdapterName,
         ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
@@ -133,6 +162,9 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
         throw workflowNotFound(request.workflow);
       }
       throw error;
+    }
+    if (evaluated !== undefined) {
+      void deps.evaluator?.complete(handle.done, evaluated.workflow, evaluated.prepared);
     }
     const body: WorkflowRunResponse = { run_id: handle.runId, status: 'pending' };
     ctx.body = body;

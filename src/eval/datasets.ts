@@ -1,0 +1,145 @@
+/**
+ * The dataset catalogue: repository datasets (`<eval dir>/datasets/`, shipped under
+ * `workflows/eval/`), local datasets (`AGENTIC_LOCAL_DATASETS_DIR`) and eval sets
+ * (`<eval dir>/eval_sets.json`, groups of dataset ids with a rubric). Files are read per call
+ * (they are small and may be edited while the service runs).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ValidationError } from '../errors.js';
+import type { InputSpec } from '../workflow/types.js';
+import {
+  DATASET_SOURCES,
+  listDatasetIds,
+  readDataset,
+  type Dataset,
+  type DatasetSource,
+  type Sample,
+} from './dataset-files.js';
+import { adaptSample } from './samples.js';
+
+export interface DatasetOption {
+  id: string;
+  name: string;
+  source: DatasetSource;
+  description: string;
+  sample_count: number;
+  format: 'json' | 'jsonl';
+  compatible_workflows: string[];
+}
+
+export interface EvalSet {
+  id: string;
+  name: string;
+  description: string;
+  datasets: string[];
+  rubric: string | null;
+}
+
+export interface DatasetCatalogueOptions {
+  /** The eval directory holding `datasets/`, `rubrics/` and `eval_sets.json`. */
+  evalDir: string;
+  /** Local datasets directory. */
+  localDir: string;
+}
+
+/** A workflow as the catalogue needs it: its name and declared inputs. */
+export interface WorkflowInputs {
+  name: string;
+  inputs: Readonly<Record<string, InputSpec>>;
+}
+
+export interface DatasetCatalogue {
+  readonly rubricsDir: string;
+  list(): Promise<{ repository: DatasetOption[]; local: DatasetOption[] }>;
+  get(source: DatasetSource, id: string): Promise<Dataset>;
+  evalSets(): Promise<EvalSet[]>;
+}
+
+/** `repository` or `local`; anything else is a 422 naming the field. */
+export function parseDatasetSource(value: unknown, loc: (string | number)[]): DatasetSource {
+  if (typeof value === 'string' && (DATASET_SOURCES as readonly string[]).includes(value)) {
+    return value as DatasetSource;
+  }
+  const msg = `dataset_source must be one of ${DATASET_SOURCES.join(', ')}`;
+  throw new ValidationError(msg, [{ loc, msg, type: 'value_error.dataset_source' }]);
+}
+
+/** The sample at `index`; 422 when out of range. */
+export function sampleAt(dataset: Dataset, index: number, loc: (string | number)[]): Sample {
+  const sample = Number.isInteger(index) && index >= 0 ? dataset.samples[index] : undefined;
+  if (sample === undefined) {
+    const msg = `sample_index ${index} is out of range: ${dataset.source}/${dataset.id} has ${dataset.samples.length} samples`;
+    throw new ValidationError(msg, [{ loc, msg, type: 'value_error.sample_index' }]);
+  }
+  return sample;
+}
+
+export function toOption(dataset: Dataset): DatasetOption {
+  return {
+    id: dataset.id,
+    name: dataset.name,
+    source: dataset.source,
+    description: dataset.description,
+    sample_count: dataset.samples.length,
+    format: dataset.format,
+    compatible_workflows: dataset.compatibleWorkflows,
+  };
+}
+
+/** Whether a dataset suits a workflow: it says so, or its first sample maps onto the inputs. */
+export function isCompatible(dataset: Dataset, workflow: WorkflowInputs): boolean {
+  if (dataset.compatibleWorkflows.includes(workflow.name)) return true;
+  const first = dataset.samples[0];
+  return first !== undefined && adaptSample(dataset, first, workflow).compatible;
+}
+
+export function createDatasetCatalogue(options: DatasetCatalogueOptions): DatasetCatalogue {
+  const dirs: Record<DatasetSource, string> = {
+    repository: join(options.evalDir, 'datasets'),
+    local: options.localDir,
+  };
+
+  async function all(source: DatasetSource): Promise<DatasetOption[]> {
+    const out: DatasetOption[] = [];
+    for (const id of await listDatasetIds(dirs[source])) {
+      // An unreadable file is left out of the listing; asking for it by id says why.
+      const dataset = await readDataset(dirs[source], source, id).catch(() => undefined);
+      if (dataset !== undefined) out.push(toOption(dataset));
+    }
+    return out;
+  }
+
+  return {
+    rubricsDir: join(options.evalDir, 'rubrics'),
+    async list() {
+      return { repository: await all('repository'), local: await all('local') };
+    },
+    async get(source, id) {
+      return readDataset(dirs[parseDatasetSource(source, ['dataset_source'])], source, id);
+    },
+    async evalSets() {
+      let text: string;
+      try {
+        text = await readFile(join(options.evalDir, 'eval_sets.json'), 'utf8');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw error;
+      }
+      const data = JSON.parse(text) as unknown;
+      if (!Array.isArray(data)) return [];
+      return data
+        .filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null)
+        .filter((s) => typeof s.id === 'string')
+        .map((s) => ({
+          id: String(s.id),
+          name: typeof s.name === 'string' ? s.name : String(s.id),
+          description: typeof s.description === 'string' ? s.description : '',
+          datasets: Array.isArray(s.datasets)
+            ? s.datasets.filter((d) => typeof d === 'string')
+            : [],
+          rubric: typeof s.rubric === 'string' ? s.rubric : null,
+        }));
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * Rubric loading: a rubric file (`<eval dir>/rubrics/<id>.yaml`) or a workflow's own
+ * `evaluation` block is validated against `schemas/rubric.schema.json` (ajv), then checked for
+ * what a schema cannot say: weights summing to 1 ± 0.01, unique criterion ids, `good < bad`.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import schema from '../../schemas/rubric.schema.json' with { type: 'json' };
+import { ERROR_CODES, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
+import type { Rubric } from '../generated/rubric.js';
+import { safeFileName } from '../security/path-safety.js';
+import { parseWorkflowYaml } from '../workflow/parse.js';
+import {
+  ALL_HARD_GATES,
+  DEFAULT_PASS_THRESHOLD,
+  type HardGate,
+  type LoadedRubric,
+} from './types.js';
+
+/** How far the weights may sum from 1. */
+export const WEIGHT_TOLERANCE = 0.01;
+/** Rubric ids: file stems. */
+export const RUBRIC_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** The rubric used when neither the request nor the workflow names one. */
+export const DEFAULT_RUBRIC_ID = 'default';
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+const validateSchema = ajv.compile<Rubric>(schema);
+
+/**
+ * Validates rubric data (parsed YAML or a workflow's `evaluation` block, from which the keys a
+ * rubric does not have are dropped by the caller). Throws a 422 listing every problem.
+ */
+export function loadRubric(data: unknown, fallbackId: string, field = 'rubric'): LoadedRubric {
+  if (!validateSchema(data)) {
+    const details: ErrorDetail[] = (validateSchema.errors ?? []).map((e) => ({
+      loc: [field, ...e.instancePath.split('/').filter((p) => p !== '')],
+      msg: `${e.instancePath || 'rubric'} ${e.message ?? 'is invalid'}`,
+      type: `value_error.rubric.${e.keyword}`,
+    }));
+    throw new ValidationError(`invalid rubric ${fallbackId}: ${details[0]?.msg ?? ''}`, details);
+  }
+  const problems: ErrorDetail[] = [];
+  const sum = data.criteria.reduce((total, c) => total + c.weight, 0);
+  if (Math.abs(sum - 1) > WEIGHT_TOLERANCE) {
+    problems.push({
+      loc: [field, 'criteria'],
+      msg: `criterion weights sum to ${Math.round(sum * 1000) / 1000}; they must sum to 1 ± ${WEIGHT_TOLERANCE}`,
+      type: 'value_error.rubric.weights',
+    });
+  }
+  const seen = new Set<string>();
+  data.criteria.forEach((c, i) => {
+    if (seen.has(c.id)) {
+      problems.push({
+        loc: [field, 'criteria', i, 'id'],
+        msg: `duplicate criterion id ${c.id}`,
+        type: 'value_error.rubric.duplicate',
+      });
+    }
+    seen.add(c.id);
+    if (c.thresholds !== undefined && !(c.thresholds.good < c.thresholds.bad)) {
+      problems.push({
+        loc: [field, 'criteria', i, 'thresholds'],
+        msg: `criterion ${c.id}: thresholds.good must be below thresholds.bad`,
+        type: 'value_error.rubric.thresholds',
+      });
+    }
+  });
+  if (problems.length > 0) {
+    throw new ValidationError(`invalid rubric ${fallbackId}: ${problems[0]?.msg ?? ''}`, problems);
+  }
+  const id = data.id ?? fallbackId;
+  return {
+    id,
+    name: data.name ?? id,
+    version: data.version === undefined ? '1' : String(data.version),
+    description: data.description ?? '',
+    passThreshold: data.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
+    hardGates: (data.hard_gates as HardGate[] | undefined) ?? ALL_HARD_GATES,
+    criteria: data.criteria,
+  };
+}
+
+/** Reads `<rubricsDir>/<id>.yaml`. 404 for an unknown (or unsafe) id, 422 for an invalid file. */
+export async function readRubricFile(rubricsDir: string, id: string): Promise<LoadedRubric> {
+  if (!RUBRIC_ID.test(id)) throw rubricNotFound(id);
+  let text: string;
+  try {
+    text = await readFile(join(rubricsDir, safeFileName(`${id}.yaml`)), 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw rubricNotFound(id);
+    throw error;
+  }
+  return loadRubric(parseWorkflowYaml(text, { field: 'rubric' }), id);
+}
+
+/** The rubric keys of a workflow's `evaluation` block (which also holds dataset settings). */
+const RUBRIC_KEYS = [
+  'id',
+  'name',
+  'version',
+  'description',
+  'pass_threshold',
+  'hard_gates',
+  'criteria',
+];
+
+/**
+ * A workflow's own rubric: its `evaluation` block when it has `criteria` (id
+ * `<workflow>.evaluation` unless it names one), else undefined.
+ */
+export function workflowRubric(
+  workflowName: string,
+  evaluation: Record<string, unknown> | undefined,
+): LoadedRubric | undefined {
+  if (evaluation === undefined || evaluation.criteria === undefined) return undefined;
+  const data = Object.fromEntries(
+    Object.entries(evaluation).filter(([k]) => RUBRIC_KEYS.includes(k)),
+  );
+  return loadRubric(data, `${workflowName}.evaluation`, 'evaluation');
+}
+
+export function rubricNotFound(id: string): NotFoundError {
+  return new NotFoundError(`rubric not found: ${id}`, ERROR_CODES.NOT_FOUND);
+}

@@ -1,0 +1,111 @@
+/**
+ * Shapes of evaluation results: what `extra.evaluation` holds in a run file, what
+ * `evaluation_complete` carries and what `GET /api/runs/{filename}/evaluation` returns. Scores
+ * are on 0–100 except `normalized_score` (0–1); arrays are always present (possibly empty).
+ */
+import type { Rubric, RubricCriterion } from '../generated/rubric.js';
+
+export type { Rubric, RubricCriterion };
+
+export const FORMULAS = {
+  ZERO_ONE: 'zero_one',
+  BINARY: 'binary',
+  LIKERT_1_5: 'likert_1_5',
+  LOWER_IS_BETTER: 'lower_is_better',
+} as const;
+export type Formula = (typeof FORMULAS)[keyof typeof FORMULAS];
+
+export const HARD_GATES = {
+  REQUIRED_OUTPUTS_PRESENT: 'required_outputs_present',
+  OVERALL_STATUS_SUCCESS: 'overall_status_success',
+  NO_CRITICAL_STEP_FAILURES: 'no_critical_step_failures',
+} as const;
+export type HardGate = (typeof HARD_GATES)[keyof typeof HARD_GATES];
+export const ALL_HARD_GATES: readonly HardGate[] = Object.values(HARD_GATES);
+
+export const GRADES = ['A', 'B', 'C', 'D', 'F'] as const;
+export type Grade = (typeof GRADES)[number];
+
+/** Default pass threshold (overall score, 0–100). */
+export const DEFAULT_PASS_THRESHOLD = 70;
+
+/** A rubric after loading: defaults applied, weights checked. */
+export interface LoadedRubric {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  passThreshold: number;
+  hardGates: readonly HardGate[];
+  criteria: readonly RubricCriterion[];
+}
+
+/** What one criterion measured: a value in its formula's units, or not applicable. */
+export interface Measurement {
+  /** The measured value; null when the criterion does not apply (or its measure failed). */
+  value: number | null;
+  /** Why the value is null, or how it was measured. */
+  detail?: string;
+  /** Set when measuring failed (e.g. the judge answered nothing usable). */
+  error?: string;
+}
+
+/** One scored criterion (the UI reads `criterion`, `weight`, `normalized_score`). */
+export interface CriterionScore {
+  criterion: string;
+  name: string;
+  metric: string;
+  formula: Formula;
+  /** The measured value in the formula's units (null: not applicable). */
+  value: number | null;
+  /** 0–100 (null: not applicable). */
+  raw_score: number | null;
+  /** Same as raw_score, for clients of the reference service. */
+  score: number | null;
+  max_score: 100;
+  weight: number;
+  /** 0–1 (null: not applicable). */
+  normalized_score: number | null;
+  /** weight × normalized_score (0 when not applicable). */
+  weighted_contribution: number;
+  applicable: boolean;
+  critical_floor: number | null;
+  floor_violated: boolean;
+  detail: string | null;
+  error: string | null;
+}
+
+export interface FloorViolation {
+  criterion: string;
+  raw_score: number;
+  critical_floor: number;
+}
+
+/** The layers the final score was built from, in order. */
+export interface ScoreLayers {
+  /** Σ weight × normalized over applicable criteria ÷ their weights, × 100. */
+  weighted: number;
+  /** Grade of `weighted` alone. */
+  weighted_grade: Grade;
+  /** Overall score after the floor cap (69) when a floor is violated. */
+  after_floors: number;
+  /** Overall score after the gate cap (59) when a hard gate fails. */
+  after_gates: number;
+}
+
+/** The result of scoring one run against one rubric. */
+export interface EvaluationScore {
+  rubric: string;
+  rubric_id: string;
+  rubric_version: string;
+  weighted_score: number;
+  overall_score: number;
+  grade: Grade;
+  passed: boolean;
+  pass_threshold: number;
+  criteria: CriterionScore[];
+  score_layers: ScoreLayers;
+  hard_gates: Record<string, boolean>;
+  floor_violations: FloorViolation[];
+  hard_gate_failures: string[];
+}
