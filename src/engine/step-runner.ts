@@ -1,6 +1,7 @@
 import type { AgentLookup } from '../agents/agent-set.js';
 import type { Agent, AgentRequest, AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
+import { addUsage, type TokenUsage } from '../llm/types.js';
 import { isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
 import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
@@ -81,7 +82,7 @@ async function runGuarded(
       : new AttemptGuard(request.signal, step.timeoutSeconds, clock);
   const signalSource = guard ?? request;
   let iterations = 0;
-  let tokens: number | null = null;
+  let tokens: TokenUsage | null = null;
   let last: AgentResult | undefined;
   let input = request.input;
   try {
@@ -90,7 +91,7 @@ async function runGuarded(
       iterations++;
       const call = agent(new AgentCall(step, input, runId, signalSource));
       last = guard === undefined ? await call : await guard.race(call);
-      if (last.tokensUsed !== null) tokens = (tokens ?? 0) + last.tokensUsed;
+      tokens = addUsage(tokens, last.tokensUsed);
       if (step.loopUntil === undefined || iterations >= loopMax) break;
       const loopScope = withOwnOutput(scope, step, last.output);
       if (isTruthy(step.loopUntil(loopScope))) break;

@@ -55,7 +55,7 @@ export interface StepEndEvent {
   duration_ms: number;
   agent?: string;
   model_used?: string | null;
-  tokens_used?: number | null;
+  tokens_used?: TokenUsage | null;
   tier?: number | string | null;
   input?: unknown;
   output?: unknown;
@@ -63,6 +63,14 @@ export interface StepEndEvent {
   attempt?: number;
   retry_count?: number;
   skip_reason?: string | null;
+}
+/**
+ * Tokens of a step's model calls (summed over its attempts and loop iterations).
+ */
+export interface TokenUsage {
+  input: number;
+  output: number;
+  total: number;
 }
 export interface TokenDeltaEvent {
   type: 'token_delta';
@@ -86,7 +94,7 @@ export interface StepCompleteEvent {
   duration_ms: number;
   agent?: string;
   model_used?: string | null;
-  tokens_used?: number | null;
+  tokens_used?: TokenUsage | null;
   tier?: number | string | null;
   input?: unknown;
   output?: unknown;
@@ -106,7 +114,7 @@ export interface StepErrorEvent {
   duration_ms: number;
   agent?: string;
   model_used?: string | null;
-  tokens_used?: number | null;
+  tokens_used?: TokenUsage | null;
   tier?: number | string | null;
   input?: unknown;
   output?: unknown;

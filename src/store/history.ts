@@ -67,7 +67,7 @@ function toEntry(record: RunRecord, filename: string): Entry {
   const score = evaluation?.weighted_score ?? evaluation?.overall_score;
   const grade = evaluation?.grade;
   let tokens = 0;
-  for (const step of record.steps) tokens += step.tokens_used ?? 0;
+  for (const step of record.steps) tokens += stepTokens(step.tokens_used);
   const startMs = Date.parse(record.start_time);
   return {
     summary: {
@@ -288,4 +288,11 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
       return entries.length;
     },
   };
+}
+
+/** A step's total tokens: `{input, output, total}`, or a bare integer in older run files. */
+function stepTokens(used: unknown): number {
+  if (typeof used === 'number') return used;
+  const total = (used as { total?: unknown } | null)?.total;
+  return typeof total === 'number' ? total : 0;
 }

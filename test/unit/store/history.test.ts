@@ -24,7 +24,7 @@ function record(n: number, overrides: Partial<RunRecord> = {}): RunRecord {
         agent: 'tier1_writer',
         tier: 1,
         model_used: 'placeholder',
-        tokens_used: 10,
+        tokens_used: { input: 6, output: 4, total: 10 },
         duration_ms: 5,
         retry_count: 0,
         input: {},
