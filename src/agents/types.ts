@@ -9,6 +9,8 @@ export interface AgentRequest {
   /** Aborted on cancellation, run timeout or step timeout; agents pass it to every I/O call. */
   signal: AbortSignal;
   runId: string;
+  /** Streams a chunk of the step's model output to `token_delta` events (optional for callers). */
+  emitDelta?(text: string): void;
 }
 
 /** What an agent produces. */

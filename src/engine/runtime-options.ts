@@ -14,7 +14,8 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
  * the package's `workflows/`,
  * `./runs` (from the current directory), persist on, no-LLM off, concurrency 10, no run
  * timeout, adapter `graph`, no inspector, a silent logger, one attempt per step, 500 ms retry
- * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s. Throws a
+ * base, 16 run-file writes at once, 10 000 queued, write retries from 100 ms to 5 s, token
+ * deltas coalesced over 100 ms. Throws a
  * config {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
@@ -39,6 +40,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   }
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     problems.push('timeoutMs must be a positive number of milliseconds');
+  }
+  if (options.tokenDeltaIntervalMs !== undefined && !(options.tokenDeltaIntervalMs >= 0)) {
+    problems.push('tokenDeltaIntervalMs must be zero or more milliseconds');
   }
   if (options.retryBaseMs !== undefined && !(options.retryBaseMs >= 0)) {
     problems.push('retryBaseMs must be zero or more milliseconds');
@@ -68,5 +72,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeQueueMax,
     writeRetryBaseMs,
     writeRetryMaxMs,
+    tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
   };
 }

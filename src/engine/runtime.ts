@@ -279,6 +279,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     bufferEvents: boolean,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
+    // Filled just below: the runner's delta sink reaches the session made after it.
+    const made: { session?: RunSession } = {};
+    const onDelta = hasLlmSteps(workflow)
+      ? (step: string, text: string): void => made.session?.tokenDelta(step, text)
+      : undefined;
     const engineInput: EngineInput = {
       runId,
       workflow,
@@ -289,11 +294,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runId,
         clock,
         agents: agentSet(workflow, catalogue),
+        ...(onDelta === undefined ? {} : { onDelta }),
       }),
       retryDelayMs,
       clock,
     };
-    return new RunSession({
+    const session = new RunSession({
       base: {
         runId,
         workflow,
@@ -317,7 +323,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       wantsEvents,
       bufferEvents,
       released,
+      tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
     });
+    made.session = session;
+    return session;
   }
 
   /**

@@ -13,6 +13,8 @@ export interface AttemptRunnerOptions {
   runId: string;
   agents: AgentLookup;
   clock: EngineClock;
+  /** Receives chunks of a step's streamed model output (`token_delta`). */
+  onDelta?: (step: string, text: string) => void;
 }
 
 class StepTimeoutError extends Error {
@@ -30,7 +32,7 @@ class StepTimeoutError extends Error {
  * into a failed {@link AttemptResult}. It never rejects.
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
-  const { agents, clock, runId } = options;
+  const { agents, clock, runId, onDelta } = options;
   return (request) => {
     const step = request.step;
     const agent = agents(step.agent);
@@ -40,12 +42,12 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
       return Promise.resolve(failure(abortMessage(request.signal), 0));
     }
     if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
-      return runGuarded(agent, request, runId, clock);
+      return runGuarded(agent, request, runId, clock, onDelta);
     }
     // The common case, one call without a timeout: a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
     try {
-      call = Promise.resolve(agent(new AgentCall(step, request.input, runId, request)));
+      call = Promise.resolve(agent(new AgentCall(step, request.input, runId, request, onDelta)));
     } catch (error) {
       return Promise.resolve(failure(errorMessage(error), 1));
     }
@@ -74,6 +76,7 @@ async function runGuarded(
   request: Parameters<AttemptRunner>[0],
   runId: string,
   clock: EngineClock,
+  onDelta: AttemptRunnerOptions['onDelta'],
 ): Promise<AttemptResult> {
   const { step, scope } = request;
   const guard =
@@ -89,7 +92,7 @@ async function runGuarded(
     const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
     for (;;) {
       iterations++;
-      const call = agent(new AgentCall(step, input, runId, signalSource));
+      const call = agent(new AgentCall(step, input, runId, signalSource, onDelta));
       last = guard === undefined ? await call : await guard.race(call);
       tokens = addUsage(tokens, last.tokensUsed);
       if (step.loopUntil === undefined || iterations >= loopMax) break;
@@ -124,18 +127,26 @@ async function runGuarded(
  */
 class AgentCall implements AgentRequest {
   readonly #source: { readonly signal: AbortSignal };
+  readonly #onDelta: AttemptRunnerOptions['onDelta'];
 
   constructor(
     readonly step: CompiledStep,
     readonly input: Record<string, unknown>,
     readonly runId: string,
     source: { readonly signal: AbortSignal },
+    onDelta: AttemptRunnerOptions['onDelta'],
   ) {
     this.#source = source;
+    this.#onDelta = onDelta;
   }
 
   get signal(): AbortSignal {
     return this.#source.signal;
+  }
+
+  /** A method, not a per-call closure: most agents never stream. */
+  emitDelta(text: string): void {
+    this.#onDelta?.(this.step.name, text);
   }
 }
 

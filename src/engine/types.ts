@@ -73,6 +73,11 @@ export interface RuntimeOptions {
   writeRetryBaseMs?: number;
   /** Longest delay between retries of a failed run-file write, in ms. @default 5000 */
   writeRetryMaxMs?: number;
+  /**
+   * Longest a chunk of a step's streamed model output waits before it goes out in a
+   * `token_delta` event, in ms (chunks arriving meanwhile are sent together). @default 100
+   */
+  tokenDeltaIntervalMs?: number;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -166,4 +171,5 @@ export interface ResolvedRuntimeOptions {
   writeQueueMax: number;
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;
+  tokenDeltaIntervalMs: number;
 }

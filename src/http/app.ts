@@ -23,6 +23,7 @@ import { securityHeaders } from './middleware/security-headers.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerModelRoutes, type ModelRouteDeps } from './routes/models.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createStreamRoute } from './routes/stream.js';
 import { registerWorkflowRoutes } from './routes/workflows.js';
@@ -43,6 +44,8 @@ export interface AppDeps {
   openApiPath?: string;
   /** How `/docs` and `/redoc` find their optional UI packages (tests). @default Node's resolution */
   resolveDocsPackage?: PackageResolver;
+  /** The LLM probe and chat client. */
+  llm: Omit<ModelRouteDeps, 'logger'>;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
 }
@@ -59,6 +62,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   const router = new Router();
   registerHealthRoutes(router, { config, hub, runtime, version: packageVersion });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
+  registerModelRoutes(router, { ...deps.llm, logger });
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
   router.get(
     '/api/runs/:run_id/stream',

@@ -18,6 +18,8 @@ import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import { shippedAgentCatalogue } from '../config/index.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
+import { createLlmService, type LlmService } from '../llm/llm-service.js';
+import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { recoverInterruptedRuns } from '../store/run-files.js';
@@ -39,6 +41,8 @@ export interface ServerOptions {
   stream?: AppDeps['stream'];
   /** The run-file writer of the runtime created from `config` (tests inject failures). */
   writeFile?: FileWriter;
+  /** The LLM layer (providers, router, probe). @default built from `config.llm` */
+  llm?: LlmService;
 }
 
 export interface RunningServer {
@@ -47,6 +51,7 @@ export interface RunningServer {
   runtime: Runtime;
   history: HistoryIndex;
   hub: EventHub;
+  llm: LlmService;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -64,6 +69,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
+  const llm = options.llm ?? createLlmService(config.llm);
 
   const runtime =
     options.runtime ??
@@ -71,6 +77,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       workflowsDir: config.workflowsDir,
       runsDir: config.runsDir,
       noLlm: config.noLlm,
+      llm: llm.router,
       maxConcurrency: config.maxConcurrency,
       defaultAdapter: config.defaultAdapter as AdapterName,
       logger,
@@ -111,6 +118,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     registry,
     loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
     machineDefinition: adapters.machineDefinition,
+    llm: {
+      probe: (signal) => llm.probe(signal),
+      client: config.noLlm ? createNoLlmClient() : llm.router,
+    },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
 
@@ -138,6 +149,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     'agentic-runtime listening',
   );
+  // The start-up probe only informs the log; it never delays or fails the start.
+  const startupProbe = new AbortController();
+  llm.probe(startupProbe.signal).then(
+    (probe) =>
+      logger.info(
+        {
+          available: probe.available_providers,
+          unavailable: probe.unavailable_reasons,
+          tierDefaults: probe.tier_defaults,
+        },
+        'LLM providers probed',
+      ),
+    (error: unknown) => logger.warn({ err: error }, 'LLM provider probe failed'),
+  );
 
   let closing: Promise<void> | undefined;
   async function shutdown(): Promise<void> {
@@ -150,6 +175,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
     await wsHub.close();
     hub.close();
+    startupProbe.abort();
+    await llm.close();
     offRecord();
     server.closeAllConnections();
     await closed;
@@ -164,6 +191,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runtime,
     history,
     hub,
+    llm,
     url,
     port: address.port,
     close() {

@@ -30,11 +30,17 @@ export interface HttpClient {
    * Sends a request and returns the body of a 2xx answer as a byte stream; any other status is
    * read (bounded) and rejected as a classified error.
    */
-  send(request: HttpRequest): Promise<AsyncIterable<Uint8Array>>;
+  send(request: HttpRequest): Promise<HttpAnswer>;
   /** Sends and reads a 2xx answer as JSON. */
   json(request: HttpRequest): Promise<unknown>;
   /** Closes the pools (open keep-alive connections). */
   close(): Promise<void>;
+}
+
+export interface HttpAnswer {
+  /** The media type, lowercase, without parameters (`text/event-stream`). */
+  contentType: string;
+  body: AsyncIterable<Uint8Array>;
 }
 
 export interface HttpRequest {
@@ -64,7 +70,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     keepAliveTimeout: 30_000,
   });
 
-  async function send(req: HttpRequest): Promise<AsyncIterable<Uint8Array>> {
+  async function send(req: HttpRequest): Promise<HttpAnswer> {
     let response: Dispatcher.ResponseData;
     try {
       response = await undiciRequest(req.url, {
@@ -82,7 +88,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       throw failure(error, req.signal);
     }
     if (response.statusCode >= 200 && response.statusCode < 300) {
-      return guardBody(response.body, req.signal);
+      const type = response.headers['content-type'];
+      return {
+        contentType:
+          (Array.isArray(type) ? type[0] : type)?.split(';')[0]?.trim().toLowerCase() ?? '',
+        body: guardBody(response.body, req.signal),
+      };
     }
     let text: string;
     try {
@@ -121,18 +132,25 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   return {
     send,
     async json(req) {
-      const body = await send(req);
-      const chunks: Uint8Array[] = [];
-      for await (const chunk of body) chunks.push(chunk);
-      const text = Buffer.concat(chunks).toString('utf8');
-      try {
-        return JSON.parse(text) as unknown;
-      } catch (error) {
-        throw transportError(options.provider, new Error('answer is not JSON', { cause: error }));
-      }
+      return readJson(options.provider, (await send(req)).body);
     },
     close: () => dispatcher.close(),
   };
+}
+
+/** Reads a whole body as JSON; a body that is not JSON is a transient failure. */
+export async function readJson(
+  provider: string,
+  body: AsyncIterable<Uint8Array>,
+): Promise<unknown> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw transportError(provider, new Error('answer is not JSON', { cause: error }));
+  }
 }
 
 async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {

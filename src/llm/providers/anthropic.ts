@@ -60,7 +60,7 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
       if (request.onDelta === undefined) {
         return readAnswer(request.model, (await options.http.json(req)) as AnthropicMessage);
       }
-      return readStream(request, await options.http.send(req));
+      return readStream(request, (await options.http.send(req)).body);
     },
     async listModels(signal) {
       const answer = await options.http.json({

@@ -55,7 +55,7 @@ export function createGeminiProvider(options: GeminiOptions): Provider {
         return result.finish(true);
       }
       const result = new Accumulator(request.model);
-      await readSseJson(name, await options.http.send(req), (payload) => {
+      await readSseJson(name, (await options.http.send(req)).body, (payload) => {
         result.add(payload as GeminiAnswer, request.onDelta);
       });
       return result.finish(false);

@@ -3,7 +3,7 @@
  * GitHub Models and local servers (Ollama's `/v1`, vLLM, LM Studio, llama.cpp server). They
  * differ only in URLs and the auth header, given as options.
  */
-import type { HttpClient } from '../http.js';
+import { readJson, type HttpClient } from '../http.js';
 import { LlmError } from '../llm-error.js';
 import { readSseJson } from '../stream-reader.js';
 import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
@@ -59,7 +59,18 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       if (request.onDelta === undefined) {
         return readAnswer(name, request.model, (await http.json(base)) as OpenAiAnswer);
       }
-      return readStream(name, request, await http.send(base));
+      const answer = await http.send(base);
+      // Servers that ignore `stream: true` answer with one JSON completion.
+      if (answer.contentType === 'application/json') {
+        const whole = readAnswer(
+          name,
+          request.model,
+          (await readJson(name, answer.body)) as OpenAiAnswer,
+        );
+        if (whole.text !== '') request.onDelta(whole.text);
+        return whole;
+      }
+      return readStream(name, request, answer.body);
     },
     async listModels(signal) {
       const answer = await http.json({
