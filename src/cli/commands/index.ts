@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
+import { registerChat } from './chat.js';
 import { registerList } from './list.js';
+import { registerModels } from './models.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerValidate } from './validate.js';
@@ -18,4 +20,6 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerRun,
   registerValidate,
   registerList,
+  registerChat,
+  registerModels,
 ];
