@@ -60,6 +60,7 @@ export interface HttpClientOptions {
   secrets?: readonly string[];
 }
 
+/** Creates a provider's HTTP client: its own keep-alive undici Agent with the given timeouts. */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const secrets = options.secrets ?? [];

@@ -32,6 +32,7 @@ export interface ProbeOptions {
 /** Providers whose chat models must be in their list (local servers serve only pulled models). */
 const LISTS_EVERY_MODEL = new Set(['ollama']);
 
+/** Probes every configured provider in parallel; never rejects (failures are reasons). */
 export async function probeProviders(options: ProbeOptions): Promise<ProbeResult> {
   const timeoutMs = options.timeoutMs ?? 2000;
   const configured = options.providers.configured();

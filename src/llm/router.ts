@@ -52,6 +52,12 @@ export const LLM_VARIABLES_HINT =
 /** The request carries its own fault: the breaker does not count it against the model. */
 const REQUEST_FAULTS = new Set(['invalid_request', 'context_length']);
 
+/**
+ * Creates the tier router: an {@link LlmClient} over `options.providers` and `options.chains`
+ * with a circuit breaker per model, Retry-After handling and a per-provider in-flight cap (see
+ * the module comment for the order of decisions). Rejects with an `LlmError` naming every model
+ * tried, or an `llm_not_configured` AppError when nothing could be tried.
+ */
 export function createLlmRouter(options: RouterOptions): LlmRouter {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? abortableSleep;

@@ -44,6 +44,7 @@ interface StreamEvent {
   error?: { type?: string; message?: string };
 }
 
+/** A {@link Provider} speaking the Anthropic Messages API. */
 export function createAnthropicProvider(options: AnthropicOptions): Provider {
   const name = 'anthropic';
   const headers = { 'x-api-key': options.apiKey, 'anthropic-version': API_VERSION };

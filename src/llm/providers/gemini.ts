@@ -31,6 +31,7 @@ interface GeminiAnswer {
   error?: { message?: string };
 }
 
+/** A {@link Provider} speaking the Gemini API (`v1beta`). */
 export function createGeminiProvider(options: GeminiOptions): Provider {
   const name = 'gemini';
   const headers = { 'x-goog-api-key': options.apiKey };

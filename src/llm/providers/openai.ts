@@ -43,6 +43,7 @@ interface OpenAiAnswer {
   error?: { message?: string };
 }
 
+/** A {@link Provider} speaking OpenAI chat completions at the given URLs. */
 export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions): Provider {
   const { name, http } = options;
   return {

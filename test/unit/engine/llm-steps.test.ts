@@ -181,6 +181,15 @@ describe('LLM steps through the tier router (fake OpenAI-compatible server)', ()
     expect(record.status).to.equal('failed');
   });
 
+  it('a step timeout aborts the HTTP request', async () => {
+    server.handle(() => undefined); // never answers
+    const closed = server.clientClosed();
+    const timed = { ...REVIEW, steps: [{ ...REVIEW.steps[0]!, timeout_seconds: 0.2 }] };
+    const record = await make().run({ workflow: timed, input: { code: 'x' } });
+    await closed;
+    expect(record.steps[0]!.error).to.equal('step timed out after 0.2s');
+  });
+
   it('without a provider (no llm given, no-LLM off) an LLM step fails naming the variables to set', async () => {
     runtime = createRuntime({ runsDir: join(dir, 'runs'), workflowsDir: join(dir, 'wf') });
     const record = await runtime.run({ workflow: REVIEW, input: { code: 'x' } });

@@ -136,6 +136,19 @@ describe('history index', () => {
     expect(history.summary().tokens_30d).to.equal(10);
   });
 
+  it('sums tokens_used.total, and the integer tokens_used of older run files', () => {
+    const history = createHistoryIndex({
+      runsDir: dir,
+      logger: createSilentLogger(),
+      now: () => NOW,
+    });
+    history.upsert(record(1), file(1));
+    const legacy = record(2);
+    (legacy.steps[0] as { tokens_used: unknown }).tokens_used = 7;
+    history.upsert(legacy, file(2));
+    expect(history.summary().tokens_30d).to.equal(17);
+  });
+
   it('loads run files, skips foreign files, and finds runs outside the window by id', async () => {
     for (let n = 0; n < 4; n++) await writeFile(join(dir, file(n)), JSON.stringify(record(n)));
     await writeFile(join(dir, 'notes.txt'), 'x');
