@@ -28,13 +28,11 @@ describe('createProviderSet: Azure OpenAI, GitHub Models, Ollama and local serve
   const providers = (env: Record<string, string>) =>
     (set = createProviderSet(loadConfig({ OLLAMA_HOST: server.url, ...env }, '/tmp').llm));
   const ask = (provider: string, model: string) =>
-    set!
-      .get(provider)!
-      .chat({
-        model,
-        messages: [{ role: 'user', content: 'x' }],
-        signal: new AbortController().signal,
-      });
+    set!.get(provider)!.chat({
+      model,
+      messages: [{ role: 'user', content: 'x' }],
+      signal: new AbortController().signal,
+    });
 
   it('Azure: deployment URL with api-version and the api-key header', async () => {
     providers({
