@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const CHUNKS = Number(process.env.BENCH_LLM_CHUNKS ?? 40);
-const CHUNK_MS = Number(process.env.BENCH_LLM_CHUNK_MS ?? 10);
+const CHUNK_MS = Number(process.env.BENCH_LLM_CHUNK_MS ?? 25);
 const ANSWER = JSON.stringify({
   id: 'c',
   object: 'chat.completion',
