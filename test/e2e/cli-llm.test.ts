@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +84,42 @@ describe('agentic chat and agentic models (real process, fake OpenAI server)', (
     expect(result.code).to.equal(1);
     expect(result.stderr).to.include('openai: HTTP 401: bad key');
     expect(result.stderr).to.not.include('sk-cli-test');
+  });
+
+  it('run executes an LLM workflow through the router: outputs from the JSON answer, model and tokens in the run file', async () => {
+    server.handle((req, res) => {
+      if (req.method === 'GET') return sendJson(res, 200, { data: [] });
+      return sendSse(
+        res,
+        openAiChunks('```json\n{"summary": "fine", "score": 9}\n```', {
+          model: 'gpt-x',
+          parts: 6,
+          usage: { prompt: 50, completion: 12 },
+        }),
+        { pieceBytes: 4 },
+      );
+    });
+    await mkdir(join(cwd, 'workflows'));
+    await writeFile(
+      join(cwd, 'workflows', 'judge.yaml'),
+      'name: judge\ninputs:\n  code: { type: string }\nsteps:\n  - name: review\n    agent: tier2_reviewer\n    description: Review.\n    inputs: { code: "${inputs.code}" }\n    outputs: { summary: summary, score: score }\noutputs:\n  score: { from: "${steps.review.outputs.score}" }\n',
+    );
+    const result = await agentic(
+      ['run', 'judge', '-i', '{"code":"x = 1"}', '-r', join(cwd, 'runs')],
+      cwd,
+      env,
+    );
+    expect(result.code, result.stderr).to.equal(0);
+    expect(JSON.parse(result.stdout)).to.deep.equal({ score: 9 });
+    const [file] = (await readdir(join(cwd, 'runs'))).filter((f) => f.endsWith('.json'));
+    const record = JSON.parse(await readFile(join(cwd, 'runs', file!), 'utf8')) as {
+      steps: { model_used: string; tokens_used: unknown }[];
+    };
+    expect(record.steps[0]).to.deep.include({
+      model_used: 'openai:gpt-x',
+      tokens_used: { input: 50, output: 12, total: 62 },
+    });
+    expect(JSON.stringify(record)).to.not.include('sk-cli-test');
   });
 
   it('models prints the probe and the tier chains', async () => {
