@@ -18,7 +18,7 @@ class Outcome implements StepOutcome {
     readonly error: string | null,
     readonly skipReason: string | null,
     readonly modelUsed: string | null,
-    readonly tokensUsed: number | null,
+    readonly tokensUsed: StepOutcome['tokensUsed'],
     readonly attempts: number,
     readonly iterations: number,
     readonly startTime: number | null,

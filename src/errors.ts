@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   DEPENDENCY_UNAVAILABLE: 'dependency_unavailable',
   CONFIG: 'config_error',
   LLM_NOT_CONFIGURED: 'llm_not_configured',
+  LLM_PROVIDER: 'llm_provider_error',
+  LLM_OUTPUT: 'llm_output_invalid',
   RUNTIME_CLOSED: 'runtime_closed',
   RUNS_DIR_UNAVAILABLE: 'runs_dir_unavailable',
   HISTORY_LOADING: 'history_loading',

@@ -54,13 +54,59 @@ export {
 } from '../machines/run.machine.js';
 /** Agents embedders may register through `createRuntime({ agents })`. */
 export type { Agent, AgentRequest, AgentResult } from './agents/types.js';
-/** The LLM client contract of tier 1–5 agents, and the no-LLM placeholder client. */
+/**
+ * The LLM client contract of tier 1–5 agents (hand your own to `createRuntime({ llm })`), the
+ * no-LLM placeholder client, and the parts the service builds its client from: the tier
+ * router (fallback chains, circuit breaker, Retry-After, in-flight cap), the providers over
+ * undici, the probe, and the provider contract for one's own protocol.
+ */
 export {
+  addUsage,
+  createAnthropicProvider,
+  createGeminiProvider,
+  createHttpClient,
+  createLlmRouter,
+  createLlmService,
   createNoLlmClient,
+  createOpenAiCompatibleProvider,
+  createProviderSet,
+  LLM_ERROR_KINDS,
+  LLM_TIERS,
+  LlmError,
+  loadTierChains,
+  parseModelId,
+  probeProviders,
+  PROVIDER_NAMES,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatResult,
+  type HttpClient,
+  type HttpTimeouts,
   type LlmClient,
+  type LlmErrorKind,
   type LlmRequest,
   type LlmResponse,
+  type LlmRouter,
+  type LlmService,
+  type ModelRef,
+  type ProbeResult,
+  type Provider,
+  type ProviderSet,
+  type RouterOptions,
+  type TierChains,
+  type TokenUsage,
+  type ToolCall,
+  type ToolDefinition,
 } from './llm/index.js';
+/** Provider credentials: the secret-provider contract and its environment and file backends. */
+export {
+  chainSecretProviders,
+  createEnvSecretProvider,
+  createFileSecretProvider,
+  createSecretProvider,
+  type LlmSettings,
+  type SecretProvider,
+} from './config/index.js';
 /** Workflow documents and their compiled form. */
 export { compileWorkflow } from './workflow/index.js';
 export type {

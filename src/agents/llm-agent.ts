@@ -1,5 +1,6 @@
 import { parseAgentName } from './agent-names.js';
 import type { LlmClient } from '../llm/types.js';
+import { outputsFromAnswer } from './llm-answer.js';
 import type { Agent } from './types.js';
 
 /** The persona and description of a role, from the agent catalogue. */
@@ -17,54 +18,58 @@ export interface LlmAgentOptions {
 }
 
 /**
- * The agent behind every `tier{1-5}_{role}` step: builds a system prompt from the role's persona
- * and a user prompt from the step's description and inputs, and calls the LLM client with the
- * step's tier, pinned model and abort signal. Output: `{raw_response, ...fields}` where fields
- * come from the client or from a JSON object answer.
+ * The agent behind every `tier{1-5}_{role}` step. System prompt: the role's persona. User
+ * prompt: the step's description, its resolved inputs (never the rest of the run context) and
+ * the output keys to answer with. The call goes through the LLM client (the tier router) with
+ * the step's tier, pinned model and abort signal, streaming chunks to `token_delta` events.
+ * Output: the JSON answer's fields plus `raw_response`; an answer that cannot fill a declared
+ * output fails the attempt.
  */
 export function createLlmAgent(options: LlmAgentOptions): Agent {
-  return async ({ step, input, signal }) => {
+  return async (request) => {
+    const { step, input, signal } = request;
     const parsed = parseAgentName(step.agent);
     const role = parsed?.role ?? step.agent;
     const profile = options.profile(role);
     const system =
       profile?.persona ??
       `You are the ${role.replace(/_/g, ' ')} agent. ${profile?.description ?? ''}`.trim();
+    const keys = options.outputKeys(step.name);
     const response = await options.llm.complete({
-      tier: parsed?.tier ?? step.tier,
+      tier: parsed?.tier ?? Number(step.tier),
       ...(step.model === undefined ? {} : { model: step.model }),
       system,
-      prompt: buildPrompt(step.description, input),
-      outputKeys: options.outputKeys(step.name),
+      prompt: buildPrompt(step.description, input, keys),
+      outputKeys: keys,
+      ...(keys.length > 0 ? { json: true } : {}),
       signal,
+      ...(request.emitDelta === undefined
+        ? {}
+        : { onDelta: (text: string) => request.emitDelta?.(text) }),
     });
     return {
-      output: { ...jsonObject(response.text), ...response.fields, raw_response: response.text },
+      output: outputsFromAnswer(response.text, response.fields, Object.keys(step.outputs)),
       modelUsed: response.model,
       tokensUsed: response.tokensUsed,
     };
   };
 }
 
-function buildPrompt(description: string, input: Record<string, unknown>): string {
+/** The user prompt: description, inputs, and the answer format when outputs are expected. */
+export function buildPrompt(
+  description: string,
+  input: Record<string, unknown>,
+  outputKeys: readonly string[],
+): string {
   const parts: string[] = [];
   if (description !== '') parts.push(description);
   for (const [key, value] of Object.entries(input)) {
     parts.push(`## ${key}\n${typeof value === 'string' ? value : JSON.stringify(value, null, 2)}`);
   }
-  return parts.join('\n\n');
-}
-
-/** The answer's fields when the model answered with a JSON object, else nothing. */
-function jsonObject(text: string): Record<string, unknown> {
-  const trimmed = text.trim();
-  if (!trimmed.startsWith('{')) return {};
-  try {
-    const value: unknown = JSON.parse(trimmed);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {};
-  } catch {
-    return {};
+  if (outputKeys.length > 0) {
+    parts.push(
+      `Answer with one JSON object whose keys are ${outputKeys.map((key) => JSON.stringify(key)).join(', ')}.`,
+    );
   }
+  return parts.join('\n\n');
 }

@@ -1,7 +1,7 @@
 export { loadConfig, type Config } from './load-config.js';
 export { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 export { packageRoot, packageVersion } from './package-info.js';
-export { shippedAgentCatalogue } from './package-info.js';
+export { shippedAgentCatalogue, shippedModelsFile } from './package-info.js';
 export {
   resolveWorkflowsLocation,
   shippedWorkflowsDir,
@@ -10,3 +10,11 @@ export {
   type WorkflowsLocation,
   type WorkflowsSource,
 } from './workflows-location.js';
+export { MODEL_ID, type LlmSettings } from './llm-settings.js';
+export {
+  chainSecretProviders,
+  createEnvSecretProvider,
+  createFileSecretProvider,
+  createSecretProvider,
+  type SecretProvider,
+} from './secrets.js';

@@ -4,6 +4,8 @@ import schema from '../../schemas/config.schema.json' with { type: 'json' };
 import { ConfigError } from '../errors.js';
 import { resolveWorkflowsLocation, type WorkflowsSource } from './workflows-location.js';
 import { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
+import { readTierOverrides, type LlmSettings } from './llm-settings.js';
+import { createSecretProvider } from './secrets.js';
 
 /** Resolved service configuration: every default applied, paths absolute, frozen. */
 export interface Config {
@@ -26,7 +28,10 @@ export interface Config {
   /** Absolute path of the custom agents module (`AGENTIC_AGENTS_MODULE`), or undefined. */
   agentsModule: string | undefined;
   memoryPath: string | undefined;
+  /** Tier → its chain from `AGENTIC_MODEL_TIER_<N>`, comma-joined (see {@link Config.llm}). */
   modelTierOverrides: Readonly<Record<string, string>>;
+  /** Providers, tiers, breaker and timeouts of the LLM layer. */
+  llm: LlmSettings;
   judgeModel: string | undefined;
   tracing: boolean;
   traceSensitive: boolean;
@@ -122,6 +127,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       );
     }
   }
+  const tierChains = readTierOverrides(env, problems);
   const adapter = String(raw.AGENTIC_DEFAULT_ADAPTER);
   if (!['graph', 'native'].includes(adapter)) {
     problems.push(
@@ -144,10 +150,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       .map((item) => item.trim())
       .filter((item) => item.length > 0);
   const tiers: Record<string, string> = {};
-  for (const tier of ['1', '2']) {
-    const model = str(`AGENTIC_MODEL_TIER_${tier}`);
-    if (model !== undefined) tiers[tier] = model;
-  }
+  for (const [tier, chain] of Object.entries(tierChains)) tiers[tier] = chain.join(',');
   const workflows = resolveWorkflowsLocation(str('AGENTIC_WORKFLOWS_DIR'), cwd);
   const rateLimit = parseRateLimit(String(raw.AGENTIC_RATE_LIMIT_DEFAULT));
   if (!rateLimit) throw new ConfigError(['AGENTIC_RATE_LIMIT_DEFAULT: expected N/unit']);
@@ -177,6 +180,27 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     agentsModule: path('AGENTIC_AGENTS_MODULE'),
     memoryPath: path('AGENTIC_MEMORY_PATH'),
     modelTierOverrides: Object.freeze(tiers),
+    llm: Object.freeze({
+      secrets: createSecretProvider(env, path('AGENTIC_SECRETS_DIR')),
+      openaiBaseUrl: trimSlash(String(raw.OPENAI_BASE_URL)),
+      openaiBaseUrlSet: env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL.trim() !== '',
+      anthropicBaseUrl: trimSlash(String(raw.ANTHROPIC_BASE_URL)),
+      geminiBaseUrl: trimSlash(String(raw.GEMINI_BASE_URL)),
+      azureEndpoint: str('AZURE_OPENAI_ENDPOINT')?.replace(/\/+$/, ''),
+      azureApiVersion: String(raw.AZURE_OPENAI_API_VERSION),
+      githubModelsBaseUrl: trimSlash(String(raw.GITHUB_MODELS_BASE_URL)),
+      ollamaHost: trimSlash(String(raw.OLLAMA_HOST)),
+      tierOverrides: Object.freeze(tierChains),
+      modelsFile: path('AGENTIC_MODELS_FILE'),
+      breakerThreshold: num('AGENTIC_LLM_BREAKER_THRESHOLD'),
+      breakerCooldownMs: num('AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS') * 1000,
+      retryAfterMaxMs: num('AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS') * 1000,
+      maxInFlight: num('AGENTIC_LLM_MAX_IN_FLIGHT'),
+      connectTimeoutMs: num('AGENTIC_LLM_CONNECT_TIMEOUT_MS'),
+      headersTimeoutMs: num('AGENTIC_LLM_HEADERS_TIMEOUT_MS'),
+      bodyTimeoutMs: num('AGENTIC_LLM_BODY_TIMEOUT_MS'),
+      probeTimeoutMs: num('AGENTIC_LLM_PROBE_TIMEOUT_MS'),
+    }),
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
     tracing: bool('AGENTIC_TRACING'),
     traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
@@ -215,6 +239,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     logLevel: String(raw.LOG_LEVEL),
     redisUrl: str('REDIS_URL'),
   });
+}
+
+function trimSlash(url: string): string {
+  return url.replace(/\/+$/, '');
 }
 
 const TRUE_WORDS = ['1', 'true', 'yes', 'on'];

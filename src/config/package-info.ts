@@ -32,3 +32,8 @@ function findPackageRoot(start: string): string {
 export function shippedAgentCatalogue(): string {
   return join(packageRoot, 'agents', 'catalogue.yaml');
 }
+
+/** The shipped tier fallback chains (`AGENTIC_MODELS_FILE` replaces them). */
+export function shippedModelsFile(): string {
+  return join(packageRoot, 'agents', 'models.yaml');
+}

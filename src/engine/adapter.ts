@@ -16,6 +16,7 @@
  */
 import type { ActorLogic, ActorSystem, ActorSystemInfo, AnyEventObject, Snapshot } from 'xstate';
 import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
+import type { TokenUsage } from '../llm/types.js';
 import type { AdapterName } from './types.js';
 
 /** Result of one attempt of a step (loop iterations included). */
@@ -24,7 +25,7 @@ export interface AttemptResult {
   output: Record<string, unknown> | null;
   error: string | null;
   modelUsed: string | null;
-  tokensUsed: number | null;
+  tokensUsed: TokenUsage | null;
   iterations: number;
 }
 
@@ -36,7 +37,7 @@ export interface StepOutcome {
   error: string | null;
   skipReason: string | null;
   modelUsed: string | null;
-  tokensUsed: number | null;
+  tokensUsed: TokenUsage | null;
   /** Attempts made (0 for a skipped step). */
   attempts: number;
   iterations: number;

@@ -7,6 +7,7 @@ import { createActor, type AnyActorRef } from 'xstate';
 import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper } from '../events/event-mapper.js';
+import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
@@ -65,6 +66,8 @@ export interface RunSessionOptions {
   bufferEvents: boolean;
   /** Called once the run has ended and its end file is written. */
   released: (session: RunSession) => void;
+  /** Longest a streamed model chunk waits to go out as a `token_delta`, in ms. */
+  tokenDeltaIntervalMs: number;
 }
 
 export class RunSession {
@@ -78,6 +81,8 @@ export class RunSession {
   private readonly outcomes: (StepOutcome | undefined)[];
   private readonly mapper: RunEventMapper;
   private ending = false;
+  /** Made on a run's first streamed chunk (most runs have no LLM steps). */
+  private deltas: TokenCoalescer | undefined;
 
   constructor(private readonly options: RunSessionOptions) {
     const { base } = options;
@@ -121,12 +126,28 @@ export class RunSession {
     this.stream?.push(event);
   }
 
+  /** A chunk of a step's streamed model output (coalesced into `token_delta` events). */
+  tokenDelta(step: string, text: string): void {
+    if (this.ending) return;
+    this.deltas ??= new TokenCoalescer({
+      clock: this.options.engineInput.clock,
+      intervalMs: this.options.tokenDeltaIntervalMs,
+      emit: (name, delta) => this.mapper.tokenDelta(name, delta),
+    });
+    this.deltas.push(step, text);
+  }
+
   private onEngineEvent(event: EngineEvent): void {
     if (event.type === 'step.finished') {
       this.outcomes[event.index] = event.outcome;
       this.options.journal?.stepFinished(this, event.index);
     } else if (event.type === 'step.started' && event.attempt === 1) {
       this.options.journal?.stepStarted(this, event.index, event.time);
+    }
+    // A step's streamed text goes out before its next lifecycle event.
+    if (this.deltas !== undefined && event.type !== 'step.started') {
+      const step = this.options.base.workflow.steps[event.index];
+      if (step !== undefined) this.deltas.flush(step.name);
     }
     this.mapper.engineEvent(event);
   }
@@ -201,6 +222,7 @@ export class RunSession {
   private async finish(result: RunResult): Promise<void> {
     const { base, engineInput } = this.options;
     const endTime = engineInput.clock.now();
+    this.deltas?.close();
     const outcomes = result.engine?.outcomes ?? this.outcomes;
     const complete = everyOutcome(outcomes, base.workflow.steps.length)
       ? outcomes

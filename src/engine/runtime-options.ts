@@ -26,8 +26,8 @@ export const DEFAULT_MAX_ACTIVE_RUNS = 100;
  * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
- * `DEFAULT_CONTENT_LIMITS` (README "Limits"). Throws a config {@link AppError} for values out
- * of range.
+ * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a
+ * config {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {
   const problems: string[] = [];
@@ -56,6 +56,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   }
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     problems.push('timeoutMs must be a positive number of milliseconds');
+  }
+  if (options.tokenDeltaIntervalMs !== undefined && !(options.tokenDeltaIntervalMs >= 0)) {
+    problems.push('tokenDeltaIntervalMs must be zero or more milliseconds');
   }
   if (options.retryBaseMs !== undefined && !(options.retryBaseMs >= 0)) {
     problems.push('retryBaseMs must be zero or more milliseconds');
@@ -91,5 +94,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeRetryMaxMs,
     journalCommitMs,
     limits,
+    tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
   };
 }

@@ -357,6 +357,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     owner: string | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
+    // Filled just below: the runner's delta sink reaches the session made after it.
+    const made: { session?: RunSession } = {};
+    const onDelta = hasLlmSteps(workflow)
+      ? (step: string, text: string): void => made.session?.tokenDelta(step, text)
+      : undefined;
     const engineInput: EngineInput = {
       runId,
       workflow,
@@ -368,11 +373,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         clock,
         agents: agentSet(workflow, catalogue),
         maxOutputBytes: resolved.limits.maxStepIoBytes,
+        ...(onDelta === undefined ? {} : { onDelta }),
       }),
       retryDelayMs,
       clock,
     };
-    return new RunSession({
+    const session = new RunSession({
       base: {
         runId,
         workflow,
@@ -399,7 +405,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       wantsEvents,
       bufferEvents,
       released,
+      tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
     });
+    made.session = session;
+    return session;
   }
 
   /**

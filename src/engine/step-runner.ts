@@ -1,6 +1,7 @@
 import type { AgentLookup } from '../agents/agent-set.js';
 import type { Agent, AgentRequest, AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
+import { addUsage, type TokenUsage } from '../llm/types.js';
 import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { boundRecord } from '../workflow/size-bounds.js';
 import { isPlainObject, isTruthy } from '../workflow/values.js';
@@ -19,6 +20,8 @@ export interface AttemptRunnerOptions {
    * @default 1048576
    */
   maxOutputBytes?: number;
+  /** Receives chunks of a step's streamed model output (`token_delta`). */
+  onDelta?: (step: string, text: string) => void;
 }
 
 class StepTimeoutError extends Error {
@@ -37,7 +40,7 @@ class StepTimeoutError extends Error {
  * biggest entries replaced by truncation markers.
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
-  const { agents, clock, runId } = options;
+  const { agents, clock, runId, onDelta } = options;
   const maxOutput = options.maxOutputBytes ?? DEFAULT_CONTENT_LIMITS.maxStepIoBytes;
   const succeeded = (result: AgentResult): AttemptResult => singleSuccess(result, maxOutput);
   return (request) => {
@@ -49,12 +52,12 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
       return Promise.resolve(failure(abortMessage(request.signal), 0));
     }
     if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
-      return runGuarded(agent, request, runId, clock, maxOutput);
+      return runGuarded(agent, request, runId, clock, maxOutput, onDelta);
     }
     // The common case, one call without a timeout: a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
     try {
-      call = Promise.resolve(agent(new AgentCall(step, request.input, runId, request)));
+      call = Promise.resolve(agent(new AgentCall(step, request.input, runId, request, onDelta)));
     } catch (error) {
       return Promise.resolve(failure(errorMessage(error), 1));
     }
@@ -89,6 +92,7 @@ async function runGuarded(
   runId: string,
   clock: EngineClock,
   maxOutput: number,
+  onDelta: AttemptRunnerOptions['onDelta'],
 ): Promise<AttemptResult> {
   const { step, scope } = request;
   const guard =
@@ -97,16 +101,16 @@ async function runGuarded(
       : new AttemptGuard(request.signal, step.timeoutSeconds, clock);
   const signalSource = guard ?? request;
   let iterations = 0;
-  let tokens: number | null = null;
+  let tokens: TokenUsage | null = null;
   let last: AgentResult | undefined;
   let input = request.input;
   try {
     const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
     for (;;) {
       iterations++;
-      const call = agent(new AgentCall(step, input, runId, signalSource));
+      const call = agent(new AgentCall(step, input, runId, signalSource, onDelta));
       last = guard === undefined ? await call : await guard.race(call);
-      if (last.tokensUsed !== null) tokens = (tokens ?? 0) + last.tokensUsed;
+      tokens = addUsage(tokens, last.tokensUsed);
       if (step.loopUntil === undefined || iterations >= loopMax) break;
       const loopScope = withOwnOutput(scope, step, last.output);
       if (isTruthy(step.loopUntil(loopScope))) break;
@@ -139,18 +143,26 @@ async function runGuarded(
  */
 class AgentCall implements AgentRequest {
   readonly #source: { readonly signal: AbortSignal };
+  readonly #onDelta: AttemptRunnerOptions['onDelta'];
 
   constructor(
     readonly step: CompiledStep,
     readonly input: Record<string, unknown>,
     readonly runId: string,
     source: { readonly signal: AbortSignal },
+    onDelta: AttemptRunnerOptions['onDelta'],
   ) {
     this.#source = source;
+    this.#onDelta = onDelta;
   }
 
   get signal(): AbortSignal {
     return this.#source.signal;
+  }
+
+  /** A method, not a per-call closure: most agents never stream. */
+  emitDelta(text: string): void {
+    this.#onDelta?.(this.step.name, text);
   }
 }
 

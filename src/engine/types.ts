@@ -100,6 +100,11 @@ export interface RuntimeOptions {
    * maxTemplateBytes: 1048576, maxStepIoBytes: 1048576, maxRunRecordBytes: 16777216 }
    */
   limits?: Partial<ContentLimits>;
+  /**
+   * Longest a chunk of a step's streamed model output waits before it goes out in a
+   * `token_delta` event, in ms (chunks arriving meanwhile are sent together). @default 100
+   */
+  tokenDeltaIntervalMs?: number;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -210,4 +215,5 @@ export interface ResolvedRuntimeOptions {
   writeRetryMaxMs: number;
   journalCommitMs: number;
   limits: ContentLimits;
+  tokenDeltaIntervalMs: number;
 }

@@ -186,6 +186,20 @@ export class RunEventMapper {
     this.sink(end);
   }
 
+  /** A coalesced piece of a step's streamed model output. */
+  tokenDelta(stepName: string, delta: string, model?: string): void {
+    if (this.unwanted(1)) return;
+    this.sink({
+      type: 'token_delta',
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
+      step: stepName,
+      delta,
+      ...(model === undefined ? {} : { model }),
+    });
+  }
+
   /** Whether every step has had its `step_end`. */
   get allEnded(): boolean {
     return this.endedCount === this.ended.length;

@@ -81,13 +81,93 @@ export interface Environment {
    */
   AGENTIC_MEMORY_PATH?: string;
   /**
-   * Model override for tier 1. Reserved: validated now, takes effect with LLM providers (not in this version).
+   * Comma list of provider:model ids replacing tier 1's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini).
    */
   AGENTIC_MODEL_TIER_1?: string;
   /**
-   * Model override for tier 2. Reserved: validated now, takes effect with LLM providers (not in this version).
+   * Comma list of provider:model ids replacing tier 2's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini).
    */
   AGENTIC_MODEL_TIER_2?: string;
+  /**
+   * Directory of mounted secrets: a provider credential NAME is read from the file <dir>/NAME (trailing newline dropped) before the environment.
+   */
+  AGENTIC_SECRETS_DIR?: string;
+  /**
+   * YAML file of the tier fallback chains (tiers: {1: [provider:model, ...], ...}). Unset: the package's agents/models.yaml.
+   */
+  AGENTIC_MODELS_FILE?: string;
+  /**
+   * Comma list of provider:model ids replacing tier 3's fallback chain (any AGENTIC_MODEL_TIER_<N>, N 1-5, works the same).
+   */
+  AGENTIC_MODEL_TIER_3?: string;
+  /**
+   * Comma list of provider:model ids replacing tier 4's fallback chain.
+   */
+  AGENTIC_MODEL_TIER_4?: string;
+  /**
+   * Comma list of provider:model ids replacing tier 5's fallback chain.
+   */
+  AGENTIC_MODEL_TIER_5?: string;
+  /**
+   * Consecutive failures of a model that open its circuit breaker.
+   */
+  AGENTIC_LLM_BREAKER_THRESHOLD?: number;
+  /**
+   * Seconds an open circuit skips its model before one half-open trial call.
+   */
+  AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS?: number;
+  /**
+   * A 429 whose Retry-After is at most this many seconds is waited out and retried once on the same model; a longer one moves on to the next candidate.
+   */
+  AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS?: number;
+  /**
+   * Requests in flight at once per provider; further calls queue.
+   */
+  AGENTIC_LLM_MAX_IN_FLIGHT?: number;
+  /**
+   * Connect timeout of provider requests, in milliseconds.
+   */
+  AGENTIC_LLM_CONNECT_TIMEOUT_MS?: number;
+  /**
+   * Milliseconds a provider may take to start answering (response headers).
+   */
+  AGENTIC_LLM_HEADERS_TIMEOUT_MS?: number;
+  /**
+   * Milliseconds a provider's answer may stall between two chunks.
+   */
+  AGENTIC_LLM_BODY_TIMEOUT_MS?: number;
+  /**
+   * Timeout of each provider's model-list request in the probe (start-up and GET /api/models/probe).
+   */
+  AGENTIC_LLM_PROBE_TIMEOUT_MS?: number;
+  /**
+   * OpenAI-compatible API base URL (OpenAI, or a local vLLM / LM Studio / llama.cpp server). Setting it enables the openai provider without OPENAI_API_KEY.
+   */
+  OPENAI_BASE_URL?: string;
+  /**
+   * Anthropic API base URL.
+   */
+  ANTHROPIC_BASE_URL?: string;
+  /**
+   * Google Gemini API base URL.
+   */
+  GEMINI_BASE_URL?: string;
+  /**
+   * Azure OpenAI resource endpoint (https://<resource>.openai.azure.com); with AZURE_OPENAI_API_KEY enables the azure provider (model = deployment name).
+   */
+  AZURE_OPENAI_ENDPOINT?: string;
+  /**
+   * Azure OpenAI api-version query parameter.
+   */
+  AZURE_OPENAI_API_VERSION?: string;
+  /**
+   * GitHub Models inference base URL (with GITHUB_TOKEN enables the github provider).
+   */
+  GITHUB_MODELS_BASE_URL?: string;
+  /**
+   * Ollama server (its OpenAI endpoint under /v1 for chat, /api/tags for the probe).
+   */
+  OLLAMA_HOST?: string;
   /**
    * Model pinned for the LLM judge of evaluated runs; unset: the tier-2 model chain.
    */

@@ -58,7 +58,7 @@ export interface StepEndEvent {
   duration_ms: number;
   agent?: string;
   model_used?: string | null;
-  tokens_used?: number | null;
+  tokens_used?: TokenUsage | null;
   /**
    * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
    */
@@ -69,6 +69,14 @@ export interface StepEndEvent {
   attempt?: number;
   retry_count?: number;
   skip_reason?: string | null;
+}
+/**
+ * Tokens of a step's model calls (summed over its attempts and loop iterations).
+ */
+export interface TokenUsage {
+  input: number;
+  output: number;
+  total: number;
 }
 export interface TokenDeltaEvent {
   type: 'token_delta';
@@ -92,7 +100,7 @@ export interface StepCompleteEvent {
   duration_ms: number;
   agent?: string;
   model_used?: string | null;
-  tokens_used?: number | null;
+  tokens_used?: TokenUsage | null;
   /**
    * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
    */
@@ -115,7 +123,7 @@ export interface StepErrorEvent {
   duration_ms: number;
   agent?: string;
   model_used?: string | null;
-  tokens_used?: number | null;
+  tokens_used?: TokenUsage | null;
   /**
    * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
    */

@@ -49,7 +49,14 @@ export interface StepRecord {
    */
   tier: string;
   model_used: string | null;
-  tokens_used: number | null;
+  /**
+   * Tokens of the step's model calls; null for steps without a model. Run files of earlier versions may hold an integer here.
+   */
+  tokens_used: {
+    input: number;
+    output: number;
+    total: number;
+  } | null;
   duration_ms: number;
   retry_count: number;
   input: unknown;

@@ -311,6 +311,32 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     method: 'get',
+    path: '/api/models/probe',
+    operationId: 'probeModels',
+    summary:
+      'Asks every configured LLM provider for its model list, in parallel with a short timeout (no tokens spent)',
+    tag: 'models',
+    responses: { '200': { description: 'Probe result', schema: 'ModelProbeResponse' } },
+  },
+  {
+    method: 'post',
+    path: '/api/chat',
+    operationId: 'chat',
+    summary:
+      'Streamed chat completion over SSE: route (tier requests), token per chunk, done or one terminal error frame',
+    tag: 'models',
+    requestSchema: 'ChatRequest',
+    responses: {
+      '200': {
+        description: 'Event stream; each data line is a ChatStreamFrame',
+        schema: 'ChatStreamFrame',
+        contentType: 'text/event-stream',
+      },
+      '422': invalid,
+    },
+  },
+  {
+    method: 'get',
     path: '/api/agents',
     operationId: 'listAgents',
     summary: 'List agents (catalogue re-read per request)',

@@ -30,6 +30,7 @@ import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
 import { registerEvalRunRoutes } from './routes/eval-runs.js';
 import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
+import { registerModelRoutes, type ModelRouteDeps } from './routes/models.js';
 import { registerRunRoutes } from './routes/runs.js';
 import { createStreamRoute } from './routes/stream.js';
 import { registerWorkflowRoutes } from './routes/workflows.js';
@@ -58,6 +59,8 @@ export interface AppDeps {
   batches?: BatchManager;
   /** Scores evaluated runs. @default none (`evaluation.enabled: true` is a 422) */
   evaluator?: Evaluator;
+  /** The LLM probe and chat client. */
+  llm: Omit<ModelRouteDeps, 'logger'>;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
 }
@@ -75,6 +78,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   const router = new Router();
   registerHealthRoutes(router, { config, hub, runtime, history, version: packageVersion });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
+  registerModelRoutes(router, { ...deps.llm, logger });
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
   router.get(
     '/api/runs/:run_id/stream',

@@ -4,9 +4,11 @@
  * starting at `"body"` and pydantic-style `type` names that clients of the Python service know.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import chatRequest from '../../schemas/api/chat-request.schema.json' with { type: 'json' };
 import editorRequest from '../../schemas/api/editor-request.schema.json' with { type: 'json' };
 import runRequest from '../../schemas/api/run-request.schema.json' with { type: 'json' };
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import type { ChatRequest } from '../generated/api/chat-request.js';
 import type { WorkflowEditorRequest } from '../generated/api/editor-request.js';
 import type { WorkflowRunRequest } from '../generated/api/run-request.js';
 
@@ -19,6 +21,7 @@ function compile<T>(schema: object): ValidateFunction<T> {
 const validators = {
   run: compile<WorkflowRunRequest>(runRequest),
   editor: compile<WorkflowEditorRequest>(editorRequest),
+  chat: compile<ChatRequest>(chatRequest),
 };
 
 function pointerToLoc(pointer: string): (string | number)[] {
@@ -84,6 +87,12 @@ function describe(error: ErrorObject): ErrorDetail {
         loc,
         msg: `String should have at most ${String(params.limit)} characters`,
         type: 'string_too_long',
+      };
+    case 'minItems':
+      return {
+        loc,
+        msg: `List should have at least ${String(params.limit)} item${params.limit === 1 ? '' : 's'}`,
+        type: 'too_short',
       };
     case 'minimum':
       return {
@@ -162,4 +171,19 @@ export function parseEditorRequest(body: unknown): WorkflowEditorRequest {
     ]);
   }
   return check(validators.editor, body);
+}
+
+/** Checks a `POST /api/chat` body: the schema, then exactly one of `model` and `tier`. */
+export function parseChatRequest(body: unknown): ChatRequest {
+  const request = check(validators.chat, body);
+  if ((request.model === undefined) === (request.tier === undefined)) {
+    throw new ValidationError('invalid request body', [
+      {
+        loc: ['body'],
+        msg: 'Give exactly one of model or tier',
+        type: request.model === undefined ? 'missing' : 'value_error',
+      },
+    ]);
+  }
+  return request;
 }

@@ -24,7 +24,9 @@ import { resolveEvalDir } from '../eval/eval-dir.js';
 import { createEvaluator } from '../eval/evaluator.js';
 import { createDeterministicJudge, createLlmJudge } from '../eval/judge.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
-import { createUnconfiguredLlmClient, type LlmClient } from '../llm/index.js';
+import type { LlmClient } from '../llm/index.js';
+import { createLlmService, type LlmService } from '../llm/llm-service.js';
+import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
@@ -45,12 +47,14 @@ export interface ServerOptions {
   /** Overrides for app dependencies (tests: SSE timings). */
   stream?: AppDeps['stream'];
   /**
-   * The judge's LLM client (the tier router); in no-LLM mode the deterministic judge is used.
-   * @default no provider (judge criteria are reported as failed, the rest is scored)
+   * The judge's LLM client; in no-LLM mode the deterministic judge is used.
+   * @default the tier router of the service's LLM layer (`AGENTIC_JUDGE_MODEL`, else tier 2)
    */
   judgeLlm?: LlmClient;
   /** The run-file writer of the runtime created from `config` (tests inject failures). */
   writeFile?: FileWriter;
+  /** The LLM layer (providers, router, probe). @default built from `config.llm` */
+  llm?: LlmService;
 }
 
 export interface RunningServer {
@@ -61,6 +65,7 @@ export interface RunningServer {
   hub: EventHub;
   /** Batch evaluations. */
   batches: BatchManager;
+  llm: LlmService;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -75,6 +80,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
+  const llm = options.llm ?? createLlmService(config.llm);
 
   const history = createHistoryIndex({
     runsDir: config.runsDir,
@@ -91,6 +97,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       workflowsDir: config.workflowsDir,
       runsDir: config.runsDir,
       noLlm: config.noLlm,
+      llm: llm.router,
       maxConcurrency: config.maxConcurrency,
       maxActiveRuns: config.maxActiveRuns,
       defaultAdapter: config.defaultAdapter as AdapterName,
@@ -146,7 +153,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     judge: config.noLlm
       ? createDeterministicJudge()
       : createLlmJudge({
-          llm: options.judgeLlm ?? createUnconfiguredLlmClient(),
+          llm: options.judgeLlm ?? llm.router,
           model: config.judgeModel,
         }),
     runsDir: config.runsDir,
@@ -181,6 +188,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     datasets,
     evaluator,
     batches,
+    llm: {
+      probe: (signal) => llm.probe(signal),
+      client: config.noLlm ? createNoLlmClient() : llm.router,
+    },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
   });
 
@@ -208,6 +219,20 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     'agentic-runtime listening',
   );
+  // The start-up probe only informs the log; it never delays or fails the start.
+  const startupProbe = new AbortController();
+  llm.probe(startupProbe.signal).then(
+    (probe) =>
+      logger.info(
+        {
+          available: probe.available_providers,
+          unavailable: probe.unavailable_reasons,
+          tierDefaults: probe.tier_defaults,
+        },
+        'LLM providers probed',
+      ),
+    (error: unknown) => logger.warn({ err: error }, 'LLM provider probe failed'),
+  );
 
   let closing: Promise<void> | undefined;
   async function shutdown(): Promise<void> {
@@ -227,6 +252,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await batchesClosed;
     await wsHub.close();
     hub.close();
+    startupProbe.abort();
+    await llm.close();
     offRecord();
     server.closeAllConnections();
     await closed;
@@ -242,6 +269,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     history,
     hub,
     batches,
+    llm,
     url,
     port: address.port,
     close() {

@@ -1,3 +1,31 @@
-export type { LlmClient, LlmRequest, LlmResponse } from './types.js';
+export type {
+  ChatMessage,
+  ChatRequest,
+  ChatResult,
+  LlmClient,
+  LlmRequest,
+  LlmResponse,
+  Provider,
+  TokenUsage,
+  ToolCall,
+  ToolDefinition,
+} from './types.js';
+export { addUsage } from './types.js';
 export { createNoLlmClient, PLACEHOLDER_MODEL } from './no-llm.js';
 export { createUnconfiguredLlmClient, LLM_NOT_CONFIGURED_MESSAGE } from './unconfigured.js';
+export { LLM_ERROR_KINDS, LlmError, type LlmErrorKind } from './llm-error.js';
+export {
+  createLlmRouter,
+  LLM_VARIABLES_HINT,
+  type LlmRouter,
+  type RouterOptions,
+} from './router.js';
+export { createLlmService, type LlmService } from './llm-service.js';
+export { probeProviders, type ProbeResult } from './probe.js';
+export { createProviderSet, PROVIDER_NAMES, type ProviderSet } from './provider-set.js';
+export { LLM_TIERS, loadTierChains, type TierChains } from './model-chains.js';
+export { parseModelId, type ModelRef } from './model-id.js';
+export { createHttpClient, type HttpClient, type HttpTimeouts } from './http.js';
+export { createOpenAiCompatibleProvider } from './providers/openai.js';
+export { createAnthropicProvider } from './providers/anthropic.js';
+export { createGeminiProvider } from './providers/gemini.js';

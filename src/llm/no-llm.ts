@@ -1,4 +1,4 @@
-import type { LlmClient, LlmRequest, LlmResponse } from './types.js';
+import type { LlmClient, LlmRequest, LlmResponse, TokenUsage } from './types.js';
 
 /** The model name reported for placeholder responses. */
 export const PLACEHOLDER_MODEL = 'placeholder';
@@ -28,8 +28,10 @@ export function createNoLlmClient(): LlmClient {
 }
 
 /** Roughly four characters per token, as providers count. */
-function placeholderTokens(promptChars: number, outputChars: number): number {
-  return Math.ceil(promptChars / 4) + Math.ceil(outputChars / 4);
+function placeholderTokens(promptChars: number, outputChars: number): TokenUsage {
+  const input = Math.ceil(promptChars / 4);
+  const output = Math.ceil(outputChars / 4);
+  return { input, output, total: input + output };
 }
 
 function abortReason(signal: AbortSignal): Error {

@@ -1,13 +1,83 @@
 /**
- * The model-call contract every LLM agent goes through. Providers (later: undici clients with a
- * tier router and fallback chains) and the no-LLM placeholder client implement it.
+ * The model-call contracts. `LlmClient` is what LLM agents call (the tier router, the no-LLM
+ * placeholder client and an embedding app's own client implement it); `Provider` is one
+ * vendor's wire protocol behind the router.
  */
 
-/** One completion request. */
+/** Tokens of one call (or summed over a step's attempts). */
+export interface TokenUsage {
+  input: number;
+  output: number;
+  total: number;
+}
+
+/** A chat message. `tool` messages answer a tool call of the previous assistant message. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string;
+  /** Tool calls the assistant made (assistant messages). */
+  toolCalls?: readonly ToolCall[];
+  /** The call this message answers (tool messages). */
+  toolCallId?: string;
+  /** The tool's name (tool messages; Gemini needs it). */
+  name?: string;
+}
+
+/** A tool the model may call: name, description and JSON Schema of its arguments. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** A tool call the model made; `arguments` is the JSON text the model produced. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** One request to a provider. */
+export interface ChatRequest {
+  /** The provider's model name (without the `provider:` prefix). */
+  model: string;
+  messages: readonly ChatMessage[];
+  temperature?: number;
+  maxTokens?: number;
+  tools?: readonly ToolDefinition[];
+  /** Ask for a JSON object answer where the protocol has a switch for it. */
+  json?: boolean;
+  /** Aborts the HTTP request (run cancellation, timeouts, a chat client gone). */
+  signal: AbortSignal;
+  /** Streams the answer: called with each text chunk as it arrives. Absent: one response. */
+  onDelta?: (text: string) => void;
+}
+
+/** One provider answer. */
+export interface ChatResult {
+  text: string;
+  /** The model as the provider named it in its answer (or the requested one). */
+  model: string;
+  usage: TokenUsage;
+  /** `stop`, `length`, `tool_calls`, ... in the provider's words. */
+  finishReason: string;
+  toolCalls: ToolCall[];
+}
+
+/** One vendor's wire protocol. Rejects with an `LlmError` on failure. */
+export interface Provider {
+  /** The prefix of model ids (`openai`, `anthropic`, `ollama`, ...). */
+  readonly name: string;
+  chat(request: ChatRequest): Promise<ChatResult>;
+  /** The provider's model list (the probe); spends no tokens. */
+  listModels(signal: AbortSignal): Promise<string[]>;
+}
+
+/** One completion request of an LLM step or a chat. */
 export interface LlmRequest {
   /** Model tier 1–5 (from the agent name `tierN_role`). */
   tier: number;
-  /** A pinned model (step `model:`); the tier's default when absent. */
+  /** A pinned model id `provider:model` (step `model:`, chat `model`); the tier's chain when absent. */
   model?: string;
   /** The system prompt (the role's persona). */
   system: string;
@@ -15,21 +85,40 @@ export interface LlmRequest {
   prompt: string;
   /** Output keys the step is expected to produce (declared or referenced by the workflow). */
   outputKeys?: readonly string[];
+  /** Earlier turns (chat); when given, `prompt` is ignored and these are sent after `system`. */
+  messages?: readonly ChatMessage[];
+  temperature?: number;
+  tools?: readonly ToolDefinition[];
+  /** Ask for a JSON object answer. */
+  json?: boolean;
   /** Aborts the call (run cancellation, run timeout, step timeout). */
   signal: AbortSignal;
+  /** Streams the answer chunk by chunk. */
+  onDelta?: (text: string) => void;
+  /** Called with the model id each time the router tries a candidate (chat's `route` frame). */
+  onRoute?: (model: string) => void;
 }
 
 /** One completion. */
 export interface LlmResponse {
   text: string;
-  /** The model that actually answered. */
+  /** The model that actually answered (`provider:model`). */
   model: string;
-  tokensUsed: number;
-  /** Structured fields parsed or produced alongside the text (merged into the step output). */
+  tokensUsed: TokenUsage;
+  /** Structured fields produced alongside the text (merged into the step output). */
   fields?: Record<string, unknown>;
+  finishReason?: string;
+  toolCalls?: ToolCall[];
 }
 
 /** Something that completes prompts. Implementations reject on failure (a failed step). */
 export interface LlmClient {
   complete(request: LlmRequest): Promise<LlmResponse>;
+}
+
+/** Adds two usages (a step's attempts or loop iterations). */
+export function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return { input: a.input + b.input, output: a.output + b.output, total: a.total + b.total };
 }

@@ -1,9 +1,9 @@
 import { AppError, ERROR_CODES } from '../errors.js';
+import { LLM_VARIABLES_HINT } from './router.js';
 import type { LlmClient, LlmResponse } from './types.js';
 
 /** The message of an LLM step run without a provider. */
-export const LLM_NOT_CONFIGURED_MESSAGE =
-  'no LLM provider configured: set AGENTIC_NO_LLM=1 for placeholder responses, or configure a provider';
+export const LLM_NOT_CONFIGURED_MESSAGE = `no LLM provider configured: ${LLM_VARIABLES_HINT}`;
 
 /**
  * The client used when no provider is configured and no-LLM mode is off: every call fails with

@@ -98,7 +98,7 @@ function toEntry(record: RunRecord, filename: string): Entry {
   const score = evaluation?.overall_score ?? evaluation?.weighted_score;
   const grade = evaluation?.grade;
   let tokens = 0;
-  for (const step of record.steps) tokens += step.tokens_used ?? 0;
+  for (const step of record.steps) tokens += stepTokens(step.tokens_used);
   const startMs = Date.parse(record.start_time);
   return {
     summary: {
@@ -361,4 +361,11 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
       return fileOf.size;
     },
   };
+}
+
+/** A step's total tokens: `{input, output, total}`, or a bare integer in older run files. */
+function stepTokens(used: unknown): number {
+  if (typeof used === 'number') return used;
+  const total = (used as { total?: unknown } | null)?.total;
+  return typeof total === 'number' ? total : 0;
 }

@@ -35,7 +35,11 @@ function testAgents(probe: { running: number; max: number }, flaky: Map<string, 
       probe.max = Math.max(probe.max, probe.running);
       await new Promise((resolve) => setImmediate(resolve));
       probe.running--;
-      return { output: { ...input }, modelUsed: 'probe', tokensUsed: 1 };
+      return {
+        output: { ...input },
+        modelUsed: 'probe',
+        tokensUsed: { input: 1, output: 0, total: 1 },
+      };
     },
     // Fails its first `inputs.failures` calls per run and step.
     tier1_flaky: ({ input, runId, step }) => {
@@ -44,7 +48,11 @@ function testAgents(probe: { running: number; max: number }, flaky: Map<string, 
       flaky.set(key, calls);
       if (calls <= Number(input.failures))
         return Promise.reject(new Error(`flaky failure ${calls}`));
-      return Promise.resolve({ output: { calls }, modelUsed: 'flaky', tokensUsed: 2 });
+      return Promise.resolve({
+        output: { calls },
+        modelUsed: 'flaky',
+        tokensUsed: { input: 2, output: 0, total: 2 },
+      });
     },
     // Throws synchronously instead of rejecting.
     tier1_thrower: () => {
@@ -55,7 +63,11 @@ function testAgents(probe: { running: number; max: number }, flaky: Map<string, 
       const key = `count/${runId}/${step.name}`;
       const n = (flaky.get(key) ?? 0) + 1;
       flaky.set(key, n);
-      return Promise.resolve({ output: { n }, modelUsed: 'counter', tokensUsed: 1 });
+      return Promise.resolve({
+        output: { n },
+        modelUsed: 'counter',
+        tokensUsed: { input: 1, output: 0, total: 1 },
+      });
     },
   };
   return agents;

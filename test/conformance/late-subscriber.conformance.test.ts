@@ -29,7 +29,11 @@ for (const adapter of ['native', 'graph'] as const satisfies readonly AdapterNam
       const gated: Agent = async ({ input }) => {
         reachedGate();
         await gate;
-        return { output: { ...input }, modelUsed: 'gate', tokensUsed: 1 };
+        return {
+          output: { ...input },
+          modelUsed: 'gate',
+          tokensUsed: { input: 1, output: 0, total: 1 },
+        };
       };
       runtime = createRuntime({
         persist: false,

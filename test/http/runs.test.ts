@@ -268,7 +268,7 @@ describe('HTTP run endpoints', () => {
     const res = await call(svc.url, 'GET', '/api/runs/summary');
     expect(res.status).to.equal(200);
     const body = res.body as Record<string, unknown>;
-    const tokens = llm.steps.reduce((sum, s) => sum + (s.tokens_used ?? 0), 0);
+    const tokens = llm.steps.reduce((sum, s) => sum + (s.tokens_used?.total ?? 0), 0);
     expect(body).to.deep.include({
       total_runs: 3,
       success: 2,

@@ -8,7 +8,7 @@ import { resolveEvalDir } from '../../eval/eval-dir.js';
 import { createEvaluator } from '../../eval/evaluator.js';
 import { createDeterministicJudge, createLlmJudge } from '../../eval/judge.js';
 import type { EvalBatchResponse } from '../../generated/api/eval-batch-response.js';
-import { createUnconfiguredLlmClient } from '../../llm/index.js';
+import { createLlmService } from '../../llm/llm-service.js';
 import { createLogger } from '../../log.js';
 import { err, out } from '../io.js';
 import { customAgents, settings, withSettings, type SettingsOptions } from '../settings.js';
@@ -118,7 +118,10 @@ export function registerEval(program: Command, context: CliContext): void {
       .option('--json', 'print the batch (items and aggregate) as JSON on stdout'),
   ).action(async (workflow: string, options: EvalOptions) => {
     const config = settings(options, context.env);
+    // One LLM layer for the runs' LLM steps and the judge (none in no-LLM mode).
+    const llm = config.noLlm ? undefined : createLlmService(config.llm);
     const runtime = createRuntime({
+      ...(llm === undefined ? {} : { llm: llm.router }),
       workflowsDir: config.workflowsDir,
       runsDir: config.runsDir,
       noLlm: config.noLlm,
@@ -140,9 +143,10 @@ export function registerEval(program: Command, context: CliContext): void {
     });
     const evaluator = createEvaluator({
       datasets,
-      judge: config.noLlm
-        ? createDeterministicJudge()
-        : createLlmJudge({ llm: createUnconfiguredLlmClient(), model: config.judgeModel }),
+      judge:
+        llm === undefined
+          ? createDeterministicJudge()
+          : createLlmJudge({ llm: llm.router, model: config.judgeModel }),
       runsDir: config.runsDir,
       persist: true,
       logger: createLogger({
@@ -188,6 +192,7 @@ export function registerEval(program: Command, context: CliContext): void {
       await batches.close();
       await runtime.shutdown({ graceMs: 0 });
       await evaluator.drain();
+      await llm?.close();
     }
   });
 }

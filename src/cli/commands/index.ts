@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { registerEval } from './eval.js';
+import { registerChat } from './chat.js';
 import { registerList } from './list.js';
+import { registerModels } from './models.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerValidate } from './validate.js';
@@ -20,4 +22,6 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerValidate,
   registerList,
   registerEval,
+  registerChat,
+  registerModels,
 ];

@@ -1,3 +1,4 @@
+import { createLlmService } from '../../llm/llm-service.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { createRuntime } from '../../engine/runtime.js';
 import { ADAPTERS, type AdapterName, type RunHandle } from '../../engine/types.js';
@@ -42,7 +43,9 @@ export function registerRun(program: Command, context: CliContext): void {
     const config = settings(options, context.env);
     const agents = await customAgents(config);
     const arg = await readWorkflowArg(workflow);
+    const llm = config.noLlm ? undefined : createLlmService(config.llm);
     const runtime = createRuntime({
+      ...(llm === undefined ? {} : { llm: llm.router }),
       workflowsDir: config.workflowsDir,
       runsDir: config.runsDir,
       noLlm: config.noLlm,
@@ -68,6 +71,7 @@ export function registerRun(program: Command, context: CliContext): void {
       });
     } catch (error) {
       await runtime.shutdown({ graceMs: 0 });
+      await llm?.close();
       if (isAppError(error) && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
         throw workflowNotFound(workflow, config.workflowsDir);
       }
@@ -98,6 +102,7 @@ export function registerRun(program: Command, context: CliContext): void {
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await runtime.shutdown({ graceMs: 0 });
+      await llm?.close();
     }
   });
 }

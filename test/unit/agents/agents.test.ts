@@ -98,7 +98,7 @@ describe('LLM agents', () => {
     const second = await agents('tier2_reviewer')!(request({ code: 'x = 1' }));
     expect(first).to.deep.equal(second);
     expect(first.modelUsed).to.equal('placeholder');
-    expect(first.tokensUsed).to.be.a('number').above(0);
+    expect(first.tokensUsed?.total).to.be.a('number').above(0);
     expect(Object.keys(first.output).sort()).to.deep.equal(['raw_response', 'score', 'summary']);
     expect(first.output.summary).to.equal('[placeholder summary]');
   });
@@ -118,7 +118,11 @@ describe('LLM agents', () => {
       llm: {
         complete: (r) => {
           seen.push([r.tier, r.model, r.system, r.signal.aborted]);
-          return Promise.resolve({ text: '{"score": 7}', model: 'm1', tokensUsed: 9 });
+          return Promise.resolve({
+            text: '{"score": 7}',
+            model: 'm1',
+            tokensUsed: { input: 9, output: 0, total: 9 },
+          });
         },
       },
       profile: () => ({ persona: 'P' }),

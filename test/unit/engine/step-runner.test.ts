@@ -24,14 +24,18 @@ describe('createAttemptRunner', () => {
 
   it('returns the agent output with model and tokens', async () => {
     const result = await run(({ input }) =>
-      Promise.resolve({ output: input, modelUsed: 'm', tokensUsed: 3 }),
+      Promise.resolve({
+        output: input,
+        modelUsed: 'm',
+        tokensUsed: { input: 3, output: 0, total: 3 },
+      }),
     );
     expect(result).to.deep.equal({
       ok: true,
       output: { a: 1 },
       error: null,
       modelUsed: 'm',
-      tokensUsed: 3,
+      tokensUsed: { input: 3, output: 0, total: 3 },
       iterations: 1,
     });
   });
@@ -106,7 +110,11 @@ describe('createAttemptRunner', () => {
         () =>
         ({ input }) => {
           inputs.push(input);
-          return Promise.resolve({ output: { n: inputs.length }, modelUsed: 'm', tokensUsed: 2 });
+          return Promise.resolve({
+            output: { n: inputs.length },
+            modelUsed: 'm',
+            tokensUsed: { input: 2, output: 0, total: 2 },
+          });
         },
     })({
       step,
@@ -121,7 +129,8 @@ describe('createAttemptRunner', () => {
       [1, { n: 1 }],
       [2, { n: 2 }],
     ]);
-    expect(result).to.include({ ok: true, iterations: 3, tokensUsed: 6 });
+    expect(result).to.include({ ok: true, iterations: 3 });
+    expect(result.tokensUsed).to.deep.equal({ input: 6, output: 0, total: 6 });
   });
 
   it('stops at the default loop_max of 10', async () => {

@@ -20,7 +20,11 @@ function fakeProvider(answers: (string | Error)[]): LlmClient & { requests: LlmR
       requests.push(request);
       const answer = answers[requests.length - 1] ?? new Error('no more answers');
       if (answer instanceof Error) return Promise.reject(answer);
-      return Promise.resolve({ text: answer, model: 'fake-judge-1', tokensUsed: 10 });
+      return Promise.resolve({
+        text: answer,
+        model: 'fake-judge-1',
+        tokensUsed: { input: 8, output: 2, total: 10 },
+      });
     },
   };
 }

@@ -24,7 +24,7 @@ function record(n: number, overrides: Partial<RunRecord> = {}): RunRecord {
         agent: 'tier1_writer',
         tier: '1',
         model_used: 'placeholder',
-        tokens_used: 10,
+        tokens_used: { input: 6, output: 4, total: 10 },
         duration_ms: 5,
         retry_count: 0,
         input: {},
@@ -134,6 +134,19 @@ describe('history index', () => {
     history.upsert(record(1, { start_time: old }), file(1));
     history.upsert(record(2), file(2));
     expect(history.summary().tokens_30d).to.equal(10);
+  });
+
+  it('sums tokens_used.total, and the integer tokens_used of older run files', () => {
+    const history = createHistoryIndex({
+      runsDir: dir,
+      logger: createSilentLogger(),
+      now: () => NOW,
+    });
+    history.upsert(record(1), file(1));
+    const legacy = record(2);
+    (legacy.steps[0] as { tokens_used: unknown }).tokens_used = 7;
+    history.upsert(legacy, file(2));
+    expect(history.summary().tokens_30d).to.equal(17);
   });
 
   it('loads run files, skips foreign files, and finds runs outside the window by id', async () => {

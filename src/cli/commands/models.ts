@@ -1,0 +1,40 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/index.js';
+import { createLlmService } from '../../llm/llm-service.js';
+import type { CliContext } from './index.js';
+import { out } from '../io.js';
+
+/**
+ * `agentic models`: the provider probe (each configured provider's model list, no tokens
+ * spent), then each tier's chain with its default. `--json` prints the probe result as the
+ * service's `GET /api/models/probe` does.
+ */
+export function registerModels(program: Command, context: CliContext): void {
+  program
+    .command('models')
+    .description('probe the LLM providers and show the tier fallback chains')
+    .option('--json', 'print the probe result as JSON')
+    .action(async (options: { json?: boolean }) => {
+      const service = createLlmService(loadConfig(context.env).llm);
+      try {
+        const probe = await service.probe();
+        if (options.json === true) {
+          out(JSON.stringify(probe, null, 2));
+          return;
+        }
+        for (const name of probe.available_providers) {
+          const models = probe.models[name] ?? [];
+          out(`✓ ${name}: ${models.length} model${models.length === 1 ? '' : 's'}`);
+        }
+        for (const name of probe.unavailable_providers) {
+          out(`✗ ${name}: ${probe.unavailable_reasons[name] ?? 'unavailable'}`);
+        }
+        for (const [tier, chain] of Object.entries(service.chains)) {
+          const chosen = probe.tier_defaults[tier];
+          out(`tier ${tier}: ${chain.map((id) => (id === chosen ? `[${id}]` : id)).join(' → ')}`);
+        }
+      } finally {
+        await service.close();
+      }
+    });
+}

@@ -1,0 +1,51 @@
+/**
+ * The LLM layer of a service or CLI process, built from {@link LlmSettings}: the providers,
+ * the tier chains (models file + `AGENTIC_MODEL_TIER_<N>`), the router, and the probe.
+ */
+import type { LlmSettings } from '../config/llm-settings.js';
+import { shippedModelsFile } from '../config/package-info.js';
+import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
+import { probeProviders, type ProbeResult } from './probe.js';
+import { createProviderSet, type ProviderSet } from './provider-set.js';
+import { createLlmRouter, type LlmRouter } from './router.js';
+
+export interface LlmService {
+  /** The client LLM steps and chat go through. */
+  router: LlmRouter;
+  providers: ProviderSet;
+  chains: TierChains;
+  /** Asks every configured provider for its model list (no tokens spent). */
+  probe(signal?: AbortSignal): Promise<ProbeResult>;
+  /** Closes the providers' connection pools. */
+  close(): Promise<void>;
+}
+
+/** Throws a config AppError for an unreadable or invalid models file. */
+export function createLlmService(settings: LlmSettings): LlmService {
+  const chains = mergeTierChains(
+    loadTierChains(settings.modelsFile ?? shippedModelsFile()),
+    settings.tierOverrides,
+  );
+  const providers = createProviderSet(settings);
+  const router = createLlmRouter({
+    providers,
+    chains,
+    breakerThreshold: settings.breakerThreshold,
+    breakerCooldownMs: settings.breakerCooldownMs,
+    retryAfterMaxMs: settings.retryAfterMaxMs,
+    maxInFlight: settings.maxInFlight,
+  });
+  return {
+    router,
+    providers,
+    chains,
+    probe: (signal) =>
+      probeProviders({
+        providers,
+        chains,
+        timeoutMs: settings.probeTimeoutMs,
+        ...(signal === undefined ? {} : { signal }),
+      }),
+    close: () => providers.close(),
+  };
+}

@@ -1,0 +1,14 @@
+/** Model ids are `provider:model` (`openai:gpt-4.1-mini`, `ollama:qwen2.5:7b`). */
+export interface ModelRef {
+  provider: string;
+  model: string;
+}
+
+const MODEL_ID = /^([a-z][a-z0-9_-]*):(\S+)$/;
+
+/** Splits at the first colon (Ollama model names contain colons); undefined when malformed. */
+export function parseModelId(id: string): ModelRef | undefined {
+  const match = MODEL_ID.exec(id.trim());
+  if (match === null) return undefined;
+  return { provider: match[1] ?? '', model: match[2] ?? '' };
+}

@@ -1,0 +1,252 @@
+/**
+ * The tier router: an {@link LlmClient} that answers a request with the first model of its
+ * candidates that works. Candidates are the step's pinned model, or the tier's chain. Models
+ * whose provider has no credentials and models whose circuit is open are skipped; a failure
+ * moves on to the next candidate, except after part of a streamed answer went out (a second
+ * model would repeat it). A 429 with a short Retry-After is waited out once on the same model.
+ * Each provider has a cap on requests in flight.
+ */
+import { AppError, ERROR_CODES } from '../errors.js';
+import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
+import { InFlightLimiter } from './in-flight-limiter.js';
+import { LlmError } from './llm-error.js';
+import { parseModelId } from './model-id.js';
+import type { TierChains } from './model-chains.js';
+import type { ChatMessage, LlmClient, LlmRequest, LlmResponse, Provider } from './types.js';
+
+/** What the router needs of the provider set. */
+export interface ProviderLookup {
+  get(name: string): Provider | undefined;
+  /** Why a provider is not configured (the variable to set). */
+  missing(name: string): string | undefined;
+}
+
+export interface RouterOptions {
+  providers: ProviderLookup;
+  chains: TierChains;
+  /** Consecutive failures that open a model's circuit. @default 3 */
+  breakerThreshold?: number;
+  /** Milliseconds an open circuit waits before one half-open trial. @default 60000 */
+  breakerCooldownMs?: number;
+  /** Longest Retry-After waited out on the same model, in ms. @default 10000 */
+  retryAfterMaxMs?: number;
+  /** Requests in flight at once per provider. @default 16 */
+  maxInFlight?: number;
+  /** Epoch ms. @default Date.now */
+  now?: () => number;
+  /** Abortable wait (tests record the Retry-After waits). @default a timer */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+export interface LlmRouter extends LlmClient {
+  /** The models a request would try, in order (the pin, or the tier's chain). */
+  candidates(tier: number, model?: string): readonly string[];
+  /** A model's circuit state. */
+  breakerState(model: string): BreakerState;
+}
+
+/** The hint appended when nothing could answer. */
+export const LLM_VARIABLES_HINT =
+  'set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY, GITHUB_TOKEN or OLLAMA_HOST (or AGENTIC_NO_LLM=1 for placeholder answers)';
+
+/** The request carries its own fault: the breaker does not count it against the model. */
+const REQUEST_FAULTS = new Set(['invalid_request', 'context_length']);
+
+/**
+ * Creates the tier router: an {@link LlmClient} over `options.providers` and `options.chains`
+ * with a circuit breaker per model, Retry-After handling and a per-provider in-flight cap (see
+ * the module comment for the order of decisions). Rejects with an `LlmError` naming every model
+ * tried, or an `llm_not_configured` AppError when nothing could be tried.
+ */
+export function createLlmRouter(options: RouterOptions): LlmRouter {
+  const now = options.now ?? Date.now;
+  const sleep = options.sleep ?? abortableSleep;
+  const retryAfterMaxMs = options.retryAfterMaxMs ?? 10_000;
+  const breakers = new Map<string, CircuitBreaker>();
+  const limiters = new Map<string, InFlightLimiter>();
+
+  const breakerOf = (model: string): CircuitBreaker => {
+    let breaker = breakers.get(model);
+    if (breaker === undefined) {
+      breaker = new CircuitBreaker({
+        threshold: options.breakerThreshold ?? 3,
+        cooldownMs: options.breakerCooldownMs ?? 60_000,
+        now,
+      });
+      breakers.set(model, breaker);
+    }
+    return breaker;
+  };
+  const limiterOf = (provider: string): InFlightLimiter => {
+    let limiter = limiters.get(provider);
+    if (limiter === undefined) {
+      limiter = new InFlightLimiter(options.maxInFlight ?? 16);
+      limiters.set(provider, limiter);
+    }
+    return limiter;
+  };
+
+  function candidates(tier: number, model?: string): readonly string[] {
+    if (model !== undefined) return [model];
+    return options.chains[String(tier)] ?? [];
+  }
+
+  async function complete(request: LlmRequest): Promise<LlmResponse> {
+    const list = candidates(request.tier, request.model);
+    const skipped: string[] = [];
+    let missingProvider = false;
+    let lastError: unknown;
+    let streamed = false;
+    const onDelta =
+      request.onDelta === undefined
+        ? undefined
+        : (text: string): void => {
+            streamed = true;
+            request.onDelta?.(text);
+          };
+    for (const id of list) {
+      const ref = parseModelId(id);
+      if (ref === undefined) {
+        skipped.push(`${id}: not a provider:model id`);
+        continue;
+      }
+      const provider = options.providers.get(ref.provider);
+      if (provider === undefined) {
+        skipped.push(`${id}: ${options.providers.missing(ref.provider) ?? 'unknown provider'}`);
+        missingProvider = true;
+        continue;
+      }
+      const breaker = breakerOf(id);
+      if (!breaker.tryAcquire()) {
+        skipped.push(`${id}: circuit open (retry in ${Math.ceil(breaker.retryInMs() / 1000)} s)`);
+        continue;
+      }
+      request.onRoute?.(id);
+      let waitedRetryAfter = false;
+      for (;;) {
+        try {
+          const result = await callProvider(provider, ref.model, request, onDelta);
+          breaker.succeeded();
+          return {
+            text: result.text,
+            model: `${ref.provider}:${result.model}`,
+            tokensUsed: result.usage,
+            finishReason: result.finishReason,
+            toolCalls: result.toolCalls,
+          };
+        } catch (error) {
+          if (request.signal.aborted) {
+            breaker.released();
+            throw error;
+          }
+          lastError = error;
+          const kind = error instanceof LlmError ? error.kind : 'transient';
+          const wait = error instanceof LlmError ? error.retryAfterMs : undefined;
+          if (
+            kind === 'rate_limited' &&
+            !waitedRetryAfter &&
+            !streamed &&
+            wait !== undefined &&
+            wait <= retryAfterMaxMs
+          ) {
+            waitedRetryAfter = true;
+            await sleep(wait, request.signal);
+            continue;
+          }
+          if (REQUEST_FAULTS.has(kind)) breaker.released();
+          else breaker.failed();
+          skipped.push(`${id}: ${error instanceof Error ? error.message : String(error)}`);
+          break;
+        }
+      }
+      if (streamed) break;
+    }
+    throw exhausted(request, list, skipped, lastError, missingProvider);
+  }
+
+  async function callProvider(
+    provider: Provider,
+    model: string,
+    request: LlmRequest,
+    onDelta: ((text: string) => void) | undefined,
+  ): ReturnType<Provider['chat']> {
+    const limiter = limiterOf(provider.name);
+    await limiter.acquire(request.signal);
+    try {
+      return await provider.chat({
+        model,
+        messages: messagesOf(request),
+        signal: request.signal,
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        ...(request.tools === undefined ? {} : { tools: request.tools }),
+        ...(request.json === undefined ? {} : { json: request.json }),
+        ...(onDelta === undefined ? {} : { onDelta }),
+      });
+    } finally {
+      limiter.release();
+    }
+  }
+
+  return {
+    complete,
+    candidates,
+    breakerState: (model) => breakerOf(model).current(),
+  };
+}
+
+function messagesOf(request: LlmRequest): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  if (request.system !== '') messages.push({ role: 'system', content: request.system });
+  if (request.messages !== undefined) messages.push(...request.messages);
+  else messages.push({ role: 'user', content: request.prompt });
+  return messages;
+}
+
+function exhausted(
+  request: LlmRequest,
+  list: readonly string[],
+  skipped: string[],
+  lastError: unknown,
+  missingProvider: boolean,
+): AppError {
+  const what = request.model === undefined ? `tier ${request.tier}` : `model ${request.model}`;
+  if (list.length === 0) {
+    return new AppError(
+      ERROR_CODES.LLM_NOT_CONFIGURED,
+      `no model configured for ${what}: add a chain to the models file or set AGENTIC_MODEL_TIER_${request.tier}`,
+      { status: 503, expose: true },
+    );
+  }
+  const tried = skipped.join('; ');
+  if (lastError === undefined) {
+    return new AppError(
+      ERROR_CODES.LLM_NOT_CONFIGURED,
+      `no LLM provider available for ${what} (${tried}): ${LLM_VARIABLES_HINT}`,
+      { status: 503, expose: true },
+    );
+  }
+  const kind = lastError instanceof LlmError ? lastError.kind : 'transient';
+  const hint = missingProvider ? `; to use other providers, ${LLM_VARIABLES_HINT}` : '';
+  return new LlmError(kind, `every model of ${what} failed: ${tried}${hint}`, {
+    provider: '',
+    ...(lastError instanceof LlmError && lastError.retryAfterMs !== undefined
+      ? { retryAfterMs: lastError.retryAfterMs }
+      : {}),
+    cause: lastError,
+  });
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
