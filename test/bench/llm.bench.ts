@@ -144,6 +144,8 @@ async function streamedSteps(url: string): Promise<void> {
     AGENTIC_RATE_LIMIT_DEFAULT: '1000000/second',
     AGENTIC_MODEL_TIER_2: 'openai:bench',
     AGENTIC_LLM_MAX_IN_FLIGHT: String(STEPS),
+    // Every step's run is active at once: the active-run cap must admit them all.
+    AGENTIC_MAX_ACTIVE_RUNS: String(STEPS),
     OPENAI_BASE_URL: `${url}/v1`,
     OLLAMA_HOST: url,
   });
