@@ -8,6 +8,19 @@ import {
 } from '../../../src/eval/judge.js';
 import { evaluateRun } from '../../../src/eval/evaluate.js';
 import { loadRubric } from '../../../src/eval/rubric.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../../src/config/index.js';
+import { createLlmService, type LlmService } from '../../../src/llm/llm-service.js';
+import {
+  openAiAnswer,
+  openAiChunks,
+  sendJson,
+  sendSse,
+  startFakeServer,
+  type FakeServer,
+} from '../../fixtures/llm/fake-server.js';
 import type { LlmClient, LlmRequest } from '../../../src/llm/types.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 
@@ -175,5 +188,64 @@ describe('eval judge', () => {
       passed: true,
       evaluator: 'llm_judge',
     });
+  });
+});
+
+describe('eval judge through the tier router (fake OpenAI-compatible server on 127.0.0.1)', () => {
+  let server: FakeServer;
+  let dir: string;
+  let service: LlmService | undefined;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'judge-router-'));
+    server = await startFakeServer();
+  });
+  afterEach(async () => {
+    await service?.close();
+    await server.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('asks the AGENTIC_JUDGE_MODEL model, retries invalid and truncated answers, reads the valid one', async () => {
+    const answers = [
+      'Looks right to me: 5/5.',
+      '{"scores": {"quality": {"score": 5, "reason": "exact"}, "clarity": ',
+      '{"scores": {"quality": {"score": 5, "reason": "exact"}, "clarity": 4}}',
+    ];
+    server.handle((request, res, index) => {
+      const body = request.body as { stream?: boolean };
+      if (body.stream === true) return sendSse(res, openAiChunks(answers[index] ?? ''));
+      sendJson(res, 200, openAiAnswer(answers[index] ?? '', { model: 'judge-1' }));
+    });
+    const config = loadConfig(
+      { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-test-judge' },
+      dir,
+    );
+    service = createLlmService(config.llm);
+    const outcome = await createLlmJudge({ llm: service.router, model: 'openai:judge-1' }).rate(
+      request(),
+    );
+    expect(outcome).to.include({ status: 'ok', attempts: 3 });
+    expect(outcome.scores).to.deep.equal({ quality: 5, clarity: 4 });
+    expect(outcome.model).to.match(/judge-1/);
+    expect(server.requests).to.have.length(3);
+    for (const sent of server.requests) {
+      expect(sent.path).to.equal('/v1/chat/completions');
+      expect((sent.body as { model: string }).model).to.equal('judge-1');
+    }
+  });
+
+  it('reports a provider failure as a failed judgement, never a crash', async () => {
+    server.handle((_request, res) => sendJson(res, 401, { error: { message: 'bad key' } }));
+    const config = loadConfig(
+      { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: 'sk-test-judge' },
+      dir,
+    );
+    service = createLlmService(config.llm);
+    const outcome = await createLlmJudge({ llm: service.router, model: 'openai:judge-1' }).rate(
+      request(),
+    );
+    expect(outcome.status).to.equal('failed');
+    expect(outcome.error).to.be.a('string').and.not.include('sk-test-judge');
   });
 });
