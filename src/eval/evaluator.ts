@@ -16,7 +16,8 @@ import type { DatasetSource } from './dataset-files.js';
 import { parseDatasetSource, sampleAt, type DatasetCatalogue } from './datasets.js';
 import { evaluateRun, type EvaluationResult } from './evaluate.js';
 import type { Judge } from './judge.js';
-import { DEFAULT_RUBRIC_ID, readRubricFile, workflowRubric } from './rubric.js';
+import { readRubricFile } from './rubric-file.js';
+import { DEFAULT_RUBRIC_ID, workflowRubric } from './rubric.js';
 import { adaptSample, expectedOutput, summarizeSample } from './samples.js';
 import type { LoadedRubric } from './types.js';
 

@@ -2,15 +2,13 @@
  * Rubric loading: a rubric file (`<eval dir>/rubrics/<id>.yaml`) or a workflow's own
  * `evaluation` block is validated against `schemas/rubric.schema.json` (ajv), then checked for
  * what a schema cannot say: weights summing to 1 ± 0.01, unique criterion ids, `good < bad`.
+ * Pure (no I/O): workflow validation uses it for a workflow's own rubric; rubric files are read
+ * by rubric-file.ts.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import schema from '../../schemas/rubric.schema.json' with { type: 'json' };
 import { ERROR_CODES, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import type { Rubric } from '../generated/rubric.js';
-import { safeFileName } from '../security/path-safety.js';
-import { parseWorkflowYaml } from '../workflow/parse.js';
 import {
   ALL_HARD_GATES,
   DEFAULT_PASS_THRESHOLD,
@@ -81,19 +79,6 @@ export function loadRubric(data: unknown, fallbackId: string, field = 'rubric'):
     hardGates: (data.hard_gates as HardGate[] | undefined) ?? ALL_HARD_GATES,
     criteria: data.criteria,
   };
-}
-
-/** Reads `<rubricsDir>/<id>.yaml`. 404 for an unknown (or unsafe) id, 422 for an invalid file. */
-export async function readRubricFile(rubricsDir: string, id: string): Promise<LoadedRubric> {
-  if (!RUBRIC_ID.test(id)) throw rubricNotFound(id);
-  let text: string;
-  try {
-    text = await readFile(join(rubricsDir, safeFileName(`${id}.yaml`)), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw rubricNotFound(id);
-    throw error;
-  }
-  return loadRubric(parseWorkflowYaml(text, { field: 'rubric' }), id);
 }
 
 /** The rubric keys of a workflow's `evaluation` block (which also holds dataset settings). */

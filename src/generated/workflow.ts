@@ -82,7 +82,7 @@ export interface WorkflowEvaluation {
   pass_threshold?: number;
   hard_gates?: string[];
   /**
-   * The workflow's own rubric criteria (see schemas/rubric.schema.json; validated when an evaluated run starts).
+   * The workflow's own rubric criteria (see schemas/rubric.schema.json; checked at load like a rubric file: schema, weights summing to 1 ± 0.01, unique ids).
    */
   criteria?: {
     [k: string]: unknown | undefined;

@@ -4,7 +4,8 @@
  * expression syntax and references, loops, input defaults, the expected name. Semantic checks
  * also run on partly invalid documents, so one call reports every problem.
  */
-import type { ErrorDetail } from '../errors.js';
+import { ValidationError, type ErrorDetail } from '../errors.js';
+import { workflowRubric } from '../eval/rubric.js';
 import { agentNameProblem, parseAgentName } from '../agents/agent-names.js';
 import {
   ExpressionError,
@@ -95,6 +96,17 @@ function checkExpression(
     found.push({ loc, refs: analyzeCondition(text).references, selfAllowed });
   } catch (error) {
     errors.push(expressionError(loc, field, error));
+  }
+}
+
+/** A workflow's own rubric (`evaluation.criteria`) is checked at load, like a rubric file. */
+function checkOwnRubric(doc: Record<string, unknown>, errors: ErrorDetail[]): void {
+  if (!isPlainObject(doc.evaluation)) return;
+  try {
+    workflowRubric(typeof doc.name === 'string' ? doc.name : 'workflow', doc.evaluation);
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    errors.push(...(error.details ?? []));
   }
 }
 
@@ -258,6 +270,7 @@ export function validateWorkflow(
     });
   }
   checkInputs(doc, errors);
+  checkOwnRubric(doc, errors);
   const rawSteps: readonly unknown[] = Array.isArray(doc.steps) ? doc.steps : [];
   const shapes: StepShape[] = rawSteps.map((step) => ({
     name: isPlainObject(step) && typeof step.name === 'string' ? step.name : undefined,

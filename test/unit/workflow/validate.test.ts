@@ -480,6 +480,20 @@ describe('validateWorkflow', () => {
     });
   });
 
+  it("checks a workflow's own rubric at load: weights that do not sum to 1 are an error", () => {
+    const criteria = [
+      { id: 'status', metric: 'status_success', weight: 0.3 },
+      { id: 'completeness', metric: 'output_completeness', weight: 0.2 },
+    ];
+    expect(only(workflow([step('a')], { evaluation: { criteria } }))).to.deep.equal({
+      loc: ['evaluation', 'criteria'],
+      msg: 'criterion weights sum to 0.5; they must sum to 1 ± 0.01',
+      type: 'value_error.rubric.weights',
+    });
+    criteria[0] = { id: 'status', metric: 'status_success', weight: 0.8 };
+    expect(validateWorkflow(workflow([step('a')], { evaluation: { criteria } }))).to.deep.equal([]);
+  });
+
   it('requires the expected name when given', () => {
     expect(only(workflow([step('a')]), { expectedName: 'other' })).to.deep.equal({
       loc: ['name'],
