@@ -60,7 +60,9 @@ export async function openFileMemoryStore(path: string): Promise<FileMemoryStore
     try {
       apply();
     } catch (error) {
-      return Promise.reject(error as Error);
+      return Promise.reject(
+        error instanceof Error ? error : new MemoryStoreError('memory change failed', error),
+      );
     }
     return persist();
   };
