@@ -16,3 +16,4 @@ export { isPrivateAddress } from './private-address.js';
 export type { AddressLookup } from './http-tools.js';
 export { createToolKit, type ToolKit, type ToolsOptions } from './toolkit.js';
 export { BUILT_IN_TOOLS } from './names.js';
+export { toolsOptionsFromConfig } from './from-config.js';
