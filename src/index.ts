@@ -108,3 +108,49 @@ export {
 } from './errors.js';
 /** Service configuration from an environment record (the same options, from env). */
 export { loadConfig, type Config } from './config/index.js';
+/**
+ * The memory store (spec, memory store contract): asynchronous get/set/delete/search/clear;
+ * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, and
+ * namespaced views (one per workflow, plus `shared`).
+ */
+export {
+  createInProcessMemoryStore,
+  DEFAULT_SEARCH_LIMIT,
+  MemoryStoreError,
+  namespacedMemory,
+  openFileMemoryStore,
+  SHARED_NAMESPACE,
+  type FileMemoryStore,
+  type MemoryHit,
+  type MemoryStore,
+  type NamespaceableMemoryStore,
+} from './memory/index.js';
+/**
+ * Built-in tools (README "Tools"): options of `createRuntime({ tools })`, the tool error,
+ * approval providers (deny by default), and the registry for calling tools outside a run.
+ */
+export {
+  APPROVAL_PROVIDERS,
+  autoApproveProvider,
+  autoDenyProvider,
+  BUILT_IN_TOOLS,
+  builtInApprovalProvider,
+  createPolicyApprovalProvider,
+  createToolKit,
+  isPrivateAddress,
+  TOOL_RISKS,
+  ToolError,
+  toolsOptionsFromConfig,
+  type AddressLookup,
+  type ApprovalDecision,
+  type ApprovalProvider,
+  type ApprovalProviderName,
+  type ApprovalRequest,
+  type ToolCallContext,
+  type ToolCaller,
+  type ToolDefinition,
+  type ToolKit,
+  type ToolRegistry,
+  type ToolRisk,
+  type ToolsOptions,
+} from './tools/index.js';
