@@ -110,20 +110,27 @@ export {
 export { loadConfig, type Config } from './config/index.js';
 /**
  * The memory store (spec, memory store contract): asynchronous get/set/delete/search/clear;
- * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, and
- * namespaced views (one per workflow, plus `shared`).
+ * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, a
+ * hybrid-search vector store (`tools.memoryStore`), and namespaced views (one per workflow,
+ * plus `shared`).
  */
 export {
+  createHashingEmbedder,
   createInProcessMemoryStore,
+  createVectorMemoryStore,
   DEFAULT_SEARCH_LIMIT,
+  HASHING_DIMENSIONS,
   MemoryStoreError,
   namespacedMemory,
   openFileMemoryStore,
+  RRF_K,
   SHARED_NAMESPACE,
+  type Embedder,
   type FileMemoryStore,
   type MemoryHit,
   type MemoryStore,
   type NamespaceableMemoryStore,
+  type VectorMemoryStoreOptions,
 } from './memory/index.js';
 /**
  * Built-in tools (README "Tools"): options of `createRuntime({ tools })`, the tool error,

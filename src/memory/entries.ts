@@ -43,6 +43,6 @@ export function searchEntries(
   return hits;
 }
 
-export function deletePrefix(entries: Entries, prefix: string): void {
+export function deletePrefix(entries: Map<string, unknown>, prefix: string): void {
   for (const key of [...entries.keys()]) if (key.startsWith(prefix)) entries.delete(key);
 }

@@ -8,3 +8,5 @@ export { MemoryStoreError } from './memory-error.js';
 export { createInProcessMemoryStore } from './in-process-store.js';
 export { openFileMemoryStore, type FileMemoryStore } from './file-store.js';
 export { namespacedMemory, SHARED_NAMESPACE } from './namespaced.js';
+export { createVectorMemoryStore, RRF_K, type VectorMemoryStoreOptions } from './vector-store.js';
+export { createHashingEmbedder, HASHING_DIMENSIONS, type Embedder } from './hashing-embedder.js';

@@ -22,6 +22,8 @@ export interface ToolsOptions {
   blockPrivateIps?: boolean;
   /** AGENTIC_MEMORY_PATH. @default undefined (in-process memory) */
   memoryPath?: string;
+  /** A memory store to use instead (e.g. `createVectorMemoryStore()`); wins over `memoryPath`. */
+  memoryStore?: NamespaceableMemoryStore;
   /** An approval provider, or a built-in's name (AGENTIC_APPROVAL_PROVIDER). @default 'deny' */
   approval?: ApprovalProvider | 'deny' | 'auto' | 'policy';
   /** Tools the `policy` provider approves (AGENTIC_APPROVAL_ALLOWED_TOOLS). @default [] */
@@ -55,7 +57,7 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
   const timeoutMs = options.timeoutMs ?? 30_000;
   const file =
     options.memoryPath === undefined ? undefined : await openFileMemoryStore(options.memoryPath);
-  const memory = file ?? createInProcessMemoryStore();
+  const memory = options.memoryStore ?? file ?? createInProcessMemoryStore();
   const http = createHttpTools({
     blockPrivateIps: options.blockPrivateIps ?? false,
     maxRedirects: options.maxRedirects ?? 5,
