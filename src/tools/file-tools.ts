@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PathEscapeError, resolveFileToolPath } from '../security/index.js';
 import { ToolError } from './tool-error.js';
@@ -40,7 +40,8 @@ export function createFileTools(options: FileToolsOptions): ToolDefinition[] {
       run: async (args, { signal }) => {
         const path = String(args.path);
         const target = await locate('file_read', path);
-        const info = await lstat(target).catch((error: unknown) => {
+        // stat, not lstat: a symlink that stays inside the base (checked above) is read through.
+        const info = await stat(target).catch((error: unknown) => {
           throw fsError('file_read', path, error);
         });
         if (!info.isFile()) throw new ToolError('file_read', `${path} is not a file`, 'read');

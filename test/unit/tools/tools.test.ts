@@ -134,6 +134,18 @@ describe('tools: file tools', () => {
     );
   });
 
+  it('reads through a symlink that stays inside the base, and deletes the link, not its target', async () => {
+    await tools();
+    await writeFile(join(base, 'real.txt'), 'inside');
+    await symlink(join(base, 'real.txt'), join(base, 'alias.txt'));
+    expect(await call('file_read', { path: 'alias.txt' })).to.deep.equal({
+      content: 'inside',
+      bytes: 6,
+    });
+    expect(await call('file_delete', { path: 'alias.txt' })).to.deep.equal({ deleted: true });
+    expect(await readFile(join(base, 'real.txt'), 'utf8')).to.equal('inside');
+  });
+
   it('refuses every file operation when AGENTIC_FILE_BASE_DIR is unset', async () => {
     kit = await createToolKit({ approval: 'auto' });
     for (const name of ['file_read', 'file_list', 'file_delete']) {
