@@ -7,6 +7,8 @@ export interface ApprovalRequest {
   workflow: string;
   step: string;
   runId: string;
+  /** Aborted when the run is cancelled or times out: a provider that waits for a person stops. */
+  signal: AbortSignal;
 }
 
 export interface ApprovalDecision {

@@ -51,7 +51,13 @@ export function createToolRegistry(
       }
       const valid = args as Record<string, unknown>;
       if (entry.tool.risk === TOOL_RISKS.HIGH) {
-        const decision = await approval.decide({ toolName: name, args: valid, ...caller });
+        const { allowed: _allowed, ...who } = caller;
+        const decision = await approval.decide({
+          toolName: name,
+          args: valid,
+          ...who,
+          signal: context.signal,
+        });
         if (!decision.approved) throw new ToolError(name, `denied: ${decision.reason}`, 'approval');
       }
       try {

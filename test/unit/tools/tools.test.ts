@@ -102,6 +102,46 @@ describe('tools: registry', () => {
     });
   });
 
+  it('asks a custom approval provider with the call, and runs only what it approves', async () => {
+    const asked: Record<string, unknown>[] = [];
+    kit = await createToolKit({
+      fileBaseDir: base,
+      approval: {
+        name: 'test',
+        decide: (request) => {
+          const { signal, ...rest } = request;
+          asked.push({ ...rest, aborted: signal.aborted });
+          return Promise.resolve({
+            approved: request.args.path === 'ok.txt',
+            reason: 'test says no',
+          });
+        },
+      },
+    });
+    expect(await call('file_write', { path: 'ok.txt', content: 'x' })).to.deep.equal({ bytes: 1 });
+    const error = await failure(call('file_write', { path: 'no.txt', content: 'x' }));
+    expect(error.message).to.equal('tool file_write: denied: test says no');
+    await call('file_read', { path: 'ok.txt' });
+    expect(asked).to.deep.equal([
+      {
+        toolName: 'file_write',
+        args: { path: 'ok.txt', content: 'x' },
+        workflow: 'wf',
+        step: 's',
+        runId: 'r',
+        aborted: false,
+      },
+      {
+        toolName: 'file_write',
+        args: { path: 'no.txt', content: 'x' },
+        workflow: 'wf',
+        step: 's',
+        runId: 'r',
+        aborted: false,
+      },
+    ]);
+  });
+
   it('approves by policy only the listed tools', async () => {
     kit = await createToolKit({
       fileBaseDir: base,
