@@ -27,6 +27,8 @@ export const ERROR_CODES = {
   RUNTIME_CLOSED: 'runtime_closed',
   RUNS_DIR_UNAVAILABLE: 'runs_dir_unavailable',
   HISTORY_LOADING: 'history_loading',
+  TOOL: 'tool_error',
+  MEMORY_STORE: 'memory_store_error',
   INTERNAL: 'internal_error',
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];

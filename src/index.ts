@@ -96,7 +96,9 @@ export {
   type TierChains,
   type TokenUsage,
   type ToolCall,
-  type ToolDefinition,
+  // A tool as the model sees it (name, description, JSON Schema); the runtime's own tools are
+  // the ToolDefinition of src/tools.
+  type ToolDefinition as LlmToolDefinition,
 } from './llm/index.js';
 /** Provider credentials: the secret-provider contract and its environment and file backends. */
 export {
@@ -154,3 +156,56 @@ export {
 } from './errors.js';
 /** Service configuration from an environment record (the same options, from env). */
 export { loadConfig, type Config } from './config/index.js';
+/**
+ * The memory store (spec, memory store contract): asynchronous get/set/delete/search/clear;
+ * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, a
+ * hybrid-search vector store (`tools.memoryStore`), and namespaced views (one per workflow,
+ * plus `shared`).
+ */
+export {
+  createHashingEmbedder,
+  createInProcessMemoryStore,
+  createVectorMemoryStore,
+  DEFAULT_SEARCH_LIMIT,
+  HASHING_DIMENSIONS,
+  MemoryStoreError,
+  namespacedMemory,
+  openFileMemoryStore,
+  RRF_K,
+  SHARED_NAMESPACE,
+  type Embedder,
+  type FileMemoryStore,
+  type MemoryHit,
+  type MemoryStore,
+  type NamespaceableMemoryStore,
+  type VectorMemoryStoreOptions,
+} from './memory/index.js';
+/**
+ * Built-in tools (README "Tools"): options of `createRuntime({ tools })`, the tool error,
+ * approval providers (deny by default), and the registry for calling tools outside a run.
+ */
+export {
+  APPROVAL_PROVIDERS,
+  autoApproveProvider,
+  autoDenyProvider,
+  BUILT_IN_TOOLS,
+  builtInApprovalProvider,
+  createPolicyApprovalProvider,
+  createToolKit,
+  isPrivateAddress,
+  TOOL_RISKS,
+  ToolError,
+  toolsOptionsFromConfig,
+  type AddressLookup,
+  type ApprovalDecision,
+  type ApprovalProvider,
+  type ApprovalProviderName,
+  type ApprovalRequest,
+  type ToolCallContext,
+  type ToolCaller,
+  type ToolDefinition,
+  type ToolKit,
+  type ToolRegistry,
+  type ToolRisk,
+  type ToolsOptions,
+} from './tools/index.js';

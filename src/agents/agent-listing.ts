@@ -25,6 +25,8 @@ const TIER0_DESCRIPTIONS: Readonly<Record<(typeof TIER0_AGENTS)[number], string>
   tier0_counter: 'Deterministic: {count} is the number of characters of inputs.text.',
   tier0_parser:
     'Deterministic: functions, classes, imports and line metrics of Python/JS/TS source.',
+  tier0_tool:
+    'Deterministic: calls inputs.tool (listed in the step tools) with inputs.args; {result} is its result.',
 };
 
 /** The listing: tier-0 agents, custom agents (not shadowed ones twice), catalogue roles. */

@@ -12,6 +12,7 @@ export const TIER0_AGENTS = [
   'tier0_process',
   'tier0_counter',
   'tier0_parser',
+  'tier0_tool',
 ] as const;
 export type Tier0Agent = (typeof TIER0_AGENTS)[number];
 

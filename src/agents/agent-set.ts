@@ -3,7 +3,8 @@ import type { CompiledWorkflow } from '../workflow/types.js';
 import { isTier0Agent, parseAgentName } from './agent-names.js';
 import { createLlmAgent, type RoleProfile } from './llm-agent.js';
 import { expectedOutputKeys } from './output-keys.js';
-import { TIER0_AGENT_IMPLEMENTATIONS } from './tier0/index.js';
+import type { ToolKit } from '../tools/index.js';
+import { createToolAgent, TIER0_AGENT_IMPLEMENTATIONS } from './tier0/index.js';
 import type { Agent } from './types.js';
 
 export interface AgentSetOptions {
@@ -11,6 +12,8 @@ export interface AgentSetOptions {
   profile: (role: string) => RoleProfile | undefined;
   /** Agents by full name; they take precedence over the built-in ones (tests, embedding). */
   extra?: Readonly<Record<string, Agent>>;
+  /** The runtime's tools, for `tier0_tool`; without them every tool call is refused. */
+  tools?: () => Promise<ToolKit>;
 }
 
 /** Looks an agent up by its name (`tier0_echo`, `tier2_reviewer`, ...). */
@@ -24,9 +27,14 @@ export function createAgentSet(workflow: CompiledWorkflow, options: AgentSetOpti
   const extra = options.extra ?? {};
   // Made on the first LLM step: a tier-0 run (most runs of large workflows) never needs it.
   let llmAgent: Agent | undefined;
+  let toolAgent: Agent | undefined;
   return (agent) => {
     if (Object.hasOwn(extra, agent)) return extra[agent];
-    if (isTier0Agent(agent)) return TIER0_AGENT_IMPLEMENTATIONS[agent];
+    if (agent === 'tier0_tool') {
+      return (toolAgent ??= createToolAgent(workflow.name, options.tools ?? noTools));
+    }
+    if (isTier0Agent(agent))
+      return TIER0_AGENT_IMPLEMENTATIONS[agent as Exclude<typeof agent, 'tier0_tool'>];
     const parsed = parseAgentName(agent);
     if (parsed === undefined || parsed.tier <= 0) return undefined;
     return (llmAgent ??= createWorkflowLlmAgent(workflow, options));
@@ -40,4 +48,8 @@ function createWorkflowLlmAgent(workflow: CompiledWorkflow, options: AgentSetOpt
     profile: options.profile,
     outputKeys: (stepName) => keys.get(stepName) ?? [],
   });
+}
+
+function noTools(): Promise<ToolKit> {
+  return Promise.reject(new Error('tier0_tool: this runtime has no tools'));
 }

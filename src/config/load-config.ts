@@ -6,6 +6,7 @@ import { resolveWorkflowsLocation, type WorkflowsSource } from './workflows-loca
 import { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 import { readTierOverrides, type LlmSettings } from './llm-settings.js';
 import { createSecretProvider } from './secrets.js';
+import { childProcessEnv } from './child-env.js';
 
 /** Resolved service configuration: every default applied, paths absolute, frozen. */
 export interface Config {
@@ -28,6 +29,18 @@ export interface Config {
   /** Absolute path of the custom agents module (`AGENTIC_AGENTS_MODULE`), or undefined. */
   agentsModule: string | undefined;
   memoryPath: string | undefined;
+  /** AGENTIC_APPROVAL_PROVIDER: who approves high-risk tool calls. */
+  approvalProvider: 'deny' | 'auto' | 'policy';
+  /** AGENTIC_APPROVAL_ALLOWED_TOOLS: what the `policy` provider approves. */
+  approvalAllowedTools: readonly string[];
+  /** AGENTIC_TOOL_MAX_BYTES. */
+  toolMaxBytes: number;
+  /** AGENTIC_TOOL_TIMEOUT_SECONDS, in ms. */
+  toolTimeoutMs: number;
+  /** AGENTIC_HTTP_MAX_REDIRECTS. */
+  httpMaxRedirects: number;
+  /** The whole environment of tool child processes: PATH, HOME, locale; never a key. */
+  toolChildEnv: Readonly<Record<string, string>>;
   /** Tier → its chain from `AGENTIC_MODEL_TIER_<N>`, comma-joined (see {@link Config.llm}). */
   modelTierOverrides: Readonly<Record<string, string>>;
   /** Providers, tiers, breaker and timeouts of the LLM layer. */
@@ -179,6 +192,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     externalAgentsDir: path('AGENTIC_EXTERNAL_AGENTS_DIR'),
     agentsModule: path('AGENTIC_AGENTS_MODULE'),
     memoryPath: path('AGENTIC_MEMORY_PATH'),
+    approvalProvider: String(raw.AGENTIC_APPROVAL_PROVIDER) as Config['approvalProvider'],
+    approvalAllowedTools: Object.freeze(list('AGENTIC_APPROVAL_ALLOWED_TOOLS')),
+    toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
+    toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
+    httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),
+    toolChildEnv: Object.freeze(childProcessEnv(env)),
     modelTierOverrides: Object.freeze(tiers),
     llm: Object.freeze({
       secrets: createSecretProvider(env, path('AGENTIC_SECRETS_DIR')),

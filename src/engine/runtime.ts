@@ -6,6 +6,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createActor, type AnyActorRef } from 'xstate';
 import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
+import { createToolKit, type ToolKit } from '../tools/index.js';
 import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
@@ -106,6 +107,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     ? createNoLlmClient()
     : (options.llm ?? createUnconfiguredLlmClient());
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
+  // Made on the first tool call: opening the memory file is I/O a tool-less runtime never needs.
+  let toolkit: Promise<ToolKit> | undefined;
+  const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(options.tools));
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
@@ -421,11 +425,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         llm,
         profile: (role) => findAgent(catalogue, role),
         extra: extraAgents,
+        tools,
       });
     }
     let agents = sharedAgentSets.get(workflow);
     if (agents === undefined) {
-      agents = createAgentSet(workflow, { llm, profile: noProfile, extra: extraAgents });
+      agents = createAgentSet(workflow, { llm, profile: noProfile, extra: extraAgents, tools });
       sharedAgentSets.set(workflow, agents);
     }
     return agents;
@@ -541,6 +546,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       await recovery;
       await (await lease)?.release();
       offWorkerDeath?.();
+      await toolkit?.then((kit) => kit.close()).catch(() => undefined);
       root.stop();
     },
     writes: () => writer?.status() ?? { pending: 0, failing: 0, lastError: undefined },

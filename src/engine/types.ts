@@ -1,3 +1,4 @@
+import type { ToolsOptions } from '../tools/index.js';
 /**
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
@@ -63,6 +64,8 @@ export interface RuntimeOptions {
    * @default none
    */
   agents?: Readonly<Record<string, Agent>>;
+  /** Built-in tools, memory and approval (README "Tools"). @default no file base dir, no shell commands, in-process memory, approvals denied */
+  tools?: ToolsOptions;
   /** The LLM client of `tier1-5` agents; ignored when `noLlm` is set. @default no provider (LLM steps fail, naming what to configure) */
   llm?: LlmClient;
   /** Clock of run timeouts, step timeouts and retry delays (tests pass a simulated one). @default the system clock */

@@ -29,11 +29,11 @@ export interface Environment {
    */
   AGENTIC_NO_LLM?: boolean;
   /**
-   * Base directory for file tools; unset rejects file operations. Reserved: validated now, takes effect with the built-in file tools (not in this version).
+   * Base directory of the file tools and of shell working directories; unset refuses every file operation and every shell command.
    */
   AGENTIC_FILE_BASE_DIR?: string;
   /**
-   * Comma-separated shell executables tools may run. Reserved: validated now, takes effect with the built-in tools (not in this version).
+   * Comma-separated executables the shell tool may run: absolute paths or names found on PATH, compared by resolved real path; empty blocks every command.
    */
   AGENTIC_SHELL_ALLOWED_COMMANDS?: string;
   /**
@@ -41,7 +41,7 @@ export interface Environment {
    */
   AGENTIC_SANITIZER_FAIL_OPEN?: boolean;
   /**
-   * 1 blocks private destinations in the HTTP tool. Reserved: validated now, takes effect with the built-in HTTP tool (not in this version).
+   * 1 makes http_get/http_post refuse private, loopback, link-local and other non-public addresses, checked on every resolved address and every redirect.
    */
   AGENTIC_BLOCK_PRIVATE_IPS?: boolean;
   /**
@@ -77,9 +77,29 @@ export interface Environment {
    */
   AGENTIC_AGENTS_MODULE?: string;
   /**
-   * Persistent memory file. Reserved: validated now, takes effect with the memory store (not in this version).
+   * Persistent memory file (JSON, atomic writes, one writer process); unset keeps memory in-process only.
    */
   AGENTIC_MEMORY_PATH?: string;
+  /**
+   * Who approves high-risk tool calls (shell, file_write, file_delete, http_get, http_post): deny (fail-closed), auto (approve all) or policy (AGENTIC_APPROVAL_ALLOWED_TOOLS).
+   */
+  AGENTIC_APPROVAL_PROVIDER?: 'deny' | 'auto' | 'policy';
+  /**
+   * Comma-separated tools the policy approval provider approves: a tool name, or workflow:tool for one workflow.
+   */
+  AGENTIC_APPROVAL_ALLOWED_TOOLS?: string;
+  /**
+   * Largest file file_read returns and file_write writes, largest HTTP response body, and bytes kept of shell stdout and of stderr.
+   */
+  AGENTIC_TOOL_MAX_BYTES?: number;
+  /**
+   * Time limit of one shell command or one HTTP tool call (all redirects included).
+   */
+  AGENTIC_TOOL_TIMEOUT_SECONDS?: number;
+  /**
+   * Redirects http_get/http_post follow, each checked like the first request.
+   */
+  AGENTIC_HTTP_MAX_REDIRECTS?: number;
   /**
    * Comma list of provider:model ids replacing tier 1's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini).
    */

@@ -31,6 +31,7 @@ import type { Logger } from '../log.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
+import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
@@ -106,6 +107,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       writeQueueMax: config.writeQueueMax,
       writeRetryMaxMs: config.writeRetryMaxMs,
       limits: config.limits,
+      tools: toolsOptionsFromConfig(config),
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       agents,
       ...(config.externalAgentsDir !== undefined

@@ -21,11 +21,48 @@ import {
   type StepShape,
 } from './graph-checks.js';
 import { describeValue, matchesInputType, showValue, typeLabel } from './input-types.js';
+import { BUILT_IN_TOOLS } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
 import { INPUT_TYPES, type InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
 
 type Loc = (string | number)[];
+
+/**
+ * Deny by default (spec, Safety controls 4): a step's `tools:` may name built-in tools only,
+ * and a `tier0_tool` step whose `inputs.tool` is a literal must list that tool.
+ */
+function checkTools(
+  step: Record<string, unknown>,
+  at: (...rest: Loc) => Loc,
+  errors: ErrorDetail[],
+): void {
+  const listed = Array.isArray(step.tools)
+    ? step.tools.filter((tool) => typeof tool === 'string')
+    : [];
+  listed.forEach((tool, i) => {
+    if (!(BUILT_IN_TOOLS as readonly string[]).includes(tool)) {
+      errors.push({
+        loc: at('tools', i),
+        msg: `unknown tool '${tool}'; tools are ${BUILT_IN_TOOLS.join(', ')}`,
+        type: 'value_error.unknown_tool',
+      });
+    }
+  });
+  const tool = isPlainObject(step.inputs) ? step.inputs.tool : undefined;
+  if (
+    step.agent === 'tier0_tool' &&
+    typeof tool === 'string' &&
+    !tool.includes('${') &&
+    !listed.includes(tool)
+  ) {
+    errors.push({
+      loc: at('inputs', 'tool'),
+      msg: `tool '${tool}' is not in this step's tools list (tools are denied by default)`,
+      type: 'value_error.tool_not_listed',
+    });
+  }
+}
 
 export interface ValidateWorkflowOptions {
   /** The name the document must carry (the file stem), when known. */
@@ -291,6 +328,7 @@ export function validateWorkflow(
       if (problem !== undefined)
         errors.push({ loc: at('agent'), msg: problem, type: 'value_error.unknown_agent' });
     }
+    checkTools(step, at, errors);
     if (step.loop_max !== undefined && step.loop_until === undefined) {
       errors.push({
         loc: at('loop_max'),

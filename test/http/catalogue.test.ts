@@ -87,6 +87,7 @@ describe('HTTP catalogue endpoints', () => {
       'tier0_process',
       'tier0_counter',
       'tier0_parser',
+      'tier0_tool',
     ]);
     expect(agents.find((agent) => agent.name === 'tier0_sleep')?.role).to.equal('sleep');
   });

@@ -9,8 +9,15 @@ import { sleepAgent } from './sleep.js';
 
 export { parseSource, type ParsedSource, type SourceSymbol } from './parser.js';
 
-/** The deterministic agents of ARCHITECTURE §7, by name. */
-export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<Record<Tier0Agent, Agent>> = Object.freeze({
+export { createToolAgent } from './tool.js';
+
+/**
+ * The deterministic agents of ARCHITECTURE §7, by name; `tier0_tool` is made per workflow by
+ * the agent set (it needs the runtime's tools).
+ */
+export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<
+  Record<Exclude<Tier0Agent, 'tier0_tool'>, Agent>
+> = Object.freeze({
   tier0_echo: echoAgent,
   tier0_fail: failAgent,
   tier0_sleep: sleepAgent,

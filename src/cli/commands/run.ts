@@ -4,6 +4,7 @@ import { createRuntime } from '../../engine/runtime.js';
 import { ADAPTERS, type AdapterName, type RunHandle } from '../../engine/types.js';
 import { ERROR_CODES, isAppError } from '../../errors.js';
 import { createLogger } from '../../log.js';
+import { toolsOptionsFromConfig } from '../../tools/index.js';
 import type { CliContext } from './index.js';
 import { err, out, parseJsonObject } from '../io.js';
 import { progressLine } from '../progress.js';
@@ -53,6 +54,7 @@ export function registerRun(program: Command, context: CliContext): void {
       defaultAdapter: config.defaultAdapter as AdapterName,
       agents,
       limits: config.limits,
+      tools: toolsOptionsFromConfig(config),
       logger: createLogger({
         format: config.logFormat,
         level: 'warn',

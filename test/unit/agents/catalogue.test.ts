@@ -163,6 +163,7 @@ describe('agent names', () => {
       'tier0_process',
       'tier0_counter',
       'tier0_parser',
+      'tier0_tool',
     ]);
     for (const agent of TIER0_AGENTS) expect(agentNameProblem(agent)).to.equal(undefined);
     expect(agentNameProblem('tier0_reviewer')).to.match(/unknown tier-0 agent/);

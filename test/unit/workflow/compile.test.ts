@@ -25,7 +25,7 @@ const doc = {
       depends_on: ['top'],
       when: '${steps.top.outputs.result == "x"}',
       model: 'm',
-      tools: ['t'],
+      tools: ['file_read'],
     },
     {
       name: 'right',
@@ -82,7 +82,7 @@ describe('compileWorkflow', () => {
     });
     expect(top?.outputs).to.deep.equal({ result: 'r' });
     expect(top?.tools).to.deep.equal([]);
-    expect(left).to.deep.include({ model: 'm', tools: ['t'] });
+    expect(left).to.deep.include({ model: 'm', tools: ['file_read'] });
     expect(right).to.deep.include({ maxAttempts: 3, timeoutSeconds: 2, loopMax: DEFAULT_LOOP_MAX });
   });
 

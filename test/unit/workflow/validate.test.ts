@@ -130,7 +130,7 @@ describe('validateWorkflow', () => {
       expect(unknown.loc).to.deep.equal(['steps', 0, 'agent']);
       expect(unknown.type).to.equal('value_error.unknown_agent');
       expect(unknown.msg).to.contain(
-        'tier0_echo, tier0_fail, tier0_sleep, tier0_process, tier0_counter, tier0_parser',
+        'tier0_echo, tier0_fail, tier0_sleep, tier0_process, tier0_counter, tier0_parser, tier0_tool',
       );
       expect(
         validateWorkflow(workflow([step('a', { agent: 'tier5_security_auditor' })])),

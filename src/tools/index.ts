@@ -1,0 +1,19 @@
+export { ToolError } from './tool-error.js';
+export { TOOL_RISKS, type ToolCallContext, type ToolDefinition, type ToolRisk } from './types.js';
+export {
+  APPROVAL_PROVIDERS,
+  autoApproveProvider,
+  autoDenyProvider,
+  builtInApprovalProvider,
+  createPolicyApprovalProvider,
+  type ApprovalDecision,
+  type ApprovalProvider,
+  type ApprovalProviderName,
+  type ApprovalRequest,
+} from './approval.js';
+export { createToolRegistry, type ToolCaller, type ToolRegistry } from './registry.js';
+export { isPrivateAddress } from './private-address.js';
+export type { AddressLookup } from './http-tools.js';
+export { createToolKit, type ToolKit, type ToolsOptions } from './toolkit.js';
+export { BUILT_IN_TOOLS } from './names.js';
+export { toolsOptionsFromConfig } from './from-config.js';

@@ -1,0 +1,108 @@
+import {
+  createInProcessMemoryStore,
+  namespacedMemory,
+  openFileMemoryStore,
+  SHARED_NAMESPACE,
+  type NamespaceableMemoryStore,
+} from '../memory/index.js';
+import { builtInApprovalProvider, type ApprovalProvider } from './approval.js';
+import { createFileTools } from './file-tools.js';
+import { createHttpTools, type AddressLookup } from './http-tools.js';
+import { createMemoryTools } from './memory-tools.js';
+import { createToolRegistry, type ToolCaller, type ToolRegistry } from './registry.js';
+import { createShellTool } from './shell-tool.js';
+
+/** Tool settings (the AGENTIC_* tool variables; README "Tools"). */
+export interface ToolsOptions {
+  /** AGENTIC_FILE_BASE_DIR. @default undefined (file tools and `shell` refuse every call) */
+  fileBaseDir?: string;
+  /** AGENTIC_SHELL_ALLOWED_COMMANDS. @default [] (every command blocked) */
+  shellAllowedCommands?: readonly string[];
+  /** AGENTIC_BLOCK_PRIVATE_IPS. @default false */
+  blockPrivateIps?: boolean;
+  /** AGENTIC_MEMORY_PATH. @default undefined (in-process memory) */
+  memoryPath?: string;
+  /** A memory store to use instead (e.g. `createVectorMemoryStore()`); wins over `memoryPath`. */
+  memoryStore?: NamespaceableMemoryStore;
+  /** An approval provider, or a built-in's name (AGENTIC_APPROVAL_PROVIDER). @default 'deny' */
+  approval?: ApprovalProvider | 'deny' | 'auto' | 'policy';
+  /** Tools the `policy` provider approves (AGENTIC_APPROVAL_ALLOWED_TOOLS). @default [] */
+  approvalAllowedTools?: readonly string[];
+  /** The whole environment of `shell` children. @default `{PATH: '/usr/local/bin:/usr/bin:/bin'}` */
+  childEnv?: Readonly<Record<string, string>>;
+  /** AGENTIC_TOOL_MAX_BYTES: file size, response size and kept output (bytes). @default 1048576 */
+  maxBytes?: number;
+  /** AGENTIC_TOOL_TIMEOUT_SECONDS, in ms here: shell and HTTP calls. @default 30000 */
+  timeoutMs?: number;
+  /** AGENTIC_HTTP_MAX_REDIRECTS. @default 5 */
+  maxRedirects?: number;
+  /** Name resolution for the HTTP tools (tests). @default the system resolver */
+  lookup?: AddressLookup;
+  /** Addresses the private-IP block refuses (tests). @default private, loopback, link-local */
+  isBlockedAddress?: (address: string) => boolean;
+}
+
+/** A runtime's tools and memory. */
+export interface ToolKit {
+  registry: ToolRegistry;
+  memory: NamespaceableMemoryStore;
+  /** Calls a tool for a step of `caller.workflow`, with that workflow's memory. */
+  call(name: string, args: unknown, caller: ToolCaller, signal: AbortSignal): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** Builds the built-in tools; opens the memory file when `memoryPath` is set. */
+export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit> {
+  const maxBytes = options.maxBytes ?? 1024 * 1024;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const file =
+    options.memoryPath === undefined ? undefined : await openFileMemoryStore(options.memoryPath);
+  const memory = options.memoryStore ?? file ?? createInProcessMemoryStore();
+  const http = createHttpTools({
+    blockPrivateIps: options.blockPrivateIps ?? false,
+    maxRedirects: options.maxRedirects ?? 5,
+    maxResponseBytes: maxBytes,
+    timeoutMs,
+    ...(options.lookup === undefined ? {} : { lookup: options.lookup }),
+    ...(options.isBlockedAddress === undefined
+      ? {}
+      : { isBlockedAddress: options.isBlockedAddress }),
+  });
+  const approval =
+    typeof options.approval === 'object'
+      ? options.approval
+      : builtInApprovalProvider(options.approval ?? 'deny', options.approvalAllowedTools);
+  const registry = createToolRegistry(
+    [
+      ...createFileTools({
+        baseDir: options.fileBaseDir,
+        maxFileBytes: maxBytes,
+        maxListEntries: 1000,
+      }),
+      createShellTool({
+        allowedCommands: options.shellAllowedCommands ?? [],
+        baseDir: options.fileBaseDir,
+        env: options.childEnv ?? { PATH: '/usr/local/bin:/usr/bin:/bin' },
+        timeoutMs,
+        maxOutputBytes: maxBytes,
+      }),
+      ...http.tools,
+      ...createMemoryTools(),
+    ],
+    approval,
+  );
+  return {
+    registry,
+    memory,
+    call: (name, args, caller, signal) =>
+      registry.call(name, args, caller, {
+        signal,
+        memory: (shared) =>
+          namespacedMemory(memory, shared ? SHARED_NAMESPACE : `workflow:${caller.workflow}`),
+      }),
+    close: async () => {
+      await http.close();
+      await file?.close();
+    },
+  };
+}
