@@ -7,8 +7,9 @@
  *
  * ```
  * graph_<workflow>                   entry createRun (the scheduler core, from the input)
- *   running (parallel)               entry startReadySteps
- *     on step.settled   attemptSucceeded → completeStep | retryAllowed → scheduleRetry | failStep
+ *   running (parallel)               entry requestStart (sends itself engine.start)
+ *     on engine.start   → startReadySteps (steps without dependencies start)
+ *        step.settled   attemptSucceeded → completeStep | retryAllowed → scheduleRetry | failStep
  *        step.retry     → startNextAttempt       step.iteration → emitIteration
  *        engine.finished → completed             engine.abort   → aborted (abortRun)
  *     <step> (one region per step)
@@ -37,15 +38,13 @@
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
-import {
-  assign,
-  createMachine,
-  emit,
-  enqueueActions,
-  type AnyActorRef,
-  type AnyStateMachine,
-} from 'xstate';
-import type { AttemptResult, EngineInput } from '../src/engine/adapter.js';
+import { assign, createMachine, emit, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
+import type {
+  AttemptResult,
+  EngineEmitted,
+  EngineInput,
+  EngineOutput,
+} from '../src/engine/adapter.js';
 import type { CompiledWorkflow } from '../src/workflow/types.js';
 import { stepWords } from './graph-descriptions.js';
 import { GraphRun, type GraphRunDeps } from './graph-run.js';
@@ -75,7 +74,7 @@ export interface GraphMachineEvent {
 
 /** The machine's context: the run's scheduler core (made by the root's `createRun` entry). */
 export interface GraphContext {
-  run?: GraphRun;
+  run: GraphRun | undefined;
 }
 
 /** Parameters of the per-step guards (visible in the machine's JSON); `step` is the index. */
@@ -196,8 +195,15 @@ export function graphMachineConfig(workflow: CompiledWorkflow): GraphMachineConf
         type: 'parallel',
         description:
           'Steps run (at most maxConcurrency at once, ready steps in YAML order); each region is one step.',
-        entry: [{ type: 'startReadySteps' }],
+        // Steps start on the run's first event, not on entry: the initial snapshot shows every
+        // step pending (an inspector sees each region leave `pending`).
+        entry: [{ type: 'requestStart' }],
         on: {
+          'engine.start': {
+            actions: [{ type: 'startReadySteps' }, { type: 'emitEvents' }],
+            description:
+              'The run started: steps without dependencies are ready and start (up to maxConcurrency).',
+          },
           'step.settled': [
             {
               guard: { type: 'attemptSucceeded' },
@@ -267,7 +273,8 @@ function runOf(context: GraphContext): GraphRun {
  * core's decisions; actions hand it the step events.
  */
 export function graphMachineImplementations(deps: GraphRunDeps) {
-  const status = (context: GraphContext, params: StepParams) => runOf(context).stepStatus(params.step);
+  const status = (context: GraphContext, params: StepParams) =>
+    runOf(context).stepStatus(params.step);
   return {
     guards: {
       attemptSucceeded: ({ event }: Args) => event.result?.ok === true,
@@ -288,13 +295,8 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
       // The one emit action each transition lists after its step action: the run's pending
       // engine events as one event (the engine dispatch unpacks `engine.batch`).
       emitEvents: emit(({ context }: { context: GraphContext }) => runOf(context).takeEmitted()),
-      // Entry of `running`: XState defers custom actions until the actor starts but resolves
-      // emit actions at once, so begin() runs in enqueueActions' collect (once per run).
-      startReadySteps: enqueueActions(({ context, enqueue }) => {
-        const run = runOf(context as GraphContext);
-        run.begin();
-        enqueue.emit(run.takeEmitted() as never);
-      }),
+      requestStart: ({ self }: { self: AnyActorRef }) => self.send({ type: 'engine.start' }),
+      startReadySteps: ({ context }: Args) => runOf(context).begin(),
       completeStep: ({ context, event }: Args) => {
         if (event.result === undefined || event.attempt === undefined) return;
         runOf(context).succeed(event.step ?? -1, event.attempt, event.result);
@@ -337,5 +339,22 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
   ) as unknown as GraphMachine;
 }
 
-/** The compiled machine (a plain XState machine; its context holds the run's scheduler core). */
-export type GraphMachine = AnyStateMachine;
+/**
+ * The types of the compiled machine (its config is built from the workflow at run time, so its
+ * types are declared here, never called).
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used only as a type
+function graphMachineTypes() {
+  return setup({
+    types: {
+      context: {} as GraphContext,
+      events: {} as GraphMachineEvent,
+      input: {} as EngineInput,
+      output: {} as EngineOutput,
+      emitted: {} as EngineEmitted,
+    },
+  }).createMachine({ context: { run: undefined } });
+}
+
+/** The compiled machine (an XState machine; its context holds the run's scheduler core). */
+export type GraphMachine = ReturnType<typeof graphMachineTypes>;

@@ -37,7 +37,9 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
         ? `Waits for step ${nameList(deps)} to finish; if it fails, this step is skipped.`
         : `Waits for steps ${nameList(deps)} to all finish; if one fails, this step is skipped.`;
   const condition =
-    when === undefined ? '' : ` Once ready, runs only if ${String(when)} holds, else it is skipped.`;
+    when === undefined
+      ? ''
+      : ` Once ready, runs only if ${String(when)} holds, else it is skipped.`;
   const dependents = step.dependentsIndex.map((d) => workflow.steps[d]!.name);
   const next =
     dependents.length === 0 ? '' : ` Next: ${nameList(dependents)} may start once ready.`;
