@@ -12,8 +12,9 @@
  * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits the outbox
  *   with `actorScope.emit` at the end of each transition and receives `step.result` /
  *   `step.retry` events;
- * - the graph machine (`graph-run.ts`, `graph-compiler.ts`) emits it from the machine's
- *   `emitEvents` action and receives per-step event types that select the step's transitions.
+ * - the graph machine (`graph-run.ts`, `graph-compiler.ts`, `graph-logic.ts`) emits it after each
+ *   step event (`step.settled` / `.retry` / `.iteration`, addressed by index) and moves the regions
+ *   of the steps its events name ({@link SchedulerCore.stepStatus} is what their guards read).
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
  * truthiness comes in through {@link SchedulerDeps}. */
