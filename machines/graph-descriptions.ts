@@ -12,6 +12,11 @@ export function nameList(names: readonly string[]): string {
   return `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]!}`;
 }
 
+/** `text` ending with a full stop unless it already ends a sentence. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
 /** The descriptions of step `index`'s region and of each of its states. */
 export interface StepWords {
   region: string;
@@ -28,7 +33,7 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
   const step = workflow.steps[index]!;
   const when = workflow.document.steps[index]?.when;
   const quoted = `"${step.name}"`;
-  const what = step.description ? `: ${step.description.replace(/\.$/, '')}` : '';
+  const what = step.description.trim() ? `: ${step.description.trim()}` : '';
   const deps = step.dependsOn;
   const waits =
     deps.length === 0
@@ -46,7 +51,7 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
   const outputs = Object.values(step.outputs);
   const writes = outputs.length === 0 ? '' : ` Its outputs set context ${outputs.join(', ')}.`;
   return {
-    region: `Step ${quoted} runs agent ${step.agent}${what}.`,
+    region: sentence(`Step ${quoted} runs agent ${step.agent}${what}`),
     pending: `${waits}${condition} Starts when a concurrency slot is free (ready steps start in YAML order).`,
     running:
       `Agent ${step.agent} runs an attempt of step ${quoted}` +

@@ -33,7 +33,7 @@ function allNodes(node: JsonNode, path: string, out: [string, JsonNode][]): void
 const diamond = () =>
   workflow([
     { name: 'a', agent: 'tier0_echo', description: 'Fetches the ticket.' },
-    { name: 'b', agent: 'tier0_echo', depends_on: ['a'] },
+    { name: 'b', agent: 'tier0_echo', depends_on: ['a'], description: 'Checks it!' },
     { name: 'c', agent: 'tier0_echo', depends_on: ['a'], when: '${inputs.go == true}' },
     { name: 'd', agent: 'tier0_echo', depends_on: ['b', 'c'] },
   ]);
@@ -93,6 +93,8 @@ describe('graph compiler', () => {
     expect(nodes.filter(([, node]) => !node.description).map(([path]) => path)).to.deep.equal([]);
     const regions = json.states!.running!.states!;
     expect(regions.a!.description).to.equal('Step "a" runs agent tier0_echo: Fetches the ticket.');
+    expect(regions.b!.description).to.equal('Step "b" runs agent tier0_echo: Checks it!');
+    expect(regions.d!.description).to.equal('Step "d" runs agent tier0_echo.');
     expect(regions.a!.states!.pending!.description).to.match(
       /^Depends on no other step: ready as soon as the run starts\./,
     );
