@@ -49,7 +49,10 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
   const next =
     dependents.length === 0 ? '' : ` Next: ${nameList(dependents)} may start once ready.`;
   const outputs = Object.values(step.outputs);
-  const writes = outputs.length === 0 ? '' : ` Its outputs set context ${outputs.join(', ')}.`;
+  const writes =
+    outputs.length === 0
+      ? ''
+      : ` Its outputs set ${outputs.map((o) => `context.${o}`).join(', ')}.`;
   return {
     region: sentence(`Step ${quoted} runs agent ${step.agent}${what}`),
     pending: `${waits}${condition} Starts when a concurrency slot is free (ready steps start in YAML order).`,
