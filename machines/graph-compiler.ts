@@ -1,51 +1,44 @@
 /**
- * The graph engine: compiles a workflow into an XState v5 machine whose transitions are the
- * workflow's steps.
+ * The graph engine: compiles a workflow into an XState v5 machine with a parallel region per step.
  *
- * Shape (every state and every step transition has a `description`, readable in the inspector
- * and the Stately visualizer; each step's transitions carry `meta`: step, agent, dependsOn,
+ * Shape (every state has a `description` saying what the step does and what it waits for, read
+ * in the inspector and the Stately visualizer; each region's `meta` has step, agent, dependsOn,
  * dependents, when):
  *
  * ```
- * graph_<workflow>
- *   running              steps run; one set of guarded transitions per step:
- *                          step.<step>.settled    attemptSucceeded → completeStep
- *                                                 retryAllowed     → scheduleRetry
- *                                                 otherwise        → failStep
- *                          step.<step>.retry      → startNextAttempt   (retry delay elapsed)
- *                          step.<step>.iteration  → emitIteration      (loop steps only)
- *                          engine.finished        → completed
- *                          engine.abort           → aborted
+ * graph_<workflow>                   entry createRun (the scheduler core, from the input)
+ *   running (parallel)               entry requestStart (sends itself engine.start)
+ *     on engine.start   → startReadySteps (steps without dependencies start)
+ *        step.settled   attemptSucceeded → completeStep | retryAllowed → scheduleRetry | failStep
+ *        step.retry     → startNextAttempt       step.iteration → emitIteration
+ *        engine.finished → completed             engine.abort   → aborted (abortRun)
+ *     <step> (one region per step)
+ *       pending    ready {dependsOn, when} → running   conditionFalse {when} → skipped
+ *                  stepIs skipped → skipped             stepIs failed → failed
+ *       running    stepIs retrying → retrying | success → success | failed → failed
+ *       retrying   stepIs running → running | failed → failed
+ *       success | failed | skipped (final)
  *   completed (final)    every step finished
  *   aborted   (final)    engine.abort: running steps failed, the rest skipped
  * ```
  *
- * Transitions are generated per step and selected by event type, so a step event costs one map
- * lookup, never a scan of the other steps. `completeStep` maps the outputs, then does the join:
- * each dependent's counter of unfinished dependencies goes down, a dependent at zero is ready,
- * and its `when:` is evaluated when it starts (false → skipped, condition false). `failStep`
- * skips the step's transitive dependents. Each transition then lists the shared `emitEvents`,
- * which emits the transition's engine events as one event (the event itself, or an
- * `engine.batch` of them in order, unpacked by the engine dispatch: observers see the individual
- * events). When the last step finishes, the run sends the machine `engine.finished` (once).
+ * The scheduler core (`scheduler-core.ts`, shared with the native engine) decides what runs: the
+ * `running` state's actions hand it each step event, and each region's eventless (`always`)
+ * transitions follow the core's decision through guards that read it, named and parameterised
+ * after the conditions the core applied (`ready` carries the step's `dependsOn` and `when:`). Step
+ * events are three event types for every workflow, addressed by `step` (the index), so nothing
+ * XState keeps per (state node, event type) grows with the workflow.
  *
- * Why the step transitions have no target (the state stays `running` while steps run; the
- * steps' progress is the context, whose JSON lists each step's status):
- * - a parallel region per step costs O(n) per event: XState offers every event to every active
- *   region and rebuilds the state value from the whole configuration (~1 µs per region per
- *   event here, so O(n²) per run for fan-out-1000);
- * - a child node per step entered on each event (an earlier version: "the active child is the
- *   step that settled last") cost ~1.5 µs more per step (exit, entry, a new snapshot and state
- *   value), and XState memoizes transition candidates per (active node, event type) pair on the
- *   machine, which grew without bound for wide workflows (O(n²) pairs per cached machine:
- *   +1.2 MiB per 40 runs of fan-out-1000 with varied completion order).
- * The counters, outcomes and the ready heap live in {@link GraphRun} (in context), changed in
- * O(1) or O(log n) per event. `maxConcurrency` is respected (ready steps start in YAML order, as
- * in the native engine).
+ * Guards and actions are referenced by name: {@link graphMachineImplementations} provides them,
+ * so the plain config ({@link graphMachineConfig}, what `GET /api/workflows/{name}/machine`
+ * serves) loads with `createMachine(json).provide(graphMachineImplementations(deps))` and runs.
+ * That generic XState path costs O(steps) per event (XState offers each event to every region
+ * and re-evaluates every region's `always`); the runtime runs the same machine through
+ * `graph-logic.ts`, which applies the same transitions to the one region each event concerns.
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
-import { emit, enqueueActions, setup, type AnyActorRef } from 'xstate';
+import { assign, createMachine, emit, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
 import type {
   AttemptResult,
   EngineEmitted,
@@ -53,15 +46,19 @@ import type {
   EngineOutput,
 } from '../src/engine/adapter.js';
 import type { CompiledWorkflow } from '../src/workflow/types.js';
-import { GraphRun, stepEventTypes, type GraphRunDeps, type StepEventTypes } from './graph-run.js';
+import { stepWords } from './graph-descriptions.js';
+import { GraphRun, type GraphRunDeps } from './graph-run.js';
+import { SKIP_CONDITION_FALSE } from './skip-propagation.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
 
-/** Events the graph machine handles. `<key>` is the step's name. */
+/** Events the graph machine handles. */
 export interface GraphMachineEvent {
-  /** `engine.abort`, `engine.finished`, or `step.<key>.settled` / `.retry` / `.iteration`. */
+  /** `step.settled` / `step.retry` / `step.iteration`, `engine.finished` or `engine.abort`. */
   type: string;
+  /** Step events: the step's index. */
+  step?: number;
   /** `engine.abort`: why (running steps fail with it). */
   reason?: string;
   /** `settled` / `iteration`: the attempt it belongs to. */
@@ -71,17 +68,24 @@ export interface GraphMachineEvent {
   /** `iteration`: the loop iteration that finished, and its output. */
   iteration?: number;
   output?: Record<string, unknown> | null;
+  /** `xstate.init`: the engine input. */
+  input?: EngineInput;
 }
 
-interface GraphContext {
-  run: GraphRun;
+/** The machine's context: the run's scheduler core (made by the root's `createRun` entry). */
+export interface GraphContext {
+  run: GraphRun | undefined;
 }
 
-/** Parameters of the per-step guards and actions (visible in the machine's JSON). */
-interface StepParams {
+/** Parameters of the per-step guards (visible in the machine's JSON); `step` is the index. */
+export interface StepParams {
   step: number;
   name: string;
+  status?: string;
 }
+
+/** The XState machine config of a compiled workflow: plain JSON, implementations by name. */
+export type GraphMachineConfig = Record<string, unknown>;
 
 function machineId(name: string): string {
   return `graph_${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
@@ -90,168 +94,153 @@ function machineId(name: string): string {
 /**
  * Disposes the run (retry timers, in-flight attempts) when its actor completes: done, or stopped
  * mid-run. An observer of the engine actor rather than an invoked cleanup actor: about 1.5 KB
- * less per run. The run is the observer itself (its `complete` method): an observer literal's
- * `complete` arrow would be a per-run closure whose name tsx's keepNames redefines, which turns
- * it and XState's bound copy into dictionary-mode objects (about 0.6 KB per run).
+ * less per run. The run is the observer itself (its `complete` method).
  */
-function startRun(run: GraphRun, self: AnyActorRef): GraphRun {
+export function startRun(run: GraphRun, self: AnyActorRef): GraphRun {
   self.subscribe(run);
   return run;
 }
 
-/** What a step's transitions say about it: the step, its join and its `when:`. */
-function stepDescription(workflow: CompiledWorkflow, index: number): string {
-  const step = workflow.steps[index]!;
-  const when = workflow.document.steps[index]?.when;
-  const parts = [
-    `Step "${step.name}" (agent ${step.agent})${step.description ? `: ${step.description}` : ''}.`,
-  ];
-  parts.push(
-    step.dependsOn.length === 0
-      ? 'No dependencies: starts when the run starts.'
-      : `Join: starts once ${step.dependsOn.join(', ')} ${step.dependsOn.length === 1 ? 'has' : 'have all'} finished; a failed dependency skips it.`,
-  );
-  if (when !== undefined)
-    parts.push(`Runs only when ${when} holds, else skipped (condition false).`);
-  return parts.join(' ');
-}
-
-/** The `meta` of a step's transitions (what visualizers and the machine JSON show). */
-function stepMeta(workflow: CompiledWorkflow, index: number): Record<string, unknown> {
-  const step = workflow.steps[index]!;
-  const when = workflow.document.steps[index]?.when;
+/** An eventless transition of a step region, taken when the core reports the step `status`. */
+function follow(step: number, name: string, status: string, description: string) {
   return {
-    step: step.name,
-    agent: step.agent,
+    target: status,
+    guard: { type: 'stepIs', params: { step, name, status } },
+    description,
+  };
+}
+
+/** The region of step `index`: pending → running ⇄ retrying → success | failed | skipped. */
+function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, unknown> {
+  const step = workflow.steps[index]!;
+  const when = workflow.document.steps[index]?.when;
+  const name = step.name;
+  const words = stepWords(workflow, index);
+  const ready = {
+    step: index,
+    name,
     dependsOn: [...step.dependsOn],
-    dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
-    ...(when === undefined ? {} : { when }),
+    ...(when === undefined ? {} : { when: String(when) }),
+  };
+  const pending: unknown[] = [
+    {
+      target: 'running',
+      guard: { type: 'ready', params: ready },
+      description:
+        'The scheduler started it: its dependencies finished, its when: held, a slot was free.',
+    },
+  ];
+  if (when !== undefined)
+    pending.push({
+      target: 'skipped',
+      guard: { type: 'conditionFalse', params: { step: index, name, when: String(when) } },
+      description: `Skipped: ${String(when)} was false.`,
+    });
+  pending.push(
+    follow(index, name, 'skipped', 'Skipped: a dependency failed, or the run was aborted.'),
+    follow(index, name, 'failed', 'Its when: or inputs could not be evaluated.'),
+  );
+  return {
+    initial: 'pending',
+    description: words.region,
+    meta: {
+      step: name,
+      agent: step.agent,
+      dependsOn: [...step.dependsOn],
+      dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
+      ...(when === undefined ? {} : { when: String(when) }),
+    },
+    states: {
+      pending: { description: words.pending, always: pending },
+      running: {
+        description: words.running,
+        always: [
+          follow(index, name, 'retrying', 'The attempt failed with attempts left.'),
+          follow(index, name, 'success', 'The attempt succeeded.'),
+          follow(index, name, 'failed', 'The last attempt failed, or the run was aborted.'),
+        ],
+      },
+      retrying: {
+        description: words.retrying,
+        always: [
+          follow(index, name, 'running', 'The backoff delay elapsed: the next attempt runs.'),
+          follow(index, name, 'failed', 'The run was aborted while waiting.'),
+        ],
+      },
+      success: { type: 'final', description: words.success },
+      failed: { type: 'final', description: words.failed },
+      skipped: { type: 'final', description: words.skipped },
+    },
   };
 }
 
-/** The per-step transitions of `running`, keyed by event type. */
-function stepTransitions(
-  workflow: CompiledWorkflow,
-  types: StepEventTypes,
-): Record<string, unknown> {
-  const on: Record<string, unknown> = {};
+/**
+ * The machine config of `workflow` as plain JSON: what `GET /api/workflows/{name}/machine` serves
+ * and `createMachine(config).provide(graphMachineImplementations(deps))` runs.
+ */
+export function graphMachineConfig(workflow: CompiledWorkflow): GraphMachineConfig {
+  const regions: Record<string, unknown> = {};
   workflow.steps.forEach((step, index) => {
-    const params: StepParams = { step: index, name: step.name };
-    const about = stepDescription(workflow, index);
-    const meta = stepMeta(workflow, index);
-    on[types.settled[index]!] = [
-      {
-        guard: { type: 'attemptSucceeded' },
-        actions: [{ type: 'completeStep', params }, 'emitEvents'],
-        description: `${about} Succeeded: outputs mapped, then each dependent whose dependencies have all finished is ready.`,
-        meta,
-      },
-      {
-        guard: { type: 'retryAllowed', params },
-        actions: [{ type: 'scheduleRetry', params }, 'emitEvents'],
-        description: `Step "${step.name}" failed with attempts left: retrying, the next attempt after the backoff delay.`,
-        meta,
-      },
-      {
-        actions: [{ type: 'failStep', params }, 'emitEvents'],
-        description: `Step "${step.name}" failed on its last attempt: its transitive dependents are skipped.`,
-        meta,
-      },
-    ];
-    on[types.retry[index]!] = {
-      actions: [{ type: 'startNextAttempt', params }, 'emitEvents'],
-      description: `Step "${step.name}": the retry delay elapsed, the next attempt starts.`,
-      meta,
-    };
-    if (step.loopUntil !== undefined) {
-      on[types.iteration[index]!] = {
-        actions: [{ type: 'emitIteration', params }, 'emitEvents'],
-        description: `Loop step "${step.name}": an iteration finished (loop_until not yet true).`,
-        meta,
-      };
-    }
+    // Step names are validated as `[A-Za-z0-9_-]+` and unique: safe state keys.
+    regions[step.name] = stepRegion(workflow, index);
   });
-  return on;
-}
-
-/** Builds the machine for one workflow. */
-export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDeps) {
-  // Step names are validated as `[A-Za-z0-9_-]+` and unique, so they are safe event-type keys.
-  const types = stepEventTypes(workflow.steps.map((step) => step.name));
-  const on = stepTransitions(workflow, types);
-  on['engine.finished'] = {
-    target: 'completed',
-    description: 'The last step finished (the run sends this once).',
-  };
-  on['engine.abort'] = {
-    target: 'aborted',
-    actions: ['abortRun', 'emitEvents'],
-    description: 'Cancel or run timeout: running steps fail with the reason, the rest are skipped.',
-  };
-
-  const graphSetup = setup({
-    types: {
-      context: {} as GraphContext,
-      input: {} as EngineInput,
-      output: {} as EngineOutput,
-      events: {} as GraphMachineEvent,
-      emitted: {} as EngineEmitted,
-    },
-    guards: {
-      attemptSucceeded: ({ event }) => event.result?.ok === true,
-      retryAllowed: ({ context, event }, params: StepParams) =>
-        context.run.canRetry(params.step, event.attempt ?? 0),
-    },
-    actions: {
-      // The one emit action each transition lists after its step action: it emits the run's
-      // pending engine events as one event (the event itself, or an `engine.batch` of them in
-      // order; the run actor's engine dispatch unpacks batches).
-      emitEvents: emit(({ context }) => context.run.takeEmitted()),
-      // Entry of the initial state: XState defers custom actions until the actor starts but
-      // resolves emit actions at once, so begin() runs in enqueueActions' collect (once per run).
-      startReadySteps: enqueueActions(({ context, enqueue }) => {
-        context.run.begin();
-        enqueue.emit(context.run.takeEmitted());
-      }),
-      // Plain actions (no enqueueActions wrapper per step event); each transition lists
-      // `emitEvents` after them.
-      completeStep: ({ context, event }, params: StepParams) => {
-        if (event.result === undefined || event.attempt === undefined) return;
-        context.run.succeed(params.step, event.attempt, event.result);
-      },
-      scheduleRetry: ({ context, event }, params: StepParams) => {
-        if (event.result === undefined || event.attempt === undefined) return;
-        context.run.scheduleRetry(params.step, event.attempt, event.result);
-      },
-      failStep: ({ context, event }, params: StepParams) => {
-        if (event.result === undefined || event.attempt === undefined) return;
-        context.run.fail(params.step, event.attempt, event.result);
-      },
-      startNextAttempt: ({ context }, params: StepParams) => {
-        context.run.retry(params.step);
-      },
-      emitIteration: ({ context, event }, params: StepParams) => {
-        if (event.attempt === undefined || event.iteration === undefined) return;
-        context.run.iteration(params.step, event.attempt, event.iteration, event.output ?? null);
-      },
-      abortRun: ({ context, event }) => {
-        context.run.abort(event.reason ?? 'aborted');
-      },
-    },
-  });
-
-  return graphSetup.createMachine({
+  return {
     id: machineId(workflow.name),
-    description: `Graph engine for workflow "${workflow.name}": per-step guarded transitions; a step starts when every dependency has finished and its when: holds.`,
-    context: ({ input, self }) => ({ run: startRun(new GraphRun(input, self, types, deps), self) }),
+    description: `Workflow "${workflow.name}"${workflow.description ? `: ${workflow.description}` : ''}. One region per step; a step starts once its dependencies finished and its when: holds.`,
+    context: {},
+    entry: [{ type: 'createRun' }],
     initial: 'running',
     states: {
       running: {
+        type: 'parallel',
         description:
-          "Steps are running (at most maxConcurrency at once, ready steps in YAML order). Each step has its own guarded transitions (step.<step>.settled / .retry / .iteration); the context lists every step's status.",
-        entry: 'startReadySteps',
-        // Generated per step (see above); typed loosely because keys are computed.
-        on: on as never,
+          'Steps run (at most maxConcurrency at once, ready steps in YAML order); each region is one step.',
+        // Steps start on the run's first event, not on entry: the initial snapshot shows every
+        // step pending (an inspector sees each region leave `pending`).
+        entry: [{ type: 'requestStart' }],
+        on: {
+          'engine.start': {
+            actions: [{ type: 'startReadySteps' }, { type: 'emitEvents' }],
+            description:
+              'The run started: steps without dependencies are ready and start (up to maxConcurrency).',
+          },
+          'step.settled': [
+            {
+              guard: { type: 'attemptSucceeded' },
+              actions: [{ type: 'completeStep' }, { type: 'emitEvents' }],
+              description:
+                'An attempt succeeded: outputs mapped; dependents whose dependencies all finished are ready.',
+            },
+            {
+              guard: { type: 'retryAllowed' },
+              actions: [{ type: 'scheduleRetry' }, { type: 'emitEvents' }],
+              description: 'An attempt failed with attempts left: retry after the backoff delay.',
+            },
+            {
+              actions: [{ type: 'failStep' }, { type: 'emitEvents' }],
+              description: 'The last attempt failed: transitive dependents are skipped.',
+            },
+          ],
+          'step.retry': {
+            actions: [{ type: 'startNextAttempt' }, { type: 'emitEvents' }],
+            description: 'A retry delay elapsed: the next attempt starts.',
+          },
+          'step.iteration': {
+            actions: [{ type: 'emitIteration' }, { type: 'emitEvents' }],
+            description: 'A loop iteration finished (loop_until not yet true).',
+          },
+          'engine.finished': {
+            target: 'completed',
+            description: 'The last step finished (the run sends this once).',
+          },
+          'engine.abort': {
+            target: 'aborted',
+            actions: [{ type: 'abortRun' }, { type: 'emitEvents' }],
+            description:
+              'Cancel or run timeout: running steps fail with the reason, the rest are skipped.',
+          },
+        },
+        states: regions,
       },
       completed: {
         type: 'final',
@@ -264,9 +253,108 @@ export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDep
           'engine.abort (cancel or run timeout): running steps failed with the reason, their attempts were aborted, unfinished steps were skipped.',
       },
     },
-    output: ({ context }) => context.run.output(),
-  });
+  };
 }
 
-/** The compiled machine's type. */
-export type GraphMachine = ReturnType<typeof createGraphMachine>;
+/** What the guards and actions read. */
+export interface Args {
+  context: GraphContext;
+  event: GraphMachineEvent;
+}
+
+function runOf(context: GraphContext): GraphRun {
+  if (context.run === undefined) throw new Error('graph machine: no run (createRun did not run)');
+  return context.run;
+}
+
+/**
+ * The guards and actions the machine references by name, for
+ * `createMachine(config).provide(graphMachineImplementations(deps))`. Guards read the scheduler
+ * core's decisions; actions hand it the step events.
+ */
+export function graphMachineImplementations(deps: GraphRunDeps) {
+  const status = (context: GraphContext, params: StepParams) =>
+    runOf(context).stepStatus(params.step);
+  return {
+    guards: {
+      attemptSucceeded: ({ event }: Args) => event.result?.ok === true,
+      retryAllowed: ({ context, event }: Args) =>
+        runOf(context).canRetry(event.step ?? 0, event.attempt ?? 0),
+      ready: ({ context }: Args, params: StepParams) => {
+        const now = status(context, params);
+        return now === 'running' || now === 'retrying';
+      },
+      conditionFalse: ({ context }: Args, params: StepParams) =>
+        runOf(context).skipReason(params.step) === SKIP_CONDITION_FALSE,
+      stepIs: ({ context }: Args, params: StepParams) => status(context, params) === params.status,
+    },
+    actions: {
+      createRun: assign(({ event, self }: { event: GraphMachineEvent; self: AnyActorRef }) => ({
+        run: startRun(new GraphRun(event.input!, self, deps), self),
+      })),
+      // The one emit action each transition lists after its step action: the run's pending
+      // engine events as one event (the engine dispatch unpacks `engine.batch`).
+      emitEvents: emit(({ context }: { context: GraphContext }) => runOf(context).takeEmitted()),
+      requestStart: ({ self }: { self: AnyActorRef }) => self.send({ type: 'engine.start' }),
+      startReadySteps: ({ context }: Args) => runOf(context).begin(),
+      completeStep: ({ context, event }: Args) => {
+        if (event.result === undefined || event.attempt === undefined) return;
+        runOf(context).succeed(event.step ?? -1, event.attempt, event.result);
+      },
+      scheduleRetry: ({ context, event }: Args) => {
+        if (event.result === undefined || event.attempt === undefined) return;
+        runOf(context).scheduleRetry(event.step ?? -1, event.attempt, event.result);
+      },
+      failStep: ({ context, event }: Args) => {
+        if (event.result === undefined || event.attempt === undefined) return;
+        runOf(context).fail(event.step ?? -1, event.attempt, event.result);
+      },
+      startNextAttempt: ({ context, event }: Args) => runOf(context).retry(event.step ?? -1),
+      emitIteration: ({ context, event }: Args) => {
+        if (event.attempt === undefined || event.iteration === undefined) return;
+        runOf(context).iteration(
+          event.step ?? -1,
+          event.attempt,
+          event.iteration,
+          event.output ?? null,
+        );
+      },
+      abortRun: ({ context, event }: Args) => runOf(context).abort(event.reason ?? 'aborted'),
+    },
+  };
+}
+
+/**
+ * Builds the machine for one workflow: {@link graphMachineConfig} with
+ * {@link graphMachineImplementations}, and the run's output (outcomes, context, final output).
+ */
+export function createGraphMachine(workflow: CompiledWorkflow, deps: GraphRunDeps): GraphMachine {
+  const config = {
+    ...graphMachineConfig(workflow),
+    output: ({ context }: { context: GraphContext }) => runOf(context).output(),
+  };
+  const implementations = graphMachineImplementations(deps);
+  return createMachine(config as never).provide(
+    implementations as unknown as Parameters<AnyStateMachine['provide']>[0],
+  ) as unknown as GraphMachine;
+}
+
+/**
+ * The types of the compiled machine (its config is built from the workflow at run time, so its
+ * types are declared here, never called).
+ */
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- used only as a type
+function graphMachineTypes() {
+  return setup({
+    types: {
+      context: {} as GraphContext,
+      events: {} as GraphMachineEvent,
+      input: {} as EngineInput,
+      output: {} as EngineOutput,
+      emitted: {} as EngineEmitted,
+    },
+  }).createMachine({ context: { run: undefined } });
+}
+
+/** The compiled machine (an XState machine; its context holds the run's scheduler core). */
+export type GraphMachine = ReturnType<typeof graphMachineTypes>;

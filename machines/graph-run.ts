@@ -5,10 +5,10 @@
  * connected to the machine. It lives in the machine's context and is changed only by the
  * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event.
  *
- * Engine events collect in the core's outbox, which the machine's actions drain with XState `emit`;
- * attempt results, retry timers and loop iterations come back as per-step event types, which
- * select the step's transitions in the machine; when the last step finishes the run sends the
- * machine `engine.finished`.
+ * Engine events collect in the core's outbox, which the machine drains with XState `emit`;
+ * attempt results, retry timers and loop iterations come back as `step.settled` / `step.retry` /
+ * `step.iteration` events carrying the step's index; when the last step finishes the run sends
+ * the machine `engine.finished`.
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
@@ -20,26 +20,14 @@ export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.
 /** What the graph run needs besides its input (truthiness of `when:` values). */
 export type GraphRunDeps = SchedulerDeps;
 
-/** Event types the machine uses for step `key` (one set of event types per step). */
-export function stepEventType(key: string, kind: 'settled' | 'retry' | 'iteration'): string {
-  return `step.${key}.${kind}`;
-}
-
-/** The event types of every step, by step index; built once per compiled machine. */
-export interface StepEventTypes {
-  settled: readonly string[];
-  retry: readonly string[];
-  iteration: readonly string[];
-}
-
-/** Builds the {@link StepEventTypes} of the steps whose node keys are `keys`. */
-export function stepEventTypes(keys: readonly string[]): StepEventTypes {
-  return {
-    settled: keys.map((key) => stepEventType(key, 'settled')),
-    retry: keys.map((key) => stepEventType(key, 'retry')),
-    iteration: keys.map((key) => stepEventType(key, 'iteration')),
-  };
-}
+/**
+ * The step events the run sends its machine: three types for every workflow, addressed to a step
+ * by `step` (its index). Few event types keep XState's per-(state node, event type) work and
+ * caches independent of the workflow's width.
+ */
+export const STEP_SETTLED = 'step.settled';
+export const STEP_RETRY = 'step.retry';
+export const STEP_ITERATION = 'step.iteration';
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
@@ -49,8 +37,6 @@ export class GraphRun extends SchedulerCore {
   constructor(
     input: EngineInput,
     private readonly self: AnyActorRef,
-    /** The machine's per-step event types. */
-    private readonly types: StepEventTypes,
     deps: GraphRunDeps,
   ) {
     super(input, deps);
@@ -82,11 +68,11 @@ export class GraphRun extends SchedulerCore {
   }
 
   protected sendSettled(index: number, attempt: number, result: AttemptResult): void {
-    this.self.send({ type: this.types.settled[index]!, attempt, result });
+    this.self.send({ type: STEP_SETTLED, step: index, attempt, result });
   }
 
   protected sendRetry(index: number): void {
-    this.self.send({ type: this.types.retry[index]! });
+    this.self.send({ type: STEP_RETRY, step: index });
   }
 
   protected iterationListener(
@@ -94,7 +80,7 @@ export class GraphRun extends SchedulerCore {
     attempt: number,
   ): (iteration: number, output: Record<string, unknown> | null) => void {
     const self = this.self;
-    const type = this.types.iteration[index]!;
-    return (iteration, output) => self.send({ type, attempt, iteration, output });
+    return (iteration, output) =>
+      self.send({ type: STEP_ITERATION, step: index, attempt, iteration, output });
   }
 }

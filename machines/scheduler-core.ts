@@ -12,8 +12,9 @@
  * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits the outbox
  *   with `actorScope.emit` at the end of each transition and receives `step.result` /
  *   `step.retry` events;
- * - the graph machine (`graph-run.ts`, `graph-compiler.ts`) emits it from the machine's
- *   `emitEvents` action and receives per-step event types that select the step's transitions.
+ * - the graph machine (`graph-run.ts`, `graph-compiler.ts`, `graph-logic.ts`) emits it after each
+ *   step event (`step.settled` / `.retry` / `.iteration`, addressed by index) and moves the regions
+ *   of the steps its events name ({@link SchedulerCore.stepStatus} is what their guards read).
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
  * truthiness comes in through {@link SchedulerDeps}. */
@@ -60,6 +61,9 @@ import {
 
 export type { AttemptRequest } from './attempt-request.js';
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagation.js';
+
+/** The states of a step: its region's states in the graph machine. */
+export type StepRegionState = 'pending' | 'running' | 'retrying' | StepOutcome['status'];
 
 /** What a scheduler needs besides its input. */
 export interface SchedulerDeps {
@@ -287,6 +291,22 @@ export abstract class SchedulerCore {
     // (and its stack) per run is then not worth making.
     if (this.running > 0 && !this.runAbort.aborted)
       this.runAbort.abort(new Error('engine stopped'));
+  }
+
+  /**
+   * Step `index`'s status: `pending`, `running`, `retrying`, or its outcome's status once
+   * finished (what the graph machine's step regions show).
+   */
+  stepStatus(index: number): StepRegionState {
+    const outcome = this.outcomes[index];
+    if (outcome !== undefined) return outcome.status;
+    const state = this.slots[index * FIELDS + F_STATE];
+    return state === RUNNING ? 'running' : state === RETRY_WAIT ? 'retrying' : 'pending';
+  }
+
+  /** Why step `index` was skipped (null unless it was). */
+  skipReason(index: number): string | null {
+    return this.outcomes[index]?.skipReason ?? null;
   }
 
   /** Each step's status (outcome status once finished) by name. */

@@ -1,7 +1,11 @@
 import { expect } from 'chai';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createActor, createMachine, type AnyMachineSnapshot } from 'xstate';
 import { packageVersion } from '../../src/config/index.js';
+import type { EngineInput } from '../../src/engine/adapter.js';
+import { graphImplementations } from '../../src/engine/adapters/graph.js';
+import { compileWorkflow, parseWorkflowYaml } from '../../src/workflow/index.js';
 import { call, startTestService, type TestService } from './harness.js';
 
 describe('HTTP catalogue endpoints', () => {
@@ -188,6 +192,46 @@ describe('HTTP catalogue endpoints', () => {
     expect(res.status).to.equal(200);
     const text = JSON.stringify(res.body);
     for (const step of ['process', 'count', 'report']) expect(text).to.include(step);
+  });
+
+  it('GET /api/workflows/{name}/machine JSON loads back with createMachine and runs the workflow', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/test_deterministic/machine');
+    const yaml = await readFile(join(svc.workflowsDir, 'test_deterministic.yaml'), 'utf8');
+    const wf = compileWorkflow(parseWorkflowYaml(yaml));
+    const machine = createMachine(res.body as never).provide(graphImplementations() as never);
+    const input: EngineInput = {
+      runId: 'from-json',
+      workflow: wf,
+      inputs: { text: 'hello' },
+      maxConcurrency: 10,
+      maxAttempts: 1,
+      runAttempt: ({ input: stepInput }) =>
+        Promise.resolve({
+          ok: true,
+          output: { ...stepInput },
+          error: null,
+          modelUsed: null,
+          tokensUsed: null,
+          iterations: 1,
+        }),
+      retryDelayMs: () => 0,
+      clock: { now: Date.now, setTimeout, clearTimeout },
+    };
+    const actor = createActor(machine, { input });
+    const regions: unknown[] = [];
+    const done = new Promise<void>((resolve, reject) =>
+      actor.subscribe({
+        next: (snapshot: AnyMachineSnapshot) => regions.push(snapshot.value),
+        complete: resolve,
+        error: reject,
+      }),
+    );
+    actor.start();
+    await done;
+    expect(actor.getSnapshot().value).to.equal('completed');
+    expect(regions.at(-2)).to.deep.equal({
+      running: { process: 'success', count: 'success', report: 'success' },
+    });
   });
 
   for (const path of ['dag', 'capabilities', 'machine', 'editor']) {

@@ -10,7 +10,7 @@ import type {
   EngineOutput,
 } from '../../src/engine/adapter.js';
 import { forEachEngineEvent } from '../../src/engine/adapter.js';
-import { compileGraphMachine } from '../../src/engine/adapters/graph.js';
+import { compileGraphLogic } from '../../src/engine/adapters/graph.js';
 import type { GraphMachine } from '../../machines/graph-compiler.js';
 import { compileWorkflow } from '../../src/workflow/index.js';
 import type { CompiledWorkflow, StepDocument } from '../../src/workflow/types.js';
@@ -109,7 +109,7 @@ export function startGraph(wf: CompiledWorkflow, overrides: Partial<EngineInput>
     clock: new ManualClock(),
     ...overrides,
   };
-  const actor = createActor(compileGraphMachine(wf), { input });
+  const actor = createActor(compileGraphLogic(wf) as unknown as GraphMachine, { input });
   const events: string[] = [];
   const raw: EngineEvent[] = [];
   actor.on('*', (emitted: EngineEmitted) => forEachEngineEvent(emitted, record));

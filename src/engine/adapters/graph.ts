@@ -1,43 +1,63 @@
-import { createGraphMachine, type GraphMachine } from '../../../machines/graph-compiler.js';
+import {
+  createGraphMachine,
+  graphMachineConfig,
+  graphMachineImplementations,
+  type GraphMachine,
+} from '../../../machines/graph-compiler.js';
+import { createGraphLogic, type GraphLogic } from '../../../machines/graph-logic.js';
 import { isTruthy } from '../../workflow/values.js';
 import type { CompiledWorkflow } from '../../workflow/types.js';
-import { asEngineLogic, type EngineAdapter, type EngineLogic } from '../adapter.js';
+import { type EngineAdapter, type EngineLogic } from '../adapter.js';
 
 const DEPS = { isTruthy };
 
-// One machine per compiled workflow object; the registry caches compiled workflows, so repeated
-// runs of a workflow reuse its machine (and XState's per-node transition caches).
-const machines = new WeakMap<CompiledWorkflow, GraphMachine>();
+// One machine and logic per compiled workflow object; the registry caches compiled workflows, so
+// repeated runs of a workflow reuse them.
+const logics = new WeakMap<CompiledWorkflow, GraphLogic>();
 
 /**
- * Compiles a workflow into its graph machine: per-step event types selecting per-step guarded
- * transitions, a counted join (see `machines/graph-compiler.ts`). This machine is what
- * the graph adapter executes.
+ * The runtime logic of a workflow's graph machine (see `machines/graph-logic.ts`): what the graph
+ * adapter executes. Its `machine` is the compiled XState machine.
  */
-export function compileGraphMachine(workflow: CompiledWorkflow): GraphMachine {
-  let machine = machines.get(workflow);
-  if (machine === undefined) {
-    machine = createGraphMachine(workflow, DEPS);
-    machines.set(workflow, machine);
+export function compileGraphLogic(workflow: CompiledWorkflow): GraphLogic {
+  let logic = logics.get(workflow);
+  if (logic === undefined) {
+    const machine = createGraphMachine(workflow, DEPS);
+    logic = createGraphLogic(
+      machine,
+      workflow.steps.map((step) => step.name),
+      DEPS,
+    );
+    logics.set(workflow, logic);
   }
-  return machine;
+  return logic;
 }
 
 /**
- * The compiled machine's definition as plain JSON (`machine.toJSON()`), for
- * `GET /api/workflows/{name}/machine` and visualizers.
+ * Compiles a workflow into its graph machine: a parallel region per step (see
+ * `machines/graph-compiler.ts`).
+ */
+export function compileGraphMachine(workflow: CompiledWorkflow): GraphMachine {
+  return compileGraphLogic(workflow).machine;
+}
+
+/** The guards and actions the machine's JSON references, for `createMachine(json).provide(…)`. */
+export function graphImplementations() {
+  return graphMachineImplementations(DEPS);
+}
+
+/**
+ * The compiled machine's config as plain JSON, for `GET /api/workflows/{name}/machine` and
+ * visualizers: `createMachine(json).provide(graphImplementations())` loads and runs it.
  */
 export function graphMachineDefinition(workflow: CompiledWorkflow): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(compileGraphMachine(workflow).toJSON())) as Record<
-    string,
-    unknown
-  >;
+  return JSON.parse(JSON.stringify(graphMachineConfig(workflow))) as Record<string, unknown>;
 }
 
 /** The graph adapter: the workflow compiled into an XState machine that runs it. */
 export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
-    'Workflow compiled into an XState v5 machine: guarded per-step transitions (per-step event types), counted join',
-  createLogic: (workflow): EngineLogic => asEngineLogic(compileGraphMachine(workflow)),
+    'Workflow compiled into an XState v5 machine: a parallel region per step (pending → running ⇄ retrying → success | failed | skipped), the shared scheduler core deciding what runs',
+  createLogic: (workflow): EngineLogic => compileGraphLogic(workflow) as unknown as EngineLogic,
 };

@@ -1,0 +1,73 @@
+/**
+ * The words of the graph machine: what each step region and each of its states says in the
+ * inspector and the Stately visualizer (what the step does, what it waits for, what follows).
+ * Pure: imports types only.
+ */
+import type { CompiledWorkflow } from '../src/workflow/types.js';
+
+/** `"a"`, `"a" and "b"`, `"a", "b" and "c"`. */
+export function nameList(names: readonly string[]): string {
+  const quoted = names.map((name) => `"${name}"`);
+  if (quoted.length <= 1) return quoted.join('');
+  return `${quoted.slice(0, -1).join(', ')} and ${quoted[quoted.length - 1]!}`;
+}
+
+/** `text` ending with a full stop unless it already ends a sentence. */
+function sentence(text: string): string {
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+/** The descriptions of step `index`'s region and of each of its states. */
+export interface StepWords {
+  region: string;
+  pending: string;
+  running: string;
+  retrying: string;
+  success: string;
+  failed: string;
+  skipped: string;
+}
+
+/** Describes step `index` of `workflow`. */
+export function stepWords(workflow: CompiledWorkflow, index: number): StepWords {
+  const step = workflow.steps[index]!;
+  const when = workflow.document.steps[index]?.when;
+  const quoted = `"${step.name}"`;
+  const what = step.description.trim() ? `: ${step.description.trim()}` : '';
+  const deps = step.dependsOn;
+  const waits =
+    deps.length === 0
+      ? 'Depends on no other step: ready as soon as the run starts.'
+      : deps.length === 1
+        ? `Waits for step ${nameList(deps)} to finish; if it fails, this step is skipped.`
+        : `Waits for steps ${nameList(deps)} to all finish; if one fails, this step is skipped.`;
+  const condition =
+    when === undefined
+      ? ''
+      : ` Once ready, runs only if ${String(when)} holds, else it is skipped.`;
+  const dependents = step.dependentsIndex.map((d) => workflow.steps[d]!.name);
+  const next =
+    dependents.length === 0 ? '' : ` Next: ${nameList(dependents)} may start once ready.`;
+  const outputs = Object.values(step.outputs);
+  const writes =
+    outputs.length === 0
+      ? ''
+      : ` Its outputs set ${outputs.map((o) => `context.${o}`).join(', ')}.`;
+  return {
+    region: sentence(`Step ${quoted} runs agent ${step.agent}${what}`),
+    pending: `${waits}${condition} Starts when a concurrency slot is free (ready steps start in YAML order).`,
+    running:
+      `Agent ${step.agent} runs an attempt of step ${quoted}` +
+      (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
+      ' Its result decides: success, a retry, or failure on the last attempt.',
+    retrying: `An attempt of ${quoted} failed with attempts left: waits the backoff delay, then runs the next attempt.`,
+    success: `Step ${quoted} succeeded.${writes}${next}`,
+    failed:
+      `Step ${quoted} failed: its last attempt failed, its when:/inputs could not be evaluated, or the run was cancelled or timed out.` +
+      (dependents.length === 0 ? '' : ` Steps that depend on it are skipped.`),
+    skipped:
+      `Step ${quoted} did not run: ` +
+      (when === undefined ? '' : 'its when: was false, or ') +
+      'a dependency failed, or the run was cancelled or timed out.',
+  };
+}
