@@ -12,7 +12,13 @@ export function createNoLlmClient(): LlmClient {
   return {
     complete(request: LlmRequest): Promise<LlmResponse> {
       if (request.signal.aborted) return Promise.reject(abortReason(request.signal));
-      const text = `[placeholder tier${request.tier} response: ${request.prompt.length} prompt characters]`;
+      // A chat request carries its text in `messages`, a step's in `prompt`.
+      const promptChars =
+        request.messages?.reduce((sum, message) => sum + message.content.length, 0) ??
+        request.prompt.length;
+      const text = `[placeholder tier${request.tier} response: ${promptChars} prompt characters]`;
+      // The placeholder is the one candidate of every tier (chat's `route` frame names it).
+      request.onRoute?.(PLACEHOLDER_MODEL);
       const fields: Record<string, unknown> = {};
       for (const key of request.outputKeys ?? []) {
         fields[key] = `[placeholder ${key}]`;
@@ -20,7 +26,7 @@ export function createNoLlmClient(): LlmClient {
       return Promise.resolve({
         text,
         model: PLACEHOLDER_MODEL,
-        tokensUsed: placeholderTokens(request.system.length + request.prompt.length, text.length),
+        tokensUsed: placeholderTokens(request.system.length + promptChars, text.length),
         fields,
       });
     },

@@ -226,7 +226,12 @@ describe('GET /api/models/probe and POST /api/chat', () => {
   it('in no-LLM mode answers with the placeholder', async () => {
     const { url } = await start({ AGENTIC_NO_LLM: '1' });
     const { frames } = await chat(url, { tier: 1, messages: [{ role: 'user', content: 'x' }] });
-    expect(frames.map((f) => f.type)).to.deep.equal(['token', 'done']);
-    expect(frames[1]).to.deep.include({ model: 'placeholder' });
+    // A tier request gets its route frame in no-LLM mode too (the spec's frame order).
+    expect(frames.map((f) => f.type)).to.deep.equal(['route', 'token', 'done']);
+    expect(frames[0]).to.deep.equal({ type: 'route', requested_tier: 1, model: 'placeholder' });
+    expect(frames[1]).to.deep.include({
+      delta: '[placeholder tier1 response: 1 prompt characters]',
+    });
+    expect(frames[2]).to.deep.include({ model: 'placeholder' });
   });
 });
