@@ -64,6 +64,14 @@ const runIdParam: ApiParameter = {
   schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,128}$' },
 };
 
+const runFileParam: ApiParameter = {
+  name: 'filename',
+  in: 'path',
+  required: true,
+  description: 'Run file name (…json) or run id.',
+  schema: { type: 'string' },
+};
+
 const datasetSourceQuery: ApiParameter = {
   name: 'dataset_source',
   in: 'query',
@@ -168,15 +176,7 @@ const DATASET_OPERATIONS: ApiOperation[] = [
     summary:
       "A run's evaluation (criteria, score layers, hard gates, floor violations); evaluation null when not evaluated",
     tag: 'evaluation',
-    parameters: [
-      {
-        name: 'filename',
-        in: 'path',
-        required: true,
-        description: 'Run file name (…json) or run id.',
-        schema: { type: 'string' },
-      },
-    ],
+    parameters: [runFileParam],
     responses: {
       '200': { description: 'Evaluation', schema: 'RunEvaluationDetailResponse' },
       '404': err('Unknown run or rejected path'),
@@ -506,15 +506,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     operationId: 'getRun',
     summary: 'Full run record, by run file name or run id',
     tag: 'runs',
-    parameters: [
-      {
-        name: 'filename',
-        in: 'path',
-        required: true,
-        description: 'Run file name (…json) or run id.',
-        schema: { type: 'string' },
-      },
-    ],
+    parameters: [runFileParam],
     responses: {
       '200': { description: 'Run record', schema: 'RunRecord' },
       '404': err('Unknown run or rejected path'),
