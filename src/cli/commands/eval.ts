@@ -1,6 +1,4 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { createRuntime } from '../../engine/runtime.js';
-import type { AdapterName } from '../../engine/types.js';
 import { ERROR_CODES, isAppError } from '../../errors.js';
 import { createBatchManager, type BatchItem } from '../../eval/batch.js';
 import { createDatasetCatalogue } from '../../eval/datasets.js';
@@ -11,7 +9,8 @@ import type { EvalBatchResponse } from '../../generated/api/eval-batch-response.
 import { createLlmService } from '../../llm/llm-service.js';
 import { createLogger } from '../../log.js';
 import { err, out } from '../io.js';
-import { customAgents, settings, withSettings, type SettingsOptions } from '../settings.js';
+import { createCliRuntime } from '../cli-runtime.js';
+import { settings, withSettings, type SettingsOptions } from '../settings.js';
 import { workflowNotFound } from '../workflow-arg.js';
 import type { CliContext } from './index.js';
 
@@ -120,23 +119,7 @@ export function registerEval(program: Command, context: CliContext): void {
     const config = settings(options, context.env);
     // One LLM layer for the runs' LLM steps and the judge (none in no-LLM mode).
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
-    const runtime = createRuntime({
-      ...(llm === undefined ? {} : { llm: llm.router }),
-      workflowsDir: config.workflowsDir,
-      runsDir: config.runsDir,
-      noLlm: config.noLlm,
-      maxConcurrency: config.maxConcurrency,
-      defaultAdapter: config.defaultAdapter as AdapterName,
-      agents: await customAgents(config),
-      logger: createLogger({
-        format: config.logFormat,
-        level: 'warn',
-        destination: process.stderr,
-      }),
-      ...(config.externalAgentsDir !== undefined
-        ? { externalAgentsDir: config.externalAgentsDir }
-        : {}),
-    });
+    const runtime = await createCliRuntime(config, llm);
     const datasets = createDatasetCatalogue({
       evalDir: resolveEvalDir(config.workflowsDir),
       localDir: config.localDatasetsDir,

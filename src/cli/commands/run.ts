@@ -1,14 +1,12 @@
 import { createLlmService } from '../../llm/llm-service.js';
 import { InvalidArgumentError, type Command } from 'commander';
-import { createRuntime } from '../../engine/runtime.js';
 import { ADAPTERS, type AdapterName, type RunHandle } from '../../engine/types.js';
 import { ERROR_CODES, isAppError } from '../../errors.js';
-import { createLogger } from '../../log.js';
-import { toolsOptionsFromConfig } from '../../tools/index.js';
 import type { CliContext } from './index.js';
 import { err, out, parseJsonObject } from '../io.js';
 import { progressLine } from '../progress.js';
-import { customAgents, settings, withSettings, type SettingsOptions } from '../settings.js';
+import { createCliRuntime } from '../cli-runtime.js';
+import { settings, withSettings, type SettingsOptions } from '../settings.js';
 import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
 
 interface RunOptions extends SettingsOptions {
@@ -42,28 +40,9 @@ export function registerRun(program: Command, context: CliContext): void {
       .option('--json', 'print only the run record (JSON) on stdout, no progress'),
   ).action(async (workflow: string, options: RunOptions) => {
     const config = settings(options, context.env);
-    const agents = await customAgents(config);
     const arg = await readWorkflowArg(workflow);
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
-    const runtime = createRuntime({
-      ...(llm === undefined ? {} : { llm: llm.router }),
-      workflowsDir: config.workflowsDir,
-      runsDir: config.runsDir,
-      noLlm: config.noLlm,
-      maxConcurrency: config.maxConcurrency,
-      defaultAdapter: config.defaultAdapter as AdapterName,
-      agents,
-      limits: config.limits,
-      tools: toolsOptionsFromConfig(config),
-      logger: createLogger({
-        format: config.logFormat,
-        level: 'warn',
-        destination: process.stderr,
-      }),
-      ...(config.externalAgentsDir !== undefined
-        ? { externalAgentsDir: config.externalAgentsDir }
-        : {}),
-    });
+    const runtime = await createCliRuntime(config, llm);
     let handle: RunHandle;
     try {
       handle = await runtime.start({
