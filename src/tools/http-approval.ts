@@ -47,6 +47,10 @@ interface Waiting {
   settle: (decision: ApprovalDecision) => void;
 }
 
+/**
+ * The `http` provider (AGENTIC_APPROVAL_PROVIDER=http): one per runtime, holding its pending
+ * calls in memory. Every way a wait ends (answer, timeout, cancellation) settles it exactly once.
+ */
 export function createHttpApprovalProvider(options: HttpApprovalOptions = {}): ApprovalQueue {
   const timeoutMs = options.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
   const now = options.now ?? Date.now;
