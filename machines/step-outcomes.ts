@@ -23,6 +23,7 @@ class Outcome implements StepOutcome {
     readonly iterations: number,
     readonly startTime: number | null,
     readonly endTime: number,
+    readonly verification: StepOutcome['verification'] = undefined,
   ) {}
 }
 
@@ -46,6 +47,7 @@ export function successOutcome(
     result.iterations,
     startTime,
     now,
+    result.verification,
   );
 }
 
@@ -73,6 +75,7 @@ export function failedOutcome(
     result?.iterations ?? 0,
     attempts > 0 ? startTime : null,
     now,
+    result?.verification,
   );
 }
 

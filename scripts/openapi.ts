@@ -104,9 +104,11 @@ export async function buildOpenApi(root: string, version: string): Promise<Json>
     },
     servers: [{ url: 'http://127.0.0.1:8010' }],
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-    tags: ['health', 'catalogue', 'workflows', 'runs', 'evaluation', 'docs'].map((name) => ({
-      name,
-    })),
+    tags: ['health', 'catalogue', 'workflows', 'runs', 'approvals', 'evaluation', 'docs'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths,
     components: {
       schemas: Object.fromEntries(Object.entries(components).sort(([a], [b]) => (a < b ? -1 : 1))),

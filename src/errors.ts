@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   NOT_FOUND: 'not_found',
   WORKFLOW_NOT_FOUND: 'workflow_not_found',
   RUN_NOT_FOUND: 'run_not_found',
+  APPROVAL_NOT_FOUND: 'approval_not_found',
   CONFLICT: 'conflict',
   AUTH_REQUIRED: 'auth_required',
   RATE_LIMITED: 'rate_limited',

@@ -34,6 +34,7 @@ export {
   type WorkflowEvent,
   type WorkflowSource,
 } from './engine/types.js';
+export type { RuntimeApprovals } from './engine/runtime-approvals.js';
 /** What engine actors emit and produce, for observing them. */
 export type {
   AttemptResult,
@@ -190,8 +191,10 @@ export {
   autoDenyProvider,
   BUILT_IN_TOOLS,
   builtInApprovalProvider,
+  createHttpApprovalProvider,
   createPolicyApprovalProvider,
   createToolKit,
+  observeApprovals,
   isPrivateAddress,
   TOOL_RISKS,
   ToolError,
@@ -200,7 +203,12 @@ export {
   type ApprovalDecision,
   type ApprovalProvider,
   type ApprovalProviderName,
+  type ApprovalAnswer,
+  type ApprovalObserver,
+  type ApprovalQueue,
   type ApprovalRequest,
+  type HttpApprovalOptions,
+  type PendingApproval,
   type ToolCallContext,
   type ToolCaller,
   type ToolDefinition,

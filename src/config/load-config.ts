@@ -30,7 +30,11 @@ export interface Config {
   agentsModule: string | undefined;
   memoryPath: string | undefined;
   /** AGENTIC_APPROVAL_PROVIDER: who approves high-risk tool calls. */
-  approvalProvider: 'deny' | 'auto' | 'policy';
+  approvalProvider: 'deny' | 'auto' | 'policy' | 'http';
+  /** AGENTIC_APPROVAL_TIMEOUT_SECONDS, in ms. */
+  approvalTimeoutMs: number;
+  /** AGENTIC_APPROVAL_EVENT_ARGUMENTS. */
+  approvalEventArguments: boolean;
   /** AGENTIC_APPROVAL_ALLOWED_TOOLS: what the `policy` provider approves. */
   approvalAllowedTools: readonly string[];
   /** AGENTIC_TOOL_MAX_BYTES. */
@@ -194,6 +198,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     memoryPath: path('AGENTIC_MEMORY_PATH'),
     approvalProvider: String(raw.AGENTIC_APPROVAL_PROVIDER) as Config['approvalProvider'],
     approvalAllowedTools: Object.freeze(list('AGENTIC_APPROVAL_ALLOWED_TOOLS')),
+    approvalTimeoutMs: Math.round(num('AGENTIC_APPROVAL_TIMEOUT_SECONDS') * 1000),
+    approvalEventArguments: bool('AGENTIC_APPROVAL_EVENT_ARGUMENTS'),
     toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
     toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
     httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),

@@ -17,6 +17,7 @@
 import type { ActorLogic, ActorSystem, ActorSystemInfo, AnyEventObject, Snapshot } from 'xstate';
 import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
 import type { TokenUsage } from '../llm/types.js';
+import type { VerificationResult } from '../generated/run-record.js';
 import type { AdapterName } from './types.js';
 
 /** Result of one attempt of a step (loop iterations included). */
@@ -27,6 +28,8 @@ export interface AttemptResult {
   modelUsed: string | null;
   tokensUsed: TokenUsage | null;
   iterations: number;
+  /** The verification of a step with `verify:` (undefined without one). */
+  verification?: VerificationResult;
 }
 
 /** Final outcome of a step. */
@@ -44,6 +47,8 @@ export interface StepOutcome {
   /** Epoch ms; null for a skipped step. */
   startTime: number | null;
   endTime: number;
+  /** The last attempt's verification (steps with `verify:`). @default undefined */
+  verification?: VerificationResult | undefined;
 }
 
 /** Runs one attempt of a step: the agent call (with loop_until iterations and the per-step timeout). */

@@ -6,7 +6,7 @@
 import { createActor, type AnyActorRef } from 'xstate';
 import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
-import { RunEventMapper } from '../events/event-mapper.js';
+import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -124,6 +124,12 @@ export class RunSession {
   private publishAndBuffer(event: WorkflowEvent): void {
     this.options.publish(event);
     this.stream?.push(event);
+  }
+
+  /** An approval question or answer of one of this run's tool calls. */
+  approval(event: ApprovalEventFields): void {
+    if (this.ending) return;
+    this.mapper.approval(event);
   }
 
   /** A chunk of a step's streamed model output (coalesced into `token_delta` events). */

@@ -46,6 +46,7 @@ import { createRootLogic } from './root-logic.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
+import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createAttemptRunner } from './step-runner.js';
 import { systemClock } from './system-clock.js';
 import {
@@ -109,7 +110,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
   // Made on the first tool call: opening the memory file is I/O a tool-less runtime never needs.
   let toolkit: Promise<ToolKit> | undefined;
-  const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(options.tools));
+  // Every approval becomes an event of its run (the run may have ended: then it is dropped).
+  const gate = createRuntimeApprovals(options.tools, (runId, event) =>
+    active.get(runId)?.approval(event),
+  );
+  const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(gate.tools));
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
@@ -481,6 +486,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   const runtime: Runtime = {
     options: resolved,
+    approvals: gate.approvals,
     start: (request) => launch(request, true),
     run(request) {
       // The handle is dropped here (nothing waits on it), so its events need no buffer.

@@ -7,6 +7,7 @@ import { boundRecord } from '../workflow/size-bounds.js';
 import { isPlainObject, isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
 import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
+import { verifyAttempt } from './verification.js';
 
 /** Iterations of a `loop_until` step when it sets no `loop_max`. */
 export const DEFAULT_LOOP_MAX = 10;
@@ -50,6 +51,14 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
     // `aborted` (when the engine gives it) answers without making the run's signal.
     if (request.aborted ?? request.signal.aborted) {
       return Promise.resolve(failure(abortMessage(request.signal), 0));
+    }
+    if (step.verify !== undefined) {
+      const policy = step.verify;
+      const run = (input: Record<string, unknown>, signal: AbortSignal): Promise<AttemptResult> =>
+        runGuarded(agent, { ...request, input, signal }, runId, clock, maxOutput, onDelta);
+      return runGuarded(agent, request, runId, clock, maxOutput, onDelta).then((first) =>
+        first.ok ? verifyAttempt(policy, request, first, clock, run) : first,
+      );
     }
     if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
       return runGuarded(agent, request, runId, clock, maxOutput, onDelta);

@@ -16,6 +16,7 @@ import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from './adapter.js';
+import type { RuntimeApprovals } from './runtime-approvals.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -196,6 +197,8 @@ export interface Runtime {
    */
   readonly recovery: Promise<RecoveryReport>;
   readonly options: ResolvedRuntimeOptions;
+  /** High-risk tool calls waiting for approval, and the way to answer them (README "Approval"). */
+  readonly approvals: RuntimeApprovals;
 }
 
 export interface ResolvedRuntimeOptions {

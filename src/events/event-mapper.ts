@@ -4,7 +4,12 @@
  * `step_end`, so the run's end can close the rest (exactly one `step_end` per step).
  */
 import type { EngineEvent, StepOutcome } from '../engine/adapter.js';
-import type { StepEndEvent, WorkflowEvent } from '../generated/events.js';
+import type {
+  ApprovalDecisionEvent,
+  ApprovalRequiredEvent,
+  StepEndEvent,
+  WorkflowEvent,
+} from '../generated/events.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 
 export interface RunEventMapperOptions {
@@ -31,6 +36,11 @@ export interface RunEnd {
   successRate: number;
   filename: string | null;
 }
+
+/** An approval event without what the mapper adds (run, time, number). */
+export type ApprovalEventFields =
+  | Omit<ApprovalRequiredEvent, 'run_id' | 'timestamp' | 'seq'>
+  | Omit<ApprovalDecisionEvent, 'run_id' | 'timestamp' | 'seq'>;
 
 export class RunEventMapper {
   private seq = 0;
@@ -197,6 +207,17 @@ export class RunEventMapper {
       step: stepName,
       delta,
       ...(model === undefined ? {} : { model }),
+    });
+  }
+
+  /** A high-risk tool call asks for approval, or gets its answer (README "Approval"). */
+  approval(event: ApprovalEventFields): void {
+    if (this.unwanted(1)) return;
+    this.sink({
+      ...event,
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
     });
   }
 

@@ -81,9 +81,17 @@ export interface Environment {
    */
   AGENTIC_MEMORY_PATH?: string;
   /**
-   * Who approves high-risk tool calls (shell, file_write, file_delete, http_get, http_post): deny (fail-closed), auto (approve all) or policy (AGENTIC_APPROVAL_ALLOWED_TOOLS).
+   * Who approves high-risk tool calls (shell, file_write, file_delete, http_get, http_post): deny (fail-closed), auto (approve all), policy (AGENTIC_APPROVAL_ALLOWED_TOOLS) or http (a person answers POST /api/approvals/{call_id}).
    */
-  AGENTIC_APPROVAL_PROVIDER?: 'deny' | 'auto' | 'policy';
+  AGENTIC_APPROVAL_PROVIDER?: 'deny' | 'auto' | 'policy' | 'http';
+  /**
+   * How long a tool call waits for an answer from the http approval provider; unanswered calls are denied.
+   */
+  AGENTIC_APPROVAL_TIMEOUT_SECONDS?: number;
+  /**
+   * 1 puts the tool call's arguments into approval_required events and GET /api/approvals (they may hold file contents or URLs).
+   */
+  AGENTIC_APPROVAL_EVENT_ARGUMENTS?: boolean;
   /**
    * Comma-separated tools the policy approval provider approves: a tool name, or workflow:tool for one workflow.
    */

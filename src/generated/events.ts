@@ -209,22 +209,55 @@ export interface EvaluationCompleteEvent {
     [k: string]: unknown | undefined;
   };
 }
+/**
+ * A high-risk tool call waits for the approval provider. Arguments only with AGENTIC_APPROVAL_EVENT_ARGUMENTS=1.
+ */
 export interface ApprovalRequiredEvent {
   type: 'approval_required';
   run_id: string;
   timestamp: string;
   seq: number;
   step: string;
-  tool: string;
-  operation?: string;
+  /**
+   * The tool the step wants to call.
+   */
+  tool_name: string;
+  /**
+   * Id of this call: answer it with POST /api/approvals/{call_id} (provider http).
+   */
+  call_id: string;
+  /**
+   * The call's arguments (only with AGENTIC_APPROVAL_EVENT_ARGUMENTS=1).
+   */
+  arguments?: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * When an unanswered call is denied (provider http only).
+   */
+  expires_at?: string;
 }
+/**
+ * The approval provider's answer to a high-risk tool call.
+ */
 export interface ApprovalDecisionEvent {
   type: 'approval_decision';
   run_id: string;
   timestamp: string;
   seq: number;
   step: string;
-  tool: string;
-  approved: boolean;
+  /**
+   * The tool the step wants to call.
+   */
+  tool_name: string;
+  /**
+   * Id of this call: answer it with POST /api/approvals/{call_id} (provider http).
+   */
+  call_id: string;
+  decision: 'approve' | 'deny';
+  /**
+   * The provider that decided (deny, auto, policy, http or an embedder's).
+   */
+  provider: string;
   reason?: string;
 }

@@ -64,10 +64,52 @@ export interface StepRecord {
   error: string | null;
   start_time: string | null;
   end_time: string | null;
+  verification?: VerificationResult;
   metadata: {
     skip_reason?: string;
     attempts?: number;
     iterations?: number;
     [k: string]: unknown | undefined;
   };
+}
+/**
+ * Verification of a step with verify: (its last attempt).
+ *
+ * This interface was referenced by `RunRecord`'s JSON-Schema
+ * via the `definition` "VerificationResult".
+ */
+export interface VerificationResult {
+  status: 'passed' | 'failed' | 'corrected' | 'uncorrectable';
+  /**
+   * Criterion name -> passed, after the last check.
+   */
+  criteria_results: {
+    [k: string]: boolean | undefined;
+  };
+  corrections: CorrectionAttempt[];
+  /**
+   * The output that was checked last.
+   */
+  final_output: {
+    [k: string]: unknown | undefined;
+  } | null;
+  total_duration_ms: number;
+  error: string | null;
+}
+/**
+ * This interface was referenced by `RunRecord`'s JSON-Schema
+ * via the `definition` "CorrectionAttempt".
+ */
+export interface CorrectionAttempt {
+  attempt_number: number;
+  outcome: 'success' | 'partial' | 'failed';
+  issues_resolved: string[];
+  issues_remaining: string[];
+  /**
+   * The re-run's output (null when it failed).
+   */
+  corrected_output: {
+    [k: string]: unknown | undefined;
+  } | null;
+  duration_ms: number;
 }

@@ -141,4 +141,37 @@ export interface WorkflowStep {
    */
   loop_until?: string | boolean;
   loop_max?: number;
+  /**
+   * Checks of the step's outputs (VerificationPolicy); a failed check re-runs the step with the failures as inputs._verification_feedback.
+   */
+  verify?: {
+    [k: string]: unknown | undefined;
+  } & {
+    /**
+     * Criterion name -> condition (same forms as when) over the step's own outputs, steps.<self>.outputs.
+     */
+    criteria?: {
+      [k: string]: string | boolean | undefined;
+    };
+    /**
+     * Criteria (or schema) whose failure ends verification at once when halt_on_critical is set.
+     */
+    critical?: string[];
+    /**
+     * JSON Schema (draft 2020-12) the outputs must match; reported as the criterion schema.
+     */
+    schema?: {
+      [k: string]: unknown | undefined;
+    };
+    max_correction_attempts?: number;
+    /**
+     * false: more than half of the criteria passing suffices.
+     */
+    require_all_criteria?: boolean;
+    halt_on_critical?: boolean;
+    /**
+     * Bound on the corrections of one attempt; past it the step fails.
+     */
+    timeout_seconds?: number | null;
+  };
 }

@@ -473,6 +473,37 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     method: 'get',
+    path: '/api/approvals',
+    operationId: 'listApprovals',
+    summary: 'Tool calls waiting for approval (AGENTIC_APPROVAL_PROVIDER=http)',
+    tag: 'approvals',
+    responses: { '200': { description: 'Pending calls', schema: 'ApprovalsResponse' } },
+  },
+  {
+    method: 'post',
+    path: '/api/approvals/{call_id}',
+    operationId: 'decideApproval',
+    summary: 'Approve or deny a tool call waiting for approval',
+    tag: 'approvals',
+    parameters: [
+      {
+        name: 'call_id',
+        in: 'path',
+        required: true,
+        description: 'The call_id of the approval_required event or GET /api/approvals.',
+        schema: { type: 'string' },
+      },
+    ],
+    requestSchema: 'ApprovalDecisionRequest',
+    responses: {
+      '200': { description: 'Decided', schema: 'ApprovalDecisionResponse' },
+      '404': err('No call waits with this id'),
+      '409': err('Already decided, timed out or cancelled'),
+      '422': invalid,
+    },
+  },
+  {
+    method: 'get',
     path: '/api/runs',
     operationId: 'listRuns',
     summary: 'Run summaries, newest first',

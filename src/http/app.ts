@@ -24,6 +24,7 @@ import { createRateLimiter, type RateLimiter } from './middleware/rate-limit.js'
 import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
 import { securityHeaders } from './middleware/security-headers.js';
+import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
 import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
@@ -91,6 +92,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
   });
   registerRunEvaluationRoute(router, { history });
+  registerApprovalRoutes(router, { runtime });
   if (deps.batches !== undefined) registerEvalRunRoutes(router, { batches: deps.batches });
   const datasets =
     deps.datasets ??

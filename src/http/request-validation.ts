@@ -4,10 +4,12 @@
  * starting at `"body"` and pydantic-style `type` names that clients of the Python service know.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import approvalDecisionRequest from '../../schemas/api/approval-decision-request.schema.json' with { type: 'json' };
 import chatRequest from '../../schemas/api/chat-request.schema.json' with { type: 'json' };
 import editorRequest from '../../schemas/api/editor-request.schema.json' with { type: 'json' };
 import runRequest from '../../schemas/api/run-request.schema.json' with { type: 'json' };
 import { ValidationError, type ErrorDetail } from '../errors.js';
+import type { ApprovalDecisionRequest } from '../generated/api/approval-decision-request.js';
 import type { ChatRequest } from '../generated/api/chat-request.js';
 import type { WorkflowEditorRequest } from '../generated/api/editor-request.js';
 import type { WorkflowRunRequest } from '../generated/api/run-request.js';
@@ -22,6 +24,7 @@ const validators = {
   run: compile<WorkflowRunRequest>(runRequest),
   editor: compile<WorkflowEditorRequest>(editorRequest),
   chat: compile<ChatRequest>(chatRequest),
+  approval: compile<ApprovalDecisionRequest>(approvalDecisionRequest),
 };
 
 function pointerToLoc(pointer: string): (string | number)[] {
@@ -154,6 +157,11 @@ function check<T>(validate: ValidateFunction<T>, body: unknown): T {
 /** Checks a `POST /api/run` body (applies schema defaults). */
 export function parseRunRequest(body: unknown): WorkflowRunRequest {
   return check(validators.run, body);
+}
+
+/** Checks a `POST /api/approvals/{call_id}` body. */
+export function parseApprovalDecision(body: unknown): ApprovalDecisionRequest {
+  return check(validators.approval, body);
 }
 
 /** Checks a `PUT /api/workflows/{name}` or `POST /api/workflows/validate` body. */

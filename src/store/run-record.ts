@@ -98,6 +98,7 @@ export function stepRecord(step: CompiledStep, outcome: StepOutcome): StepRecord
     error: outcome.error,
     start_time: outcome.startTime === null ? null : iso(outcome.startTime),
     end_time: iso(outcome.endTime),
+    ...(outcome.verification === undefined ? {} : { verification: outcome.verification }),
     metadata,
   };
 }

@@ -1,7 +1,10 @@
 import { AppError, ERROR_CODES } from '../errors.js';
+import { createHttpApprovalProvider, DEFAULT_APPROVAL_TIMEOUT_MS } from './http-approval.js';
 
 /** What an approval provider is asked about. */
 export interface ApprovalRequest {
+  /** Unique id of this call (`call_id` on the wire and in `POST /api/approvals/{call_id}`). */
+  callId: string;
   toolName: string;
   args: Record<string, unknown>;
   workflow: string;
@@ -24,7 +27,7 @@ export interface ApprovalProvider {
 }
 
 /** The built-in providers, by their AGENTIC_APPROVAL_PROVIDER value. */
-export const APPROVAL_PROVIDERS = ['deny', 'auto', 'policy'] as const;
+export const APPROVAL_PROVIDERS = ['deny', 'auto', 'policy', 'http'] as const;
 export type ApprovalProviderName = (typeof APPROVAL_PROVIDERS)[number];
 
 /**
@@ -72,8 +75,11 @@ export function createPolicyApprovalProvider(allowed: readonly string[]): Approv
 export function builtInApprovalProvider(
   name: string,
   allowedTools: readonly string[] = [],
+  timeoutMs = DEFAULT_APPROVAL_TIMEOUT_MS,
 ): ApprovalProvider {
   switch (name) {
+    case 'http':
+      return createHttpApprovalProvider({ timeoutMs });
     case 'deny':
       return autoDenyProvider;
     case 'auto':

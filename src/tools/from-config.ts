@@ -10,6 +10,8 @@ export function toolsOptionsFromConfig(config: Config): ToolsOptions {
     ...(config.memoryPath === undefined ? {} : { memoryPath: config.memoryPath }),
     approval: config.approvalProvider,
     approvalAllowedTools: config.approvalAllowedTools,
+    approvalTimeoutMs: config.approvalTimeoutMs,
+    approvalEventArguments: config.approvalEventArguments,
     childEnv: config.toolChildEnv,
     maxBytes: config.toolMaxBytes,
     timeoutMs: config.toolTimeoutMs,

@@ -17,3 +17,13 @@ export type { AddressLookup } from './http-tools.js';
 export { createToolKit, type ToolKit, type ToolsOptions } from './toolkit.js';
 export { BUILT_IN_TOOLS } from './names.js';
 export { toolsOptionsFromConfig } from './from-config.js';
+export {
+  createHttpApprovalProvider,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  isApprovalQueue,
+  type ApprovalAnswer,
+  type ApprovalQueue,
+  type HttpApprovalOptions,
+  type PendingApproval,
+} from './http-approval.js';
+export { observeApprovals, type ApprovalObserver } from './approval-events.js';

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { ApprovalProvider } from './approval.js';
 import { ToolError } from './tool-error.js';
@@ -53,6 +54,7 @@ export function createToolRegistry(
       if (entry.tool.risk === TOOL_RISKS.HIGH) {
         const { allowed: _allowed, ...who } = caller;
         const decision = await approval.decide({
+          callId: randomUUID(),
           toolName: name,
           args: valid,
           ...who,

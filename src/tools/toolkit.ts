@@ -5,7 +5,11 @@ import {
   SHARED_NAMESPACE,
   type NamespaceableMemoryStore,
 } from '../memory/index.js';
-import { builtInApprovalProvider, type ApprovalProvider } from './approval.js';
+import {
+  builtInApprovalProvider,
+  type ApprovalProvider,
+  type ApprovalProviderName,
+} from './approval.js';
 import { createFileTools } from './file-tools.js';
 import { createHttpTools, type AddressLookup } from './http-tools.js';
 import { createMemoryTools } from './memory-tools.js';
@@ -25,7 +29,11 @@ export interface ToolsOptions {
   /** A memory store to use instead (e.g. `createVectorMemoryStore()`); wins over `memoryPath`. */
   memoryStore?: NamespaceableMemoryStore;
   /** An approval provider, or a built-in's name (AGENTIC_APPROVAL_PROVIDER). @default 'deny' */
-  approval?: ApprovalProvider | 'deny' | 'auto' | 'policy';
+  approval?: ApprovalProvider | ApprovalProviderName;
+  /** AGENTIC_APPROVAL_TIMEOUT_SECONDS, in ms: how long the `http` provider waits. @default 300000 */
+  approvalTimeoutMs?: number;
+  /** AGENTIC_APPROVAL_EVENT_ARGUMENTS: tool arguments in approval events and listings. @default false */
+  approvalEventArguments?: boolean;
   /** Tools the `policy` provider approves (AGENTIC_APPROVAL_ALLOWED_TOOLS). @default [] */
   approvalAllowedTools?: readonly string[];
   /** The whole environment of `shell` children. @default `{PATH: '/usr/local/bin:/usr/bin:/bin'}` */
@@ -71,7 +79,11 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
   const approval =
     typeof options.approval === 'object'
       ? options.approval
-      : builtInApprovalProvider(options.approval ?? 'deny', options.approvalAllowedTools);
+      : builtInApprovalProvider(
+          options.approval ?? 'deny',
+          options.approvalAllowedTools,
+          options.approvalTimeoutMs,
+        );
   const registry = createToolRegistry(
     [
       ...createFileTools({

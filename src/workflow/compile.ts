@@ -20,6 +20,7 @@ import type {
   WorkflowDocument,
 } from './types.js';
 import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
+import { compileVerify } from './verify.js';
 import { isPlainObject } from './values.js';
 
 export interface CompileWorkflowOptions extends ValidateWorkflowOptions {
@@ -124,6 +125,7 @@ export function compileWorkflow(
       timeoutSeconds: step.timeout_seconds,
       loopUntil,
       loopMax: loopUntil === undefined ? undefined : (step.loop_max ?? DEFAULT_LOOP_MAX),
+      verify: step.verify === undefined ? undefined : compileVerify(step.verify),
     };
   });
   const outputSpecs = Object.entries(document.outputs ?? {});

@@ -3,6 +3,7 @@
  * ARCHITECTURE §5; the compiled shape is what both engines execute. Everything here is data:
  * expressions are compiled once at load into {@link Evaluator} functions (no eval).
  */
+import type { CompiledVerify, VerifyDocument } from './verify.js';
 
 /** Step status values, the spec's wire strings. */
 export const STEP_STATUS = {
@@ -48,6 +49,8 @@ export interface StepDocument {
   timeout_seconds?: number;
   loop_until?: string | boolean;
   loop_max?: number;
+  /** Checks of the outputs, with corrections (README "Verification"). */
+  verify?: VerifyDocument;
 }
 
 /** A workflow as written in YAML (after schema validation). */
@@ -100,6 +103,8 @@ export interface CompiledStep {
   timeoutSeconds: number | undefined;
   loopUntil: Evaluator | undefined;
   loopMax: number | undefined;
+  /** The step's `verify:` policy; undefined when it has none. */
+  verify: CompiledVerify | undefined;
 }
 
 export interface CompiledWorkflow {

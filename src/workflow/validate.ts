@@ -25,6 +25,7 @@ import { BUILT_IN_TOOLS } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
 import { INPUT_TYPES, type InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
+import { checkVerify } from './verify.js';
 
 type Loc = (string | number)[];
 
@@ -339,6 +340,10 @@ export function validateWorkflow(
     const found: Reference[] = [];
     checkExpression(step.when, at('when'), 'when', errors, found, false);
     checkExpression(step.loop_until, at('loop_until'), 'loop_until', errors, found, true);
+    // Criteria see the step's own outputs, like loop_until.
+    checkVerify(step.verify, at('verify'), errors, (text, loc) =>
+      checkExpression(text, loc, 'verify.criteria', errors, found, true),
+    );
     if (isPlainObject(step.inputs))
       checkTemplate(step.inputs, at('inputs'), 'inputs', errors, found, false);
     const name = shapes[index]?.name;

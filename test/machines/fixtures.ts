@@ -26,6 +26,7 @@ export function workflowOf(
     timeoutSeconds: undefined,
     loopUntil: undefined,
     loopMax: undefined,
+    verify: undefined,
     ...extra(i),
   }));
   return {

@@ -12,6 +12,8 @@ describe('config: tool variables', () => {
       blockPrivateIps: false,
       approval: 'deny',
       approvalAllowedTools: [],
+      approvalTimeoutMs: 300_000,
+      approvalEventArguments: false,
       childEnv: { PATH: '/usr/local/bin:/usr/bin:/bin' },
       maxBytes: 1048576,
       timeoutMs: 30_000,
@@ -31,6 +33,8 @@ describe('config: tool variables', () => {
         AGENTIC_TOOL_MAX_BYTES: '2048',
         AGENTIC_TOOL_TIMEOUT_SECONDS: '1.5',
         AGENTIC_HTTP_MAX_REDIRECTS: '0',
+        AGENTIC_APPROVAL_TIMEOUT_SECONDS: '2.5',
+        AGENTIC_APPROVAL_EVENT_ARGUMENTS: '1',
       },
       '/srv',
     );
@@ -44,13 +48,24 @@ describe('config: tool variables', () => {
       maxBytes: 2048,
       timeoutMs: 1500,
       maxRedirects: 0,
+      approvalTimeoutMs: 2500,
+      approvalEventArguments: true,
+    });
+  });
+
+  it('defaults the approval wait to 300 s without arguments in events', () => {
+    const config = loadConfig({ AGENTIC_APPROVAL_PROVIDER: 'http' });
+    expect(toolsOptionsFromConfig(config)).to.deep.include({
+      approval: 'http',
+      approvalTimeoutMs: 300_000,
+      approvalEventArguments: false,
     });
   });
 
   it('refuses an unknown approval provider naming the allowed ones', () => {
     expect(() => loadConfig({ AGENTIC_APPROVAL_PROVIDER: 'yes' })).to.throw(
       ConfigError,
-      /deny.*auto.*policy/,
+      /deny.*auto.*policy.*http/,
     );
   });
 

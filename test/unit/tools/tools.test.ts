@@ -109,8 +109,8 @@ describe('tools: registry', () => {
       approval: {
         name: 'test',
         decide: (request) => {
-          const { signal, ...rest } = request;
-          asked.push({ ...rest, aborted: signal.aborted });
+          const { signal, callId, ...rest } = request;
+          asked.push({ ...rest, aborted: signal.aborted, callId: typeof callId });
           return Promise.resolve({
             approved: request.args.path === 'ok.txt',
             reason: 'test says no',
@@ -130,6 +130,7 @@ describe('tools: registry', () => {
         step: 's',
         runId: 'r',
         aborted: false,
+        callId: 'string',
       },
       {
         toolName: 'file_write',
@@ -138,6 +139,7 @@ describe('tools: registry', () => {
         step: 's',
         runId: 'r',
         aborted: false,
+        callId: 'string',
       },
     ]);
   });
