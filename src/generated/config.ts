@@ -201,9 +201,13 @@ export interface Environment {
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
   /**
-   * 1 enables /metrics. Reserved: validated now, takes effect with metrics (not in this version).
+   * 1 enables GET /metrics (Prometheus text format: HTTP, run, step, streaming, sanitizer and refusal metrics plus the process defaults). Behind the API key when one is set.
    */
   AGENTIC_METRICS?: boolean;
+  /**
+   * 1 serves /metrics without the API key (for a scraper inside a trusted network).
+   */
+  AGENTIC_METRICS_PUBLIC?: boolean;
   /**
    * Run-file directory.
    */

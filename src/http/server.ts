@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
@@ -28,6 +29,7 @@ import type { LlmClient } from '../llm/index.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
+import { createServiceMetrics, observeRuntime, type ServiceMetrics } from '../metrics/index.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -56,6 +58,11 @@ export interface ServerOptions {
   writeFile?: FileWriter;
   /** The LLM layer (providers, router, probe). @default built from `config.llm` */
   llm?: LlmService;
+  /**
+   * The prom-client registry `/metrics` serves (AGENTIC_METRICS=1), e.g. an embedder's own
+   * that already holds its metrics. @default a new Registry per server
+   */
+  metricsRegistry?: Registry;
 }
 
 export interface RunningServer {
@@ -67,6 +74,8 @@ export interface RunningServer {
   /** Batch evaluations. */
   batches: BatchManager;
   llm: LlmService;
+  /** The service's metrics, when AGENTIC_METRICS=1 (`metrics.registry` is what `/metrics` serves). */
+  metrics?: ServiceMetrics;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -139,7 +148,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       history.markLoaded();
     },
   );
+  const metrics = config.metrics
+    ? createServiceMetrics(
+        options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
+      )
+    : undefined;
+  const stopObserving = metrics === undefined ? undefined : observeRuntime(runtime, metrics);
   const hub = createEventHub({
+    ...(metrics === undefined ? {} : { onEviction: () => metrics.replayEvictions.inc() }),
     runtime,
     history,
     finishedBuffers: config.finishedBuffers,
@@ -195,12 +211,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       client: config.noLlm ? createNoLlmClient() : llm.router,
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
+    ...(metrics !== undefined ? { metrics } : {}),
   });
 
   const handle = app.callback();
   const gate = createShutdownGate((req, res) => void handle(req, res), logger);
   const server = createServer(gate.handle);
-  const wsHub = attachWebSocketHub(server, { hub, history, guard, rateLimit, config, logger });
+  const wsHub = attachWebSocketHub(server, {
+    hub,
+    history,
+    guard,
+    rateLimit,
+    config,
+    logger,
+    ...(metrics !== undefined ? { metrics } : {}),
+  });
+  metrics?.readGauges({ wsClients: () => wsHub.clientCount });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
@@ -257,6 +283,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     startupProbe.abort();
     await llm.close();
     offRecord();
+    stopObserving?.();
     server.closeAllConnections();
     await closed;
     if (gate.refused > 0)
@@ -272,6 +299,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     hub,
     batches,
     llm,
+    ...(metrics !== undefined ? { metrics } : {}),
     url,
     port: address.port,
     close() {

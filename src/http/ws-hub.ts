@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import { attachFeed } from '../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../events/hub.js';
 import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics/index.js';
 import { RUN_ID } from '../store/history.js';
 import { clientIp } from './client-ip.js';
 import { ClientQuota } from './client-quota.js';
@@ -71,6 +72,8 @@ export interface WebSocketHubOptions {
   isOriginAllowed?: (origin: string) => boolean;
   /** Queued bytes above which a client that does not read is terminated. @default 1 MiB */
   maxBufferedBytes?: number;
+  /** Counts slow clients dropped. @default none */
+  metrics?: Pick<ServiceMetrics, 'droppedClients'>;
   /** Largest message a client may send, in bytes; larger closes with 1009. @default 4096 */
   maxPayload?: number;
   /** Interval between pings, in ms. @default `config.wsPingIntervalMs` (30 s) */
@@ -221,6 +224,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       if (ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxBufferedBytes) {
         logger.info({ runId }, 'WebSocket client dropped: not reading');
+        options.metrics?.droppedClients.inc({ transport: 'ws' });
         controller.abort();
         ws.terminate();
         return;
