@@ -16,6 +16,16 @@ steps:
       message: no luck
 `;
 
+const SLOW = `name: slow
+description: Sleeps until cancelled.
+steps:
+  - name: wait
+    agent: tier0_sleep
+    description: Sleep a minute.
+    inputs:
+      ms: 60000
+`;
+
 const KEY = 'metrics-test-key';
 
 describe('GET /metrics', () => {
@@ -28,6 +38,7 @@ describe('GET /metrics', () => {
   async function start(env: Record<string, string>): Promise<TestService> {
     svc = await startTestService({ env });
     await writeFile(join(svc.workflowsDir, 'flaky.yaml'), FLAKY);
+    await writeFile(join(svc.workflowsDir, 'slow.yaml'), SLOW);
     return svc;
   }
 
@@ -209,5 +220,50 @@ describe('GET /metrics', () => {
         ]),
     );
     expect(got).to.deep.equal(want);
+  });
+
+  it('counts lockout refusals apart from bad keys', async () => {
+    const s = await start({
+      AGENTIC_METRICS: '1',
+      AGENTIC_API_KEY: KEY,
+      AGENTIC_AUTH_LOCKOUT_THRESHOLD: '2',
+    });
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      statuses.push(
+        (await call(s.url, 'GET', '/api/runs', undefined, { 'x-api-key': 'no' })).status,
+      );
+    }
+    expect(statuses).to.deep.equal([401, 401, 429]);
+    const text = await s.metrics?.registry.metrics();
+    expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'auth' })).to.equal(2);
+    expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'lockout' })).to.equal(1);
+    expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'rate_limit' })).to.equal(0);
+  });
+
+  it('counts replay evictions and connected SSE clients', async () => {
+    const s = await start({ AGENTIC_METRICS: '1', AGENTIC_FINISHED_BUFFERS: '1' });
+    await run(s, 'test_deterministic');
+    await run(s, 'test_deterministic');
+    await run(s, 'test_deterministic');
+    let text = (await call(s.url, 'GET', '/metrics')).text;
+    expect(sampleValue(text, 'agentic_replay_evictions_total')).to.equal(2);
+
+    const started = await call(s.url, 'POST', '/api/run', { workflow: 'slow' });
+    const runId = (started.body as { run_id: string }).run_id;
+    const abort = new AbortController();
+    const stream = await fetch(`${s.url}/api/runs/${runId}/stream`, { signal: abort.signal });
+    const reader = stream.body?.getReader();
+    await reader?.read();
+    text = (await call(s.url, 'GET', '/metrics')).text;
+    expect(sampleValue(text, 'agentic_stream_clients', { transport: 'sse' })).to.equal(1);
+    expect(sampleValue(text, 'agentic_stream_clients', { transport: 'ws' })).to.equal(0);
+    expect(sampleValue(text, 'agentic_active_runs')).to.equal(1);
+    await reader?.cancel().catch(() => undefined);
+    abort.abort();
+    await call(s.url, 'POST', `/api/runs/${runId}/cancel`);
+    await s.finished(runId);
+    text = (await call(s.url, 'GET', '/metrics')).text;
+    expect(sampleValue(text, 'agentic_active_runs')).to.equal(0);
   });
 });
