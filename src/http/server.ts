@@ -29,7 +29,12 @@ import type { LlmClient } from '../llm/index.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
-import { createServiceMetrics, observeRuntime, type ServiceMetrics } from '../metrics/index.js';
+import {
+  createLlmCallObserver,
+  createServiceMetrics,
+  observeRuntime,
+  type ServiceMetrics,
+} from '../metrics/index.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -90,7 +95,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
-  const llm = options.llm ?? createLlmService(config.llm);
+  const metrics = config.metrics
+    ? createServiceMetrics(
+        options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
+      )
+    : undefined;
+  // An injected LLM layer reports no calls (its router was built without this observer).
+  const llm =
+    options.llm ??
+    createLlmService(
+      config.llm,
+      metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) },
+    );
+  metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
 
   const history = createHistoryIndex({
     runsDir: config.runsDir,
@@ -148,11 +165,6 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       history.markLoaded();
     },
   );
-  const metrics = config.metrics
-    ? createServiceMetrics(
-        options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
-      )
-    : undefined;
   const stopObserving = metrics === undefined ? undefined : observeRuntime(runtime, metrics);
   const hub = createEventHub({
     ...(metrics === undefined ? {} : { onEviction: () => metrics.replayEvictions.inc() }),

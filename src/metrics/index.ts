@@ -13,3 +13,4 @@ export {
 } from './service-metrics.js';
 export { createBoundedLabel, OTHER_LABEL } from './bounded-label.js';
 export { observeRuntime } from './run-observer.js';
+export { createLlmCallObserver } from './llm-observer.js';

@@ -15,6 +15,7 @@ export const MAX_NAME_LABELS = 200;
 
 /** Seconds; from a fast health check to a long multi-step run. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const LLM_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120];
 const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 
 /** Why a request was refused before its route ran. */
@@ -45,6 +46,8 @@ export interface GaugeSources {
   activeRuns?: () => number;
   /** Connected WebSocket clients (SSE clients are counted by the stream route itself). */
   wsClients?: () => number;
+  /** The LLM router's circuits (models tried so far) and their states. */
+  breakers?: () => readonly { model: string; state: string }[];
 }
 
 /** The metric objects; the runtime observer and the HTTP middleware write to them. */
@@ -62,10 +65,18 @@ export interface ServiceMetrics {
   readonly replayEvictions: Counter;
   readonly sanitizerFindings: Counter<'category' | 'classification'>;
   readonly refusals: Counter<'reason'>;
+  readonly llmCalls: Counter<'provider' | 'model' | 'outcome'>;
+  readonly llmTokens: Counter<'provider' | 'model' | 'direction'>;
+  readonly llmDuration: Histogram<'provider' | 'model' | 'outcome'>;
+  readonly llmBreaker: Gauge<'model' | 'state'>;
   /** Bounds a workflow name label. */
   readonly workflowLabel: (name: string | undefined) => string;
   /** Bounds an agent name label. */
   readonly agentLabel: (name: string | undefined) => string;
+  /** Bounds an LLM `provider:model` label (steps may pin any model). */
+  readonly modelLabel: (name: string | undefined) => string;
+  /** Bounds an LLM provider label (custom providers bring their own names). */
+  readonly providerLabel: (name: string | undefined) => string;
   /** Bounds an adapter name label. */
   readonly adapterLabel: (name: string | undefined) => string;
   /** Sets where the gauges read their live values (the runtime, the event hub). */
@@ -80,6 +91,7 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
   }
   const registers = [registry];
   const sources: GaugeSources = {};
+  const modelLabel = createBoundedLabel(MAX_NAME_LABELS);
   return {
     registry,
     httpDuration: new Histogram({
@@ -161,6 +173,40 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
       labelNames: ['reason'],
       registers,
     }),
+    llmCalls: new Counter({
+      name: `${METRIC_PREFIX}llm_calls_total`,
+      help: 'LLM provider calls, by provider, model and outcome (success or the error kind).',
+      labelNames: ['provider', 'model', 'outcome'],
+      registers,
+    }),
+    llmTokens: new Counter({
+      name: `${METRIC_PREFIX}llm_tokens_total`,
+      help: 'Tokens of successful LLM calls, by provider, model and direction (input, output).',
+      labelNames: ['provider', 'model', 'direction'],
+      registers,
+    }),
+    llmDuration: new Histogram({
+      name: `${METRIC_PREFIX}llm_call_duration_seconds`,
+      help: 'LLM provider call latency, by provider, model and outcome.',
+      labelNames: ['provider', 'model', 'outcome'],
+      buckets: LLM_BUCKETS,
+      registers,
+    }),
+    llmBreaker: new Gauge({
+      name: `${METRIC_PREFIX}llm_breaker_state`,
+      help: "1 for each model's current circuit-breaker state (closed, open, half_open).",
+      labelNames: ['model', 'state'],
+      registers,
+      collect() {
+        if (sources.breakers === undefined) return;
+        this.reset();
+        for (const { model, state } of sources.breakers()) {
+          this.set({ model: modelLabel(model), state }, 1);
+        }
+      },
+    }),
+    modelLabel,
+    providerLabel: createBoundedLabel(MAX_NAME_LABELS),
     workflowLabel: createBoundedLabel(MAX_NAME_LABELS),
     agentLabel: createBoundedLabel(MAX_NAME_LABELS),
     adapterLabel: createBoundedLabel(MAX_NAME_LABELS),
