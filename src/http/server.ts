@@ -30,6 +30,7 @@ import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
 import {
+  countEvaluation,
   createLlmCallObserver,
   createServiceMetrics,
   observeRuntime,
@@ -189,7 +190,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runsDir: config.runsDir,
     persist: runtime.options.persist,
     onScored: (record, filename) => history.upsert(record, filename),
-    publish: (event) => hub.publish(event),
+    publish: (event) => {
+      hub.publish(event);
+      if (metrics !== undefined) countEvaluation(metrics, event);
+    },
     logger,
   });
   const batches = createBatchManager({ runtime, evaluator, datasets });

@@ -14,3 +14,4 @@ export {
 export { createBoundedLabel, OTHER_LABEL } from './bounded-label.js';
 export { observeRuntime } from './run-observer.js';
 export { createLlmCallObserver } from './llm-observer.js';
+export { countEvaluation } from './eval-observer.js';

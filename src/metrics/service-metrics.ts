@@ -69,12 +69,17 @@ export interface ServiceMetrics {
   readonly llmTokens: Counter<'provider' | 'model' | 'direction'>;
   readonly llmDuration: Histogram<'provider' | 'model' | 'outcome'>;
   readonly llmBreaker: Gauge<'model' | 'state'>;
+  readonly evaluations: Counter<'rubric' | 'grade' | 'outcome'>;
   /** Bounds a workflow name label. */
   readonly workflowLabel: (name: string | undefined) => string;
   /** Bounds an agent name label. */
   readonly agentLabel: (name: string | undefined) => string;
   /** Bounds an LLM `provider:model` label (steps may pin any model). */
   readonly modelLabel: (name: string | undefined) => string;
+  /** Bounds a rubric id label. */
+  readonly rubricLabel: (name: string | undefined) => string;
+  /** Bounds an evaluation grade label (rubrics name their own grades). */
+  readonly gradeLabel: (name: string | undefined) => string;
   /** Bounds an LLM provider label (custom providers bring their own names). */
   readonly providerLabel: (name: string | undefined) => string;
   /** Bounds an adapter name label. */
@@ -205,6 +210,14 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
         }
       },
     }),
+    evaluations: new Counter({
+      name: `${METRIC_PREFIX}evaluations_total`,
+      help: 'Run evaluations finished, by rubric, grade and outcome (passed, failed, error).',
+      labelNames: ['rubric', 'grade', 'outcome'],
+      registers,
+    }),
+    rubricLabel: createBoundedLabel(MAX_NAME_LABELS),
+    gradeLabel: createBoundedLabel(MAX_NAME_LABELS),
     modelLabel,
     providerLabel: createBoundedLabel(MAX_NAME_LABELS),
     workflowLabel: createBoundedLabel(MAX_NAME_LABELS),

@@ -266,4 +266,26 @@ describe('GET /metrics', () => {
     text = (await call(s.url, 'GET', '/metrics')).text;
     expect(sampleValue(text, 'agentic_active_runs')).to.equal(0);
   });
+
+  it('counts evaluations by rubric, grade and outcome', async () => {
+    const s = await start({ AGENTIC_METRICS: '1' });
+    const started = await call(s.url, 'POST', '/api/run', {
+      workflow: 'test_deterministic',
+      evaluation: { enabled: true, dataset_source: 'none' },
+    });
+    expect(started.status, started.text).to.equal(200);
+    const runId = (started.body as { run_id: string }).run_id;
+    // The stream of an evaluated run ends after its evaluation_complete.
+    const frames = await (await fetch(`${s.url}/api/runs/${runId}/stream`)).text();
+    const complete = frames
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as Record<string, unknown>)
+      .find((event) => event.type === 'evaluation_complete');
+    expect(complete).to.be.an('object');
+    const text = (await call(s.url, 'GET', '/metrics')).text;
+    const outcome = complete?.passed === true ? 'passed' : 'failed';
+    const labels = { rubric: String(complete?.rubric_id), grade: String(complete?.grade), outcome };
+    expect(sampleValue(text, 'agentic_evaluations_total', labels)).to.equal(1);
+  });
 });
