@@ -201,7 +201,7 @@ export interface Environment {
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
   /**
-   * 1 enables GET /metrics (Prometheus text format: HTTP, run, step, streaming, sanitizer and refusal metrics plus the process defaults). Behind the API key when one is set.
+   * 1 serves GET /metrics (Prometheus text format: HTTP, runs, steps, streams, LLM, sanitizer, refusals, process). Behind the API key when one is set.
    */
   AGENTIC_METRICS?: boolean;
   /**
