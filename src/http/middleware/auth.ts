@@ -49,7 +49,8 @@ const QUERY_KEY_PARAMS = ['api_key', 'apikey', 'api-key', 'key', 'token', 'acces
  */
 export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
   const apiKey = config.apiKey;
-  const protectMetrics = !config.metricsPublic;
+  // Without AGENTIC_METRICS there is no /metrics route: the path is the SPA's like any other.
+  const protectMetrics = config.metrics && !config.metricsPublic;
   const lockout = new AuthLockout({
     ...config.authLockout,
     ...(opts.now ? { now: opts.now } : {}),
