@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sanitize } from '../../src/security/index.js';
+import { connectWs, UpgradeRefused } from './events-fixtures.js';
 import { call, startTestService, type TestService } from './harness.js';
 import { parseSamples, sampleValue } from './metrics-scrape.js';
 
@@ -239,6 +240,29 @@ describe('GET /metrics', () => {
     expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'auth' })).to.equal(2);
     expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'lockout' })).to.equal(1);
     expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'rate_limit' })).to.equal(0);
+  });
+
+  it('counts WebSocket upgrades refused for their key and for the rate limit', async () => {
+    const s = await start({
+      AGENTIC_METRICS: '1',
+      AGENTIC_API_KEY: KEY,
+      AGENTIC_RATE_LIMIT_DEFAULT: '1/minute',
+    });
+    const ws = connectWs(`${s.url.replace('http', 'ws')}/ws/execution/some-run`);
+    await ws.opened;
+    expect((await ws.closed).code).to.equal(1008);
+    const limited = connectWs(`${s.url.replace('http', 'ws')}/ws/execution/some-run`, {
+      'x-api-key': KEY,
+    });
+    const refused = await limited.opened.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).to.be.instanceOf(UpgradeRefused);
+    expect((refused as UpgradeRefused).status).to.equal(429);
+    const text = await s.metrics?.registry.metrics();
+    expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'auth' })).to.equal(1);
+    expect(sampleValue(text ?? '', 'agentic_refusals_total', { reason: 'rate_limit' })).to.equal(1);
   });
 
   it('counts replay evictions and connected SSE clients', async () => {
