@@ -217,3 +217,18 @@ export {
   type ToolRisk,
   type ToolsOptions,
 } from './tools/index.js';
+/**
+ * Prometheus metrics (README "Metrics"): `createServiceMetrics({ registry })` registers the
+ * runtime's metrics in the app's own prom-client Registry (or a new one, read from
+ * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run and step metrics.
+ */
+export {
+  createServiceMetrics,
+  METRIC_PREFIX,
+  MAX_NAME_LABELS,
+  observeRuntime,
+  OTHER_LABEL,
+  type GaugeSources,
+  type MetricsOptions,
+  type ServiceMetrics,
+} from './metrics/index.js';

@@ -52,7 +52,10 @@ export interface Config {
   judgeModel: string | undefined;
   tracing: boolean;
   traceSensitive: boolean;
+  /** GET /metrics is served (AGENTIC_METRICS). */
   metrics: boolean;
+  /** /metrics needs no API key (AGENTIC_METRICS_PUBLIC). */
+  metricsPublic: boolean;
   runsDir: string;
   /** Readiness needs this much free space in the runs directory's file system (bytes; 0: off). */
   runsMinFreeBytes: number;
@@ -230,6 +233,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     tracing: bool('AGENTIC_TRACING'),
     traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
     metrics: bool('AGENTIC_METRICS'),
+    metricsPublic: bool('AGENTIC_METRICS_PUBLIC'),
     runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),
     runsMinFreeBytes: num('AGENTIC_RUNS_MIN_FREE_MB') * 1024 * 1024,
     runsRetentionDays: num('AGENTIC_RUNS_RETENTION_DAYS'),

@@ -56,6 +56,8 @@ export interface EventHubOptions {
   bufferSize?: number;
   /** @default silent */
   logger?: Logger;
+  /** Called when a finished run's buffer is evicted to stay within the limits (metrics). */
+  onEviction?: () => void;
 }
 
 export interface EventHub {
@@ -152,7 +154,10 @@ export function createEventHub(options: EventHubOptions): EventHub {
     eventsOf: (channel) => channel.buffer.toArray(),
     // A run still awaiting its evaluation events may be dropped under heavy churn: its
     // subscribers are told, so their connections do not wait forever.
-    onDrop: (channel) => closeSubscribers(channel),
+    onDrop: (channel) => {
+      options.onEviction?.();
+      closeSubscribers(channel);
+    },
   });
   let closed = false;
 

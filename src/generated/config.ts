@@ -209,9 +209,13 @@ export interface Environment {
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
   /**
-   * 1 enables /metrics. Reserved: validated now, takes effect with metrics (not in this version).
+   * 1 serves GET /metrics (Prometheus text format: HTTP, runs, steps, streams, LLM, sanitizer, refusals, process). Behind the API key when one is set.
    */
   AGENTIC_METRICS?: boolean;
+  /**
+   * 1 serves /metrics without the API key (for a scraper inside a trusted network).
+   */
+  AGENTIC_METRICS_PUBLIC?: boolean;
   /**
    * Run-file directory.
    */

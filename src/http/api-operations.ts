@@ -573,6 +573,21 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     method: 'get',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    summary:
+      'Prometheus metrics in the text exposition format; only when AGENTIC_METRICS=1 (else 404). Needs the API key when one is set, unless AGENTIC_METRICS_PUBLIC=1',
+    tag: 'health',
+    responses: {
+      '200': {
+        description: 'Prometheus text format 0.0.4',
+        contentType: 'text/plain; version=0.0.4; charset=utf-8',
+      },
+      '401': err('Missing or invalid API key'),
+    },
+  },
+  {
+    method: 'get',
     path: '/openapi.json',
     operationId: 'getOpenApi',
     summary: 'This document',

@@ -1,7 +1,9 @@
 /**
  * The Koa application (ARCHITECTURE §10). Middleware order: request context (id + access log)
  * → error funnel → CORS → security headers → rate limit → auth (+ lockout) → body parse (size
- * limit) → sanitization → SPA fallback/404 → routes.
+ * limit) → sanitization → SPA fallback/404 → routes. With metrics on, the request timer goes
+ * first, the rate limit and auth are wrapped to count their refusals, and the sanitizer's
+ * findings are counted in front of it.
  */
 import Router from '@koa/router';
 import Koa from 'koa';
@@ -14,12 +16,14 @@ import type { BatchManager } from '../eval/batch.js';
 import type { Evaluator } from '../eval/evaluator.js';
 import type { EventHub } from '../events/hub.js';
 import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics/index.js';
 import type { HistoryIndex } from '../store/history.js';
 import type { CompiledWorkflow, WorkflowRegistry } from '../workflow/index.js';
 import type { AuthGuard } from './middleware/auth.js';
 import { createBodyParser } from './middleware/body.js';
 import { createCors } from './middleware/cors.js';
 import { createErrorFunnel } from './middleware/errors.js';
+import { countRefusals, countSanitizerFindings, createHttpMetrics } from './middleware/metrics.js';
 import { createRateLimiter, type RateLimiter } from './middleware/rate-limit.js';
 import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
@@ -29,6 +33,7 @@ import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js'
 import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
 import { registerHealthRoutes } from './routes/health.js';
+import { registerMetricsRoute } from './routes/metrics.js';
 import { registerEvalRunRoutes } from './routes/eval-runs.js';
 import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
 import { registerModelRoutes, type ModelRouteDeps } from './routes/models.js';
@@ -64,13 +69,15 @@ export interface AppDeps {
   llm: Omit<ModelRouteDeps, 'logger'>;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
+  /** The service's metrics: `/metrics` and the HTTP metrics are on when given. @default off */
+  metrics?: ServiceMetrics;
 }
 
 /** The app plus its router (tests check every route against the OpenAPI document). */
 export type AgenticApp = Koa & { router: Router };
 
 export function createApp(runtime: Runtime, config: Config, deps: AppDeps): AgenticApp {
-  const { logger, history, hub, registry } = deps;
+  const { logger, history, hub, registry, metrics } = deps;
   // ctx.ip (unused by the guards, which call clientIp) then means the same entry clientIp trusts.
   const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustedProxyHops });
   // Errors are rendered by the funnel; what still reaches Koa (a broken socket mid-stream) is logged.
@@ -83,7 +90,13 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
   router.get(
     '/api/runs/:run_id/stream',
-    createStreamRoute({ hub, history, logger, ...(deps.stream ?? {}) }),
+    createStreamRoute({
+      hub,
+      history,
+      logger,
+      ...(deps.stream ?? {}),
+      ...(metrics === undefined ? {} : { metrics }),
+    }),
   );
   registerRunRoutes(router, {
     runtime,
@@ -101,18 +114,27 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
       localDir: config.localDatasetsDir,
     });
   registerDatasetRoutes(router, { datasets, registry });
+  if (metrics !== undefined) registerMetricsRoute(router, metrics.registry);
   registerDocsRoutes(router, {
     openApiPath: deps.openApiPath ?? join(packageRoot, 'schemas', 'openapi.json'),
     ...(deps.resolveDocsPackage === undefined ? {} : { resolvePackage: deps.resolveDocsPackage }),
   });
 
+  // Without metrics the chain is exactly as before: no wrappers, nothing timed.
+  const rateLimit = (deps.rateLimit ?? createRateLimiter(config)).middleware;
+  if (metrics !== undefined) app.use(createHttpMetrics(metrics));
   app.use(createRequestContext(logger));
   app.use(createErrorFunnel(logger));
   app.use(createCors(config));
   app.use(securityHeaders());
-  app.use((deps.rateLimit ?? createRateLimiter(config)).middleware);
-  app.use(deps.guard.middleware);
+  app.use(metrics === undefined ? rateLimit : countRefusals(metrics, rateLimit, 'rate_limit'));
+  app.use(
+    metrics === undefined
+      ? deps.guard.middleware
+      : countRefusals(metrics, deps.guard.middleware, 'lockout'),
+  );
   app.use(createBodyParser(config));
+  if (metrics !== undefined) app.use(countSanitizerFindings(metrics));
   app.use(createSanitizer(config, logger));
   app.use(createSpaFallback(config.frontendDir));
   app.use(router.routes());

@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
@@ -28,6 +29,13 @@ import type { LlmClient } from '../llm/index.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
+import {
+  countEvaluation,
+  createLlmCallObserver,
+  createServiceMetrics,
+  observeRuntime,
+  type ServiceMetrics,
+} from '../metrics/index.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -56,6 +64,11 @@ export interface ServerOptions {
   writeFile?: FileWriter;
   /** The LLM layer (providers, router, probe). @default built from `config.llm` */
   llm?: LlmService;
+  /**
+   * The prom-client registry `/metrics` serves (AGENTIC_METRICS=1), e.g. an embedder's own
+   * that already holds its metrics. @default a new Registry per server
+   */
+  metricsRegistry?: Registry;
 }
 
 export interface RunningServer {
@@ -67,6 +80,8 @@ export interface RunningServer {
   /** Batch evaluations. */
   batches: BatchManager;
   llm: LlmService;
+  /** The service's metrics, when AGENTIC_METRICS=1 (`metrics.registry` is what `/metrics` serves). */
+  metrics?: ServiceMetrics;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -81,7 +96,19 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
-  const llm = options.llm ?? createLlmService(config.llm);
+  const metrics = config.metrics
+    ? createServiceMetrics(
+        options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
+      )
+    : undefined;
+  // An injected LLM layer reports no calls (its router was built without this observer).
+  const llm =
+    options.llm ??
+    createLlmService(
+      config.llm,
+      metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) },
+    );
+  metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
 
   const history = createHistoryIndex({
     runsDir: config.runsDir,
@@ -139,7 +166,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       history.markLoaded();
     },
   );
+  const stopObserving = metrics === undefined ? undefined : observeRuntime(runtime, metrics);
   const hub = createEventHub({
+    ...(metrics === undefined ? {} : { onEviction: () => metrics.replayEvictions.inc() }),
     runtime,
     history,
     finishedBuffers: config.finishedBuffers,
@@ -161,7 +190,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     runsDir: config.runsDir,
     persist: runtime.options.persist,
     onScored: (record, filename) => history.upsert(record, filename),
-    publish: (event) => hub.publish(event),
+    publish: (event) => {
+      hub.publish(event);
+      if (metrics !== undefined) countEvaluation(metrics, event);
+    },
     logger,
   });
   const batches = createBatchManager({ runtime, evaluator, datasets });
@@ -195,12 +227,22 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       client: config.noLlm ? createNoLlmClient() : llm.router,
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
+    ...(metrics !== undefined ? { metrics } : {}),
   });
 
   const handle = app.callback();
   const gate = createShutdownGate((req, res) => void handle(req, res), logger);
   const server = createServer(gate.handle);
-  const wsHub = attachWebSocketHub(server, { hub, history, guard, rateLimit, config, logger });
+  const wsHub = attachWebSocketHub(server, {
+    hub,
+    history,
+    guard,
+    rateLimit,
+    config,
+    logger,
+    ...(metrics !== undefined ? { metrics } : {}),
+  });
+  metrics?.readGauges({ wsClients: () => wsHub.clientCount });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
@@ -257,6 +299,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     startupProbe.abort();
     await llm.close();
     offRecord();
+    stopObserving?.();
     server.closeAllConnections();
     await closed;
     if (gate.refused > 0)
@@ -272,6 +315,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     hub,
     batches,
     llm,
+    ...(metrics !== undefined ? { metrics } : {}),
     url,
     port: address.port,
     close() {

@@ -6,6 +6,7 @@ import { errorMessage } from '../errors.js';
 import { attachFeed } from '../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../events/hub.js';
 import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics/index.js';
 import { RUN_ID } from '../store/history.js';
 import { clientIp } from './client-ip.js';
 import { ClientQuota } from './client-quota.js';
@@ -55,7 +56,7 @@ const WS_PATH = /^\/ws\/execution\/([^/]+)$/;
 
 /** The API-key check for upgrade requests (counts failures toward the lockout). */
 export interface UpgradeGuard {
-  checkUpgrade(req: IncomingMessage): { ok: true } | { ok: false; reason: string };
+  checkUpgrade(req: IncomingMessage): { ok: true } | { ok: false; reason: string; status?: number };
 }
 
 export interface WebSocketHubOptions {
@@ -71,6 +72,8 @@ export interface WebSocketHubOptions {
   isOriginAllowed?: (origin: string) => boolean;
   /** Queued bytes above which a client that does not read is terminated. @default 1 MiB */
   maxBufferedBytes?: number;
+  /** Counts slow clients dropped. @default none */
+  metrics?: Pick<ServiceMetrics, 'droppedClients' | 'refusals'>;
   /** Largest message a client may send, in bytes; larger closes with 1009. @default 4096 */
   maxPayload?: number;
   /** Interval between pings, in ms. @default `config.wsPingIntervalMs` (30 s) */
@@ -132,6 +135,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     });
     const rate = options.rateLimit.checkUpgrade(req);
     if (!rate.ok) {
+      options.metrics?.refusals.inc({ reason: 'rate_limit' });
       refuseUpgrade(socket, 429, 'Too Many Requests', {
         ...rate.headers,
         'Retry-After': String(rate.retryAfterSeconds),
@@ -178,11 +182,13 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     const auth = guard.checkUpgrade(req);
     for (const name of url.searchParams.keys()) {
       if (QUERY_KEY_PARAMS.has(name.toLowerCase())) {
+        options.metrics?.refusals.inc({ reason: 'auth' });
         ws.close(WS_CLOSE.POLICY, 'API key in query string not allowed');
         return;
       }
     }
     if (!auth.ok) {
+      options.metrics?.refusals.inc({ reason: auth.status === 429 ? 'lockout' : 'auth' });
       ws.close(WS_CLOSE.POLICY, auth.reason.slice(0, 120));
       return;
     }
@@ -221,6 +227,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       if (ws.readyState !== WebSocket.OPEN) return;
       if (ws.bufferedAmount > maxBufferedBytes) {
         logger.info({ runId }, 'WebSocket client dropped: not reading');
+        options.metrics?.droppedClients.inc({ transport: 'ws' });
         controller.abort();
         ws.terminate();
         return;

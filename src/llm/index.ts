@@ -17,6 +17,7 @@ export { LLM_ERROR_KINDS, LlmError, type LlmErrorKind } from './llm-error.js';
 export {
   createLlmRouter,
   LLM_VARIABLES_HINT,
+  type LlmCallReport,
   type LlmRouter,
   type RouterOptions,
 } from './router.js';

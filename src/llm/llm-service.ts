@@ -7,7 +7,7 @@ import { shippedModelsFile } from '../config/package-info.js';
 import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
 import { probeProviders, type ProbeResult } from './probe.js';
 import { createProviderSet, type ProviderSet } from './provider-set.js';
-import { createLlmRouter, type LlmRouter } from './router.js';
+import { createLlmRouter, type LlmRouter, type RouterOptions } from './router.js';
 
 export interface LlmService {
   /** The client LLM steps and chat go through. */
@@ -21,7 +21,10 @@ export interface LlmService {
 }
 
 /** Throws a config AppError for an unreadable or invalid models file. */
-export function createLlmService(settings: LlmSettings): LlmService {
+export function createLlmService(
+  settings: LlmSettings,
+  options: Pick<RouterOptions, 'onCall'> = {},
+): LlmService {
   const chains = mergeTierChains(
     loadTierChains(settings.modelsFile ?? shippedModelsFile()),
     settings.tierOverrides,
@@ -34,6 +37,7 @@ export function createLlmService(settings: LlmSettings): LlmService {
     breakerCooldownMs: settings.breakerCooldownMs,
     retryAfterMaxMs: settings.retryAfterMaxMs,
     maxInFlight: settings.maxInFlight,
+    ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
   });
   return {
     router,

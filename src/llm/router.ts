@@ -9,10 +9,29 @@
 import { AppError, ERROR_CODES } from '../errors.js';
 import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
-import { LlmError } from './llm-error.js';
+import { LlmError, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
 import type { TierChains } from './model-chains.js';
-import type { ChatMessage, LlmClient, LlmRequest, LlmResponse, Provider } from './types.js';
+import type {
+  ChatMessage,
+  LlmClient,
+  LlmRequest,
+  LlmResponse,
+  Provider,
+  TokenUsage,
+} from './types.js';
+
+/** One provider call as the router saw it (metrics); not called for calls the run aborted. */
+export interface LlmCallReport {
+  provider: string;
+  /** The `provider:model` id of the candidate tried. */
+  model: string;
+  /** `success`, or the failure's {@link LlmErrorKind}. */
+  outcome: 'success' | LlmErrorKind;
+  durationMs: number;
+  /** Tokens of a successful call. */
+  usage?: TokenUsage;
+}
 
 /** What the router needs of the provider set. */
 export interface ProviderLookup {
@@ -36,6 +55,8 @@ export interface RouterOptions {
   now?: () => number;
   /** Abortable wait (tests record the Retry-After waits). @default a timer */
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** Told of every provider call (metrics). @default none */
+  onCall?: (report: LlmCallReport) => void;
 }
 
 export interface LlmRouter extends LlmClient {
@@ -43,6 +64,8 @@ export interface LlmRouter extends LlmClient {
   candidates(tier: number, model?: string): readonly string[];
   /** A model's circuit state. */
   breakerState(model: string): BreakerState;
+  /** Every model that has a circuit so far (it was tried), with its state. */
+  breakerStates(): { model: string; state: BreakerState }[];
 }
 
 /** The hint appended when nothing could answer. */
@@ -124,9 +147,17 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       request.onRoute?.(id);
       let waitedRetryAfter = false;
       for (;;) {
+        const startedAt = now();
         try {
           const result = await callProvider(provider, ref.model, request, onDelta);
           breaker.succeeded();
+          options.onCall?.({
+            provider: ref.provider,
+            model: id,
+            outcome: 'success',
+            durationMs: now() - startedAt,
+            usage: result.usage,
+          });
           return {
             text: result.text,
             model: `${ref.provider}:${result.model}`,
@@ -141,6 +172,12 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
           }
           lastError = error;
           const kind = error instanceof LlmError ? error.kind : 'transient';
+          options.onCall?.({
+            provider: ref.provider,
+            model: id,
+            outcome: kind,
+            durationMs: now() - startedAt,
+          });
           const wait = error instanceof LlmError ? error.retryAfterMs : undefined;
           if (
             kind === 'rate_limited' &&
@@ -191,6 +228,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     complete,
     candidates,
     breakerState: (model) => breakerOf(model).current(),
+    breakerStates: () =>
+      [...breakers].map(([model, breaker]) => ({ model, state: breaker.current() })),
   };
 }
 

@@ -18,6 +18,8 @@
 // - heap is measured after forced GCs (run with --expose-gc, as `npm run bench` does), relative
 //   to a baseline taken after a warm-up run, with 1000 runs blocked on a gate; "after" is taken
 //   once every run ended and the bench dropped its own references (handles, promises).
+// With metrics on (the service's prom-client metrics observing the runtime) the run() variants
+// run again, and the overhead is printed against the target of issue 14.
 // `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
 import { createActor } from 'xstate';
 import type {
@@ -47,7 +49,8 @@ const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as
 const { forEachEngineEvent } = await load<typeof AdapterModule>('src/engine/adapter');
 const { graphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
 const { nativeAdapter } = await load<typeof NativeModule>('src/engine/adapters/native');
-const { createRuntime } = await load<typeof IndexModule>('src/index');
+const { createRuntime, createServiceMetrics, observeRuntime } =
+  await load<typeof IndexModule>('src/index');
 const { compileWorkflow } = await load<typeof WorkflowModule>('src/workflow/index');
 
 const QUICK = process.argv.includes('--quick');
@@ -376,6 +379,38 @@ function printSpeed(rows: Row[]): void {
   }
 }
 
+const LISTENED = {
+  native: 'native, run() + listener',
+  graph: 'graph, run() + listener',
+} as const;
+const METERED = {
+  native: 'native, run() + metrics',
+  graph: 'graph, run() + metrics',
+} as const;
+/** Issue 14: ≤ 5 % fewer runs/s with metrics on, i.e. ≤ 5 % more µs per step. */
+const METRICS_OVERHEAD_TARGET = 5;
+
+function printMetricsOverhead(rows: Row[]): void {
+  console.log(
+    `\nmetrics on vs off, µs/step (target ≤ ${METRICS_OVERHEAD_TARGET} % against a runtime with a listener, as in the service)`,
+  );
+  const find = (shape: string, engine: string) =>
+    rows.find((r) => r.shape === shape && r.engine === engine);
+  for (const shape of new Set(rows.map((r) => r.shape))) {
+    for (const adapter of ['native', 'graph'] as const) {
+      const bare = find(shape, `${adapter}, createRuntime().run()`);
+      const off = find(shape, LISTENED[adapter]);
+      const on = find(shape, METERED[adapter]);
+      if (bare === undefined || off === undefined || on === undefined) continue;
+      const pct = (a: number, b: number) => `${((a / b - 1) * 100).toFixed(1).padStart(6)} %`;
+      const verdict = (on.us / off.us - 1) * 100 <= METRICS_OVERHEAD_TARGET ? 'met' : 'MISSED';
+      console.log(
+        `${shape.padEnd(20)} ${adapter.padEnd(7)} listener ${off.us.toFixed(3)} metrics ${on.us.toFixed(3)}: ${pct(on.us, off.us)} (min rounds ${pct(on.min, off.min)}) ${verdict}; vs no listener ${bare.us.toFixed(3)}: ${pct(on.us, bare.us)}`,
+      );
+    }
+  }
+}
+
 function printHeap(rows: HeapRow[]): void {
   console.log(
     `\nheap MiB per ${CONCURRENT} concurrent 5-step diamond runs (target ≤ ${TARGET.heapMiB}), and after they ended (target ≈ 0)${gc ? '' : '  [no --expose-gc: rough]'}`,
@@ -404,10 +439,21 @@ async function main(): Promise<void> {
     const wf = compileWorkflow(doc);
     const n = wf.steps.length;
     const runtime = createRuntime({ persist: false, maxConcurrency: n });
-    const viaRun = (adapter: 'native' | 'graph') => async () => {
-      const record = await runtime.run({ workflow: doc, adapter });
-      if (record.status !== 'success') throw new Error(`${adapter} run ${record.status}`);
-    };
+    // The same runtime with the service's metrics observing it (AGENTIC_METRICS=1), measured in
+    // the same interleaved rounds so the on/off comparison shares the machine's load.
+    const metered = createRuntime({ persist: false, maxConcurrency: n });
+    // A runtime with any event listener builds every wire event (step_start, step_end, …); one
+    // without builds none. The service always has one (the event hub), so metrics there add only
+    // the observer; an embedded runtime with no listener also pays for the events.
+    const listened = createRuntime({ persist: false, maxConcurrency: n });
+    const stopListening = listened.subscribe(() => undefined);
+    const stopMetrics = observeRuntime(metered, createServiceMetrics({ processDefaults: false }));
+    const viaRun =
+      (adapter: 'native' | 'graph', on: Runtime = runtime) =>
+      async () => {
+        const record = await on.run({ workflow: doc, adapter });
+        if (record.status !== 'success') throw new Error(`${adapter} run ${record.status}`);
+      };
     rows.push(
       ...(await measureShape(label, n, [
         { engine: 'floor (bare Promise)', target: null, once: () => floorRun(wf) },
@@ -423,11 +469,22 @@ async function main(): Promise<void> {
         },
         { engine: 'native, createRuntime().run()', target: TARGET.native, once: viaRun('native') },
         { engine: 'graph, createRuntime().run()', target: TARGET.graph, once: viaRun('graph') },
+        { engine: LISTENED.native, target: TARGET.native, once: viaRun('native', listened) },
+        { engine: LISTENED.graph, target: TARGET.graph, once: viaRun('graph', listened) },
+        { engine: METERED.native, target: TARGET.native, once: viaRun('native', metered) },
+        { engine: METERED.graph, target: TARGET.graph, once: viaRun('graph', metered) },
       ])),
     );
+    stopMetrics();
+    stopListening();
+    await listened.shutdown({ graceMs: 0 });
     await runtime.shutdown({ graceMs: 0 });
+    await metered.shutdown({ graceMs: 0 });
   }
-  if (SPEED) printSpeed(rows);
+  if (SPEED) {
+    printSpeed(rows);
+    printMetricsOverhead(rows);
+  }
   if (HEAP) printHeap(await measureHeap());
   console.log(`\nbench took ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }

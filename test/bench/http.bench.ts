@@ -14,7 +14,8 @@
  * BENCH_HEALTH_SECONDS (10), BENCH_RUN_SECONDS (time budget of the runs phase, 240),
  * BENCH_SUBSCRIBERS (500), BENCH_ADAPTER (the engine adapter runs use: native), BENCH_CPU_PROF
  * (a directory: the service writes a V8 CPU profile there on exit), BENCH_LOG (1: the service logs
- * at info as in production, to a discarded stdout).
+ * at info as in production, to a discarded stdout), BENCH_METRICS (1: the service runs with
+ * AGENTIC_METRICS=1; compare a run with and one without for the metrics overhead).
  */
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -38,6 +39,7 @@ const RUN_SECONDS = env('BENCH_RUN_SECONDS', 240);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 500);
 const CONCURRENCY = 10;
 const ADAPTER = process.env.BENCH_ADAPTER ?? 'native';
+const METRICS = process.env.BENCH_METRICS === '1';
 /** BENCH_LOG=1: the service logs at info (an access record per request) to a discarded stdout. */
 const LOGGING = process.env.BENCH_LOG === '1';
 /** When set, the service writes a V8 CPU profile (`.cpuprofile`) into this directory on exit. */
@@ -401,13 +403,16 @@ async function main(): Promise<void> {
     AGENTIC_MAX_ACTIVE_RUNS: '1000000',
     AGENTIC_NO_LLM: '1',
     AGENTIC_DEFAULT_ADAPTER: ADAPTER,
+    AGENTIC_METRICS: METRICS ? '1' : '0',
     LOG_LEVEL: LOGGING ? 'info' : 'silent',
   };
   delete childEnv.AGENTIC_API_KEY;
   const service = new Service(childEnv);
   try {
     await service.ready();
-    console.log(`service at ${service.url}; runs dir ${runsDir}`);
+    console.log(
+      `service at ${service.url}; runs dir ${runsDir}; metrics ${METRICS ? 'on' : 'off'}`,
+    );
     const pool = new Pool(service.url, { connections: CONCURRENCY });
 
     console.log(`[1/3] GET /api/health for ${HEALTH_SECONDS} s ...`);

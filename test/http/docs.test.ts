@@ -12,7 +12,8 @@ function openApiPath(routerPath: string): string {
 describe('HTTP documentation, OpenAPI and SPA fallback', () => {
   let svc: TestService;
   beforeEach(async () => {
-    svc = await startTestService();
+    // Metrics on, so /metrics is served and checked against the document like every route.
+    svc = await startTestService({ env: { AGENTIC_METRICS: '1' } });
   });
   afterEach(async () => {
     await svc.dispose();

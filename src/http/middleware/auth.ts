@@ -49,6 +49,8 @@ const QUERY_KEY_PARAMS = ['api_key', 'apikey', 'api-key', 'key', 'token', 'acces
  */
 export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
   const apiKey = config.apiKey;
+  // Without AGENTIC_METRICS there is no /metrics route: the path is the SPA's like any other.
+  const protectMetrics = config.metrics && !config.metricsPublic;
   const lockout = new AuthLockout({
     ...config.authLockout,
     ...(opts.now ? { now: opts.now } : {}),
@@ -91,7 +93,7 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
   };
 
   const middleware: Middleware = async (ctx, next) => {
-    if (apiKey === undefined || !requiresKey(ctx.method, ctx.path)) {
+    if (apiKey === undefined || !requiresKey(ctx.method, ctx.path, protectMetrics)) {
       await next();
       return;
     }
@@ -132,11 +134,13 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
  * public paths. The path is percent-decoded, slash-collapsed and lower-cased before the
  * prefix test, so `/API/runs`, `//api/runs` or `/%61pi/runs` (which a case-insensitive
  * router may still route) cannot slip past; the public test uses the raw path, so
- * `/api/health/`, `/api/healthz` and `/api/health/ready` all need the key.
+ * `/api/health/`, `/api/healthz` and `/api/health/ready` all need the key. `/metrics` needs
+ * it too unless `protectMetrics` is false (AGENTIC_METRICS_PUBLIC=1).
  */
-export function requiresKey(method: string, rawPath: string): boolean {
+export function requiresKey(method: string, rawPath: string, protectMetrics = true): boolean {
   if ((method === 'GET' || method === 'HEAD') && PUBLIC_PATHS.has(rawPath)) return false;
   const path = normalizePath(rawPath);
+  if (path === '/metrics' || path.startsWith('/metrics/')) return protectMetrics;
   return path === '/api' || path.startsWith('/api/') || path === '/ws' || path.startsWith('/ws/');
 }
 

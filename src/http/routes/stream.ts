@@ -3,6 +3,7 @@ import { ERROR_CODES, NotFoundError } from '../../errors.js';
 import { attachFeed } from '../../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../../events/hub.js';
 import type { Logger } from '../../log.js';
+import type { ServiceMetrics } from '../../metrics/index.js';
 import { RUN_ID } from '../../store/history.js';
 import { DEFAULT_SSE_MAX_BUFFERED_BYTES, SseWriter } from '../sse.js';
 
@@ -22,6 +23,8 @@ export interface StreamRouteOptions {
   idleTimeoutMs?: number;
   /** Queued bytes above which a client that does not read is dropped. @default 1 MiB */
   maxBufferedBytes?: number;
+  /** Counts connected and dropped SSE clients. @default none */
+  metrics?: Pick<ServiceMetrics, 'streamClients' | 'droppedClients'>;
 }
 
 const STREAM_PATH = /^\/api\/runs\/([^/]+)\/stream$/;
@@ -60,6 +63,9 @@ export function createStreamRoute(options: StreamRouteOptions): Middleware {
     const { req, res } = ctx;
     const controller = new AbortController();
     const writer = new SseWriter(res, { maxBufferedBytes });
+    const { metrics } = options;
+    metrics?.streamClients.inc({ transport: 'sse' });
+    let counted = metrics !== undefined;
     let keepalive: NodeJS.Timeout | undefined;
     let idle: NodeJS.Timeout | undefined;
     let resolveDone: () => void = () => undefined;
@@ -67,6 +73,10 @@ export function createStreamRoute(options: StreamRouteOptions): Middleware {
       resolveDone = resolve;
     });
     const finish = (): void => {
+      if (counted) {
+        counted = false;
+        metrics?.streamClients.dec({ transport: 'sse' });
+      }
       clearInterval(keepalive);
       clearTimeout(idle);
       if (!controller.signal.aborted) controller.abort();
@@ -74,7 +84,10 @@ export function createStreamRoute(options: StreamRouteOptions): Middleware {
       resolveDone();
     };
     const onClientGone = (): void => {
-      if (writer.dropped) logger.info({ runId }, 'SSE client dropped: not reading');
+      if (writer.dropped) {
+        logger.info({ runId }, 'SSE client dropped: not reading');
+        metrics?.droppedClients.inc({ transport: 'sse' });
+      }
       finish();
     };
     res.once('close', onClientGone);

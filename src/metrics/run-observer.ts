@@ -1,0 +1,70 @@
+/**
+ * Feeds a runtime's run and step metrics from its wire events (`runtime.subscribe`), so the
+ * engine carries no metrics code and pays nothing when metrics are off. Per step this is one
+ * prom-client `observe` (about 0.4 µs here, whether by label object or by a kept labelled
+ * child, which hashes its labels again on every call; so no child cache).
+ */
+import type { Runtime } from '../engine/types.js';
+import type { ServiceMetrics } from './service-metrics.js';
+
+type Observed = Pick<Runtime, 'subscribe' | 'activeRuns'>;
+
+/**
+ * Observes `runtime` into `metrics`; also points the active-runs gauge at it. Returns the
+ * function that stops observing.
+ */
+export function observeRuntime(runtime: Observed, metrics: ServiceMetrics): () => void {
+  // workflow_end names neither the adapter nor (always) the workflow: kept from workflow_start,
+  // one entry per active run, removed at its end.
+  const labels = new Map<string, { workflow: string; adapter: string }>();
+  metrics.readGauges({ activeRuns: () => runtime.activeRuns().length });
+  return runtime.subscribe((event) => {
+    switch (event.type) {
+      case 'workflow_start': {
+        const run = {
+          workflow: metrics.workflowLabel(event.workflow_name),
+          adapter: metrics.adapterLabel(event.adapter),
+        };
+        labels.set(event.run_id, run);
+        metrics.runsStarted.inc(run);
+        return;
+      }
+      case 'workflow_end': {
+        const run = labels.get(event.run_id) ?? {
+          workflow: metrics.workflowLabel(event.workflow_name),
+          adapter: metrics.adapterLabel(undefined),
+        };
+        labels.delete(event.run_id);
+        const finished = { ...run, status: event.status };
+        metrics.runsFinished.inc(finished);
+        if (event.duration_ms !== undefined) {
+          metrics.runDuration.observe(finished, event.duration_ms / 1000);
+        }
+        return;
+      }
+      case 'step_end':
+        metrics.stepDuration.observe(
+          { agent: metrics.agentLabel(event.agent), status: event.status },
+          event.duration_ms / 1000,
+        );
+        return;
+      case 'step_error':
+        if (event.status === 'retrying')
+          metrics.retries.inc({ agent: metrics.agentLabel(event.agent) });
+        return;
+      case 'step_start':
+      case 'step_complete':
+      case 'token_delta':
+      case 'error':
+      case 'evaluation_start':
+      case 'evaluation_complete':
+      case 'approval_required':
+      case 'approval_decision':
+        return;
+      default: {
+        const exhaustive: never = event;
+        return exhaustive;
+      }
+    }
+  });
+}
