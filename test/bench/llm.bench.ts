@@ -9,8 +9,8 @@
  *     (40 chunks, 25 ms apart), each watched by a WebSocket subscriber: every run's events
  *     must arrive complete (seq 0..n without a gap, ending in workflow_end), and the service's
  *     event loop must never be blocked more than 20 ms (perf_hooks monitorEventLoopDelay,
- *     10 ms resolution; the service and the WebSocket clients share this process, so the
- *     figure is an upper bound).
+ *     10 ms resolution; the clients run in their own process, test/bench/llm-clients.ts, so
+ *     the figure is the service's loop).
  */
 import { fork } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -19,13 +19,13 @@ import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { WebSocket } from 'ws';
 import { loadConfig } from '../../src/config/index.js';
 import { startServer } from '../../src/http/server.js';
 import { createHttpClient } from '../../src/llm/http.js';
 import { createOpenAiCompatibleProvider } from '../../src/llm/providers/openai.js';
 import { createLlmRouter } from '../../src/llm/router.js';
 import { createSilentLogger } from '../../src/log.js';
+import type { ClientResult } from './llm-clients.js';
 
 const CALLS = Number(process.env.BENCH_LLM_CALLS ?? 3000);
 const STEPS = Number(process.env.BENCH_LLM_STEPS ?? 200);
@@ -150,44 +150,25 @@ async function streamedSteps(url: string): Promise<void> {
     OLLAMA_HOST: url,
   });
   const service = await startServer({ config, logger: createSilentLogger() });
+  // The clients (POSTs and WebSocket subscribers) run in their own process: the loop delay
+  // measured here is then the service's alone.
+  const clients = fork(join(here, 'llm-clients.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const batch = (count: number, prefix: string, onOpen: () => void = () => undefined) =>
-    Promise.all(
-      Array.from({ length: count }, async (_, n) => {
-        const runId = `${prefix}-${n}`;
-        // The hub knows a run once it started (an unknown run is closed 4404); the replay buffer
-        // (500 events) hands a subscriber everything from workflow_start on.
-        const response = await fetch(`${service.url}/api/run`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ workflow: 'stream_step', input_data: { n }, run_id: runId }),
-        });
-        if (response.status !== 200) throw new Error(`POST /api/run: ${response.status}`);
-        const socket = new WebSocket(`${service.url.replace('http', 'ws')}/ws/execution/${runId}`);
-        const seqs: number[] = [];
-        let deltas = 0;
-        const ended = new Promise<string>((resolve, reject) => {
-          socket.on('message', (data: Buffer) => {
-            const event = JSON.parse(data.toString()) as {
-              type: string;
-              seq: number;
-              status?: string;
-            };
-            seqs.push(event.seq);
-            if (event.type === 'token_delta') deltas++;
-            if (event.type === 'workflow_end') resolve(event.status ?? '');
-          });
-          socket.on('error', reject);
-          socket.on('close', (code) =>
-            reject(new Error(`socket closed ${code} before workflow_end`)),
-          );
-        });
-        socket.once('open', onOpen);
-        const status = await ended;
-        socket.close();
-        const complete = seqs.every((seq, i) => seq === i);
-        return { status, complete, events: seqs.length, deltas };
-      }),
-    );
+    new Promise<ClientResult[]>((resolve, reject) => {
+      const onMessage = (message: { open?: true; results?: ClientResult[]; error?: string }) => {
+        if (message.open === true) onOpen();
+        else {
+          clients.off('message', onMessage);
+          if (message.results !== undefined) resolve(message.results);
+          else reject(new Error(message.error ?? 'the client process failed'));
+        }
+      };
+      clients.on('message', onMessage);
+      clients.send({ url: service.url, count, prefix });
+    });
   // A first small batch loads and compiles every code path (tsx transpiles modules on first
   // import, on the main thread) before the loop delay is measured.
   await batch(10, 'warm');
@@ -196,14 +177,13 @@ async function streamedSteps(url: string): Promise<void> {
   const burstDelay = monitorEventLoopDelay({ resolution: 10 });
   const streamDelay = monitorEventLoopDelay({ resolution: 10 });
   burstDelay.enable();
-  let open = 0;
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const results = await batch(STEPS, 'bench', () => {
-    if (++open < STEPS) return;
     burstDelay.disable();
     streamDelay.enable();
   });
+  clients.kill();
   const elapsed = performance.now() - started;
   burstDelay.disable();
   streamDelay.disable();
