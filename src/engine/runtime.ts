@@ -7,7 +7,12 @@ import { mkdir } from 'node:fs/promises';
 import { createActor, type AnyActorRef } from 'xstate';
 import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
 import { createToolKit, type ToolKit } from '../tools/index.js';
-import { findAgent, loadAgentCatalogue, type AgentInfo } from '../agents/catalogue.js';
+import {
+  findAgent,
+  loadAgentCatalogue,
+  type AgentCatalogueCache,
+  type AgentInfo,
+} from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
@@ -118,6 +123,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
+  const catalogueCache: AgentCatalogueCache = new Map();
   const newRunId = createRunIdGenerator();
   const active = new Map<string, RunSession>();
   const reserved = new Set<string>();
@@ -451,13 +457,17 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return llmSteps;
   }
 
-  /** The agent catalogue (personas) for a run with LLM steps; read per run, like GET /api/agents. */
+  /**
+   * The agent catalogue (personas) for a run with LLM steps, looked up per run so an edited file
+   * applies to the next run; files are parsed again only when they change.
+   */
   async function personas(): Promise<readonly AgentInfo[]> {
     try {
       return await loadAgentCatalogue({
         files: [shippedAgentCatalogue()],
         dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
         limits: resolved.limits,
+        cache: catalogueCache,
       });
     } catch (error) {
       log.debug(

@@ -3,7 +3,11 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, ERROR_CODES } from '../../../src/errors.js';
-import { findAgent, loadAgentCatalogue } from '../../../src/agents/catalogue.js';
+import {
+  findAgent,
+  loadAgentCatalogue,
+  type AgentCatalogueCache,
+} from '../../../src/agents/catalogue.js';
 import {
   AGENT_NAME_PATTERN,
   TIER0_AGENTS,
@@ -34,6 +38,24 @@ describe('loadAgentCatalogue', () => {
 
   afterEach(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('with a cache, parses a file again only once it changed', async () => {
+    const file = join(dir, 'agents.yaml');
+    const entry = (name: string): string =>
+      `agents:\n  helper:\n    name: ${name}\n    description: Helps.\n    tier: 1\n    persona: You help.\n`;
+    await writeFile(file, entry('First'));
+    const cache: AgentCatalogueCache = new Map();
+    const first = await loadAgentCatalogue({ files: [file], cache });
+    const again = await loadAgentCatalogue({ files: [file], cache });
+    expect(again[0]).to.equal(first[0]);
+    await writeFile(file, entry('Second one'));
+    const changed = await loadAgentCatalogue({ files: [file], cache });
+    expect(changed[0]?.name).to.equal('Second one');
+    await rm(file);
+    const error = await loadAgentCatalogue({ files: [file], cache }).catch((e: unknown) => e);
+    expect(error).to.be.instanceOf(AppError);
+    expect(cache.has(file)).to.equal(false);
   });
 
   it('loads the shipped catalogue with every documented role', async () => {
