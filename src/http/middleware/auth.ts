@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { Config } from '../../config/index.js';
 import { AuthError, RateLimitedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { AuthLockout, constantTimeEqual } from '../../security/index.js';
+import { AuthLockout, constantTimeEqual, queryCarriesKey } from '../../security/index.js';
 import { clientIp } from '../client-ip.js';
 
 export interface AuthOptions {
@@ -36,9 +36,6 @@ export interface AuthGuard {
 
 /** Exact public paths (spec, Authentication 5); GET and HEAD only; never a prefix match. */
 const PUBLIC_PATHS = new Set(['/api/health', '/docs', '/openapi.json', '/redoc']);
-
-/** Query parameters a client might try to carry a key in; any of them refuses an upgrade. */
-const QUERY_KEY_PARAMS = ['api_key', 'apikey', 'api-key', 'key', 'token', 'access_token'];
 
 /**
  * The API key guard (AGENTIC_API_KEY, spec Authentication). A key is accepted from
@@ -103,11 +100,9 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
 
   const checkUpgrade = (req: IncomingMessage): UpgradeCheck => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    for (const name of QUERY_KEY_PARAMS) {
-      if (url.searchParams.has(name)) {
-        if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config));
-        return { ok: false, reason: 'API key in the query string is not accepted', status: 401 };
-      }
+    if (queryCarriesKey(url.searchParams)) {
+      if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config));
+      return { ok: false, reason: 'API key in the query string is not accepted', status: 401 };
     }
     if (apiKey === undefined) return { ok: true };
     try {
