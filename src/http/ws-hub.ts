@@ -14,6 +14,7 @@ import { ClientQuota } from './client-quota.js';
 import { isOriginAllowed } from './middleware/cors.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import { startHeartbeat } from './ws-heartbeat.js';
+import { safeDecode } from './safe-decode.js';
 
 /** Close codes sent by the WebSocket hub. */
 export const WS_CLOSE = {
@@ -334,12 +335,4 @@ function refuseUpgrade(
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
   socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
-}
-
-function safeDecode(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
 }

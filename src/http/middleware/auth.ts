@@ -5,6 +5,7 @@ import { AuthError, RateLimitedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { AuthLockout, constantTimeEqual, queryCarriesKey } from '../../security/index.js';
 import { clientIp } from '../client-ip.js';
+import { safeDecode } from '../safe-decode.js';
 
 export interface AuthOptions {
   /** Injectable clock (ms) for the lockout. @default Date.now */
@@ -142,11 +143,9 @@ export function requiresKey(method: string, rawPath: string, protectMetrics = tr
 function normalizePath(rawPath: string): string {
   let path = rawPath;
   for (let i = 0; i < 3 && path.includes('%'); i += 1) {
-    try {
-      path = decodeURIComponent(path);
-    } catch {
-      break;
-    }
+    const decoded = safeDecode(path);
+    if (decoded === undefined) break;
+    path = decoded;
   }
   return path
     .replace(/[\\/]+/g, '/')
