@@ -3,7 +3,7 @@
  * service's, logging warnings and errors to stderr so stdout keeps the command's output.
  */
 import { createRuntime } from '../engine/runtime.js';
-import type { AdapterName, Runtime } from '../engine/types.js';
+import type { Runtime } from '../engine/types.js';
 import type { Config } from '../config/index.js';
 import type { LlmService } from '../llm/llm-service.js';
 import { createLogger } from '../log.js';
@@ -21,7 +21,7 @@ export async function createCliRuntime(
     runsDir: config.runsDir,
     noLlm: config.noLlm,
     maxConcurrency: config.maxConcurrency,
-    defaultAdapter: config.defaultAdapter as AdapterName,
+    defaultAdapter: config.defaultAdapter,
     agents: await customAgents(config),
     limits: config.limits,
     tools: toolsOptionsFromConfig(config),

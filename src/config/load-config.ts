@@ -7,6 +7,7 @@ import { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 import { readTierOverrides, type LlmSettings } from './llm-settings.js';
 import { createSecretProvider } from './secrets.js';
 import { childProcessEnv } from './child-env.js';
+import type { AdapterName } from './adapter-names.js';
 
 /** Resolved service configuration: every default applied, paths absolute, frozen. */
 export interface Config {
@@ -14,7 +15,7 @@ export interface Config {
   port: number;
   apiKey: string | undefined;
   corsOrigins: readonly string[];
-  defaultAdapter: string;
+  defaultAdapter: AdapterName;
   noLlm: boolean;
   fileBaseDir: string | undefined;
   shellAllowedCommands: readonly string[];
@@ -148,12 +149,6 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     }
   }
   const tierChains = readTierOverrides(env, problems);
-  const adapter = String(raw.AGENTIC_DEFAULT_ADAPTER);
-  if (!['graph', 'native'].includes(adapter)) {
-    problems.push(
-      `AGENTIC_DEFAULT_ADAPTER=${JSON.stringify(adapter)}: unknown adapter. Use "graph" or "native".`,
-    );
-  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const str = (name: string): string | undefined =>
@@ -182,7 +177,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     corsOrigins: Object.freeze(
       raw.AGENTIC_CORS_ORIGINS === undefined ? DEFAULT_CORS_ORIGINS : list('AGENTIC_CORS_ORIGINS'),
     ),
-    defaultAdapter: adapter,
+    // The schema's enum has already rejected any other name.
+    defaultAdapter: raw.AGENTIC_DEFAULT_ADAPTER as AdapterName,
     noLlm: bool('AGENTIC_NO_LLM'),
     fileBaseDir: path('AGENTIC_FILE_BASE_DIR'),
     shellAllowedCommands: Object.freeze(list('AGENTIC_SHELL_ALLOWED_COMMANDS')),

@@ -81,6 +81,8 @@ export class RunSession {
   private readonly outcomes: (StepOutcome | undefined)[];
   private readonly mapper: RunEventMapper;
   private ending = false;
+  /** Set once workflow_end has gone out, so a failing finish never sends a second one. */
+  private endSent = false;
   /** Made on a run's first streamed chunk (most runs have no LLM steps). */
   private deltas: TokenCoalescer | undefined;
 
@@ -222,7 +224,64 @@ export class RunSession {
   private end(result: RunResult): void {
     if (this.ending) return;
     this.ending = true;
-    void this.finish(result);
+    this.finish(result).catch((failure: unknown) => this.failFinish(result, failure));
+  }
+
+  /**
+   * A fault while ending the run (a bug in building its record or events): the run still ends,
+   * as failed and logged, with its one workflow_end, its slot released and `done` resolved.
+   * Each step is guarded alone so one more fault cannot leave the run half ended.
+   */
+  private failFinish(result: RunResult, failure: unknown): void {
+    const error = `run end failed: ${errorMessage(failure)}`;
+    this.options.logger.error({ runId: this.runId, err: errorMessage(failure) }, 'run end failed');
+    const { base, engineInput } = this.options;
+    let endTime = base.startTime;
+    try {
+      endTime = engineInput.clock.now();
+    } catch {
+      // keep the start time: the duration reads 0
+    }
+    const outcomes = this.completeOutcomes(
+      result.engine?.outcomes ?? this.outcomes,
+      result,
+      endTime,
+    );
+    const finalOutput = result.engine?.finalOutput ?? null;
+    const guarded = (what: string, action: () => void): void => {
+      try {
+        action();
+      } catch (again) {
+        this.options.logger.error({ runId: this.runId, err: errorMessage(again) }, what);
+      }
+    };
+    if (!this.endSent) {
+      guarded('workflow_end after a failed run end not sent', () =>
+        this.sendEnd({
+          status: 'failed',
+          durationMs: Math.max(0, endTime - base.startTime),
+          finalOutput,
+          error,
+          successRate: successRate(outcomes),
+          filename: null,
+        }),
+      );
+    }
+    guarded('stream close after a failed run end', () => this.stream?.close());
+    guarded('release after a failed run end', () => this.options.released(this));
+    const end = { status: 'failed' as const, error, finalOutput, endTime };
+    let record: RunRecord;
+    try {
+      record = finishedRunRecord(base, { ...end, outcomes });
+    } catch {
+      record = finishedRunRecord(base, { ...end, outcomes: [], finalOutput: null });
+    }
+    this.resolveDone(record);
+  }
+
+  private sendEnd(end: Parameters<RunEventMapper['workflowEnd']>[0]): void {
+    this.endSent = true;
+    this.mapper.workflowEnd(end);
   }
 
   private async finish(result: RunResult): Promise<void> {
@@ -263,7 +322,7 @@ export class RunSession {
       status = 'failed';
       record = { ...record, status, error };
     }
-    this.mapper.workflowEnd({
+    this.sendEnd({
       status,
       durationMs: Math.max(0, endTime - base.startTime),
       finalOutput,

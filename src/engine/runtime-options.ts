@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { resolveWorkflowsLocation } from '../config/workflows-location.js';
+import { isAdapterName } from '../config/adapter-names.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
@@ -66,7 +67,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   const journalCommitMs = options.journalCommitMs ?? 50;
   if (!(journalCommitMs >= 0)) problems.push('journalCommitMs must be zero or more milliseconds');
   const defaultAdapter = options.defaultAdapter ?? 'graph';
-  if (!(ADAPTERS as readonly string[]).includes(defaultAdapter)) {
+  if (!isAdapterName(defaultAdapter)) {
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
   }
   if (options.agents !== undefined) problems.push(...customAgentProblems(options.agents));

@@ -16,6 +16,7 @@ import {
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
+import { isAdapterName } from '../config/adapter-names.js';
 import {
   AdapterUnavailableError,
   AppError,
@@ -283,14 +284,14 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   function pickAdapter(name: string | undefined): EngineAdapter {
     const adapterName = name ?? resolved.defaultAdapter;
-    if (!(ADAPTERS as readonly string[]).includes(adapterName)) {
+    if (!isAdapterName(adapterName)) {
       const msg = `unknown adapter '${adapterName}'; adapters are ${ADAPTERS.join(', ')}`;
       throw new AppError(ERROR_CODES.ADAPTER_UNKNOWN, msg, {
         status: 422,
         details: [{ loc: ['adapter'], msg, type: 'value_error.adapter' }],
       });
     }
-    const adapter = adapters[adapterName as AdapterName];
+    const adapter = adapters[adapterName];
     if (adapter === undefined) {
       throw new AdapterUnavailableError(`adapter '${adapterName}' is not available in this build`);
     }

@@ -21,8 +21,9 @@ import type { RuntimeApprovals } from './runtime-approvals.js';
 export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
 
-export const ADAPTERS = ['graph', 'native'] as const;
-export type AdapterName = (typeof ADAPTERS)[number];
+import type { AdapterName } from '../config/adapter-names.js';
+
+export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 
 /** Options of {@link createRuntime}; every field has a default. */
 export interface RuntimeOptions {

@@ -23,7 +23,7 @@ export interface Environment {
   /**
    * Adapter validated at start-up and used when a run request names none.
    */
-  AGENTIC_DEFAULT_ADAPTER?: string;
+  AGENTIC_DEFAULT_ADAPTER?: 'native' | 'graph';
   /**
    * Deterministic placeholder model responses when 1.
    */

@@ -5,7 +5,7 @@
  * is reported as that error, not as a crash at import time.
  */
 import { AdapterUnavailableError, ConfigError, errorMessage } from '../errors.js';
-import type { AdapterName } from '../engine/types.js';
+import { ADAPTERS, type AdapterName } from '../engine/types.js';
 import type { CompiledWorkflow } from '../workflow/index.js';
 
 type MachineDefinition = (workflow: CompiledWorkflow) => unknown;
@@ -35,7 +35,7 @@ export async function loadAdapters(
 ): Promise<LoadedAdapters> {
   const failures = new Map<AdapterName, string>();
   let graph: { graphMachineDefinition?: MachineDefinition } | undefined;
-  for (const name of ['native', 'graph'] as const) {
+  for (const name of ADAPTERS) {
     try {
       const module = await importer(name);
       if (name === 'graph') graph = module as { graphMachineDefinition?: MachineDefinition };

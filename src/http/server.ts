@@ -13,7 +13,7 @@ import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
-import type { AdapterName, Runtime } from '../engine/types.js';
+import type { Runtime } from '../engine/types.js';
 import { listAgents } from '../agents/agent-listing.js';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
@@ -91,7 +91,7 @@ export interface RunningServer {
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
-  const adapters = await loadAdapters(config.defaultAdapter as AdapterName);
+  const adapters = await loadAdapters(config.defaultAdapter);
   await mkdir(config.runsDir, { recursive: true });
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
@@ -128,7 +128,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       llm: llm.router,
       maxConcurrency: config.maxConcurrency,
       maxActiveRuns: config.maxActiveRuns,
-      defaultAdapter: config.defaultAdapter as AdapterName,
+      defaultAdapter: config.defaultAdapter,
       logger,
       writeConcurrency: config.writeConcurrency,
       writeQueueMax: config.writeQueueMax,

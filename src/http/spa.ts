@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { Middleware } from 'koa';
 import { NotFoundError } from '../errors.js';
 import { containedFile, sendFile } from './static-file.js';
+import { safeDecode } from './safe-decode.js';
 
 const NEVER_SPA = /^\/(api|ws|docs|redoc)(\/|$)|^\/openapi\.json$/;
 
@@ -38,12 +39,4 @@ export function createSpaFallback(frontendDir: string): Middleware {
     }
     throw new NotFoundError('Not Found');
   };
-}
-
-function safeDecode(text: string): string | undefined {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return undefined;
-  }
 }

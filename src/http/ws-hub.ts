@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../config/index.js';
 import { errorMessage } from '../errors.js';
+import { queryCarriesKey } from '../security/query-key-params.js';
 import { attachFeed } from '../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../events/hub.js';
 import type { Logger } from '../log.js';
@@ -13,6 +14,7 @@ import { ClientQuota } from './client-quota.js';
 import { isOriginAllowed } from './middleware/cors.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import { startHeartbeat } from './ws-heartbeat.js';
+import { safeDecode } from './safe-decode.js';
 
 /** Close codes sent by the WebSocket hub. */
 export const WS_CLOSE = {
@@ -38,19 +40,6 @@ export const DEFAULT_WS_MAX_BUFFERED_BYTES = 1024 * 1024;
 export const DEFAULT_WS_MAX_PAYLOAD = 4096;
 /** Sockets one client IP may hold waiting for runs not started (`AGENTIC_WS_MAX_PENDING_PER_IP`). */
 export const DEFAULT_WS_MAX_PENDING_PER_CLIENT = 10;
-
-/** Query parameters that carry a credential; a key there is refused (spec: Authentication 8). */
-const QUERY_KEY_PARAMS = new Set([
-  'api_key',
-  'apikey',
-  'api-key',
-  'key',
-  'token',
-  'access_token',
-  'x-api-key',
-  'x_api_key',
-  'authorization',
-]);
 
 const WS_PATH = /^\/ws\/execution\/([^/]+)$/;
 
@@ -180,12 +169,10 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     }
     // The guard runs even for a query-string key so the failure counts toward the lockout.
     const auth = guard.checkUpgrade(req);
-    for (const name of url.searchParams.keys()) {
-      if (QUERY_KEY_PARAMS.has(name.toLowerCase())) {
-        options.metrics?.refusals.inc({ reason: 'auth' });
-        ws.close(WS_CLOSE.POLICY, 'API key in query string not allowed');
-        return;
-      }
+    if (queryCarriesKey(url.searchParams)) {
+      options.metrics?.refusals.inc({ reason: 'auth' });
+      ws.close(WS_CLOSE.POLICY, 'API key in query string not allowed');
+      return;
     }
     if (!auth.ok) {
       options.metrics?.refusals.inc({ reason: auth.status === 429 ? 'lockout' : 'auth' });
@@ -348,12 +335,4 @@ function refuseUpgrade(
     ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
   ];
   socket.end(`${lines.join('\r\n')}\r\n\r\n${body}`);
-}
-
-function safeDecode(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
 }

@@ -6,6 +6,7 @@ export {
   type SlidingWindowOptions,
 } from './sliding-window.js';
 export { AuthLockout, type LockoutOptions } from './lockout.js';
+export { QUERY_KEY_PARAMS, queryCarriesKey } from './query-key-params.js';
 export {
   PathEscapeError,
   isSafeRunId,

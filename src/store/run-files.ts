@@ -16,19 +16,19 @@ export function runFileName(startTime: number, workflowName: string, runId: stri
   return `${stamp}_${workflowName}_${runId}.json`;
 }
 
-/** Run directories known to exist: `mkdir` once per directory, not once per write. */
-const madeDirs = new Set<string>();
-
 /**
  * Writes a run record atomically as `runsDir/filename` (creating the directory). The directory
  * is created on the first write to it and again only if a write finds it gone. `write` is the
- * file writer (tests inject failing ones).
+ * file writer (tests inject failing ones). `madeDirs` holds the directories this caller has
+ * made (`mkdir` once per directory, not once per write); it belongs to the caller, such as one
+ * runtime's write queue, so no state is shared between runtimes of a process.
  */
 export async function writeRunFile(
   runsDir: string,
   filename: string,
   record: RunRecord,
   write: FileWriter = writeFileAtomicOffThread,
+  madeDirs: Set<string> = new Set(),
 ): Promise<void> {
   const path = join(runsDir, filename);
   const text = `${JSON.stringify(record, null, 2)}\n`;

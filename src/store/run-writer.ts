@@ -104,6 +104,8 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
   const jobs = new Set<Job>();
   const waiting = new Set<Job>();
   const byRun = new Map<string, Job>();
+  /** Run directories this queue has made (see writeRunFile). */
+  const madeDirs = new Set<string>();
   let running = 0;
   let lastError: string | undefined;
   let closing = false;
@@ -122,7 +124,7 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
   async function attempt(job: Job): Promise<void> {
     job.attempts++;
     try {
-      await writeRunFile(runsDir, job.filename, job.record, writeFile);
+      await writeRunFile(runsDir, job.filename, job.record, writeFile, madeDirs);
       settle(job);
       if (job.error !== undefined) {
         logger.info(

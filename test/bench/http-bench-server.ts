@@ -5,7 +5,6 @@
  */
 import { loadConfig } from '../../src/config/index.js';
 import { createRuntime } from '../../src/engine/runtime.js';
-import type { AdapterName } from '../../src/engine/types.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import { startServer } from '../../src/http/server.js';
 import { createLogger, createSilentLogger } from '../../src/log.js';
@@ -49,7 +48,7 @@ const runtime = createRuntime({
   noLlm: config.noLlm,
   maxConcurrency: config.maxConcurrency,
   maxActiveRuns: config.maxActiveRuns,
-  defaultAdapter: config.defaultAdapter as AdapterName,
+  defaultAdapter: config.defaultAdapter,
   logger,
 });
 let watched: string | undefined;

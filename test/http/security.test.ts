@@ -288,6 +288,18 @@ describe('HTTP security chain', () => {
       );
       expect(await wsAttempt(ws, { 'X-API-Key': KEY })).to.equal('429');
     });
+
+    it('refuses and counts every query name of QUERY_KEY_PARAMS, in any letter case', async () => {
+      h = await start(env, { now: () => 0 });
+      const ws = `ws://127.0.0.1:${h.port}/ws/execution/run1`;
+      // The names the WebSocket hub refuses, which the guard once let through uncounted.
+      for (const query of ['Authorization', 'x-api-key', 'TOKEN']) {
+        expect(await wsAttempt(`${ws}?${query}=${KEY}`, { 'X-API-Key': KEY })).to.equal('401');
+      }
+      expect((await fetch(`${h.url}/api/runs`, { headers: { 'X-API-Key': KEY } })).status).to.equal(
+        429,
+      );
+    });
   });
 
   describe('rate limit', () => {

@@ -1,6 +1,7 @@
 import { createLlmService } from '../../llm/llm-service.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ADAPTERS, type AdapterName, type RunHandle } from '../../engine/types.js';
+import { isAdapterName } from '../../config/adapter-names.js';
 import { ERROR_CODES, isAppError } from '../../errors.js';
 import type { CliContext } from './index.js';
 import { err, out, parseJsonObject } from '../io.js';
@@ -19,10 +20,8 @@ interface RunOptions extends SettingsOptions {
 const INTERRUPTED_EXIT = 130;
 
 function parseAdapter(text: string): AdapterName {
-  if (!(ADAPTERS as readonly string[]).includes(text)) {
-    throw new InvalidArgumentError(`one of ${ADAPTERS.join(', ')}`);
-  }
-  return text as AdapterName;
+  if (!isAdapterName(text)) throw new InvalidArgumentError(`one of ${ADAPTERS.join(', ')}`);
+  return text;
 }
 
 /**

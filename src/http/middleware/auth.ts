@@ -3,8 +3,9 @@ import type { Middleware } from 'koa';
 import type { Config } from '../../config/index.js';
 import { AuthError, RateLimitedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { AuthLockout, constantTimeEqual } from '../../security/index.js';
+import { AuthLockout, constantTimeEqual, queryCarriesKey } from '../../security/index.js';
 import { clientIp } from '../client-ip.js';
+import { safeDecode } from '../safe-decode.js';
 
 export interface AuthOptions {
   /** Injectable clock (ms) for the lockout. @default Date.now */
@@ -36,9 +37,6 @@ export interface AuthGuard {
 
 /** Exact public paths (spec, Authentication 5); GET and HEAD only; never a prefix match. */
 const PUBLIC_PATHS = new Set(['/api/health', '/docs', '/openapi.json', '/redoc']);
-
-/** Query parameters a client might try to carry a key in; any of them refuses an upgrade. */
-const QUERY_KEY_PARAMS = ['api_key', 'apikey', 'api-key', 'key', 'token', 'access_token'];
 
 /**
  * The API key guard (AGENTIC_API_KEY, spec Authentication). A key is accepted from
@@ -103,11 +101,9 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
 
   const checkUpgrade = (req: IncomingMessage): UpgradeCheck => {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    for (const name of QUERY_KEY_PARAMS) {
-      if (url.searchParams.has(name)) {
-        if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config));
-        return { ok: false, reason: 'API key in the query string is not accepted', status: 401 };
-      }
+    if (queryCarriesKey(url.searchParams)) {
+      if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config));
+      return { ok: false, reason: 'API key in the query string is not accepted', status: 401 };
     }
     if (apiKey === undefined) return { ok: true };
     try {
@@ -147,11 +143,9 @@ export function requiresKey(method: string, rawPath: string, protectMetrics = tr
 function normalizePath(rawPath: string): string {
   let path = rawPath;
   for (let i = 0; i < 3 && path.includes('%'); i += 1) {
-    try {
-      path = decodeURIComponent(path);
-    } catch {
-      break;
-    }
+    const decoded = safeDecode(path);
+    if (decoded === undefined) break;
+    path = decoded;
   }
   return path
     .replace(/[\\/]+/g, '/')

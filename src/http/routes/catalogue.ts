@@ -40,8 +40,7 @@ export function registerCatalogueRoutes(router: Router, deps: CatalogueRouteDeps
     const body: WorkflowsResponse = { workflows: await deps.registry.list() };
     ctx.body = body;
   });
-  const adapters: AdaptersResponse = { adapters: ['native', 'graph'] };
-  if (adapters.adapters.length !== ADAPTERS.length) throw new Error('adapter list out of date');
+  const adapters: AdaptersResponse = { adapters: [...ADAPTERS] };
   router.get('/api/adapters', (ctx) => {
     ctx.body = adapters;
   });

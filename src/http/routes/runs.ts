@@ -12,7 +12,7 @@ import {
   NotFoundError,
   ValidationError,
 } from '../../errors.js';
-import type { AdapterName, RunHandle, Runtime } from '../../engine/types.js';
+import type { RunHandle, Runtime } from '../../engine/types.js';
 import { isWorkflowReference } from '../../engine/workflow-source.js';
 import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
 import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
@@ -149,7 +149,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
         workflow: request.workflow,
         input,
         inputLocPrefix: ['body', 'input_data'],
-        adapter: (request.adapter ?? deps.config.defaultAdapter) as AdapterName,
+        adapter: request.adapter ?? deps.config.defaultAdapter,
         ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
         ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
         ...(profile?.max_duration_minutes != null

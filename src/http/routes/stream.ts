@@ -6,6 +6,7 @@ import type { Logger } from '../../log.js';
 import type { ServiceMetrics } from '../../metrics/index.js';
 import { RUN_ID } from '../../store/history.js';
 import { DEFAULT_SSE_MAX_BUFFERED_BYTES, SseWriter } from '../sse.js';
+import { safeDecode } from '../safe-decode.js';
 
 /** Spec: keepalive frames "about every 15 seconds". */
 export const DEFAULT_KEEPALIVE_MS = 15_000;
@@ -123,12 +124,4 @@ export function createStreamRoute(options: StreamRouteOptions): Middleware {
     }
     await done;
   };
-}
-
-function safeDecode(segment: string): string | undefined {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return undefined;
-  }
 }

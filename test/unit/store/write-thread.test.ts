@@ -3,6 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRunFile } from '../../../src/store/run-files.js';
+import { writeFileAtomic } from '../../../src/store/atomic-write.js';
 import { packageRoot } from '../../../src/config/index.js';
 import {
   WORKER_DIED,
@@ -50,6 +51,24 @@ describe('writeFileAtomicOffThread', () => {
     const text = await readFile(join(runsDir, 'two.json'), 'utf8');
     expect(JSON.parse(text)).to.deep.equal(record);
     expect(text.endsWith('\n')).to.equal(true);
+  });
+
+  it("writeRunFile's directory cache is the caller's, not the process's", async () => {
+    const runsDir = join(dir, 'runs');
+    const record = { run_id: 'r1', status: 'running' } as unknown as RunRecord;
+    const first = new Set<string>();
+    await writeRunFile(runsDir, 'one.json', record, writeFileAtomic, first);
+    expect([...first]).to.deep.equal([runsDir]);
+    await rm(runsDir, { recursive: true });
+    // Another caller (another runtime) has made no directory yet: it makes it before writing,
+    // rather than failing a first write on the first caller's say-so.
+    const writes: string[] = [];
+    const counting = (path: string, data: string): Promise<void> => {
+      writes.push(path);
+      return writeFileAtomic(path, data);
+    };
+    await writeRunFile(runsDir, 'two.json', record, counting, new Set());
+    expect(writes).to.deep.equal([join(runsDir, 'two.json')]);
   });
 });
 
