@@ -101,6 +101,14 @@ export interface Config {
   logFormat: 'json' | 'text';
   logLevel: string;
   redisUrl: string | undefined;
+  /** AGENTIC_ROLE: api and worker need {@link Config.redisUrl}. */
+  role: 'all' | 'api' | 'worker';
+  /** AGENTIC_WORKER_CONCURRENCY: runs a worker executes at once. */
+  workerConcurrency: number;
+  /** AGENTIC_EVENT_STREAM_TTL_SECONDS, in ms: a run's Redis event stream lives this long after it ends. */
+  eventStreamTtlMs: number;
+  /** AGENTIC_REDIS_PREFIX: prefix of every Redis key and BullMQ queue. */
+  redisPrefix: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -149,6 +157,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     }
   }
   const tierChains = readTierOverrides(env, problems);
+  if (raw.AGENTIC_ROLE !== 'all' && raw.REDIS_URL === undefined && problems.length === 0) {
+    problems.push(
+      `AGENTIC_ROLE=${String(raw.AGENTIC_ROLE)} needs REDIS_URL: api instances and workers meet only through Redis.`,
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const str = (name: string): string | undefined =>
@@ -263,6 +276,10 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     logFormat: raw.LOG_FORMAT as Config['logFormat'],
     logLevel: String(raw.LOG_LEVEL),
     redisUrl: str('REDIS_URL'),
+    role: raw.AGENTIC_ROLE as Config['role'],
+    workerConcurrency: num('AGENTIC_WORKER_CONCURRENCY'),
+    eventStreamTtlMs: num('AGENTIC_EVENT_STREAM_TTL_SECONDS') * 1000,
+    redisPrefix: String(raw.AGENTIC_REDIS_PREFIX),
   });
 }
 

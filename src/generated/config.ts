@@ -329,8 +329,24 @@ export interface Environment {
    */
   LOG_LEVEL?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
   /**
-   * Redis for a shared replay store and circuit-breaker state. Reserved: validated now, takes effect with the Redis replay store (not in this version).
+   * Redis for scale-out: a shared replay store (event streams), runs dispatched to workers through BullMQ, and rate limits, auth lockout and circuit-breaker state shared across instances. Unset: one process, no Redis.
    */
   REDIS_URL?: string;
+  /**
+   * What this process does: all (HTTP, WebSocket, SSE and run execution in one process), api (HTTP, WebSocket, SSE; runs go to the queue; needs REDIS_URL), worker (executes queued runs; needs REDIS_URL).
+   */
+  AGENTIC_ROLE?: 'all' | 'api' | 'worker';
+  /**
+   * Runs one worker process executes at once (AGENTIC_ROLE=worker, or all with REDIS_URL).
+   */
+  AGENTIC_WORKER_CONCURRENCY?: number;
+  /**
+   * With REDIS_URL: how long a run's Redis event stream lives after the run ends (then replay comes from the run file).
+   */
+  AGENTIC_EVENT_STREAM_TTL_SECONDS?: number;
+  /**
+   * Prefix of every Redis key and BullMQ queue of this deployment (several deployments can share one Redis).
+   */
+  AGENTIC_REDIS_PREFIX?: string;
   [k: string]: unknown | undefined;
 }
