@@ -105,6 +105,8 @@ export interface Config {
   role: 'all' | 'api' | 'worker';
   /** AGENTIC_WORKER_CONCURRENCY: runs a worker executes at once. */
   workerConcurrency: number;
+  /** AGENTIC_WORKER_LOCK_SECONDS, in ms: a worker silent this long is taken for dead. */
+  workerLockMs: number;
   /** AGENTIC_EVENT_STREAM_TTL_SECONDS, in ms: a run's Redis event stream lives this long after it ends. */
   eventStreamTtlMs: number;
   /** AGENTIC_REDIS_PREFIX: prefix of every Redis key and BullMQ queue. */
@@ -278,6 +280,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     redisUrl: str('REDIS_URL'),
     role: raw.AGENTIC_ROLE as Config['role'],
     workerConcurrency: num('AGENTIC_WORKER_CONCURRENCY'),
+    workerLockMs: num('AGENTIC_WORKER_LOCK_SECONDS') * 1000,
     eventStreamTtlMs: num('AGENTIC_EVENT_STREAM_TTL_SECONDS') * 1000,
     redisPrefix: String(raw.AGENTIC_REDIS_PREFIX),
   });

@@ -16,7 +16,6 @@ import {
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
-import { isAdapterName } from '../config/adapter-names.js';
 import {
   AdapterUnavailableError,
   AppError,
@@ -46,6 +45,7 @@ import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
 import { graphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
+import { chooseAdapter } from './adapter-choice.js';
 import { createEngineDispatch } from './engine-dispatch.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
@@ -56,7 +56,6 @@ import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createAttemptRunner } from './step-runner.js';
 import { systemClock } from './system-clock.js';
 import {
-  ADAPTERS,
   type AdapterName,
   type RunHandle,
   type RunRequest,
@@ -283,14 +282,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
 
   function pickAdapter(name: string | undefined): EngineAdapter {
-    const adapterName = name ?? resolved.defaultAdapter;
-    if (!isAdapterName(adapterName)) {
-      const msg = `unknown adapter '${adapterName}'; adapters are ${ADAPTERS.join(', ')}`;
-      throw new AppError(ERROR_CODES.ADAPTER_UNKNOWN, msg, {
-        status: 422,
-        details: [{ loc: ['adapter'], msg, type: 'value_error.adapter' }],
-      });
-    }
+    const adapterName = chooseAdapter(name, resolved.defaultAdapter);
     const adapter = adapters[adapterName];
     if (adapter === undefined) {
       throw new AdapterUnavailableError(`adapter '${adapterName}' is not available in this build`);

@@ -202,6 +202,36 @@ export interface Runtime {
   readonly approvals: RuntimeApprovals;
 }
 
+/** A run a {@link RunService} accepted: its id, and its final record once it has ended. */
+export interface StartedRun {
+  runId: string;
+  /** Resolves with the final run record (never rejects). */
+  done: Promise<RunRecord>;
+}
+
+/**
+ * What the HTTP service needs of whatever executes its runs: a {@link Runtime} in one process,
+ * or on an api instance (`AGENTIC_ROLE=api`) the run queue, whose workers execute the runs
+ * elsewhere (`src/scale/queued-runtime.ts`). Every `Runtime` is one.
+ */
+export interface RunService {
+  /** Accepts a run: validated (workflow, inputs, run id) before it resolves. */
+  start(request: RunRequest): Promise<StartedRun>;
+  /** Cancels an active run wherever it executes; false when no such run is active. */
+  cancel(runId: string, reason?: string): boolean | Promise<boolean>;
+  isActive(runId: string): boolean;
+  activeRuns(): string[];
+  getWorkflow(name: string): Promise<CompiledWorkflow>;
+  subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  shutdown(options?: { graceMs?: number }): Promise<void>;
+  writes(): RunWriterStatus;
+  unwrittenRecord(runId: string): UnwrittenRecord | undefined;
+  readonly recovery: Promise<RecoveryReport>;
+  readonly options: ResolvedRuntimeOptions;
+  readonly approvals: RuntimeApprovals;
+}
+
 export interface ResolvedRuntimeOptions {
   workflowsDir: string;
   runsDir: string;

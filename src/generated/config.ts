@@ -341,6 +341,10 @@ export interface Environment {
    */
   AGENTIC_WORKER_CONCURRENCY?: number;
   /**
+   * With REDIS_URL: how long a worker's hold on a running run lasts without renewal (renewed every half of it). A worker silent for longer (killed, its machine gone) is taken for dead: its runs end failed with error interrupted, never run again.
+   */
+  AGENTIC_WORKER_LOCK_SECONDS?: number;
+  /**
    * With REDIS_URL: how long a run's Redis event stream lives after the run ends (then replay comes from the run file).
    */
   AGENTIC_EVENT_STREAM_TTL_SECONDS?: number;

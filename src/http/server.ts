@@ -13,7 +13,7 @@ import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
-import type { Runtime } from '../engine/types.js';
+import type { RunService, Runtime } from '../engine/types.js';
 import { listAgents } from '../agents/agent-listing.js';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
@@ -36,10 +36,11 @@ import {
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
+import { startDispatch } from '../scale/dispatch.js';
+import { runtimeOptionsFromConfig } from '../scale/runtime-config.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
-import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
@@ -74,7 +75,8 @@ export interface ServerOptions {
 export interface RunningServer {
   server: Server;
   app: AgenticApp;
-  runtime: Runtime;
+  /** What runs the service's runs: its runtime, or with `REDIS_URL` the run queue's facade. */
+  runtime: RunService;
   history: HistoryIndex;
   hub: EventHub;
   /** Batch evaluations. */
@@ -115,32 +117,29 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger,
     recordCacheBytes: config.runCacheBytes,
   });
+  const runtimeOptions = runtimeOptionsFromConfig(config, {
+    logger,
+    llm: llm.router,
+    agents,
+    ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+  });
+  // With REDIS_URL runs go through the queue to workers (this process's own, in role `all`).
+  const dispatch =
+    options.runtime === undefined && config.redisUrl !== undefined
+      ? startDispatch({ config, logger, runtime: runtimeOptions })
+      : undefined;
   // The runtime's one start-up scan (recovery) feeds the index; an injected runtime did its own,
-  // so the index reads the directory itself. Either way in the background: the service listens
-  // at once, and readiness and the history endpoints answer 503 until the index is loaded.
-  const runtime =
+  // and runs dispatched to workers are indexed from the directory, so the index reads it itself.
+  // Either way in the background: the service listens at once, and readiness and the history
+  // endpoints answer 503 until the index is loaded.
+  const runtime: RunService =
     options.runtime ??
+    dispatch?.runs ??
     createRuntime({
       onStartupRecord: (record, filename) => history.addScanned(record, filename),
-      workflowsDir: config.workflowsDir,
-      runsDir: config.runsDir,
-      noLlm: config.noLlm,
-      llm: llm.router,
-      maxConcurrency: config.maxConcurrency,
-      maxActiveRuns: config.maxActiveRuns,
-      defaultAdapter: config.defaultAdapter,
-      logger,
-      writeConcurrency: config.writeConcurrency,
-      writeQueueMax: config.writeQueueMax,
-      writeRetryMaxMs: config.writeRetryMaxMs,
-      limits: config.limits,
-      tools: toolsOptionsFromConfig(config),
-      ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
-      agents,
-      ...(config.externalAgentsDir !== undefined
-        ? { externalAgentsDir: config.externalAgentsDir }
-        : {}),
+      ...runtimeOptions,
     });
+  const indexedByRecovery = options.runtime === undefined && dispatch === undefined;
   const retention = createRetention({
     runsDir: config.runsDir,
     history,
@@ -155,9 +154,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     retention.written(history.runCount);
   });
   const historyLoaded = (
-    options.runtime === undefined
-      ? runtime.recovery.then(() => history.markLoaded())
-      : history.load()
+    indexedByRecovery ? runtime.recovery.then(() => history.markLoaded()) : history.load()
   ).then(
     () => retention.prune(),
     (error: unknown) => {
@@ -288,6 +285,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     const batchesClosed = batches.close();
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
+    await dispatch?.close(config.shutdownGraceSeconds * 1000);
     await historyLoaded;
     await retention.stop();
     // Runs that ended during the shutdown are still scored and their evaluation events sent;

@@ -1,12 +1,15 @@
 /**
  * The service process (`npm start`, `agentic serve`): configuration from the environment,
  * start-up, and signal handling. Configuration errors (bad variables, an adapter that cannot be
- * loaded) print one message without a stack and exit 1. SIGTERM/SIGINT shut down gracefully
- * and exit 0; a second signal exits at once with 1.
+ * loaded, Redis unreachable) print one message without a stack and exit 1. SIGTERM/SIGINT shut
+ * down gracefully and exit 0; a second signal exits at once with 1. `AGENTIC_ROLE=worker`
+ * starts a worker (no HTTP listener) instead of the HTTP service.
  */
 import { loadConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { checkRedisAtStart } from '../scale/redis-connection.js';
+import { onStopSignals, startWorker } from '../scale/worker-service.js';
 import { startServer } from './server.js';
 
 type Env = Record<string, string | undefined>;
@@ -57,9 +60,14 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
     throw error;
   }
   const logger = createLogger({ format: config.logFormat, level: config.logLevel });
-  let running;
+  let running: { close(): Promise<void> };
   try {
-    running = await startServer({ config, logger });
+    if (config.redisUrl !== undefined) await checkRedisAtStart(config.redisUrl);
+    // A worker serves no HTTP: it only executes queued runs.
+    running =
+      config.role === 'worker'
+        ? await startWorker(config, logger)
+        : await startServer({ config, logger });
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message);
     const line = startupProblem(error, config);
@@ -68,22 +76,5 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
     process.exitCode = 1;
     return;
   }
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  onStopSignals(logger, () => running.close());
 }

@@ -1,0 +1,41 @@
+/**
+ * The run queue: BullMQ queue `runs` under the deployment's prefix (`<prefix>:runs:*` keys).
+ * An api instance adds one job per accepted run, its id the run's id; workers take them
+ * (run-worker.ts). A job is never retried: a run is executed at most once, and a run whose
+ * worker died is finalised as interrupted instead (run-finaliser.ts).
+ */
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { RunRequest } from '../engine/types.js';
+
+/** The queue's name (BullMQ keys are `<prefix>:runs:<...>`). */
+export const RUN_QUEUE = 'runs';
+
+/** The message BullMQ gives the failure of a job found stalled (its worker stopped renewing). */
+export const STALLED_REASON = 'job stalled more than allowable limit';
+
+/** A queued run: the request as the api instance accepted it (its run id given). */
+export interface RunJob {
+  runId: string;
+  /** The request; `workflow` is a name or a YAML path of the shared workflows directory. */
+  request: RunRequest & { runId: string; workflow: string };
+}
+
+/**
+ * Jobs are removed when they complete (the run file is the record); failed ones are kept a
+ * while for inspection. One attempt: a run is never started twice.
+ */
+export const RUN_JOB_OPTIONS: JobsOptions = {
+  attempts: 1,
+  removeOnComplete: true,
+  removeOnFail: { age: 24 * 3600, count: 1000 },
+};
+
+/** The queue, on a BullMQ-ready connection (`openRedis({ blocking: true })`). */
+export function createRunQueue(connection: Redis, prefix: string): Queue<RunJob> {
+  return new Queue<RunJob>(RUN_QUEUE, {
+    connection,
+    prefix,
+    defaultJobOptions: RUN_JOB_OPTIONS,
+  });
+}

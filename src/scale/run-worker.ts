@@ -1,0 +1,191 @@
+/**
+ * A worker of the run queue: takes queued runs (BullMQ, `AGENTIC_WORKER_CONCURRENCY` at once)
+ * and executes each on this process's runtime, which writes the run file to the shared runs
+ * directory. Around each run: the run's claim is marked running, a cancel request made before
+ * the run was registered here is honoured, and the claim is released once the end record is
+ * written (run-claims.ts). Cancel requests from any api instance arrive on the cancel channel.
+ *
+ * Jobs may not stall (BullMQ `maxStalledCount: 0`): the job of a worker that stopped renewing
+ * its lock (killed) is failed, never run again, and the worker that sees the failure finalises
+ * the run as interrupted (run-finaliser.ts). A graceful close stops taking jobs, lets running
+ * runs finish within the grace period, then cancels them (they end and are recorded); a job
+ * taken while closing goes back to the queue unstarted.
+ */
+import { DelayedError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { hostname } from 'node:os';
+import { errorMessage } from '../errors.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import type { Runtime } from '../engine/types.js';
+import { ERROR_CODES, AppError } from '../errors.js';
+import { parseCancelRequest, type RunClaims } from './run-claims.js';
+import { finaliseInterruptedRun } from './run-finaliser.js';
+import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
+
+export interface RunWorkerOptions {
+  runtime: Runtime;
+  claims: RunClaims;
+  /** BullMQ's blocking connection (`openRedis({ blocking: true })`). */
+  connection: Redis;
+  /** A connection for the cancel channel (it enters subscriber mode). */
+  subscriber: Redis;
+  prefix: string;
+  concurrency: number;
+  /** How long a job's lock lasts without renewal (AGENTIC_WORKER_LOCK_SECONDS), in ms. */
+  lockMs: number;
+  logger: Logger;
+}
+
+/** What a finished job returns (the queue keeps nothing else of the run). */
+export interface RunJobResult {
+  filename: string | undefined;
+  status: RunRecord['status'];
+}
+
+export interface RunWorker {
+  /**
+   * The runtime's events and records plus the ends of dead workers' runs this worker
+   * finalised: what is published for the api instances.
+   */
+  subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  /** Stops taking runs; runs finish within `graceMs`, then are cancelled. Shuts the runtime down. */
+  close(graceMs: number): Promise<void>;
+}
+
+export function createRunWorker(options: RunWorkerOptions): RunWorker {
+  const { runtime, claims, logger } = options;
+  const label = `${hostname()}:${process.pid}`;
+  const files = new Map<string, string>();
+  const eventListeners = new Set<(event: WorkflowEvent) => void>();
+  const recordListeners = new Set<(record: RunRecord, filename: string) => void>();
+  const stop = new AbortController();
+  const finalising = new Set<Promise<unknown>>();
+
+  // The run file's name goes to the claim with the start record: a finaliser needs it.
+  const offRecord = runtime.onRecord((record, filename) => {
+    if (record.status !== 'running' || files.has(record.run_id)) return;
+    files.set(record.run_id, filename);
+    claims
+      .setFile(record.run_id, filename)
+      .catch((error: unknown) =>
+        logger.warn({ runId: record.run_id, err: errorMessage(error) }, 'run file not recorded'),
+      );
+  });
+
+  async function execute(job: Job<RunJob>): Promise<RunJobResult> {
+    const { runId, request } = job.data;
+    if (!(await claims.markRunning(runId, label))) {
+      logger.warn({ runId }, 'queued run has no claim (released meanwhile); not run');
+      return { filename: undefined, status: 'failed' };
+    }
+    let handle;
+    try {
+      handle = await runtime.start(request);
+    } catch (error) {
+      if (error instanceof AppError && error.code === ERROR_CODES.RUNTIME_CLOSED) {
+        // Shutting down: back to the queue unstarted, for another worker.
+        await claims.markQueued(runId);
+        await job.moveToDelayed(Date.now(), job.token);
+        throw new DelayedError();
+      }
+      // The api instance checked the request; what fails here (the workflow file changed
+      // meanwhile, the runs directory unwritable) ends the claim with no run file.
+      logger.error({ runId, err: errorMessage(error) }, 'queued run could not start');
+      await claims.release(runId, undefined);
+      return { filename: undefined, status: 'failed' };
+    }
+    // A cancel made before the run was registered here reached nobody: honour it now.
+    const claim = await claims.get(runId).catch(() => undefined);
+    if (claim?.cancel !== undefined) runtime.cancel(runId, claim.cancel);
+    const record = await handle.done;
+    const filename = files.get(runId);
+    files.delete(runId);
+    await claims.release(runId, filename).catch((error: unknown) => {
+      logger.error({ runId, err: errorMessage(error) }, 'run claim not released');
+    });
+    return { filename, status: record.status };
+  }
+
+  const worker = new Worker<RunJob, RunJobResult>(RUN_QUEUE, (job) => execute(job), {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    lockDuration: options.lockMs,
+    stalledInterval: Math.max(500, Math.round(options.lockMs / 2)),
+    maxStalledCount: 0,
+    autorun: true,
+  });
+  worker.on('error', (error) => logger.warn({ err: errorMessage(error) }, 'run queue error'));
+  worker.on('failed', (job, error) => {
+    if (job === undefined || error.message !== STALLED_REASON) return;
+    logger.warn({ runId: job.data.runId }, 'worker of a run stopped; finalising the run');
+    const finalised = finaliseInterruptedRun({
+      runId: job.data.runId,
+      claims,
+      runsDir: runtime.options.runsDir,
+      logger,
+      publish: (event) => emit(eventListeners, (listener) => listener(event)),
+      recorded: (record, filename) =>
+        emit(recordListeners, (listener) => listener(record, filename)),
+      recheckMs: options.lockMs,
+      signal: stop.signal,
+    });
+    finalising.add(finalised);
+    void finalised.finally(() => finalising.delete(finalised));
+  });
+
+  const { subscriber } = options;
+  const onMessage = (channel: string, message: string): void => {
+    if (channel !== claims.cancelChannel) return;
+    const request = parseCancelRequest(message);
+    if (request !== undefined) runtime.cancel(request.runId, request.reason);
+  };
+  subscriber.on('message', onMessage);
+  const subscribed = subscriber.subscribe(claims.cancelChannel).catch((error: unknown) => {
+    logger.error({ err: errorMessage(error) }, 'cannot subscribe to cancel requests');
+  });
+
+  function emit<T>(listeners: Set<T>, call: (listener: T) => void): void {
+    for (const listener of listeners) {
+      try {
+        call(listener);
+      } catch (error) {
+        logger.error({ err: errorMessage(error) }, 'listener threw');
+      }
+    }
+  }
+
+  return {
+    subscribe(listener) {
+      const off = runtime.subscribe(listener);
+      eventListeners.add(listener);
+      return () => {
+        off();
+        eventListeners.delete(listener);
+      };
+    },
+    onRecord(listener) {
+      const off = runtime.onRecord(listener);
+      recordListeners.add(listener);
+      return () => {
+        off();
+        recordListeners.delete(listener);
+      };
+    },
+    async close(graceMs) {
+      // No new jobs from here; the jobs running are awaited by BullMQ's close.
+      const closed = worker.close();
+      await runtime.shutdown({ graceMs });
+      await closed;
+      stop.abort();
+      await Promise.all(finalising);
+      offRecord();
+      await subscribed;
+      subscriber.off('message', onMessage);
+      await subscriber.unsubscribe(claims.cancelChannel).catch(() => undefined);
+    },
+  };
+}

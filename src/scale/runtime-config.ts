@@ -1,0 +1,43 @@
+/**
+ * The runtime options of a service process, from its configuration: the same for the runtime of
+ * a single process, the workers' runtimes and an api instance's checks of the runs it queues.
+ */
+import type { Agent } from '../agents/types.js';
+import type { Config } from '../config/index.js';
+import type { RuntimeOptions } from '../engine/types.js';
+import type { LlmClient } from '../llm/types.js';
+import type { Logger } from '../log.js';
+import type { FileWriter } from '../store/write-thread.js';
+import { toolsOptionsFromConfig } from '../tools/index.js';
+
+export interface RuntimeParts {
+  logger: Logger;
+  /** The LLM layer's router. */
+  llm: LlmClient;
+  /** The custom agents of `AGENTIC_AGENTS_MODULE`. */
+  agents: Readonly<Record<string, Agent>>;
+  writeFile?: FileWriter;
+}
+
+export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): RuntimeOptions {
+  return {
+    workflowsDir: config.workflowsDir,
+    runsDir: config.runsDir,
+    noLlm: config.noLlm,
+    llm: parts.llm,
+    maxConcurrency: config.maxConcurrency,
+    maxActiveRuns: config.maxActiveRuns,
+    defaultAdapter: config.defaultAdapter,
+    logger: parts.logger,
+    writeConcurrency: config.writeConcurrency,
+    writeQueueMax: config.writeQueueMax,
+    writeRetryMaxMs: config.writeRetryMaxMs,
+    limits: config.limits,
+    tools: toolsOptionsFromConfig(config),
+    ...(parts.writeFile !== undefined ? { writeFile: parts.writeFile } : {}),
+    agents: parts.agents,
+    ...(config.externalAgentsDir !== undefined
+      ? { externalAgentsDir: config.externalAgentsDir }
+      : {}),
+  };
+}
