@@ -86,6 +86,11 @@ export interface EventHub {
   /** Adds an event that does not come from the runtime (e.g. evaluation), with the next `seq`. */
   publish(event: DistributiveOmit<WorkflowEvent, 'seq'>): void;
   /**
+   * Every event added through {@link publish}, with its `seq` (the run publisher sends them to
+   * the shared replay store). Returns an unsubscribe function.
+   */
+  onPublish(listener: (event: WorkflowEvent) => void): () => void;
+  /**
    * Counts, for health checks, tests and benchmarks: `finishedBytes` is the serialized size of
    * the finished buffers kept, `pending` the subscribers waiting for a run to start.
    */
@@ -160,6 +165,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     },
   });
   let closed = false;
+  const publishListeners = new Set<(event: WorkflowEvent) => void>();
 
   const tellClosed = (runId: string, subscribers: Iterable<Subscriber>): void => {
     for (const subscriber of subscribers) {
@@ -333,7 +339,22 @@ export function createEventHub(options: EventHubOptions): EventHub {
     knows,
     publish(event) {
       const channel = find(event.run_id);
-      accept({ ...event, seq: (channel?.lastSeq ?? -1) + 1 });
+      const sequenced = { ...event, seq: (channel?.lastSeq ?? -1) + 1 } as WorkflowEvent;
+      accept(sequenced);
+      if (closed) return;
+      for (const listener of publishListeners) {
+        try {
+          listener(sequenced);
+        } catch (error) {
+          logger.warn({ runId: event.run_id, err: errorMessage(error) }, 'publish listener failed');
+        }
+      }
+    },
+    onPublish(listener) {
+      publishListeners.add(listener);
+      return () => {
+        publishListeners.delete(listener);
+      };
     },
     stats() {
       let listeners = 0;
