@@ -339,7 +339,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     knows,
     publish(event) {
       const channel = find(event.run_id);
-      const sequenced = { ...event, seq: (channel?.lastSeq ?? -1) + 1 } as WorkflowEvent;
+      const sequenced = { ...event, seq: (channel?.lastSeq ?? -1) + 1 };
       accept(sequenced);
       if (closed) return;
       for (const listener of publishListeners) {
