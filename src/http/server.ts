@@ -36,6 +36,9 @@ import {
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
+import { followRunRecords } from '../scale/history-feed.js';
+import { attachRunPublisher } from '../scale/run-publisher.js';
+import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -82,6 +85,8 @@ export interface RunningServer {
   llm: LlmService;
   /** The service's metrics, when AGENTIC_METRICS=1 (`metrics.registry` is what `/metrics` serves). */
   metrics?: ServiceMetrics;
+  /** The Redis side (connections, keys, instance id, replay reader), when `REDIS_URL` is set. */
+  scale?: ScaleOut;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -90,6 +95,22 @@ export interface RunningServer {
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { config, logger } = options;
+  // First: an unreachable Redis is a configuration error, before anything else is started.
+  const scale = config.redisUrl === undefined ? undefined : await startScaleOut({ config, logger });
+  try {
+    return await startWith(options, scale);
+  } catch (error) {
+    // The Redis connections would keep a failed start's process alive.
+    await scale?.close();
+    throw error;
+  }
+}
+
+async function startWith(
+  options: ServerOptions,
+  scale: ScaleOut | undefined,
+): Promise<RunningServer> {
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter);
   await mkdir(config.runsDir, { recursive: true });
@@ -174,7 +195,31 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     finishedBuffers: config.finishedBuffers,
     finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
+    ...(scale === undefined ? {} : { remote: scale.remote }),
   });
+  const detachPublisher =
+    scale === undefined
+      ? undefined
+      : attachRunPublisher(runtime, {
+          redis: scale.redis,
+          keys: scale.keys,
+          streamTtlMs: config.eventStreamTtlMs,
+          instanceId: scale.instanceId,
+          logger,
+          extraEvents: (listener) => hub.onPublish(listener),
+        });
+  const stopHistoryFeed =
+    scale === undefined
+      ? undefined
+      : followRunRecords({
+          reader: scale.reader,
+          keys: scale.keys,
+          instanceId: scale.instanceId,
+          history,
+          logger,
+          fromId: scale.recordsFrom,
+          onIndexed: (filename) => scale.indexed(filename),
+        });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
@@ -228,6 +273,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(scale === undefined
+      ? {}
+      : { dependencyChecks: { redis: () => scale.check() }, admitRun: () => scale.admit() }),
   });
 
   const handle = app.callback();
@@ -296,6 +344,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await batchesClosed;
     await wsHub.close();
     hub.close();
+    stopHistoryFeed?.();
+    detachPublisher?.();
+    await scale?.close();
     startupProbe.abort();
     await llm.close();
     offRecord();
@@ -316,6 +367,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     batches,
     llm,
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(scale !== undefined ? { scale } : {}),
     url,
     port: address.port,
     close() {
