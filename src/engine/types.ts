@@ -1,4 +1,4 @@
-import type { ToolsOptions } from '../tools/index.js';
+import type { ApprovalAnswer, PendingApproval, ToolsOptions } from '../tools/index.js';
 /**
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
@@ -202,6 +202,21 @@ export interface Runtime {
   readonly approvals: RuntimeApprovals;
 }
 
+/**
+ * Approvals as the HTTP layer sees them: a runtime's own ({@link RuntimeApprovals}), or those of
+ * the workers of a deployment, asked through Redis (`src/scale/shared-approvals.ts`).
+ */
+export interface RunServiceApprovals {
+  readonly provider: string;
+  readonly showArguments: boolean;
+  pending(): PendingApproval[] | Promise<PendingApproval[]>;
+  answer(
+    callId: string,
+    approve: boolean,
+    reason?: string,
+  ): ApprovalAnswer | Promise<ApprovalAnswer>;
+}
+
 /** A run a {@link RunService} accepted: its id, and its final record once it has ended. */
 export interface StartedRun {
   runId: string;
@@ -229,7 +244,8 @@ export interface RunService {
   unwrittenRecord(runId: string): UnwrittenRecord | undefined;
   readonly recovery: Promise<RecoveryReport>;
   readonly options: ResolvedRuntimeOptions;
-  readonly approvals: RuntimeApprovals;
+  /** Pending tool-call approvals, wherever the runs execute. */
+  readonly approvals: RunServiceApprovals;
 }
 
 export interface ResolvedRuntimeOptions {

@@ -44,10 +44,32 @@ export interface HubSubscription {
   unsubscribe: () => void;
 }
 
+/**
+ * Replay then live for runs this process does not execute: the shared replay store (Redis
+ * streams, src/scale/remote-events.ts), when `REDIS_URL` is set.
+ */
+export interface RemoteRunEvents {
+  /**
+   * A subscription to the run's shared stream, or undefined when the store holds nothing for it
+   * (or cannot be reached). With `waitForStart`, an empty stream is followed too: a `pending`
+   * subscription whose events all arrive live from `seq` 0.
+   */
+  open(
+    runId: string,
+    listener: HubListener,
+    options?: { onClose?: () => void; waitForStart?: boolean },
+  ): Promise<HubSubscription | undefined>;
+}
+
 export interface EventHubOptions {
   runtime: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive'>;
   /** Run files, for runs the hub holds no buffer for. @default none (only buffers) */
   history?: RunHistoryLookup;
+  /**
+   * The shared replay store, asked for runs this process neither executes nor buffers, before
+   * their run file. @default none (one process)
+   */
+  remote?: RemoteRunEvents;
   /** Finished runs whose buffers are kept (LRU). @default 1000 */
   finishedBuffers?: number;
   /** Serialized bytes all finished runs' buffers may hold (LRU). @default 64 MiB */
@@ -85,6 +107,11 @@ export interface EventHub {
   knows(runId: string): boolean;
   /** Adds an event that does not come from the runtime (e.g. evaluation), with the next `seq`. */
   publish(event: DistributiveOmit<WorkflowEvent, 'seq'>): void;
+  /**
+   * Every event added through {@link publish}, with its `seq` (the run publisher sends them to
+   * the shared replay store). Returns an unsubscribe function.
+   */
+  onPublish(listener: (event: WorkflowEvent) => void): () => void;
   /**
    * Counts, for health checks, tests and benchmarks: `finishedBytes` is the serialized size of
    * the finished buffers kept, `pending` the subscribers waiting for a run to start.
@@ -160,6 +187,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     },
   });
   let closed = false;
+  const publishListeners = new Set<(event: WorkflowEvent) => void>();
 
   const tellClosed = (runId: string, subscribers: Iterable<Subscriber>): void => {
     for (const subscriber of subscribers) {
@@ -305,11 +333,67 @@ export function createEventHub(options: EventHubOptions): EventHub {
     };
   };
 
+  /**
+   * Waits for a run to start in this process or in another one: followed in both places, with
+   * one `seq` filter, so whichever delivers an event first delivers it and the other's copy is
+   * dropped (both deliver every event from `seq` 0, in order). The shared stream is opened
+   * first: from the in-process registration to the return nothing yields, as in {@link open}.
+   */
+  const waitHereOrThere = async (
+    remote: RemoteRunEvents,
+    runId: string,
+    listener: HubListener,
+    onHubClose?: () => void,
+  ): Promise<HubSubscription | undefined> => {
+    let lastSeq = -1;
+    let done = false;
+    const parts: (() => void)[] = [];
+    const stop = (): void => {
+      done = true;
+      for (const unsubscribe of parts.splice(0)) unsubscribe();
+    };
+    const merged: HubListener = (event, last) => {
+      if (done || event.seq <= lastSeq) return;
+      lastSeq = event.seq;
+      listener(event, last);
+      if (last) stop();
+    };
+    const shared = await remote.open(runId, merged, {
+      ...(onHubClose ? { onClose: onHubClose } : {}),
+      waitForStart: true,
+    });
+    if (knows(runId)) {
+      shared?.unsubscribe();
+      return subscribe(runId, listener, onHubClose);
+    }
+    if (closed) {
+      shared?.unsubscribe();
+      return undefined;
+    }
+    if (shared === undefined) return waitFor(runId, listener, onHubClose);
+    lastSeq = shared.replay.at(-1)?.seq ?? -1;
+    if (shared.finished) return shared;
+    parts.push(shared.unsubscribe);
+    if (shared.replay.length === 0) parts.push(waitFor(runId, merged, onHubClose).unsubscribe);
+    return { ...shared, unsubscribe: stop };
+  };
+
   return {
     subscribe,
     async open(runId, listener, openOptions = {}) {
       const { onHubClose } = openOptions;
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
+      const { remote } = options;
+      if (remote !== undefined) {
+        const shared = await remote.open(runId, listener, {
+          ...(onHubClose ? { onClose: onHubClose } : {}),
+        });
+        if (knows(runId)) {
+          shared?.unsubscribe();
+          return subscribe(runId, listener, onHubClose);
+        }
+        if (shared !== undefined) return shared;
+      }
       const lookup = openOptions.history ?? history;
       // An id the start-up scan has not reached yet is not unknown: waiting for the index keeps
       // a client of a finished run from waiting for a start that never comes.
@@ -320,7 +404,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
       if (found === undefined) {
         if (closed || openOptions.waitForStart?.() !== true) return undefined;
-        return waitFor(runId, listener, onHubClose);
+        if (remote === undefined) return waitFor(runId, listener, onHubClose);
+        return waitHereOrThere(remote, runId, listener, onHubClose);
       }
       return {
         replay: replayFromRecord(found.record, found.filename),
@@ -333,7 +418,22 @@ export function createEventHub(options: EventHubOptions): EventHub {
     knows,
     publish(event) {
       const channel = find(event.run_id);
-      accept({ ...event, seq: (channel?.lastSeq ?? -1) + 1 });
+      const sequenced = { ...event, seq: (channel?.lastSeq ?? -1) + 1 };
+      accept(sequenced);
+      if (closed) return;
+      for (const listener of publishListeners) {
+        try {
+          listener(sequenced);
+        } catch (error) {
+          logger.warn({ runId: event.run_id, err: errorMessage(error) }, 'publish listener failed');
+        }
+      }
+    },
+    onPublish(listener) {
+      publishListeners.add(listener);
+      return () => {
+        publishListeners.delete(listener);
+      };
     },
     stats() {
       let listeners = 0;

@@ -37,7 +37,10 @@ import {
   type ServiceMetrics,
 } from '../metrics/index.js';
 import { startDispatch } from '../scale/dispatch.js';
+import { followRunRecords } from '../scale/history-feed.js';
+import { attachRunPublisher } from '../scale/run-publisher.js';
 import { runtimeOptionsFromConfig } from '../scale/runtime-config.js';
+import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -84,6 +87,8 @@ export interface RunningServer {
   llm: LlmService;
   /** The service's metrics, when AGENTIC_METRICS=1 (`metrics.registry` is what `/metrics` serves). */
   metrics?: ServiceMetrics;
+  /** The Redis side (connections, keys, instance id, replay reader), when `REDIS_URL` is set. */
+  scale?: ScaleOut;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -92,6 +97,22 @@ export interface RunningServer {
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { config, logger } = options;
+  // First: an unreachable Redis is a configuration error, before anything else is started.
+  const scale = config.redisUrl === undefined ? undefined : await startScaleOut({ config, logger });
+  try {
+    return await startWith(options, scale);
+  } catch (error) {
+    // The Redis connections would keep a failed start's process alive.
+    await scale?.close();
+    throw error;
+  }
+}
+
+async function startWith(
+  options: ServerOptions,
+  scale: ScaleOut | undefined,
+): Promise<RunningServer> {
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter);
   await mkdir(config.runsDir, { recursive: true });
@@ -140,6 +161,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       ...runtimeOptions,
     });
   const indexedByRecovery = options.runtime === undefined && dispatch === undefined;
+  // What executes runs in this process: the hub serves these from memory (others from the
+  // shared replay store) and the publisher sends their events and records to Redis.
+  const executor = dispatch === undefined ? runtime : dispatch.executor;
   const retention = createRetention({
     runsDir: config.runsDir,
     history,
@@ -166,12 +190,36 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const stopObserving = metrics === undefined ? undefined : observeRuntime(runtime, metrics);
   const hub = createEventHub({
     ...(metrics === undefined ? {} : { onEviction: () => metrics.replayEvictions.inc() }),
-    runtime,
+    runtime: executor,
     history,
     finishedBuffers: config.finishedBuffers,
     finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
+    ...(scale === undefined ? {} : { remote: scale.remote }),
   });
+  const detachPublisher =
+    scale === undefined
+      ? undefined
+      : attachRunPublisher(executor, {
+          redis: scale.redis,
+          keys: scale.keys,
+          streamTtlMs: config.eventStreamTtlMs,
+          instanceId: scale.instanceId,
+          logger,
+          extraEvents: (listener) => hub.onPublish(listener),
+        });
+  const stopHistoryFeed =
+    scale === undefined
+      ? undefined
+      : followRunRecords({
+          reader: scale.reader,
+          keys: scale.keys,
+          instanceId: scale.instanceId,
+          history,
+          logger,
+          fromId: scale.recordsFrom,
+          onIndexed: (filename) => scale.indexed(filename),
+        });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
@@ -225,6 +273,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(scale === undefined
+      ? {}
+      : {
+          dependencyChecks: {
+            redis: () => scale.check(),
+            ...(dispatch === undefined ? {} : { queue: () => dispatch.checkQueue() }),
+          },
+          admitRun: () => scale.admit(),
+        }),
   });
 
   const handle = app.callback();
@@ -294,6 +351,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await batchesClosed;
     await wsHub.close();
     hub.close();
+    stopHistoryFeed?.();
+    detachPublisher?.();
+    await scale?.close();
     startupProbe.abort();
     await llm.close();
     offRecord();
@@ -314,6 +374,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     batches,
     llm,
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(scale !== undefined ? { scale } : {}),
     url,
     port: address.port,
     close() {

@@ -62,8 +62,11 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
   const logger = createLogger({ format: config.logFormat, level: config.logLevel });
   let running: { close(): Promise<void> };
   try {
-    if (config.redisUrl !== undefined) await checkRedisAtStart(config.redisUrl);
-    // A worker serves no HTTP: it only executes queued runs.
+    // A worker serves no HTTP: it only executes queued runs. (The HTTP service checks Redis
+    // itself, before it starts anything.)
+    if (config.role === 'worker' && config.redisUrl !== undefined) {
+      await checkRedisAtStart(config.redisUrl);
+    }
     running =
       config.role === 'worker'
         ? await startWorker(config, logger)

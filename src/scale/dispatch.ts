@@ -11,10 +11,13 @@ import { createRuntime } from '../engine/runtime.js';
 import type { RunService, Runtime, RuntimeOptions } from '../engine/types.js';
 import type { Logger } from '../log.js';
 import { createQueuedRuntime } from './queued-runtime.js';
+import { createScaleKeys } from './keys.js';
 import { openRedis } from './redis-connection.js';
 import { createRunClaims } from './run-claims.js';
-import { createRunQueue } from './run-queue.js';
+import { RUN_QUEUE, createRunQueue } from './run-queue.js';
 import { createRunWorker, type RunWorker } from './run-worker.js';
+import { createSharedApprovals, shareApprovals } from './shared-approvals.js';
+import { decodeStreamEntry } from './stream-entry.js';
 
 export interface DispatchOptions {
   config: Config;
@@ -32,9 +35,27 @@ export interface Dispatch {
   worker: RunWorker | undefined;
   /** The worker's runtime. */
   workerRuntime: Runtime | undefined;
+  /**
+   * What executes runs in this process: the worker, or for an api instance nothing (no events,
+   * no records, no run active here). The event hub serves these runs from memory, the run
+   * publisher sends their events and records to the shared replay store.
+   */
+  executor: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive'>;
+  /** Readiness: rejects with a safe message when the run queue does not answer. */
+  checkQueue(): Promise<void>;
   /** Ends everything (see the module comment); runs get `graceMs` to finish. */
   close(graceMs: number): Promise<void>;
 }
+
+/** How long the readiness check waits for the queue. */
+const QUEUE_CHECK_MS = 1_000;
+
+/** The executor of an api instance: runs execute elsewhere. */
+const NOTHING_EXECUTES: Dispatch['executor'] = {
+  subscribe: () => () => undefined,
+  onRecord: () => () => undefined,
+  isActive: () => false,
+};
 
 /** Starts the dispatch parts of `role` on `config.redisUrl` (checked reachable beforehand). */
 export function startDispatch(options: DispatchOptions): Dispatch {
@@ -45,12 +66,14 @@ export function startDispatch(options: DispatchOptions): Dispatch {
   const prefix = config.redisPrefix;
   const connections = {
     commands: openRedis({ url, logger, name: 'claims' }),
-    queue: openRedis({ url, logger, name: 'queue', blocking: true }),
+    // Adding jobs fails fast while Redis is away (a 503), rather than waiting for it.
+    queue: openRedis({ url, logger, name: 'queue' }),
     changes: openRedis({ url, logger, name: 'claims-changes', blocking: true }),
     worker: openRedis({ url, logger, name: 'worker', blocking: true }),
     cancels: openRedis({ url, logger, name: 'claims-cancel', blocking: true }),
   };
-  const claims = createRunClaims(connections.commands, prefix);
+  const keys = createScaleKeys(prefix);
+  const claims = createRunClaims(connections.commands, keys);
 
   let workerRuntime: Runtime | undefined;
   let worker: RunWorker | undefined;
@@ -69,8 +92,29 @@ export function startDispatch(options: DispatchOptions): Dispatch {
       concurrency: config.workerConcurrency,
       lockMs: config.workerLockMs,
       logger,
+      lastSeq: async (runId) => {
+        const [entry] = await connections.commands.xrevrange(
+          keys.runEvents(runId),
+          '+',
+          '-',
+          'COUNT',
+          1,
+        );
+        return entry === undefined ? undefined : decodeStreamEntry(entry[0], entry[1])?.event.seq;
+      },
     });
   }
+  const stopSharing =
+    workerRuntime === undefined
+      ? undefined
+      : shareApprovals({
+          runtime: workerRuntime,
+          redis: connections.commands,
+          subscriber: connections.cancels,
+          keys,
+          logger,
+        });
+  let sharedApprovals: { close(): Promise<void> } | undefined;
   const queue = role === 'worker' ? undefined : createRunQueue(connections.queue, prefix);
   queue?.on('error', (error) => logger.warn({ err: error.message }, 'run queue error'));
   const runs =
@@ -78,6 +122,15 @@ export function startDispatch(options: DispatchOptions): Dispatch {
       ? undefined
       : createQueuedRuntime({
           runtime: options.runtime,
+          approvals: (provider, showArguments) =>
+            (sharedApprovals = createSharedApprovals({
+              provider,
+              showArguments,
+              redis: connections.commands,
+              subscriber: connections.changes,
+              keys,
+              logger,
+            })),
           queue,
           claims,
           subscriber: connections.changes,
@@ -89,9 +142,35 @@ export function startDispatch(options: DispatchOptions): Dispatch {
     runs,
     worker,
     workerRuntime,
+    executor: worker ?? NOTHING_EXECUTES,
+    async checkQueue() {
+      const target = queue ?? worker;
+      if (target === undefined) return;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`the run queue did not answer within ${QUEUE_CHECK_MS} ms`)),
+          QUEUE_CHECK_MS,
+        );
+      });
+      try {
+        await Promise.race([connections.commands.exists(`${prefix}:${RUN_QUEUE}:meta`), timeout]);
+      } catch (error) {
+        throw new Error(
+          error instanceof Error && error.message.startsWith('the run queue')
+            ? error.message
+            : 'the run queue (Redis) is unreachable',
+          { cause: error },
+        );
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async close(graceMs) {
       await runs?.shutdown({ graceMs });
+      await sharedApprovals?.close();
       await worker?.close(graceMs);
+      await stopSharing?.();
       await queue?.close();
       for (const connection of Object.values(connections)) {
         await connection.quit().catch(() => connection.disconnect());

@@ -49,6 +49,11 @@ export interface QueuedRuntimeOptions {
    * executes nothing. @default none: no events, no records
    */
   events?: Pick<RunService, 'subscribe' | 'onRecord'>;
+  /**
+   * The deployment's approvals (shared-approvals.ts), given the configured provider's name.
+   * @default none waiting here
+   */
+  approvals?: (provider: string, showArguments: boolean) => RunService['approvals'];
 }
 
 /** Seconds a run refused while the runtime shuts down is told to wait. */
@@ -65,7 +70,8 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
   });
   const compiled = new CompiledCache();
   const newRunId = createRunIdGenerator();
-  const gate = createRuntimeApprovals(options.runtime.tools, () => undefined);
+  const local = createRuntimeApprovals(options.runtime.tools, () => undefined).approvals;
+  const approvals = options.approvals?.(local.provider, local.showArguments) ?? local;
   const ended = new Map<string, Set<(filename: string | undefined) => void>>();
   const mirror = createActiveMirror({
     load: () => claims.active(),
@@ -179,7 +185,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
   const events = options.events;
   return {
     options: resolved,
-    approvals: gate.approvals,
+    approvals,
     start,
     async cancel(runId, reason = 'cancelled') {
       return claims.requestCancel(runId, reason);

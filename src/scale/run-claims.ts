@@ -6,14 +6,14 @@
  * releases it; the release is atomic too, and only one releaser gets `true`, which makes the
  * end of a run a once-only step across processes (see run-finaliser.ts).
  *
- * Keys, under the deployment's prefix (`<prefix>:runs:*` is the BullMQ queue's):
- * `<prefix>:claim:<id>` (a hash: state, time, worker, run file, a cancel request) and
+ * Keys (keys.ts), under the deployment's prefix: `<prefix>:claim:<id>` (a hash: state, time, worker, run file, a cancel request) and
  * `<prefix>:claims:active` (the set of claimed ids). Two pub/sub channels:
  * `<prefix>:claims:changes` (a run claimed or released, with its run file) for the api
  * instances' views of active runs and for waiters on a run's end, and `<prefix>:claims:cancel`
  * for cancel requests, which reach the worker running the run.
  */
 import type { Redis } from 'ioredis';
+import type { ScaleKeys } from './keys.js';
 
 /** A change of the set of active runs, as published on the changes channel. */
 export interface ClaimChange {
@@ -92,12 +92,12 @@ redis.call('SREM', KEYS[2], ARGV[1])
 if released == 1 then redis.call('PUBLISH', KEYS[3], ARGV[2]) end
 return released`;
 
-/** The claims of a deployment (`prefix`), through a command connection. */
-export function createRunClaims(redis: Redis, prefix: string): RunClaims {
-  const key = (runId: string): string => `${prefix}:claim:${runId}`;
-  const activeKey = `${prefix}:claims:active`;
-  const changesChannel = `${prefix}:claims:changes`;
-  const cancelChannel = `${prefix}:claims:cancel`;
+/** The claims of a deployment (its `keys`), through a command connection. */
+export function createRunClaims(redis: Redis, keys: ScaleKeys): RunClaims {
+  const key = (runId: string): string => keys.claim(runId);
+  const activeKey = keys.claimsActive;
+  const changesChannel = keys.claimsChanges;
+  const cancelChannel = keys.claimsCancel;
   const change = (value: ClaimChange): string => JSON.stringify(value);
 
   return {

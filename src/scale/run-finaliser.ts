@@ -35,6 +35,11 @@ export interface FinaliseOptions {
   logger: Logger;
   /** The run's end event, when this call ended the run. */
   publish: (event: WorkflowEvent) => void;
+  /**
+   * The `seq` of the run's last event sent before its worker died (its shared stream's last
+   * entry), so the end event follows it. @default unknown: the seq of the rebuilt sequence
+   */
+  lastSeq?: (runId: string) => Promise<number | undefined>;
   /** The run's interrupted record, when this call ended the run. */
   recorded: (record: RunRecord, filename: string) => void;
   /** Pause between checks while the owner still looks alive, in ms. */
@@ -71,7 +76,7 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
           await claims.release(runId, filename);
           return 'ended';
         }
-        if (await claims.release(runId, filename)) announce(options, record, filename);
+        if (await claims.release(runId, filename)) await announce(options, record, filename);
         return 'interrupted';
       }
       if (!(await ownerGone(runsDir, record.owner))) {
@@ -81,7 +86,7 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
       const repaired = interruptedRecord(await withJournal(runsDir, filename, record), Date.now());
       await writeRunFile(runsDir, filename, repaired, options.writeFile);
       await unlink(join(runsDir, journalFileName(filename))).catch(() => undefined);
-      if (await claims.release(runId, filename)) announce(options, repaired, filename);
+      if (await claims.release(runId, filename)) await announce(options, repaired, filename);
       logger.warn({ runId, filename }, 'run of a dead worker marked interrupted');
       return 'interrupted';
     }
@@ -95,10 +100,14 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
   }
 }
 
-function announce(options: FinaliseOptions, record: RunRecord, filename: string): void {
-  const end = replayFromRecord(record, filename).at(-1);
-  if (end?.type === 'workflow_end') options.publish(end);
+async function announce(options: FinaliseOptions, record: RunRecord, filename: string) {
   options.recorded(record, filename);
+  const end = replayFromRecord(record, filename).at(-1);
+  if (end?.type !== 'workflow_end') return;
+  // Subscribers drop events at or below the last seq they saw: the end must come after it (a
+  // live run has more events than its rebuilt sequence: retries, deltas, approvals).
+  const last = await options.lastSeq?.(record.run_id).catch(() => undefined);
+  options.publish(last === undefined ? end : { ...end, seq: Math.max(end.seq, last + 1) });
 }
 
 /** Whether the run's owner is gone for good (a record without owner has none alive). */

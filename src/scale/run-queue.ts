@@ -1,5 +1,5 @@
 /**
- * The run queue: BullMQ queue `runs` under the deployment's prefix (`<prefix>:runs:*` keys).
+ * The run queue: BullMQ queue `queue` under the deployment's prefix (`<prefix>:queue:*` keys).
  * An api instance adds one job per accepted run, its id the run's id; workers take them
  * (run-worker.ts). A job is never retried: a run is executed at most once, and a run whose
  * worker died is finalised as interrupted instead (run-finaliser.ts).
@@ -7,9 +7,9 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { RunRequest } from '../engine/types.js';
+import { RUN_QUEUE } from './keys.js';
 
-/** The queue's name (BullMQ keys are `<prefix>:runs:<...>`). */
-export const RUN_QUEUE = 'runs';
+export { RUN_QUEUE };
 
 /** The message BullMQ gives the failure of a job found stalled (its worker stopped renewing). */
 export const STALLED_REASON = 'job stalled more than allowable limit';

@@ -36,6 +36,8 @@ export interface RunWorkerOptions {
   /** How long a job's lock lasts without renewal (AGENTIC_WORKER_LOCK_SECONDS), in ms. */
   lockMs: number;
   logger: Logger;
+  /** The seq of a run's last published event (its shared stream), for a finalised run's end. */
+  lastSeq?: (runId: string) => Promise<number | undefined>;
 }
 
 /** What a finished job returns (the queue keeps nothing else of the run). */
@@ -51,6 +53,8 @@ export interface RunWorker {
    */
   subscribe(listener: (event: WorkflowEvent) => void): () => void;
   onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  /** Whether a run executes here. */
+  isActive(runId: string): boolean;
   /** Stops taking runs; runs finish within `graceMs`, then are cancelled. Shuts the runtime down. */
   close(graceMs: number): Promise<void>;
 }
@@ -131,6 +135,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       recorded: (record, filename) =>
         emit(recordListeners, (listener) => listener(record, filename)),
       recheckMs: options.lockMs,
+      ...(options.lastSeq === undefined ? {} : { lastSeq: options.lastSeq }),
       signal: stop.signal,
     });
     finalising.add(finalised);
@@ -175,6 +180,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
         recordListeners.delete(listener);
       };
     },
+    isActive: (runId) => runtime.isActive(runId),
     async close(graceMs) {
       // No new jobs from here; the jobs running are awaited by BullMQ's close.
       const closed = worker.close();

@@ -5,13 +5,16 @@
  * within `AGENTIC_SHUTDOWN_GRACE_SECONDS` (then cancels them: they end recorded as failed) and
  * exits 0; a second signal exits at once with 1.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import type { Config } from '../config/index.js';
 import { createLlmService } from '../llm/llm-service.js';
 import type { Logger } from '../log.js';
 import { startDispatch, type Dispatch } from './dispatch.js';
-import { redactRedisUrl } from './redis-connection.js';
+import { createScaleKeys } from './keys.js';
+import { openRedis, redactRedisUrl } from './redis-connection.js';
+import { attachRunPublisher } from './run-publisher.js';
 import { runtimeOptionsFromConfig } from './runtime-config.js';
 
 /** A started worker: `close` is the graceful shutdown (idempotent). */
@@ -32,6 +35,15 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     role: 'worker',
     runtime: runtimeOptionsFromConfig(config, { logger, llm: llm.router, agents }),
   });
+  // The runs' events and records go to the shared replay store, for every api instance.
+  const redis = openRedis({ url: config.redisUrl ?? '', logger, name: 'publisher' });
+  const detachPublisher = attachRunPublisher(dispatch.executor, {
+    redis,
+    keys: createScaleKeys(config.redisPrefix),
+    streamTtlMs: config.eventStreamTtlMs,
+    instanceId: randomUUID(),
+    logger,
+  });
   logger.info(
     {
       redis: redactRedisUrl(config.redisUrl ?? ''),
@@ -47,6 +59,9 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     const active = dispatch.workerRuntime?.activeRuns().length ?? 0;
     logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'worker stopping');
     await dispatch.close(config.shutdownGraceSeconds * 1000);
+    detachPublisher();
+    // QUIT waits for the replies of what was sent (the last events of the last runs).
+    await redis.quit().catch(() => redis.disconnect());
     await llm.close();
     logger.info('agentic-runtime worker stopped');
   }
