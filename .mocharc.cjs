@@ -6,6 +6,8 @@ module.exports = {
     'test/http/**/*.test.ts',
     'test/e2e/**/*.test.ts',
     'test/conformance/**/*.test.ts',
+    'test/redis/**/*.test.ts',
+    'test/scale/**/*.test.ts',
   ],
   'node-option': ['import=tsx'],
   extension: ['ts'],
