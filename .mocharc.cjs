@@ -7,6 +7,7 @@ module.exports = {
     'test/e2e/**/*.test.ts',
     'test/conformance/**/*.test.ts',
     'test/redis/**/*.test.ts',
+    'test/scale/**/*.test.ts',
   ],
   'node-option': ['import=tsx'],
   extension: ['ts'],

@@ -8,7 +8,7 @@ import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
 import { RUN_QUEUE } from '../../src/scale/run-queue.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
-import { spawnService, startCluster, type Cluster, type ClusterProcess } from '../scale/cluster.js';
+import { spawnService, startCluster, type Cluster, type ClusterProcess } from './cluster.js';
 
 const QUICK = `name: quick
 steps:
