@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
 import { RUN_QUEUE } from '../../src/scale/run-queue.js';
+import { connectWs } from '../http/events-fixtures.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
 import { spawnService, startCluster, type Cluster, type ClusterProcess } from './cluster.js';
 
@@ -156,6 +157,16 @@ describe('scale-out dispatch: 2 api instances, 2 workers, one Redis (real proces
     expect(new Set([...one, ...two]).size).to.equal(500);
     expect(one.length).to.be.greaterThan(0);
     expect(two.length).to.be.greaterThan(0);
+    // Both api instances' histories list them (they learn of the runs through Redis).
+    for (const api of [apiA, apiB]) {
+      await until('the history listing every run', async () => {
+        const response = await fetch(`${api.url}/api/runs?limit=1000`);
+        const list = (await response.json()) as { run_id: string; status: string }[];
+        return (
+          list.filter((r) => r.run_id.startsWith('bulk-') && r.status === 'success').length === 500
+        );
+      });
+    }
     // Every claim was released: nothing is active any more.
     await until(
       'the claims released',
@@ -216,6 +227,11 @@ describe('scale-out dispatch: 2 api instances, 2 workers, one Redis (real proces
       if (journal === undefined) return false;
       return (await readFile(join(runsDir, journal), 'utf8')).includes('{"i":1,"started"');
     });
+    // Watched live on api B (the run executes on a worker) over WebSocket.
+    const watcher = connectWs(`${apiB.url.replace(/^http/, 'ws')}/ws/execution/killed-run`);
+    await watcher.events.until((items) =>
+      items.some((e) => e.type === 'step_start' && e.step === 'wait'),
+    );
     const holder = cluster.workers.find((w) => started(w).includes('killed-run'))!;
     const survivor = cluster.workers.find((w) => w !== holder)!;
     holder.child.kill('SIGKILL');
@@ -231,6 +247,20 @@ describe('scale-out dispatch: 2 api instances, 2 workers, one Redis (real proces
       'the claim released',
       async () => (await client.exists('agentic:claim:killed-run')) === 0,
     );
+    // One workflow_end, live on B and in the run's shared stream, after every earlier event.
+    const live = await watcher.events.until((items) =>
+      items.some((e) => e.type === 'workflow_end'),
+    );
+    const ends = live.filter((e) => e.type === 'workflow_end');
+    expect(ends).to.have.length(1);
+    expect(ends[0]).to.include({ status: 'failed', error: 'interrupted' });
+    expect(ends[0]!.seq).to.be.greaterThan(live.at(-2)!.seq);
+    const stream = await client.xrange('agentic:run:killed-run:events', '-', '+');
+    const types = stream.map(([, fields]) => (JSON.parse(fields[1]!) as { type: string }).type);
+    expect(types.filter((type) => type === 'workflow_end')).to.have.length(1);
+    expect(types.at(-1)).to.equal('workflow_end');
+    watcher.ws.close();
+    await watcher.closed;
     // Finalised once, by the survivor; never started there.
     const finalised = survivor
       .logs()
