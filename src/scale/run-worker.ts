@@ -124,7 +124,16 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
   });
   worker.on('error', (error) => logger.warn({ err: errorMessage(error) }, 'run queue error'));
   worker.on('failed', (job, error) => {
-    if (job === undefined || error.message !== STALLED_REASON) return;
+    if (job === undefined) return;
+    if (error.message !== STALLED_REASON) {
+      // Failed before its run started (Redis lost while taking it): nothing runs, so its id
+      // is free again rather than claimed for ever.
+      logger.error({ runId: job.data.runId, err: error.message }, 'queued run not started');
+      claims.release(job.data.runId, undefined).catch((again: unknown) => {
+        logger.error({ runId: job.data.runId, err: errorMessage(again) }, 'claim not released');
+      });
+      return;
+    }
     logger.warn({ runId: job.data.runId }, 'worker of a run stopped; finalising the run');
     const finalised = finaliseInterruptedRun({
       runId: job.data.runId,

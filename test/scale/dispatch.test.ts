@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +13,9 @@ import { RUN_QUEUE } from '../../src/scale/run-queue.js';
 import { connectWs } from '../http/events-fixtures.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
 import { spawnService, startCluster, type Cluster, type ClusterProcess } from './cluster.js';
+
+// Resolved here: children may run in a directory without node_modules.
+const TSX = pathToFileURL(createRequire(join(packageRoot, 'package.json')).resolve('tsx')).href;
 
 const QUICK = `name: quick
 steps:
@@ -305,6 +311,45 @@ describe('worker process start-up', function () {
     expect(error).to.match(/worker exited with 1 before it was ready/);
     expect(error).to.include(`REDIS_URL=${url}`);
     expect(error).to.include('Redis is unreachable');
+  });
+
+  it('`agentic worker -c 3` starts a worker with no listener and stops on SIGTERM with 0', async () => {
+    const redis = await startTestRedis();
+    const runs = await mkdtemp(join(tmpdir(), 'agentic-cli-worker-'));
+    try {
+      const child = spawn(
+        process.execPath,
+        ['--import', TSX, join(packageRoot, 'src', 'cli.ts'), 'worker', '-c', '3', '--no-llm'],
+        {
+          cwd: packageRoot,
+          env: {
+            PATH: process.env.PATH ?? '',
+            REDIS_URL: redis.url,
+            AGENTIC_RUNS_DIR: runs,
+            LOG_FORMAT: 'json',
+          },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      let output = '';
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exit = new Promise<number | null>((resolve) => child.on('exit', resolve));
+      const started = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const line = output.split('\n').find((l) => l.includes('worker started'));
+          if (line !== undefined) resolve(JSON.parse(line) as Record<string, unknown>);
+        });
+        void exit.then(() => reject(new Error(output)));
+      });
+      expect(started).to.include({ concurrency: 3 });
+      expect(output).not.to.include('listening');
+      child.kill('SIGTERM');
+      expect(await exit, output).to.equal(0);
+    } finally {
+      await redis.stop();
+      await rm(runs, { recursive: true, force: true });
+    }
   });
 
   it('exits 1 when AGENTIC_ROLE=worker has no REDIS_URL', async () => {
