@@ -124,10 +124,10 @@ async function startWith(
   // An injected LLM layer reports no calls (its router was built without this observer).
   const llm =
     options.llm ??
-    createLlmService(
-      config.llm,
-      metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) },
-    );
+    createLlmService(config.llm, {
+      ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
+      ...(scale === undefined ? {} : { breakerSharing: scale.breakers }),
+    });
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
 
   const history = createHistoryIndex({

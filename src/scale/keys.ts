@@ -22,8 +22,10 @@ export interface ScaleKeys {
   rateLimit(bucket: string, client: string): string;
   /** `<prefix>:lockout:<client>`: failed authentications of a client (sorted set). */
   lockout(client: string): string;
-  /** `<prefix>:breaker:<name>`: an LLM circuit breaker's shared state (hash). */
-  breaker(name: string): string;
+  /** `<prefix>:breakers`: the last transition of each model's circuit (hash: model → JSON). */
+  readonly breakers: string;
+  /** `<prefix>:breakers:changes`: the pub/sub channel of circuit transitions. */
+  readonly breakerChanges: string;
 }
 
 export function createScaleKeys(prefix: string): ScaleKeys {
@@ -32,6 +34,7 @@ export function createScaleKeys(prefix: string): ScaleKeys {
     records: `${prefix}:runs:records`,
     rateLimit: (bucket, client) => `${prefix}:ratelimit:${bucket}:${client}`,
     lockout: (client) => `${prefix}:lockout:${client}`,
-    breaker: (name) => `${prefix}:breaker:${name}`,
+    breakers: `${prefix}:breakers`,
+    breakerChanges: `${prefix}:breakers:changes`,
   };
 }
