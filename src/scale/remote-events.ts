@@ -41,10 +41,13 @@ interface Watch {
   finished: boolean;
   /** Settles when the XRANGE is done (and the watch follows the stream, unless finished). */
   ready: Promise<void>;
+  following: boolean;
   unfollow: () => void;
 }
 
 export interface RemoteEvents extends RemoteRunEvents {
+  /** Whether the run's stream is followed live now (benchmarks wait for it). */
+  follows(runId: string): boolean;
   /** Runs followed and their clients (health, tests). */
   stats(): { runs: number; listeners: number };
   /** Tells every client the store is closing and stops following. */
@@ -108,7 +111,10 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
       watch.buffer.push(entry.event);
       if (entry.last) watch.finished = true;
     }
-    if (!watch.finished && !closed) watch.unfollow = reader.follow(key, lastId, onEntries(watch));
+    if (!watch.finished && !closed) {
+      watch.unfollow = reader.follow(key, lastId, onEntries(watch));
+      watch.following = true;
+    }
     return true;
   };
 
@@ -150,6 +156,7 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
         finished: false,
         ready: new Promise<void>((resolve) => (settle = resolve)),
         unfollow: () => undefined,
+        following: false,
       };
       watches.set(runId, watch);
       let found: boolean;
@@ -170,6 +177,7 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
       if (watch.finished) drop(watch);
       return subscription;
     },
+    follows: (runId) => watches.get(runId)?.following === true,
     stats() {
       let listeners = 0;
       for (const watch of watches.values()) listeners += watch.subscribers.size;
