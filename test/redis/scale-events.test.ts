@@ -148,6 +148,18 @@ describe('scale-out: event streams and history shared through Redis', function (
     expectWholeRun(await untilEnd(waiting));
   });
 
+  it('delivers each event once to a client waiting on A for a run that starts on A', async () => {
+    // Waiting both in-process and on the shared stream: the copies through Redis are dropped.
+    const runId = `here-${Date.now()}`;
+    const waiting = connectWs(wsUrl(a, runId));
+    clients.push(waiting);
+    await waiting.opened;
+    await startWaitingRun(runId);
+    await waiting.events.until((items) => items.some((e) => e.type === 'approval_required'));
+    await approve(runId);
+    expectWholeRun(await untilEnd(waiting));
+  });
+
   it("lists A's finished run in B's history without a restart, and the summaries agree", async () => {
     const runId = await startWaitingRun();
     await approve(runId);
