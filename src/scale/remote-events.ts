@@ -139,14 +139,17 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
   return {
     async open(runId, listener, openOptions = {}) {
       if (closed) return undefined;
+      const waitForStart = openOptions.waitForStart === true;
       const existing = watches.get(runId);
       if (existing !== undefined) {
         await existing.ready;
         if (watches.get(runId) === existing && !existing.finished) {
+          // Another client waits for the run to start: nothing is known of it yet, so a caller
+          // that does not wait must look elsewhere (the run file) rather than wait too.
+          if (existing.buffer.size === 0 && !waitForStart) return undefined;
           return join(existing, listener, openOptions.onClose);
         }
       }
-      const waitForStart = openOptions.waitForStart === true;
       let settle: () => void = () => undefined;
       const watch: Watch = {
         runId,

@@ -13,6 +13,11 @@ import { connectWs, openSse, range, seqs, type WsClient } from '../http/events-f
 import { call, startTestService, type TestService } from '../http/harness.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
 
+/** Resolves once `condition` holds, checked after each turn of the event loop. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Every event up to the run's end (a WebSocket stays open after it). */
 const untilEnd = (client: WsClient): Promise<WorkflowEvent[]> =>
   client.events.until((items) => items.some((e) => e.type === 'workflow_end'), 'workflow_end');
@@ -146,6 +151,16 @@ describe('scale-out: event streams and history shared through Redis', function (
     await waiting.events.until((items) => items.some((e) => e.type === 'approval_required'));
     await approve(runId);
     expectWholeRun(await untilEnd(waiting));
+  });
+
+  it('answers 404 over SSE for a run not started while a WebSocket client waits for it', async () => {
+    const runId = `unstarted-${Date.now()}`;
+    const waiting = connectWs(wsUrl(b, runId));
+    clients.push(waiting);
+    await waiting.opened;
+    await until(() => b.scale!.remote.follows(runId));
+    const sse = await openSse(`${b.url}/api/runs/${runId}/stream`);
+    expect(sse.status).to.equal(404);
   });
 
   it('delivers each event once to a client waiting on A for a run that starts on A', async () => {
