@@ -37,10 +37,9 @@ import {
   type ServiceMetrics,
 } from '../metrics/index.js';
 import { startDispatch } from '../scale/dispatch.js';
-import { followRunRecords } from '../scale/history-feed.js';
-import { attachRunPublisher } from '../scale/run-publisher.js';
 import { runtimeOptionsFromConfig } from '../scale/runtime-config.js';
 import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
+import { wireScaleOut } from '../scale/wiring.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -127,10 +126,10 @@ async function startWith(
   // An injected LLM layer reports no calls (its router was built without this observer).
   const llm =
     options.llm ??
-    createLlmService(
-      config.llm,
-      metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) },
-    );
+    createLlmService(config.llm, {
+      ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
+      ...(scale === undefined ? {} : { breakerSharing: scale.breakers }),
+    });
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
 
   const history = createHistoryIndex({
@@ -197,29 +196,10 @@ async function startWith(
     logger,
     ...(scale === undefined ? {} : { remote: scale.remote }),
   });
-  const detachPublisher =
+  const wiring =
     scale === undefined
       ? undefined
-      : attachRunPublisher(executor, {
-          redis: scale.redis,
-          keys: scale.keys,
-          streamTtlMs: config.eventStreamTtlMs,
-          instanceId: scale.instanceId,
-          logger,
-          extraEvents: (listener) => hub.onPublish(listener),
-        });
-  const stopHistoryFeed =
-    scale === undefined
-      ? undefined
-      : followRunRecords({
-          reader: scale.reader,
-          keys: scale.keys,
-          instanceId: scale.instanceId,
-          history,
-          logger,
-          fromId: scale.recordsFrom,
-          onIndexed: (filename) => scale.indexed(filename),
-        });
+      : wireScaleOut(scale, { runtime: executor, hub, history, config, logger });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
@@ -242,8 +222,16 @@ async function startWith(
     logger,
   });
   const batches = createBatchManager({ runtime, evaluator, datasets });
-  const guard = createAuth(config, { logger });
-  const rateLimit = createRateLimiter(config);
+  // With Redis the limits hold across instances (falling back to per-instance ones while Redis
+  // is away); without it they are the in-process limiters.
+  const guard = createAuth(config, {
+    logger,
+    ...(wiring === undefined ? {} : { lockout: wiring.lockout }),
+  });
+  const rateLimit = createRateLimiter(
+    config,
+    wiring === undefined ? {} : { window: wiring.rateWindow },
+  );
   const registry = createWorkflowRegistry({
     dir: config.workflowsDir,
     readOnlyReason: config.workflowsReadOnlyReason,
@@ -351,8 +339,7 @@ async function startWith(
     await batchesClosed;
     await wsHub.close();
     hub.close();
-    stopHistoryFeed?.();
-    detachPublisher?.();
+    wiring?.stop();
     await scale?.close();
     startupProbe.abort();
     await llm.close();

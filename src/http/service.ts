@@ -8,7 +8,6 @@
 import { loadConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { checkRedisAtStart } from '../scale/redis-connection.js';
 import { onStopSignals, startWorker } from '../scale/worker-service.js';
 import { startServer } from './server.js';
 
@@ -62,11 +61,7 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
   const logger = createLogger({ format: config.logFormat, level: config.logLevel });
   let running: { close(): Promise<void> };
   try {
-    // A worker serves no HTTP: it only executes queued runs. (The HTTP service checks Redis
-    // itself, before it starts anything.)
-    if (config.role === 'worker' && config.redisUrl !== undefined) {
-      await checkRedisAtStart(config.redisUrl);
-    }
+    // A worker serves no HTTP: it only executes queued runs. (Both check Redis first.)
     running =
       config.role === 'worker'
         ? await startWorker(config, logger)

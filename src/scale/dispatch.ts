@@ -126,6 +126,7 @@ export function startDispatch(options: DispatchOptions): Dispatch {
             (sharedApprovals = createSharedApprovals({
               provider,
               showArguments,
+              ...(workerRuntime === undefined ? {} : { local: workerRuntime.approvals }),
               redis: connections.commands,
               subscriber: connections.changes,
               keys,

@@ -22,8 +22,10 @@ export interface ScaleKeys {
   rateLimit(bucket: string, client: string): string;
   /** `<prefix>:lockout:<client>`: failed authentications of a client (sorted set). */
   lockout(client: string): string;
-  /** `<prefix>:breaker:<name>`: an LLM circuit breaker's shared state (hash). */
-  breaker(name: string): string;
+  /** `<prefix>:breakers`: the last transition of each model's circuit (hash: model → JSON). */
+  readonly breakers: string;
+  /** `<prefix>:breakers:changes`: the pub/sub channel of circuit transitions. */
+  readonly breakerChanges: string;
   /** `<prefix>:claim:<run_id>`: an active run's claim (hash, run-claims.ts). */
   claim(runId: string): string;
   /** `<prefix>:claims:active`: the ids of the claimed runs (set). */
@@ -54,7 +56,8 @@ export function createScaleKeys(prefix: string): ScaleKeys {
     records: `${prefix}:runs:records`,
     rateLimit: (bucket, client) => `${prefix}:ratelimit:${bucket}:${client}`,
     lockout: (client) => `${prefix}:lockout:${client}`,
-    breaker: (name) => `${prefix}:breaker:${name}`,
+    breakers: `${prefix}:breakers`,
+    breakerChanges: `${prefix}:breakers:changes`,
     claim: (runId) => `${prefix}:claim:${runId}`,
     claimsActive: `${prefix}:claims:active`,
     claimsChanges: `${prefix}:claims:changes`,

@@ -41,10 +41,13 @@ interface Watch {
   finished: boolean;
   /** Settles when the XRANGE is done (and the watch follows the stream, unless finished). */
   ready: Promise<void>;
+  following: boolean;
   unfollow: () => void;
 }
 
 export interface RemoteEvents extends RemoteRunEvents {
+  /** Whether the run's stream is followed live now (benchmarks wait for it). */
+  follows(runId: string): boolean;
   /** Runs followed and their clients (health, tests). */
   stats(): { runs: number; listeners: number };
   /** Tells every client the store is closing and stops following. */
@@ -108,7 +111,10 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
       watch.buffer.push(entry.event);
       if (entry.last) watch.finished = true;
     }
-    if (!watch.finished && !closed) watch.unfollow = reader.follow(key, lastId, onEntries(watch));
+    if (!watch.finished && !closed) {
+      watch.unfollow = reader.follow(key, lastId, onEntries(watch));
+      watch.following = true;
+    }
     return true;
   };
 
@@ -133,14 +139,17 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
   return {
     async open(runId, listener, openOptions = {}) {
       if (closed) return undefined;
+      const waitForStart = openOptions.waitForStart === true;
       const existing = watches.get(runId);
       if (existing !== undefined) {
         await existing.ready;
         if (watches.get(runId) === existing && !existing.finished) {
+          // Another client waits for the run to start: nothing is known of it yet, so a caller
+          // that does not wait must look elsewhere (the run file) rather than wait too.
+          if (existing.buffer.size === 0 && !waitForStart) return undefined;
           return join(existing, listener, openOptions.onClose);
         }
       }
-      const waitForStart = openOptions.waitForStart === true;
       let settle: () => void = () => undefined;
       const watch: Watch = {
         runId,
@@ -150,6 +159,7 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
         finished: false,
         ready: new Promise<void>((resolve) => (settle = resolve)),
         unfollow: () => undefined,
+        following: false,
       };
       watches.set(runId, watch);
       let found: boolean;
@@ -170,6 +180,7 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
       if (watch.finished) drop(watch);
       return subscription;
     },
+    follows: (runId) => watches.get(runId)?.following === true,
     stats() {
       let listeners = 0;
       for (const watch of watches.values()) listeners += watch.subscribers.size;

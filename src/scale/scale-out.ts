@@ -15,6 +15,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createScaleKeys, type ScaleKeys } from './keys.js';
 import { checkRedisAtStart, openRedis, redactRedisUrl } from './redis-connection.js';
+import { createSharedBreakers, type SharedBreakers } from './shared-breakers.js';
 import { createRemoteEvents, type RemoteEvents } from './remote-events.js';
 import { createStreamReader, type StreamReader } from './stream-reader.js';
 
@@ -38,6 +39,8 @@ export interface ScaleOut {
   reader: StreamReader;
   /** Replay + live of runs other processes execute (the hub's `remote`). */
   remote: RemoteEvents;
+  /** LLM circuit transitions shared with the other instances (the router's `breakerSharing`). */
+  breakers: SharedBreakers;
   /** The record stream's last id when this process started: its history feed follows from it. */
   recordsFrom: string;
   /** Whether the command connection is up now (no round trip). */
@@ -70,6 +73,7 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
     logger,
   });
   const remote = createRemoteEvents({ redis, reader, keys, logger });
+  const breakers = createSharedBreakers({ url, redis, keys, instanceId, logger });
   let recordsFrom = '0-0';
   try {
     const newest = await redis.xrevrange(keys.records, '+', '-', 'COUNT', 1);
@@ -90,6 +94,7 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
     instanceId,
     reader,
     remote,
+    breakers,
     recordsFrom,
     indexed(filename) {
       for (const listener of indexedListeners) listener(filename);
@@ -138,6 +143,7 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
       if (closed) return;
       closed = true;
       remote.close();
+      breakers.close();
       await reader.close();
       // QUIT waits for the replies of commands already sent (the last events of finished runs);
       // a Redis that is away gets no QUIT, only a disconnect.

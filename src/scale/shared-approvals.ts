@@ -10,11 +10,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { RuntimeApprovals } from '../engine/runtime-approvals.js';
 import type { RunServiceApprovals, Runtime } from '../engine/types.js';
-import { errorMessage } from '../errors.js';
+import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ApprovalAnswer, PendingApproval } from '../tools/index.js';
 import type { ScaleKeys } from './keys.js';
+
+/** 503: the calls of other processes cannot be reached while Redis is away. */
+function redisAway(cause: unknown): DependencyError {
+  return new DependencyError(
+    'Redis is unavailable: approvals of runs on other instances cannot be reached until it is back',
+    cause,
+  );
+}
 
 /** How long an api instance waits for the holding worker's reply. */
 const REPLY_TIMEOUT_MS = 5_000;
@@ -92,6 +101,11 @@ export interface SharedApprovalsOptions {
   /** The provider's name and whether arguments are shown (as configured for the workers). */
   provider: string;
   showArguments: boolean;
+  /**
+   * The approvals of this process's own worker (role `all`): its calls are listed and answered
+   * here directly, without Redis (so they can be answered while Redis is away). @default none
+   */
+  local?: RuntimeApprovals;
   redis: Redis;
   /** A connection for this instance's reply channel (subscriber mode). */
   subscriber: Redis;
@@ -103,7 +117,7 @@ export interface SharedApprovalsOptions {
 export function createSharedApprovals(
   options: SharedApprovalsOptions,
 ): RunServiceApprovals & { close(): Promise<void> } {
-  const { redis, subscriber, keys } = options;
+  const { redis, subscriber, keys, local } = options;
   const replyTo = keys.approvalsReply(randomUUID());
   const waiting = new Map<string, (outcome: ApprovalAnswer | undefined) => void>();
   const onMessage = (channel: string, message: string): void => {
@@ -129,12 +143,20 @@ export function createSharedApprovals(
     showArguments: options.showArguments,
     async pending() {
       const now = Date.now();
-      const entries: PendingApproval[] = [];
-      for (const text of await redis.hvals(keys.approvalsPending)) {
+      const entries: PendingApproval[] = [...(local?.pending() ?? [])];
+      const seen = new Set(entries.map((entry) => entry.callId));
+      let shared: string[];
+      try {
+        shared = await redis.hvals(keys.approvalsPending);
+      } catch (error) {
+        if (local === undefined) throw redisAway(error);
+        shared = []; // Redis away: this process's own calls are still listed
+      }
+      for (const text of shared) {
         try {
           const entry = JSON.parse(text) as PendingApproval;
           // A worker that died leaves its entries: past their expiry they are gone for good.
-          if (entry.expiresAt > now) entries.push(entry);
+          if (entry.expiresAt > now && !seen.has(entry.callId)) entries.push(entry);
         } catch {
           // not ours
         }
@@ -142,11 +164,18 @@ export function createSharedApprovals(
       return entries.sort((x, y) => x.requestedAt - y.requestedAt);
     },
     async answer(callId, approve, reason) {
+      if (local?.pending().some((entry) => entry.callId === callId) === true) {
+        return local.answer(callId, approve, reason);
+      }
       await subscribed;
-      if (!(await held(callId))) {
-        return (await redis.exists(keys.approvalDecided(callId))) === 1
-          ? 'already_decided'
-          : 'unknown';
+      try {
+        if (!(await held(callId))) {
+          return (await redis.exists(keys.approvalDecided(callId))) === 1
+            ? 'already_decided'
+            : 'unknown';
+        }
+      } catch (error) {
+        throw redisAway(error);
       }
       const request = randomUUID();
       const outcome = await new Promise<ApprovalAnswer | undefined>((resolve) => {

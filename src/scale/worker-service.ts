@@ -5,17 +5,16 @@
  * within `AGENTIC_SHUTDOWN_GRACE_SECONDS` (then cancels them: they end recorded as failed) and
  * exits 0; a second signal exits at once with 1.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import type { Config } from '../config/index.js';
 import { createLlmService } from '../llm/llm-service.js';
 import type { Logger } from '../log.js';
 import { startDispatch, type Dispatch } from './dispatch.js';
-import { createScaleKeys } from './keys.js';
-import { openRedis, redactRedisUrl } from './redis-connection.js';
+import { redactRedisUrl } from './redis-connection.js';
 import { attachRunPublisher } from './run-publisher.js';
 import { runtimeOptionsFromConfig } from './runtime-config.js';
+import { startScaleOut, type ScaleOut } from './scale-out.js';
 
 /** A started worker: `close` is the graceful shutdown (idempotent). */
 export interface RunningWorker {
@@ -23,12 +22,27 @@ export interface RunningWorker {
   close(): Promise<void>;
 }
 
-/** Starts the worker of `config` (its Redis already checked reachable). */
+/**
+ * Starts the worker of `config`: its Redis side first (an unreachable Redis is a configuration
+ * error), then the runtime and the queue worker.
+ */
 export async function startWorker(config: Config, logger: Logger): Promise<RunningWorker> {
+  const scale = await startScaleOut({ config, logger });
+  try {
+    return await startWith(config, logger, scale);
+  } catch (error) {
+    // The Redis connections would keep a failed start's process alive.
+    await scale.close();
+    throw error;
+  }
+}
+
+async function startWith(config: Config, logger: Logger, scale: ScaleOut): Promise<RunningWorker> {
   await mkdir(config.runsDir, { recursive: true });
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
-  const llm = createLlmService(config.llm);
+  // Circuit states are the deployment's: a provider failing for one worker is skipped by all.
+  const llm = createLlmService(config.llm, { breakerSharing: scale.breakers });
   const dispatch = startDispatch({
     config,
     logger,
@@ -36,12 +50,11 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     runtime: runtimeOptionsFromConfig(config, { logger, llm: llm.router, agents }),
   });
   // The runs' events and records go to the shared replay store, for every api instance.
-  const redis = openRedis({ url: config.redisUrl ?? '', logger, name: 'publisher' });
   const detachPublisher = attachRunPublisher(dispatch.executor, {
-    redis,
-    keys: createScaleKeys(config.redisPrefix),
+    redis: scale.redis,
+    keys: scale.keys,
     streamTtlMs: config.eventStreamTtlMs,
-    instanceId: randomUUID(),
+    instanceId: scale.instanceId,
     logger,
   });
   logger.info(
@@ -61,7 +74,7 @@ export async function startWorker(config: Config, logger: Logger): Promise<Runni
     await dispatch.close(config.shutdownGraceSeconds * 1000);
     detachPublisher();
     // QUIT waits for the replies of what was sent (the last events of the last runs).
-    await redis.quit().catch(() => redis.disconnect());
+    await scale.close();
     await llm.close();
     logger.info('agentic-runtime worker stopped');
   }

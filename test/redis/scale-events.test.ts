@@ -1,6 +1,7 @@
 /**
- * Two services sharing one Redis and one runs directory (role `all`, as two instances behind a
- * load balancer): a run started on A is watched on B over WebSocket and SSE, replay then live,
+ * Two services sharing one Redis and one runs directory (A in role `all`, B in role `api`, as two
+ * instances behind a load balancer): a run started on A (executed by A's worker, the only one)
+ * is watched on B over WebSocket and SSE, replay then live,
  * with no gap and no duplicate; B's history learns of A's runs without a restart.
  */
 import { expect } from 'chai';
@@ -12,6 +13,11 @@ import type { RunListResponse } from '../../src/generated/api/run-list-response.
 import { connectWs, openSse, range, seqs, type WsClient } from '../http/events-fixtures.js';
 import { call, startTestService, type TestService } from '../http/harness.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
+
+/** Resolves once `condition` holds, checked after each turn of the event loop. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
 
 /** Every event up to the run's end (a WebSocket stays open after it). */
 const untilEnd = (client: WsClient): Promise<WorkflowEvent[]> =>
@@ -49,7 +55,8 @@ describe('scale-out: event streams and history shared through Redis', function (
       AGENTIC_FILE_BASE_DIR: files,
     };
     a = await startTestService({ env });
-    b = await startTestService({ env, root: a.root });
+    // B executes nothing (role api): every run queued on A executes on A's worker.
+    b = await startTestService({ env: { ...env, AGENTIC_ROLE: 'api' }, root: a.root });
     await writeFile(`${a.workflowsDir}/approve_write.yaml`, WORKFLOW);
   });
   after(async () => {
@@ -142,6 +149,28 @@ describe('scale-out: event streams and history shared through Redis', function (
     clients.push(waiting);
     await waiting.opened;
     // The socket is registered with B's hub once the upgrade is answered; the run starts now.
+    await startWaitingRun(runId);
+    await waiting.events.until((items) => items.some((e) => e.type === 'approval_required'));
+    await approve(runId);
+    expectWholeRun(await untilEnd(waiting));
+  });
+
+  it('answers 404 over SSE for a run not started while a WebSocket client waits for it', async () => {
+    const runId = `unstarted-${Date.now()}`;
+    const waiting = connectWs(wsUrl(b, runId));
+    clients.push(waiting);
+    await waiting.opened;
+    await until(() => b.scale!.remote.follows(runId));
+    const sse = await openSse(`${b.url}/api/runs/${runId}/stream`);
+    expect(sse.status).to.equal(404);
+  });
+
+  it('delivers each event once to a client waiting on A for a run that starts on A', async () => {
+    // Waiting both in-process and on the shared stream: the copies through Redis are dropped.
+    const runId = `here-${Date.now()}`;
+    const waiting = connectWs(wsUrl(a, runId));
+    clients.push(waiting);
+    await waiting.opened;
     await startWaitingRun(runId);
     await waiting.events.until((items) => items.some((e) => e.type === 'approval_required'));
     await approve(runId);
