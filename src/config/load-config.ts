@@ -44,6 +44,12 @@ export interface Config {
   toolTimeoutMs: number;
   /** AGENTIC_HTTP_MAX_REDIRECTS. */
   httpMaxRedirects: number;
+  /** AGENTIC_AGENT_MAX_ROUNDS. */
+  agentMaxRounds: number;
+  /** AGENTIC_AGENT_MAX_CALLS_PER_ROUND. */
+  agentMaxCallsPerRound: number;
+  /** AGENTIC_TOOL_RESULT_MAX_CHARS. */
+  toolResultMaxChars: number;
   /** The whole environment of tool child processes: PATH, HOME, locale; never a key. */
   toolChildEnv: Readonly<Record<string, string>>;
   /** Tier → its chain from `AGENTIC_MODEL_TIER_<N>`, comma-joined (see {@link Config.llm}). */
@@ -215,6 +221,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
     toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
     httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),
+    agentMaxRounds: num('AGENTIC_AGENT_MAX_ROUNDS'),
+    agentMaxCallsPerRound: num('AGENTIC_AGENT_MAX_CALLS_PER_ROUND'),
+    toolResultMaxChars: num('AGENTIC_TOOL_RESULT_MAX_CHARS'),
     toolChildEnv: Object.freeze(childProcessEnv(env)),
     modelTierOverrides: Object.freeze(tiers),
     llm: Object.freeze({

@@ -101,6 +101,18 @@ export interface Environment {
    */
   AGENTIC_TOOL_MAX_BYTES?: number;
   /**
+   * Rounds of tool calls an LLM step with tools: may make; a model still calling tools after the last round fails the attempt.
+   */
+  AGENTIC_AGENT_MAX_ROUNDS?: number;
+  /**
+   * Tool calls run per round of an LLM step's agent loop; the model's further calls of that round are answered with a refusal.
+   */
+  AGENTIC_AGENT_MAX_CALLS_PER_ROUND?: number;
+  /**
+   * Characters of a tool result given to the model (and recorded); longer results are cut and marked.
+   */
+  AGENTIC_TOOL_RESULT_MAX_CHARS?: number;
+  /**
    * Time limit of one shell command or one HTTP tool call (all redirects included).
    */
   AGENTIC_TOOL_TIMEOUT_SECONDS?: number;

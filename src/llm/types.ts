@@ -97,6 +97,11 @@ export interface LlmRequest {
   onDelta?: (text: string) => void;
   /** Called with the model id each time the router tries a candidate (chat's `route` frame). */
   onRoute?: (model: string) => void;
+  /**
+   * The tool calls the no-LLM placeholder makes (a step's `placeholder_tool_calls` input: one
+   * array of `{tool, args}` per round); read by the no-LLM client only, never sent to a provider.
+   */
+  script?: unknown;
 }
 
 /** One completion. */

@@ -16,5 +16,8 @@ export function toolsOptionsFromConfig(config: Config): ToolsOptions {
     maxBytes: config.toolMaxBytes,
     timeoutMs: config.toolTimeoutMs,
     maxRedirects: config.httpMaxRedirects,
+    agentMaxRounds: config.agentMaxRounds,
+    agentMaxCallsPerRound: config.agentMaxCallsPerRound,
+    toolResultMaxChars: config.toolResultMaxChars,
   };
 }

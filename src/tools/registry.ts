@@ -53,13 +53,19 @@ export function createToolRegistry(
       const valid = args as Record<string, unknown>;
       if (entry.tool.risk === TOOL_RISKS.HIGH) {
         const { allowed: _allowed, ...who } = caller;
-        const decision = await approval.decide({
-          callId: randomUUID(),
-          toolName: name,
-          args: valid,
-          ...who,
-          signal: context.signal,
-        });
+        context.onApproval?.(true);
+        let decision;
+        try {
+          decision = await approval.decide({
+            callId: randomUUID(),
+            toolName: name,
+            args: valid,
+            ...who,
+            signal: context.signal,
+          });
+        } finally {
+          context.onApproval?.(false);
+        }
         if (!decision.approved) throw new ToolError(name, `denied: ${decision.reason}`, 'approval');
       }
       try {
