@@ -3,7 +3,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowEvent } from '../../src/generated/events.js';
-import type { AgentMessage } from '../../src/generated/run-record.js';
 import { connectWs, type WsClient } from './events-fixtures.js';
 import { call, startTestService, type TestService } from './harness.js';
 
