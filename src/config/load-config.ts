@@ -30,6 +30,8 @@ export interface Config {
   /** Absolute path of the custom agents module (`AGENTIC_AGENTS_MODULE`), or undefined. */
   agentsModule: string | undefined;
   memoryPath: string | undefined;
+  /** AGENTIC_MEMORY_EMBEDDINGS: `hashing` or `provider:model`; undefined: substring search. */
+  memoryEmbeddings: string | undefined;
   /** AGENTIC_APPROVAL_PROVIDER: who approves high-risk tool calls. */
   approvalProvider: 'deny' | 'auto' | 'policy' | 'http';
   /** AGENTIC_APPROVAL_TIMEOUT_SECONDS, in ms. */
@@ -188,6 +190,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const workflows = resolveWorkflowsLocation(str('AGENTIC_WORKFLOWS_DIR'), cwd);
   const rateLimit = parseRateLimit(String(raw.AGENTIC_RATE_LIMIT_DEFAULT));
   if (!rateLimit) throw new ConfigError(['AGENTIC_RATE_LIMIT_DEFAULT: expected N/unit']);
+  const embeddingsSetting = str('AGENTIC_MEMORY_EMBEDDINGS');
+  const memoryEmbeddings = embeddingsSetting === '' ? undefined : embeddingsSetting;
+  if (memoryEmbeddings !== undefined && str('AGENTIC_MEMORY_PATH') !== undefined) {
+    throw new ConfigError([
+      'AGENTIC_MEMORY_EMBEDDINGS: the vector store is in-process; unset it or AGENTIC_MEMORY_PATH',
+    ]);
+  }
 
   return Object.freeze({
     host: String(raw.AGENTIC_HOST),
@@ -214,6 +223,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     externalAgentsDir: path('AGENTIC_EXTERNAL_AGENTS_DIR'),
     agentsModule: path('AGENTIC_AGENTS_MODULE'),
     memoryPath: path('AGENTIC_MEMORY_PATH'),
+    memoryEmbeddings,
     approvalProvider: String(raw.AGENTIC_APPROVAL_PROVIDER) as Config['approvalProvider'],
     approvalAllowedTools: Object.freeze(list('AGENTIC_APPROVAL_ALLOWED_TOOLS')),
     approvalTimeoutMs: Math.round(num('AGENTIC_APPROVAL_TIMEOUT_SECONDS') * 1000),

@@ -81,6 +81,10 @@ export interface Environment {
    */
   AGENTIC_MEMORY_PATH?: string;
   /**
+   * Hybrid memory search (cosine + BM25, in-process vector store): hashing uses the local hashing embedder, provider:model (openai:text-embedding-3-small, gemini:text-embedding-004, ollama:nomic-embed-text, azure:<deployment>, github:<model>) that provider's embeddings endpoint; anthropic has none, so anthropic:* uses the hashing embedder. Empty: substring search. Not with AGENTIC_MEMORY_PATH.
+   */
+  AGENTIC_MEMORY_EMBEDDINGS?: string;
+  /**
    * Who approves high-risk tool calls (shell, file_write, file_delete, http_get, http_post): deny (fail-closed), auto (approve all), policy (AGENTIC_APPROVAL_ALLOWED_TOOLS) or http (a person answers POST /api/approvals/{call_id}).
    */
   AGENTIC_APPROVAL_PROVIDER?: 'deny' | 'auto' | 'policy' | 'http';

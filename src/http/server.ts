@@ -134,7 +134,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       writeQueueMax: config.writeQueueMax,
       writeRetryMaxMs: config.writeRetryMaxMs,
       limits: config.limits,
-      tools: toolsOptionsFromConfig(config),
+      tools: toolsOptionsFromConfig(config, llm.providers),
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       agents,
       ...(config.externalAgentsDir !== undefined

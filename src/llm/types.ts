@@ -64,11 +64,24 @@ export interface ChatResult {
   toolCalls: ToolCall[];
 }
 
+/** One request to a provider's embeddings endpoint. */
+export interface EmbedRequest {
+  /** The provider's model name (without the `provider:` prefix). */
+  model: string;
+  input: readonly string[];
+  signal: AbortSignal;
+}
+
 /** One vendor's wire protocol. Rejects with an `LlmError` on failure. */
 export interface Provider {
   /** The prefix of model ids (`openai`, `anthropic`, `ollama`, ...). */
   readonly name: string;
   chat(request: ChatRequest): Promise<ChatResult>;
+  /**
+   * One vector per input, in order, from the provider's embeddings endpoint; absent when the
+   * protocol has none (Anthropic).
+   */
+  embed?(request: EmbedRequest): Promise<number[][]>;
   /** The provider's model list (the probe); spends no tokens. */
   listModels(signal: AbortSignal): Promise<string[]>;
 }

@@ -123,4 +123,26 @@ describe('agent loop of an LLM step with tools, end to end (scripted placeholder
     expect(results[1]!.content).to.match(/tool file_read: /);
     expect(await readFile(join(dir, 'note.txt')).catch(() => 'absent')).to.equal('absent');
   });
+
+  it('fails the step at AGENTIC_AGENT_MAX_ROUNDS, keeping the calls made in the record', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agentic-loop-'));
+    svc = await startTestService({
+      env: {
+        AGENTIC_FILE_BASE_DIR: dir,
+        AGENTIC_APPROVAL_PROVIDER: 'auto',
+        AGENTIC_AGENT_MAX_ROUNDS: '1',
+      },
+    });
+    await writeFile(join(svc.workflowsDir, 'agent_files.yaml'), WORKFLOW);
+    const res = await call(svc.url, 'POST', '/api/run', { workflow: 'agent_files' });
+    const record = await svc.finished((res.body as { run_id: string }).run_id);
+    expect(record.status).to.equal('failed');
+    const step = record.steps[0]!;
+    expect(step.error).to.equal(
+      'agent loop: the model still called tools (file_read) after 1 rounds (AGENTIC_AGENT_MAX_ROUNDS)',
+    );
+    expect(step.messages!.map((m) => m.type)).to.deep.equal(['tool_call', 'tool_result']);
+    expect(step.model_used).to.equal('placeholder');
+    expect(await readFile(join(dir, 'note.txt'), 'utf8')).to.equal('hello from the loop');
+  });
 });

@@ -7,6 +7,7 @@
 import type { HttpClient } from '../http.js';
 import { LlmError } from '../llm-error.js';
 import { readSseJson } from '../stream-reader.js';
+import { vectorOf } from './openai.js';
 import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
 
 export interface GeminiOptions {
@@ -60,6 +61,27 @@ export function createGeminiProvider(options: GeminiOptions): Provider {
         result.add(payload as GeminiAnswer, request.onDelta);
       });
       return result.finish(false);
+    },
+    async embed(request) {
+      const answer = (await options.http.json({
+        method: 'POST',
+        url: `${modelUrl(request.model)}:batchEmbedContents`,
+        headers,
+        body: {
+          requests: request.input.map((text) => ({
+            model: `models/${request.model}`,
+            content: { parts: [{ text }] },
+          })),
+        },
+        signal: request.signal,
+      })) as { embeddings?: { values?: unknown }[] } | null;
+      const embeddings = answer?.embeddings;
+      if (!Array.isArray(embeddings) || embeddings.length !== request.input.length) {
+        throw new LlmError('transient', 'embeddings answer without one vector per input', {
+          provider: name,
+        });
+      }
+      return embeddings.map((entry) => vectorOf(name, entry.values));
     },
     async listModels(signal) {
       const answer = (await options.http.json({
