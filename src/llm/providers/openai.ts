@@ -122,7 +122,7 @@ export function vectorOf(provider: string, value: unknown): number[] {
   if (!Array.isArray(value) || value.length === 0 || !value.every((x) => typeof x === 'number')) {
     throw new LlmError('transient', 'embeddings answer with a malformed vector', { provider });
   }
-  return value as number[];
+  return value;
 }
 
 /** `{data: [{id}]}`. */
