@@ -226,10 +226,12 @@ export {
 /**
  * Prometheus metrics (README "Metrics"): `createServiceMetrics({ registry })` registers the
  * runtime's metrics in the app's own prom-client Registry (or a new one, read from
- * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run and step metrics.
+ * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run, step and approval
+ * metrics, `createToolCallObserver(metrics)` (as `tools.onToolCall`) the tool-call metric.
  */
 export {
   createServiceMetrics,
+  createToolCallObserver,
   METRIC_PREFIX,
   MAX_NAME_LABELS,
   observeRuntime,

@@ -13,7 +13,12 @@ import {
 import { createFileTools } from './file-tools.js';
 import { createHttpTools, type AddressLookup } from './http-tools.js';
 import { createMemoryTools } from './memory-tools.js';
-import { createToolRegistry, type ToolCaller, type ToolRegistry } from './registry.js';
+import {
+  createToolRegistry,
+  type ToolCaller,
+  type ToolCallReport,
+  type ToolRegistry,
+} from './registry.js';
 import { createShellTool } from './shell-tool.js';
 
 /** Tool settings (the AGENTIC_* tool variables; README "Tools"). */
@@ -52,6 +57,8 @@ export interface ToolsOptions {
   agentMaxCallsPerRound?: number;
   /** AGENTIC_TOOL_RESULT_MAX_CHARS: characters of a tool result given to the model. @default 12000 */
   toolResultMaxChars?: number;
+  /** Told of every finished tool call (metrics). @default none */
+  onToolCall?: (report: ToolCallReport) => void;
   /** Addresses the private-IP block refuses (tests). @default private, loopback, link-local */
   isBlockedAddress?: (address: string) => boolean;
 }
@@ -117,6 +124,7 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
       ...createMemoryTools(),
     ],
     approval,
+    options.onToolCall,
   );
   return {
     registry,
