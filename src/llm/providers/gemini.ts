@@ -107,7 +107,10 @@ function requestBody(request: ChatRequest): Record<string, unknown> {
   const generation: Record<string, unknown> = {};
   if (request.temperature !== undefined) generation.temperature = request.temperature;
   if (request.maxTokens !== undefined) generation.maxOutputTokens = request.maxTokens;
-  if (request.json === true) generation.responseMimeType = 'application/json';
+  // Gemini refuses a JSON mime type together with function calling; the prompt still asks for
+  // a JSON object, which the answer reader finds in the text.
+  const tools = request.tools !== undefined && request.tools.length > 0;
+  if (request.json === true && !tools) generation.responseMimeType = 'application/json';
   if (Object.keys(generation).length > 0) body.generationConfig = generation;
   if (request.tools !== undefined && request.tools.length > 0) {
     body.tools = [

@@ -231,6 +231,27 @@ describe('agent loop', () => {
     });
   }
 
+  it('Gemini: no JSON mime type when tools are offered (the API refuses the pair)', async () => {
+    const server = await startFakeServer((_request, res, index) =>
+      PROTOCOLS[2]!.answer(res, index + 2),
+    );
+    const http = createHttpClient({ provider: 'gemini', secrets: [KEY] });
+    try {
+      const provider = createGeminiProvider({ http, baseUrl: server.url, apiKey: KEY });
+      const base = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] };
+      const signal = new AbortController().signal;
+      await provider.chat({ ...base, json: true, signal, tools: definitions(kit) });
+      await provider.chat({ ...base, json: true, signal });
+      const configs = server.requests.map(
+        (r) => (r.body as { generationConfig?: unknown }).generationConfig,
+      );
+      expect(configs).to.deep.equal([undefined, { responseMimeType: 'application/json' }]);
+    } finally {
+      await http.close();
+      await server.close();
+    }
+  });
+
   describe('bounds (scripted placeholder model)', () => {
     const llm = createNoLlmClient();
     const set = (key: string, value: unknown) => ({ tool: 'memory_set', args: { key, value } });
