@@ -131,7 +131,13 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         timestamp: new Date(now()).toISOString(),
         parent_id: sent.id,
       });
-      conversation.push({ role: 'tool', content: text, toolCallId: call.id, name: call.name });
+      conversation.push({
+        role: 'tool',
+        content: text,
+        toolCallId: call.id,
+        name: call.name,
+        ...(answer.outcome === 'ok' ? {} : { isError: true }),
+      });
     }
   }
 }

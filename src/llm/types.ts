@@ -21,6 +21,8 @@ export interface ChatMessage {
   toolCallId?: string;
   /** The tool's name (tool messages; Gemini needs it). */
   name?: string;
+  /** The tool call failed or was refused (tool messages; Anthropic's `is_error`). */
+  isError?: boolean;
 }
 
 /** A tool the model may call: name, description and JSON Schema of its arguments. */

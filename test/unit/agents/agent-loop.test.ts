@@ -231,6 +231,39 @@ describe('agent loop', () => {
     });
   }
 
+  it('Anthropic: a refused or failed call goes back as a tool_result with is_error', async () => {
+    const server = await startFakeServer((_request, res, index) =>
+      sendJson(res, 200, {
+        id: `msg_${index}`,
+        type: 'message',
+        role: 'assistant',
+        model: 'model-x',
+        content:
+          index === 0
+            ? [{ type: 'tool_use', id: 'tu_0', name: 'memory_get', input: {} }]
+            : [{ type: 'text', text: 'gave up' }],
+        stop_reason: index === 0 ? 'tool_use' : 'end_turn',
+        usage: { input_tokens: 1, output_tokens: 1 },
+      }),
+    );
+    const http = createHttpClient({ provider: 'p', secrets: [KEY] });
+    try {
+      const provider = PROTOCOLS[1]!.provider(server.url, http);
+      const router = createLlmRouter({
+        providers: { get: () => provider, missing: () => '' },
+        chains: {},
+      });
+      const result = await loop(router, kit, DEFAULT_AGENT_LOOP_LIMITS);
+      expect(result.response.text).to.equal('gave up');
+      const [block] = PROTOCOLS[1]!.results(server.requests[1]!) as Record<string, unknown>[];
+      expect(block).to.include({ type: 'tool_result', tool_use_id: 'tu_0', is_error: true });
+      expect(block!.content).to.match(/invalid arguments/);
+    } finally {
+      await http.close();
+      await server.close();
+    }
+  });
+
   it('Gemini: no JSON mime type when tools are offered (the API refuses the pair)', async () => {
     const server = await startFakeServer((_request, res, index) =>
       PROTOCOLS[2]!.answer(res, index + 2),
