@@ -75,7 +75,8 @@ async function firstAttempt(attempts: Waiting[]): Promise<Waiting> {
 }
 
 const paths = () => ({
-  generic: createMachine(graphMachineDefinition(wf()) as never).provide(
+  // The served JSON, loaded back with createMachine and the named implementations provided.
+  generic: createMachine(JSON.parse(JSON.stringify(graphMachineDefinition(wf()))) as never).provide(
     graphImplementations() as never,
   ),
   runtime: compileGraphLogic(wf()),
