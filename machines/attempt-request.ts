@@ -13,6 +13,7 @@ export type AttemptRequest = Parameters<AttemptRunner>[0];
 export class Attempt implements AttemptRequest {
   readonly #runAbort: RunAbort;
   declare onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
+  declare onApproval?: (waiting: boolean) => void;
 
   constructor(
     readonly step: CompiledStep,

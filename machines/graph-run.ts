@@ -13,7 +13,7 @@
  */
 import type { AnyActorRef } from 'xstate';
 import type { AttemptResult, EngineEmitted, EngineInput } from '../src/engine/adapter.js';
-import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
+import { SchedulerCore, type SchedulerDeps, type StepRegionState } from './scheduler-core.js';
 
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
 
@@ -28,11 +28,15 @@ export type GraphRunDeps = SchedulerDeps;
 export const STEP_SETTLED = 'step.settled';
 export const STEP_RETRY = 'step.retry';
 export const STEP_ITERATION = 'step.iteration';
+/** A tool call of the step's attempt started (`waiting: true`) or stopped waiting for approval. */
+export const STEP_APPROVAL = 'step.approval';
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
   /** Whether `engine.finished` was sent (or is not needed: the run was aborted). */
   private finishSent = false;
+  /** Steps whose running attempt has a tool call waiting for approval (made on first use). */
+  private awaiting: Set<number> | undefined;
 
   constructor(
     input: EngineInput,
@@ -62,6 +66,23 @@ export class GraphRun extends SchedulerCore {
     super.abort(reason);
   }
 
+  /**
+   * `step.approval`: attempt `attempt` of step `index` started or stopped waiting for the
+   * approval gate (ignored once that attempt is no longer the running one).
+   */
+  approval(index: number, attempt: number, waiting: boolean): void {
+    if (waiting && this.isCurrent(index, attempt)) (this.awaiting ??= new Set()).add(index);
+    else this.awaiting?.delete(index);
+  }
+
+  /** As the core's, with `awaiting_approval` for a running step whose tool call waits. */
+  override stepStatus(index: number): StepRegionState {
+    const status = super.stepStatus(index);
+    return status === 'running' && this.awaiting?.has(index) === true
+      ? 'awaiting_approval'
+      : status;
+  }
+
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */
   complete(): void {
     this.dispose();
@@ -82,5 +103,10 @@ export class GraphRun extends SchedulerCore {
     const self = this.self;
     return (iteration, output) =>
       self.send({ type: STEP_ITERATION, step: index, attempt, iteration, output });
+  }
+
+  protected override approvalListener(index: number, attempt: number): (waiting: boolean) => void {
+    const self = this.self;
+    return (waiting) => self.send({ type: STEP_APPROVAL, step: index, attempt, waiting });
   }
 }

@@ -63,7 +63,8 @@ export type { AttemptRequest } from './attempt-request.js';
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagation.js';
 
 /** The states of a step: its region's states in the graph machine. */
-export type StepRegionState = 'pending' | 'running' | 'retrying' | StepOutcome['status'];
+export type StepRegionState =
+  'pending' | 'running' | 'awaiting_approval' | 'retrying' | StepOutcome['status'];
 
 /** What a scheduler needs besides its input. */
 export interface SchedulerDeps {
@@ -125,6 +126,16 @@ export abstract class SchedulerCore {
     index: number,
     attempt: number,
   ): (iteration: number, output: Record<string, unknown> | null) => void;
+  /**
+   * The `onApproval` callback of an attempt of a step with `tools:` (told while one of its tool
+   * calls waits for the approval gate); none by default (the native engine shows no step states).
+   */
+  protected approvalListener(
+    _index: number,
+    _attempt: number,
+  ): ((waiting: boolean) => void) | undefined {
+    return undefined;
+  }
 
   /** Whether engine events are waiting in the outbox. */
   get hasEmitted(): boolean {
@@ -384,6 +395,10 @@ export abstract class SchedulerCore {
       this.runAbort,
     );
     if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
+    if (step.tools.length > 0) {
+      const onApproval = this.approvalListener(index, attempt);
+      if (onApproval !== undefined) request.onApproval = onApproval;
+    }
     let pending: Promise<AttemptResult>;
     try {
       pending = this.input.runAttempt(request);

@@ -24,6 +24,7 @@ class Outcome implements StepOutcome {
     readonly startTime: number | null,
     readonly endTime: number,
     readonly verification: StepOutcome['verification'] = undefined,
+    readonly messages: StepOutcome['messages'] = undefined,
   ) {}
 }
 
@@ -48,6 +49,7 @@ export function successOutcome(
     startTime,
     now,
     result.verification,
+    result.messages,
   );
 }
 
@@ -76,6 +78,7 @@ export function failedOutcome(
     attempts > 0 ? startTime : null,
     now,
     result?.verification,
+    result?.messages,
   );
 }
 

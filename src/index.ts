@@ -160,11 +160,17 @@ export { loadConfig, type Config } from './config/index.js';
 /**
  * The memory store (spec, memory store contract): asynchronous get/set/delete/search/clear;
  * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, a
- * hybrid-search vector store (`tools.memoryStore`), and namespaced views (one per workflow,
+ * hybrid-search vector store (`tools.memoryStore`; embeddings from a provider with
+ * `createProviderEmbedder`, AGENTIC_MEMORY_EMBEDDINGS), and namespaced views (one per workflow,
  * plus `shared`).
  */
 export {
   createHashingEmbedder,
+  createProviderEmbedder,
+  embedderFor,
+  HASHING_EMBEDDINGS,
+  type EmbeddingProviders,
+  type ProviderEmbedderOptions,
   createInProcessMemoryStore,
   createVectorMemoryStore,
   DEFAULT_SEARCH_LIMIT,
@@ -220,10 +226,12 @@ export {
 /**
  * Prometheus metrics (README "Metrics"): `createServiceMetrics({ registry })` registers the
  * runtime's metrics in the app's own prom-client Registry (or a new one, read from
- * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run and step metrics.
+ * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run, step and approval
+ * metrics, `createToolCallObserver(metrics)` (as `tools.onToolCall`) the tool-call metric.
  */
 export {
   createServiceMetrics,
+  createToolCallObserver,
   METRIC_PREFIX,
   MAX_NAME_LABELS,
   observeRuntime,

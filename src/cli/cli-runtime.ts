@@ -24,7 +24,7 @@ export async function createCliRuntime(
     defaultAdapter: config.defaultAdapter,
     agents: await customAgents(config),
     limits: config.limits,
-    tools: toolsOptionsFromConfig(config),
+    tools: toolsOptionsFromConfig(config, llm?.providers),
     logger: createLogger({ format: config.logFormat, level: 'warn', destination: process.stderr }),
     ...(config.externalAgentsDir !== undefined
       ? { externalAgentsDir: config.externalAgentsDir }

@@ -17,7 +17,7 @@
 import type { ActorLogic, ActorSystem, ActorSystemInfo, AnyEventObject, Snapshot } from 'xstate';
 import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
 import type { TokenUsage } from '../llm/types.js';
-import type { VerificationResult } from '../generated/run-record.js';
+import type { AgentMessage, VerificationResult } from '../generated/run-record.js';
 import type { AdapterName } from './types.js';
 
 /** Result of one attempt of a step (loop iterations included). */
@@ -30,6 +30,8 @@ export interface AttemptResult {
   iterations: number;
   /** The verification of a step with `verify:` (undefined without one). */
   verification?: VerificationResult;
+  /** The attempt's `tool_call` / `tool_result` messages (undefined when it called no tool). */
+  messages?: AgentMessage[];
 }
 
 /** Final outcome of a step. */
@@ -49,6 +51,8 @@ export interface StepOutcome {
   endTime: number;
   /** The last attempt's verification (steps with `verify:`). @default undefined */
   verification?: VerificationResult | undefined;
+  /** The last attempt's tool calls and results. @default undefined */
+  messages?: AgentMessage[] | undefined;
 }
 
 /** Runs one attempt of a step: the agent call (with loop_until iterations and the per-step timeout). */
@@ -66,6 +70,8 @@ export type AttemptRunner = (request: {
   aborted?: boolean;
   /** Called for each finished loop iteration except the last. */
   onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
+  /** Called when a tool call of the attempt starts (`true`) or stops waiting for approval. */
+  onApproval?: (waiting: boolean) => void;
 }) => Promise<AttemptResult>;
 
 /** Timer functions, injectable so tests can drive time. */

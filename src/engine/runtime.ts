@@ -44,6 +44,7 @@ import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
 import { graphAdapter } from './adapters/graph.js';
+import { agentLoopLimits } from '../agents/agent-loop.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
 import { createEngineDispatch } from './engine-dispatch.js';
@@ -121,6 +122,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     active.get(runId)?.approval(event),
   );
   const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(gate.tools));
+  const loopLimits = agentLoopLimits(gate.tools);
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
@@ -438,11 +440,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         profile: (role) => findAgent(catalogue, role),
         extra: extraAgents,
         tools,
+        loopLimits,
       });
     }
     let agents = sharedAgentSets.get(workflow);
     if (agents === undefined) {
-      agents = createAgentSet(workflow, { llm, profile: noProfile, extra: extraAgents, tools });
+      agents = createAgentSet(workflow, {
+        llm,
+        profile: noProfile,
+        extra: extraAgents,
+        tools,
+        loopLimits,
+      });
       sharedAgentSets.set(workflow, agents);
     }
     return agents;

@@ -193,6 +193,8 @@ export class RunEventMapper {
       skip_reason: outcome.skipReason,
     };
     if (outcome.attempts > 0) end.attempt = outcome.attempts;
+    // The spec's event union has no tool event: a step's tool calls ride on its step_end.
+    if (outcome.messages !== undefined) end.messages = outcome.messages;
     this.sink(end);
   }
 

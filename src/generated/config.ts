@@ -81,6 +81,10 @@ export interface Environment {
    */
   AGENTIC_MEMORY_PATH?: string;
   /**
+   * Hybrid memory search (cosine + BM25, in-process vector store): hashing uses the local hashing embedder, provider:model (openai:text-embedding-3-small, gemini:text-embedding-004, ollama:nomic-embed-text, azure:<deployment>, github:<model>) that provider's embeddings endpoint; anthropic has none, so anthropic:* uses the hashing embedder. Empty: substring search. Not with AGENTIC_MEMORY_PATH.
+   */
+  AGENTIC_MEMORY_EMBEDDINGS?: string;
+  /**
    * Who approves high-risk tool calls (shell, file_write, file_delete, http_get, http_post): deny (fail-closed), auto (approve all), policy (AGENTIC_APPROVAL_ALLOWED_TOOLS) or http (a person answers POST /api/approvals/{call_id}).
    */
   AGENTIC_APPROVAL_PROVIDER?: 'deny' | 'auto' | 'policy' | 'http';
@@ -100,6 +104,18 @@ export interface Environment {
    * Largest file file_read returns and file_write writes, largest HTTP response body, and bytes kept of shell stdout and of stderr.
    */
   AGENTIC_TOOL_MAX_BYTES?: number;
+  /**
+   * Rounds of tool calls an LLM step with tools: may make; a model still calling tools after the last round fails the attempt.
+   */
+  AGENTIC_AGENT_MAX_ROUNDS?: number;
+  /**
+   * Tool calls run per round of an LLM step's agent loop; the model's further calls of that round are answered with a refusal.
+   */
+  AGENTIC_AGENT_MAX_CALLS_PER_ROUND?: number;
+  /**
+   * Characters of a tool result given to the model (and recorded); longer results are cut and marked.
+   */
+  AGENTIC_TOOL_RESULT_MAX_CHARS?: number;
   /**
    * Time limit of one shell command or one HTTP tool call (all redirects included).
    */

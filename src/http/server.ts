@@ -33,6 +33,7 @@ import {
   countEvaluation,
   createLlmCallObserver,
   createServiceMetrics,
+  createToolCallObserver,
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
@@ -134,7 +135,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       writeQueueMax: config.writeQueueMax,
       writeRetryMaxMs: config.writeRetryMaxMs,
       limits: config.limits,
-      tools: toolsOptionsFromConfig(config),
+      tools: {
+        ...toolsOptionsFromConfig(config, llm.providers),
+        ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
+      },
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       agents,
       ...(config.externalAgentsDir !== undefined

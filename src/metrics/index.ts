@@ -14,4 +14,5 @@ export {
 export { createBoundedLabel, OTHER_LABEL } from './bounded-label.js';
 export { observeRuntime } from './run-observer.js';
 export { createLlmCallObserver } from './llm-observer.js';
+export { createToolCallObserver } from './tool-observer.js';
 export { countEvaluation } from './eval-observer.js';

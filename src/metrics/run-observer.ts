@@ -52,6 +52,12 @@ export function observeRuntime(runtime: Observed, metrics: ServiceMetrics): () =
         if (event.status === 'retrying')
           metrics.retries.inc({ agent: metrics.agentLabel(event.agent) });
         return;
+      case 'approval_decision':
+        metrics.approvals.inc({
+          decision: event.decision,
+          provider: metrics.approvalProviderLabel(event.provider),
+        });
+        return;
       case 'step_start':
       case 'step_complete':
       case 'token_delta':
@@ -59,7 +65,6 @@ export function observeRuntime(runtime: Observed, metrics: ServiceMetrics): () =
       case 'evaluation_start':
       case 'evaluation_complete':
       case 'approval_required':
-      case 'approval_decision':
         return;
       default: {
         const exhaustive: never = event;

@@ -70,6 +70,10 @@ export interface ServiceMetrics {
   readonly llmDuration: Histogram<'provider' | 'model' | 'outcome'>;
   readonly llmBreaker: Gauge<'model' | 'state'>;
   readonly evaluations: Counter<'rubric' | 'grade' | 'outcome'>;
+  readonly toolCalls: Counter<'tool' | 'outcome'>;
+  readonly approvals: Counter<'decision' | 'provider'>;
+  /** Bounds an approval provider label (embedders bring their own providers). */
+  readonly approvalProviderLabel: (name: string | undefined) => string;
   /** Bounds a workflow name label. */
   readonly workflowLabel: (name: string | undefined) => string;
   /** Bounds an agent name label. */
@@ -216,6 +220,19 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
       labelNames: ['rubric', 'grade', 'outcome'],
       registers,
     }),
+    toolCalls: new Counter({
+      name: `${METRIC_PREFIX}tool_calls_total`,
+      help: "Tool calls, by tool (built-in names; _unknown for others) and outcome (success, error: the tool failed, denied: by the approval gate, refused: not a tool, not in the step's tools:, or bad arguments).",
+      labelNames: ['tool', 'outcome'],
+      registers,
+    }),
+    approvals: new Counter({
+      name: `${METRIC_PREFIX}approvals_total`,
+      help: 'Approval decisions on high-risk tool calls, by decision (approve, deny) and approval provider.',
+      labelNames: ['decision', 'provider'],
+      registers,
+    }),
+    approvalProviderLabel: createBoundedLabel(MAX_NAME_LABELS),
     rubricLabel: createBoundedLabel(MAX_NAME_LABELS),
     gradeLabel: createBoundedLabel(MAX_NAME_LABELS),
     modelLabel,

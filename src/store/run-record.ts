@@ -99,6 +99,7 @@ export function stepRecord(step: CompiledStep, outcome: StepOutcome): StepRecord
     start_time: outcome.startTime === null ? null : iso(outcome.startTime),
     end_time: iso(outcome.endTime),
     ...(outcome.verification === undefined ? {} : { verification: outcome.verification }),
+    ...(outcome.messages === undefined ? {} : { messages: outcome.messages }),
     metadata,
   };
 }

@@ -81,6 +81,7 @@ describe('graph compiler', () => {
       'step.settled',
       'step.retry',
       'step.iteration',
+      'step.approval',
       'engine.finished',
       'engine.abort',
     ]);
