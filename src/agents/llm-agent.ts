@@ -43,6 +43,7 @@ export function createLlmAgent(options: LlmAgentOptions): Agent {
       outputKeys: keys,
       ...(keys.length > 0 ? { json: true } : {}),
       signal,
+      caller: { runId: request.runId, step: step.name },
       ...(request.emitDelta === undefined
         ? {}
         : { onDelta: (text: string) => request.emitDelta?.(text) }),

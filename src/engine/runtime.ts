@@ -49,6 +49,8 @@ import { runMachine } from '../../machines/run.machine.js';
 import { createEngineDispatch } from './engine-dispatch.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
+import type { RunObserver } from './run-observer.js';
+import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
@@ -110,9 +112,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     limits: resolved.limits,
   });
   const compiled = new CompiledCache();
-  const llm: LlmClient = resolved.noLlm
+  // With a tracer provider, runs, step attempts, model and tool calls get spans; without one
+  // none of this exists and the per-step path has nothing to check but an absent observer.
+  const tracing =
+    options.tracerProvider === undefined
+      ? undefined
+      : createRuntimeTracing(options.tracerProvider, options.traceSensitive ?? false);
+  const untracedLlm: LlmClient = resolved.noLlm
     ? createNoLlmClient()
     : (options.llm ?? createUnconfiguredLlmClient());
+  const llm = tracing === undefined ? untracedLlm : tracing.models(untracedLlm);
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
   // Made on the first tool call: opening the memory file is I/O a tool-less runtime never needs.
   let toolkit: Promise<ToolKit> | undefined;
@@ -120,7 +129,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const gate = createRuntimeApprovals(options.tools, (runId, event) =>
     active.get(runId)?.approval(event),
   );
-  const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(gate.tools));
+  const tools = (): Promise<ToolKit> =>
+    (toolkit ??=
+      tracing === undefined
+        ? createToolKit(gate.tools)
+        : createToolKit(gate.tools).then(tracing.tools));
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
@@ -307,6 +320,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
   async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
+    const acceptedAt = tracing === undefined ? 0 : performance.now();
     assertWritable();
     // A given id is checked and reserved before anything slow; a generated one names the
     // workflow (see run-id.ts), so it is made once the workflow is loaded.
@@ -348,6 +362,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         catalogue,
         bufferEvents,
         owner?.id,
+        tracing?.runs.observe({
+          runId,
+          workflow,
+          adapter: adapter.name,
+          acceptedAt,
+          parent: request.traceContext,
+        }),
       );
       active.set(runId, session);
     } catch (error) {
@@ -371,6 +392,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     catalogue: readonly AgentInfo[],
     bufferEvents: boolean,
     owner: string | undefined,
+    observer: RunObserver | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
@@ -422,6 +444,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       bufferEvents,
       released,
       tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
+      observer,
     });
     made.session = session;
     return session;

@@ -97,6 +97,14 @@ export interface LlmRequest {
   onDelta?: (text: string) => void;
   /** Called with the model id each time the router tries a candidate (chat's `route` frame). */
   onRoute?: (model: string) => void;
+  /** The run and step making the call (a step's model-call span is a child of its attempt's). */
+  caller?: LlmCaller;
+}
+
+/** Who makes a model call: a run's step. */
+export interface LlmCaller {
+  runId: string;
+  step: string;
 }
 
 /** One completion. */
