@@ -17,7 +17,7 @@ import type { EngineEvent, StepOutcome } from '../engine/adapter.js';
 import type { ObservedRun, RunObserver, RunObserverFactory } from '../engine/run-observer.js';
 import type { RunStatus } from '../generated/events.js';
 import type { CompiledStep } from '../workflow/types.js';
-import { ATTR, defined, setSensitive } from './attributes.js';
+import { ATTR, setSensitive } from './attributes.js';
 
 export interface RunSpans {
   /** The runtime's per-run observer factory (`createRuntime` calls it for each run). */
@@ -46,6 +46,12 @@ class RunTrace implements RunObserver {
   private readonly context: Context;
   /** The running attempt's span of each step, by step index. */
   private readonly attempts: (Span | undefined)[] = [];
+  /**
+   * Steps whose attempt span a call made before the attempt's `step.started` arrived: engines
+   * emit a transition's events after it, and an agent may call a model synchronously within
+   * it. That event then describes this span rather than starting another.
+   */
+  private readonly early: boolean[] = [];
 
   constructor(
     private readonly tracer: Tracer,
@@ -72,26 +78,37 @@ class RunTrace implements RunObserver {
 
   attemptContext(stepName: string): Context | undefined {
     const steps = this.run.workflow.steps;
-    for (let i = 0; i < steps.length; i++) {
-      const span = this.attempts[i];
-      if (span !== undefined && steps[i]!.name === stepName)
-        return trace.setSpan(ROOT_CONTEXT, span);
+    const index = steps.findIndex((step) => step.name === stepName);
+    if (index < 0) return undefined;
+    let span = this.attempts[index];
+    if (span === undefined) {
+      span = this.startAttempt(steps[index]!);
+      this.attempts[index] = span;
+      this.early[index] = true;
     }
-    return undefined;
+    return trace.setSpan(ROOT_CONTEXT, span);
   }
 
   engineEvent(event: EngineEvent): void {
     const step = this.run.workflow.steps[event.index];
     if (step === undefined) return;
     switch (event.type) {
-      case 'step.started':
-        this.attempts[event.index]?.end();
-        this.attempts[event.index] = this.startAttempt(step, event.attempt, event.input);
+      case 'step.started': {
+        let span = this.early[event.index] === true ? this.attempts[event.index] : undefined;
+        this.early[event.index] = false;
+        if (span === undefined) {
+          this.attempts[event.index]?.end();
+          span = this.startAttempt(step);
+          this.attempts[event.index] = span;
+        }
+        span.setAttribute(ATTR.ATTEMPT, event.attempt);
+        span.setAttribute(ATTR.RETRY, event.attempt - 1);
+        setSensitive(span, this.sensitive, ATTR.STEP_INPUT, event.input);
         return;
+      }
       case 'step.retrying': {
-        const span = this.attempts[event.index];
+        const span = this.takeAttempt(event.index);
         if (span === undefined) return;
-        this.attempts[event.index] = undefined;
         span.setAttribute(ATTR.STATUS, 'retrying');
         span.setAttribute(ATTR.ERROR, event.error);
         span.setStatus({ code: SpanStatusCode.ERROR, message: event.error });
@@ -113,14 +130,14 @@ class RunTrace implements RunObserver {
 
   ended(end: { status: RunStatus; error: string | null }): void {
     // Attempts the engine never finished (the run was aborted around them) end with the run.
-    for (let i = 0; i < this.attempts.length; i++) {
-      const span = this.attempts[i];
+    for (const span of this.attempts) {
       if (span === undefined) continue;
       span.setAttribute(ATTR.STATUS, 'failed');
       span.setStatus({ code: SpanStatusCode.ERROR, message: end.error ?? 'run ended' });
       span.end();
     }
     this.attempts.length = 0;
+    this.early.length = 0;
     this.span.setAttribute(ATTR.STATUS, end.status);
     if (end.error !== null) {
       this.span.setAttribute(ATTR.ERROR, end.error);
@@ -130,32 +147,35 @@ class RunTrace implements RunObserver {
     this.open.delete(this.run.runId);
   }
 
-  private startAttempt(step: CompiledStep, attempt: number, input: unknown): Span {
-    const span = this.tracer.startSpan(
+  private startAttempt(step: CompiledStep): Span {
+    return this.tracer.startSpan(
       `step ${step.name}`,
       {
-        attributes: defined({
+        attributes: {
           [ATTR.RUN_ID]: this.run.runId,
           [ATTR.WORKFLOW]: this.run.workflow.name,
           [ATTR.ADAPTER]: this.run.adapter,
           [ATTR.STEP]: step.name,
           [ATTR.AGENT]: step.agent,
           [ATTR.TIER]: step.tier,
-          [ATTR.ATTEMPT]: attempt,
-          [ATTR.RETRY]: attempt - 1,
-        }),
+        },
       },
       this.context,
     );
-    setSensitive(span, this.sensitive, ATTR.STEP_INPUT, input);
+  }
+
+  /** The step's running attempt span, no longer running. */
+  private takeAttempt(index: number): Span | undefined {
+    const span = this.attempts[index];
+    this.attempts[index] = undefined;
+    this.early[index] = false;
     return span;
   }
 
   /** Ends the step's last attempt with its outcome (a skipped step never had one). */
   private finishAttempt(index: number, outcome: StepOutcome): void {
-    const span = this.attempts[index];
+    const span = this.takeAttempt(index);
     if (span === undefined) return;
-    this.attempts[index] = undefined;
     span.setAttribute(ATTR.STATUS, outcome.status);
     if (outcome.modelUsed !== null) span.setAttribute(ATTR.MODEL_USED, outcome.modelUsed);
     if (outcome.tokensUsed !== null) {
