@@ -223,6 +223,7 @@ export {
  * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run and step metrics.
  */
 export {
+  CountingHistogram,
   createServiceMetrics,
   METRIC_PREFIX,
   MAX_NAME_LABELS,
