@@ -209,6 +209,10 @@ export interface Environment {
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
   /**
+   * Share of traces recorded when AGENTIC_TRACING=1 (0-1), decided where a trace starts; a request's sampled traceparent flag decides for its trace. A run sampled out makes no step spans. Each recorded span costs a few microseconds of CPU.
+   */
+  AGENTIC_TRACE_SAMPLE_RATIO?: number;
+  /**
    * 1 serves GET /metrics (Prometheus text format: HTTP, runs, steps, streams, LLM, sanitizer, refusals, process). Behind the API key when one is set.
    */
   AGENTIC_METRICS?: boolean;

@@ -124,6 +124,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           protocol: config.otlpProtocol,
           endpoint: config.otlpEndpoint,
           serviceVersion: packageVersion,
+          sampleRatio: config.traceSampleRatio,
         })
       : undefined;
   const tracerProvider = options.tracerProvider ?? ownTracerProvider;
@@ -133,6 +134,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         protocol: config.otlpProtocol,
         url: otlpTracesUrl(config.otlpProtocol, config.otlpEndpoint),
         sensitive: config.traceSensitive,
+        sampleRatio: config.traceSampleRatio,
       },
       'exporting traces over OTLP',
     );

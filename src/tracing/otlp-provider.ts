@@ -8,8 +8,11 @@ import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
+  AlwaysOnSampler,
   BasicTracerProvider,
   BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
   type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
@@ -34,6 +37,12 @@ export interface OtlpTracingOptions {
   serviceVersion: string;
   /** Longest wait between batch exports, in ms. @default 5000 (the SDK's) */
   scheduledDelayMs?: number;
+  /**
+   * Share of traces recorded, 0–1, decided where a trace starts (a request without a sampled
+   * `traceparent`, an embedded run); a caller's `traceparent` decides for its own trace.
+   * @default 1
+   */
+  sampleRatio?: number;
 }
 
 /** Where spans go: a gRPC collector's base URL, or `<base>/v1/traces` over HTTP (OTLP spec). */
@@ -51,7 +60,12 @@ export function createOtlpTracerProvider(options: OtlpTracingOptions): BasicTrac
   const url = otlpTracesUrl(options.protocol, options.endpoint);
   const exporter: SpanExporter =
     options.protocol === 'grpc' ? new GrpcExporter({ url }) : new ProtoExporter({ url });
+  const ratio = options.sampleRatio ?? 1;
   return new BasicTracerProvider({
+    // Explicit, so the SDK's OTEL_TRACES_SAMPLER is not read behind the config's back.
+    sampler: new ParentBasedSampler({
+      root: ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(ratio),
+    }),
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: TRACE_SERVICE_NAME,
       [ATTR_SERVICE_VERSION]: options.serviceVersion,

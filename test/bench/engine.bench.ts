@@ -18,9 +18,14 @@
 // - heap is measured after forced GCs (run with --expose-gc, as `npm run bench` does), relative
 //   to a baseline taken after a warm-up run, with 1000 runs blocked on a gate; "after" is taken
 //   once every run ended and the bench dropped its own references (handles, promises).
-// With metrics on (the service's prom-client metrics observing the runtime) the run() variants
-// run again, and the overhead is printed against the target of issue 14.
+// With metrics on (the service's prom-client metrics observing the runtime) and with tracing on
+// (a tracer provider with the service's BatchSpanProcessor; its exporter serializes every batch
+// to OTLP protobuf as the real one does, then drops it instead of sending it) the run() variants
+// run again, and the overheads are printed against the targets of issue 14.
 // `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createActor } from 'xstate';
 import type {
   AttemptResult,
@@ -387,26 +392,58 @@ const METERED = {
   native: 'native, run() + metrics',
   graph: 'graph, run() + metrics',
 } as const;
+const TRACED = {
+  native: 'native, run() + tracing',
+  graph: 'graph, run() + tracing',
+} as const;
 /** Issue 14: ≤ 5 % fewer runs/s with metrics on, i.e. ≤ 5 % more µs per step. */
 const METRICS_OVERHEAD_TARGET = 5;
+/** Issue 14: ≤ 15 % fewer runs/s with tracing on. */
+const TRACING_OVERHEAD_TARGET = 15;
 
-function printMetricsOverhead(rows: Row[]): void {
-  console.log(
-    `\nmetrics on vs off, µs/step (target ≤ ${METRICS_OVERHEAD_TARGET} % against a runtime with a listener, as in the service)`,
-  );
+/** Serializes each batch to OTLP protobuf (the exporter's CPU work) and drops it. */
+const serializingExporter: SpanExporter & { bytes: number } = {
+  bytes: 0,
+  export(spans: ReadableSpan[], done: (result: { code: number }) => void) {
+    serializingExporter.bytes += ProtobufTraceSerializer.serializeRequest(spans)?.length ?? 0;
+    done({ code: 0 });
+  },
+  shutdown: () => Promise.resolve(),
+};
+
+/** A provider as the service builds it (batched), without the network. */
+function benchTracerProvider(): BasicTracerProvider {
+  return new BasicTracerProvider({
+    spanProcessors: [
+      // A queue that holds a fan-out-1000 run's spans: dropped spans would cost nothing.
+      new BatchSpanProcessor(serializingExporter, { maxQueueSize: 65536, maxExportBatchSize: 512 }),
+    ],
+  });
+}
+
+function printOverheads(rows: Row[]): void {
   const find = (shape: string, engine: string) =>
     rows.find((r) => r.shape === shape && r.engine === engine);
-  for (const shape of new Set(rows.map((r) => r.shape))) {
-    for (const adapter of ['native', 'graph'] as const) {
-      const bare = find(shape, `${adapter}, createRuntime().run()`);
-      const off = find(shape, LISTENED[adapter]);
-      const on = find(shape, METERED[adapter]);
-      if (bare === undefined || off === undefined || on === undefined) continue;
-      const pct = (a: number, b: number) => `${((a / b - 1) * 100).toFixed(1).padStart(6)} %`;
-      const verdict = (on.us / off.us - 1) * 100 <= METRICS_OVERHEAD_TARGET ? 'met' : 'MISSED';
-      console.log(
-        `${shape.padEnd(20)} ${adapter.padEnd(7)} listener ${off.us.toFixed(3)} metrics ${on.us.toFixed(3)}: ${pct(on.us, off.us)} (min rounds ${pct(on.min, off.min)}) ${verdict}; vs no listener ${bare.us.toFixed(3)}: ${pct(on.us, bare.us)}`,
-      );
+  const pct = (a: number, b: number) => `${((a / b - 1) * 100).toFixed(1).padStart(6)} %`;
+  const kinds = [
+    ['metrics', METERED, METRICS_OVERHEAD_TARGET],
+    ['tracing', TRACED, TRACING_OVERHEAD_TARGET],
+  ] as const;
+  for (const [kind, names, target] of kinds) {
+    console.log(
+      `\n${kind} on vs off, µs/step (target ≤ ${target} % against a runtime with a listener, as in the service)`,
+    );
+    for (const shape of new Set(rows.map((r) => r.shape))) {
+      for (const adapter of ['native', 'graph'] as const) {
+        const bare = find(shape, `${adapter}, createRuntime().run()`);
+        const off = find(shape, LISTENED[adapter]);
+        const on = find(shape, names[adapter]);
+        if (bare === undefined || off === undefined || on === undefined) continue;
+        const verdict = (on.us / off.us - 1) * 100 <= target ? 'met' : 'MISSED';
+        console.log(
+          `${shape.padEnd(20)} ${adapter.padEnd(7)} listener ${off.us.toFixed(3)} ${kind} ${on.us.toFixed(3)}: ${pct(on.us, off.us)} (min rounds ${pct(on.min, off.min)}) ${verdict}; vs no listener ${bare.us.toFixed(3)}: ${pct(on.us, bare.us)}`,
+        );
+      }
     }
   }
 }
@@ -448,6 +485,10 @@ async function main(): Promise<void> {
     const listened = createRuntime({ persist: false, maxConcurrency: n });
     const stopListening = listened.subscribe(() => undefined);
     const stopMetrics = observeRuntime(metered, createServiceMetrics({ processDefaults: false }));
+    // Tracing on as in the service: its own provider, and the event hub's listener.
+    const tracerProvider = benchTracerProvider();
+    const traced = createRuntime({ persist: false, maxConcurrency: n, tracerProvider });
+    const stopTracedListening = traced.subscribe(() => undefined);
     const viaRun =
       (adapter: 'native' | 'graph', on: Runtime = runtime) =>
       async () => {
@@ -473,8 +514,13 @@ async function main(): Promise<void> {
         { engine: LISTENED.graph, target: TARGET.graph, once: viaRun('graph', listened) },
         { engine: METERED.native, target: TARGET.native, once: viaRun('native', metered) },
         { engine: METERED.graph, target: TARGET.graph, once: viaRun('graph', metered) },
+        { engine: TRACED.native, target: TARGET.native, once: viaRun('native', traced) },
+        { engine: TRACED.graph, target: TARGET.graph, once: viaRun('graph', traced) },
       ])),
     );
+    stopTracedListening();
+    await traced.shutdown({ graceMs: 0 });
+    await tracerProvider.shutdown();
     stopMetrics();
     stopListening();
     await listened.shutdown({ graceMs: 0 });
@@ -483,7 +529,10 @@ async function main(): Promise<void> {
   }
   if (SPEED) {
     printSpeed(rows);
-    printMetricsOverhead(rows);
+    printOverheads(rows);
+    console.log(
+      `(tracing: ${(serializingExporter.bytes / 2 ** 20).toFixed(1)} MiB of OTLP protobuf serialized)`,
+    );
   }
   if (HEAP) printHeap(await measureHeap());
   console.log(`\nbench took ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -242,6 +242,35 @@ describe('tracing (AGENTIC_TRACING=1, OTLP)', () => {
     expect(one(receiver.spans, 'POST /api/run').traceId).to.equal(TRACE_ID);
   });
 
+  it("samples by AGENTIC_TRACE_SAMPLE_RATIO where a trace starts, and by the caller's traceparent flag", async () => {
+    receiver = await startHttpReceiver();
+    const s = await start({
+      AGENTIC_TRACING: '1',
+      AGENTIC_TRACE_SAMPLE_RATIO: '0',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    });
+    const post = async (headers: Record<string, string>) => {
+      const res = await call(
+        s.url,
+        'POST',
+        '/api/run',
+        { workflow: 'traced', input_data: { note: 'x' } },
+        headers,
+      );
+      expect(res.status, res.text).to.equal(200);
+      return s.finished((res.body as { run_id: string }).run_id);
+    };
+    await post({});
+    await post({ traceparent: `00-${'1'.repeat(32)}-${CALLER_SPAN}-00` });
+    const kept = await post({ traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` });
+    await s.dispose();
+    svc = undefined;
+    expect(new Set(receiver.spans.map((span) => span.traceId))).to.deep.equal(new Set([TRACE_ID]));
+    expect(one(receiver.spans, 'run traced').attributes[ATTR.RUN_ID]).to.equal(kept.run_id);
+    expect(receiver.spans.filter((span) => span.name === 'step boom')).to.have.length(2);
+  });
+
   it('exports nothing when AGENTIC_TRACING is off', async () => {
     receiver = await startHttpReceiver();
     const s = await start({

@@ -1,5 +1,11 @@
 import { expect } from 'chai';
-import { ROOT_CONTEXT, SpanStatusCode, trace, isSpanContextValid } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+  isSpanContextValid,
+} from '@opentelemetry/api';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -74,6 +80,19 @@ describe('createRuntime({ tracerProvider }) (embedding)', () => {
       expect(JSON.stringify(spans.map((span) => span.attributes))).not.to.include('secret-input');
     });
   }
+
+  it('makes no spans for a run whose trace is sampled out', async () => {
+    const runtime = createRuntime({ persist: false, noLlm: true, tracerProvider: provider });
+    const unsampled = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: TraceFlags.NONE,
+    });
+    const record = await runtime.run({ workflow: WORKFLOW, traceContext: unsampled });
+    await runtime.shutdown();
+    expect(record.status).to.equal('success');
+    expect(exporter.getFinishedSpans()).to.deep.equal([]);
+  });
 
   it('registers no global provider', async () => {
     const runtime = createRuntime({ persist: false, noLlm: true, tracerProvider: provider });
