@@ -24,7 +24,13 @@
 // run again, and the overheads are printed against the targets of issue 14.
 // `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createActor } from 'xstate';
 import type {
@@ -370,7 +376,7 @@ function printSpeed(rows: Row[]): void {
     '  min = fastest round and its ratio to the fastest floor round (least disturbed by other load)',
   );
   console.log(
-    `${'shape'.padEnd(20)} ${'engine'.padEnd(30)} ${'µs/step'.padStart(8)} ${'p25–p75'.padStart(13)} ${'× floor'.padStart(8)} ${'min'.padStart(7)} ${'× (min)'.padStart(8)}  target`,
+    `${'shape'.padEnd(20)} ${'engine'.padEnd(32)} ${'µs/step'.padStart(8)} ${'p25–p75'.padStart(13)} ${'× floor'.padStart(8)} ${'min'.padStart(7)} ${'× (min)'.padStart(8)}  target`,
   );
   for (const r of rows) {
     const verdict =
@@ -379,7 +385,7 @@ function printSpeed(rows: Row[]): void {
         : `≤ ${r.target}×  median ${r.ratio <= r.target ? 'met' : 'MISSED'}, min ${r.minRatio <= r.target ? 'met' : 'MISSED'}`;
     const spread = `${r.p25.toFixed(2)}–${r.p75.toFixed(2)}`;
     console.log(
-      `${r.shape.padEnd(20)} ${r.engine.padEnd(30)} ${r.us.toFixed(3).padStart(8)} ${spread.padStart(13)} ${r.ratio.toFixed(1).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.minRatio.toFixed(1).padStart(8)}  ${verdict}`,
+      `${r.shape.padEnd(20)} ${r.engine.padEnd(32)} ${r.us.toFixed(3).padStart(8)} ${spread.padStart(13)} ${r.ratio.toFixed(1).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.minRatio.toFixed(1).padStart(8)}  ${verdict}`,
     );
   }
 }
@@ -396,6 +402,12 @@ const TRACED = {
   native: 'native, run() + tracing',
   graph: 'graph, run() + tracing',
 } as const;
+const SAMPLED = {
+  native: 'native, run() + tracing 10 %',
+  graph: 'graph, run() + tracing 10 %',
+} as const;
+/** AGENTIC_TRACE_SAMPLE_RATIO of the sampled variant. */
+const SAMPLE_RATIO = 0.1;
 /** Issue 14: ≤ 5 % fewer runs/s with metrics on, i.e. ≤ 5 % more µs per step. */
 const METRICS_OVERHEAD_TARGET = 5;
 /** Issue 14: ≤ 15 % fewer runs/s with tracing on. */
@@ -411,9 +423,12 @@ const serializingExporter: SpanExporter & { bytes: number } = {
   shutdown: () => Promise.resolve(),
 };
 
-/** A provider as the service builds it (batched), without the network. */
-function benchTracerProvider(): BasicTracerProvider {
+/** A provider as the service builds it (batched, sampled), without the network. */
+function benchTracerProvider(ratio = 1): BasicTracerProvider {
   return new BasicTracerProvider({
+    sampler: new ParentBasedSampler({
+      root: ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(ratio),
+    }),
     spanProcessors: [
       // A queue that holds a fan-out-1000 run's spans: dropped spans would cost nothing.
       new BatchSpanProcessor(serializingExporter, { maxQueueSize: 65536, maxExportBatchSize: 512 }),
@@ -428,6 +443,7 @@ function printOverheads(rows: Row[]): void {
   const kinds = [
     ['metrics', METERED, METRICS_OVERHEAD_TARGET],
     ['tracing', TRACED, TRACING_OVERHEAD_TARGET],
+    [`tracing, ${SAMPLE_RATIO * 100} % of runs sampled`, SAMPLED, TRACING_OVERHEAD_TARGET],
   ] as const;
   for (const [kind, names, target] of kinds) {
     console.log(
@@ -489,6 +505,13 @@ async function main(): Promise<void> {
     const tracerProvider = benchTracerProvider();
     const traced = createRuntime({ persist: false, maxConcurrency: n, tracerProvider });
     const stopTracedListening = traced.subscribe(() => undefined);
+    const sampledProvider = benchTracerProvider(SAMPLE_RATIO);
+    const sampled = createRuntime({
+      persist: false,
+      maxConcurrency: n,
+      tracerProvider: sampledProvider,
+    });
+    const stopSampledListening = sampled.subscribe(() => undefined);
     const viaRun =
       (adapter: 'native' | 'graph', on: Runtime = runtime) =>
       async () => {
@@ -516,8 +539,13 @@ async function main(): Promise<void> {
         { engine: METERED.graph, target: TARGET.graph, once: viaRun('graph', metered) },
         { engine: TRACED.native, target: TARGET.native, once: viaRun('native', traced) },
         { engine: TRACED.graph, target: TARGET.graph, once: viaRun('graph', traced) },
+        { engine: SAMPLED.native, target: TARGET.native, once: viaRun('native', sampled) },
+        { engine: SAMPLED.graph, target: TARGET.graph, once: viaRun('graph', sampled) },
       ])),
     );
+    stopSampledListening();
+    await sampled.shutdown({ graceMs: 0 });
+    await sampledProvider.shutdown();
     stopTracedListening();
     await traced.shutdown({ graceMs: 0 });
     await tracerProvider.shutdown();
