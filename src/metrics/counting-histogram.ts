@@ -1,8 +1,8 @@
 /**
- * A Prometheus histogram for the per-step path: `observe` only counts into plain numbers (a
- * Map per label and a bucket search: the whole step observer costs ~0.05 µs), and the registry reads the
- * series when it is scraped. prom-client's own Histogram hashes its label object on every
- * `observe` (0.4–1 µs here), which alone made metrics cost over 5 % of a no-op step. The
+ * A Prometheus histogram for the per-step path: `observe` only counts into plain numbers (one
+ * Map per label and a bucket search; the whole step observer costs ~0.05 µs), and the registry
+ * reads the series when it is scraped. prom-client's own Histogram hashes its label object on
+ * every `observe` (0.4–1 µs here), which alone made metrics cost over 5 % of a no-op step. The
  * exposition is prom-client's: this registers in a prom-client Registry and hands it the same
  * values a prom-client Histogram does (cumulative `_bucket` series with `le`, `_sum`, `_count`).
  */

@@ -6,6 +6,7 @@ export { traceToolCalls } from './tool-spans.js';
 export {
   createOtlpTracerProvider,
   DEFAULT_OTLP_ENDPOINTS,
+  OTLP_EXPORT_TIMEOUT_MS,
   otlpTracesUrl,
   TRACE_SERVICE_NAME,
   type OtlpProtocol,

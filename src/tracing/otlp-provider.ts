@@ -29,6 +29,12 @@ export const DEFAULT_OTLP_ENDPOINTS: Readonly<Record<OtlpProtocol, string>> = {
   'http/protobuf': 'http://localhost:4318',
 };
 
+/**
+ * Longest one export may take, retries included, in ms. The SDK's 10 s made a graceful
+ * shutdown wait 8 s for a collector that is down (the HTTP exporter retries with backoff).
+ */
+export const OTLP_EXPORT_TIMEOUT_MS = 3000;
+
 export interface OtlpTracingOptions {
   protocol: OtlpProtocol;
   /** Base URL of the collector. @default {@link DEFAULT_OTLP_ENDPOINTS} of the protocol */
@@ -59,7 +65,9 @@ export function otlpTracesUrl(protocol: OtlpProtocol, endpoint: string | undefin
 export function createOtlpTracerProvider(options: OtlpTracingOptions): BasicTracerProvider {
   const url = otlpTracesUrl(options.protocol, options.endpoint);
   const exporter: SpanExporter =
-    options.protocol === 'grpc' ? new GrpcExporter({ url }) : new ProtoExporter({ url });
+    options.protocol === 'grpc'
+      ? new GrpcExporter({ url, timeoutMillis: OTLP_EXPORT_TIMEOUT_MS })
+      : new ProtoExporter({ url, timeoutMillis: OTLP_EXPORT_TIMEOUT_MS });
   const ratio = options.sampleRatio ?? 1;
   return new BasicTracerProvider({
     // Explicit, so the SDK's OTEL_TRACES_SAMPLER is not read behind the config's back.
@@ -71,12 +79,12 @@ export function createOtlpTracerProvider(options: OtlpTracingOptions): BasicTrac
       [ATTR_SERVICE_VERSION]: options.serviceVersion,
     }),
     spanProcessors: [
-      new BatchSpanProcessor(
-        exporter,
-        options.scheduledDelayMs === undefined
+      new BatchSpanProcessor(exporter, {
+        exportTimeoutMillis: OTLP_EXPORT_TIMEOUT_MS,
+        ...(options.scheduledDelayMs === undefined
           ? {}
-          : { scheduledDelayMillis: options.scheduledDelayMs },
-      ),
+          : { scheduledDelayMillis: options.scheduledDelayMs }),
+      }),
     ],
   });
 }

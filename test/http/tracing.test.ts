@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageVersion } from '../../src/config/index.js';
-import { ATTR } from '../../src/tracing/index.js';
+import { ATTR, OTLP_EXPORT_TIMEOUT_MS } from '../../src/tracing/index.js';
 import { call, startTestService, type TestService } from './harness.js';
 import {
   startGrpcReceiver,
@@ -269,6 +269,29 @@ describe('tracing (AGENTIC_TRACING=1, OTLP)', () => {
     expect(new Set(receiver.spans.map((span) => span.traceId))).to.deep.equal(new Set([TRACE_ID]));
     expect(one(receiver.spans, 'run traced').attributes[ATTR.RUN_ID]).to.equal(kept.run_id);
     expect(receiver.spans.filter((span) => span.name === 'step boom')).to.have.length(2);
+  });
+
+  it('fails no request or run when the collector is down, and shuts down within the export timeout', async () => {
+    // A port nothing listens on: every export is refused.
+    const closed = await startHttpReceiver();
+    const url = closed.url;
+    await closed.close();
+    const s = await start({
+      AGENTIC_TRACING: '1',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_ENDPOINT: url,
+    });
+    const res = await call(s.url, 'POST', '/api/run', {
+      workflow: 'traced',
+      input_data: { note: 'x' },
+    });
+    expect(res.status, res.text).to.equal(200);
+    const record = await s.finished((res.body as { run_id: string }).run_id);
+    expect(record.steps.map((step) => step.status)).to.deep.equal(['success', 'success', 'failed']);
+    const started = Date.now();
+    await s.dispose();
+    svc = undefined;
+    expect(Date.now() - started).to.be.below(OTLP_EXPORT_TIMEOUT_MS + 2000);
   });
 
   it('exports nothing when AGENTIC_TRACING is off', async () => {
