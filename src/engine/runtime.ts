@@ -336,6 +336,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     if (runId !== undefined) reserved.add(runId);
     launching++;
     let session: RunSession;
+    let observer: RunObserver | undefined;
     try {
       const owner = await lease;
       const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
@@ -353,6 +354,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       if (closed) throw runtimeClosed();
       // Workflows without LLM steps need no catalogue (and no async hop to not read one).
       const catalogue = hasLlmSteps(workflow) ? await personas() : [];
+      observer = tracing?.runs.observe({
+        runId,
+        workflow,
+        adapter: adapter.name,
+        acceptedAt,
+        parent: request.traceContext,
+      });
       session = createSession(
         runId,
         workflow,
@@ -362,16 +370,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         catalogue,
         bufferEvents,
         owner?.id,
-        tracing?.runs.observe({
-          runId,
-          workflow,
-          adapter: adapter.name,
-          acceptedAt,
-          parent: request.traceContext,
-        }),
+        observer,
       );
       active.set(runId, session);
     } catch (error) {
+      // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
+      // set up closes the span it had.
+      observer?.ended({ status: 'failed', error: errorMessage(error) });
       if (runId !== undefined) reserved.delete(runId);
       throw error;
     } finally {
