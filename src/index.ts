@@ -230,6 +230,7 @@ export {
  * metrics, `createToolCallObserver(metrics)` (as `tools.onToolCall`) the tool-call metric.
  */
 export {
+  CountingHistogram,
   createServiceMetrics,
   createToolCallObserver,
   METRIC_PREFIX,
@@ -240,3 +241,20 @@ export {
   type MetricsOptions,
   type ServiceMetrics,
 } from './metrics/index.js';
+/**
+ * OpenTelemetry traces (README "Tracing"): hand the app's own TracerProvider to
+ * `createRuntime({ tracerProvider })` (runs, step attempts, model and tool calls) and a
+ * request's context to `run({ traceContext })`; `createOtlpTracerProvider` builds the provider
+ * the service uses (OTLP over gRPC or HTTP/protobuf, batched, `service.name` and
+ * `service.version`). Nothing is registered globally.
+ */
+export {
+  ATTR as TRACE_ATTRIBUTES,
+  createOtlpTracerProvider,
+  DEFAULT_OTLP_ENDPOINTS,
+  MAX_SENSITIVE_CHARS,
+  otlpTracesUrl,
+  TRACE_SERVICE_NAME,
+  type OtlpProtocol,
+  type OtlpTracingOptions,
+} from './tracing/index.js';

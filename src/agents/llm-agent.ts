@@ -61,6 +61,7 @@ export function createLlmAgent(options: LlmAgentOptions): Agent {
       ...(keys.length > 0 ? { json: true } : {}),
       ...(script === undefined ? {} : { script }),
       signal,
+      caller: { runId: request.runId, step: step.name },
       ...(request.emitDelta === undefined
         ? {}
         : { onDelta: (text: string) => request.emitDelta?.(text) }),

@@ -61,6 +61,8 @@ export interface Config {
   judgeModel: string | undefined;
   tracing: boolean;
   traceSensitive: boolean;
+  /** Share of traces recorded (AGENTIC_TRACE_SAMPLE_RATIO), 0–1. */
+  traceSampleRatio: number;
   /** GET /metrics is served (AGENTIC_METRICS). */
   metrics: boolean;
   /** /metrics needs no API key (AGENTIC_METRICS_PUBLIC). */
@@ -260,6 +262,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
     tracing: bool('AGENTIC_TRACING'),
     traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
+    traceSampleRatio: num('AGENTIC_TRACE_SAMPLE_RATIO'),
     metrics: bool('AGENTIC_METRICS'),
     metricsPublic: bool('AGENTIC_METRICS_PUBLIC'),
     runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),

@@ -25,6 +25,7 @@ import {
 import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
 import type { EngineDispatch } from './engine-dispatch.js';
 import { RunEventStream } from './event-stream.js';
+import type { RunObserver } from './run-observer.js';
 import type { RunHandle } from './types.js';
 
 export interface RunSessionOptions {
@@ -68,6 +69,8 @@ export interface RunSessionOptions {
   released: (session: RunSession) => void;
   /** Longest a streamed model chunk waits to go out as a `token_delta`, in ms. */
   tokenDeltaIntervalMs: number;
+  /** Follows the run's engine events and its end (tracing); absent costs one check per event. */
+  observer?: RunObserver | undefined;
 }
 
 export class RunSession {
@@ -158,6 +161,7 @@ export class RunSession {
       if (step !== undefined) this.deltas.flush(step.name);
     }
     this.mapper.engineEvent(event);
+    this.options.observer?.engineEvent(event);
   }
 
   /** When the run started (the journal commits runs older than its commit delay). */
@@ -195,6 +199,7 @@ export class RunSession {
       // The run never began: end its actor quietly (no events, no end file) and report why.
       this.ending = true;
       this.actor.send({ type: 'run.cancel', reason: 'run file not writable' });
+      this.options.observer?.ended({ status: 'failed', error: 'run file not writable' });
       this.options.released(this);
       // No path in the message: it reaches clients (503 body).
       const code = error instanceof RecordNotWrittenError ? ` (${error.code})` : '';
@@ -281,6 +286,8 @@ export class RunSession {
 
   private sendEnd(end: Parameters<RunEventMapper['workflowEnd']>[0]): void {
     this.endSent = true;
+    // First: a mapper that throws here must not leave the run's span open.
+    this.options.observer?.ended({ status: end.status, error: end.error });
     this.mapper.workflowEnd(end);
   }
 

@@ -50,6 +50,8 @@ import { runMachine } from '../../machines/run.machine.js';
 import { createEngineDispatch } from './engine-dispatch.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
+import type { RunObserver } from './run-observer.js';
+import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
@@ -111,9 +113,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     limits: resolved.limits,
   });
   const compiled = new CompiledCache();
-  const llm: LlmClient = resolved.noLlm
+  // With a tracer provider, runs, step attempts, model and tool calls get spans; without one
+  // none of this exists and the per-step path has nothing to check but an absent observer.
+  const tracing =
+    options.tracerProvider === undefined
+      ? undefined
+      : createRuntimeTracing(options.tracerProvider, options.traceSensitive ?? false);
+  const untracedLlm: LlmClient = resolved.noLlm
     ? createNoLlmClient()
     : (options.llm ?? createUnconfiguredLlmClient());
+  const llm = tracing === undefined ? untracedLlm : tracing.models(untracedLlm);
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
   // Made on the first tool call: opening the memory file is I/O a tool-less runtime never needs.
   let toolkit: Promise<ToolKit> | undefined;
@@ -121,7 +130,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const gate = createRuntimeApprovals(options.tools, (runId, event) =>
     active.get(runId)?.approval(event),
   );
-  const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(gate.tools));
+  const tools = (): Promise<ToolKit> =>
+    (toolkit ??=
+      tracing === undefined
+        ? createToolKit(gate.tools)
+        : createToolKit(gate.tools).then(tracing.tools));
   const loopLimits = agentLoopLimits(gate.tools);
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
@@ -309,6 +322,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
   async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
+    const acceptedAt = tracing === undefined ? 0 : performance.now();
     assertWritable();
     // A given id is checked and reserved before anything slow; a generated one names the
     // workflow (see run-id.ts), so it is made once the workflow is loaded.
@@ -324,6 +338,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     if (runId !== undefined) reserved.add(runId);
     launching++;
     let session: RunSession;
+    let observer: RunObserver | undefined;
     try {
       const owner = await lease;
       const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
@@ -341,6 +356,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       if (closed) throw runtimeClosed();
       // Workflows without LLM steps need no catalogue (and no async hop to not read one).
       const catalogue = hasLlmSteps(workflow) ? await personas() : [];
+      observer = tracing?.runs.observe({
+        runId,
+        workflow,
+        adapter: adapter.name,
+        acceptedAt,
+        parent: request.traceContext,
+      });
       session = createSession(
         runId,
         workflow,
@@ -350,9 +372,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         catalogue,
         bufferEvents,
         owner?.id,
+        observer,
       );
       active.set(runId, session);
     } catch (error) {
+      // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
+      // set up closes the span it had.
+      observer?.ended({ status: 'failed', error: errorMessage(error) });
       if (runId !== undefined) reserved.delete(runId);
       throw error;
     } finally {
@@ -373,6 +399,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     catalogue: readonly AgentInfo[],
     bufferEvents: boolean,
     owner: string | undefined,
+    observer: RunObserver | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
@@ -424,6 +451,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       bufferEvents,
       released,
       tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
+      observer,
     });
     made.session = session;
     return session;

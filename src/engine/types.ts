@@ -3,6 +3,7 @@ import type { ToolsOptions } from '../tools/index.js';
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
  */
+import type { Context, TracerProvider } from '@opentelemetry/api';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import type { Agent } from '../agents/types.js';
 import type { ErrorDetail } from '../errors.js';
@@ -110,6 +111,18 @@ export interface RuntimeOptions {
    * `token_delta` event, in ms (chunks arriving meanwhile are sent together). @default 100
    */
   tokenDeltaIntervalMs?: number;
+  /**
+   * Traces runs into this OpenTelemetry provider (the app's own, or the service's OTLP one): a
+   * span per run, step attempt, model call and tool call (README "Tracing"). The runtime never
+   * registers a global provider. Without one, runs make no spans and pay nothing per step.
+   * @default none (tracing off)
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Put prompts, model output, tool arguments and results, step inputs and outputs in spans
+   * (AGENTIC_TRACE_SENSITIVE; safety control 6). @default false
+   */
+  traceSensitive?: boolean;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -139,6 +152,11 @@ export interface RunRequest {
   extra?: Record<string, unknown>;
   /** First elements of the `loc` of input errors (HTTP: `['body', 'input_data']`). @default ['input'] */
   inputLocPrefix?: (string | number)[];
+  /**
+   * The trace context the run's span is a child of (the HTTP request's span); ignored when the
+   * runtime has no `tracerProvider`. @default none (the run span is a trace root)
+   */
+  traceContext?: Context;
 }
 
 export interface RunHandle {

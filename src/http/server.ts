@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
@@ -18,7 +19,7 @@ import { listAgents } from '../agents/agent-listing.js';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
-import { shippedAgentCatalogue } from '../config/index.js';
+import { packageVersion, shippedAgentCatalogue } from '../config/index.js';
 import { createBatchManager, type BatchManager } from '../eval/batch.js';
 import { createDatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
@@ -41,6 +42,7 @@ import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
 import { toolsOptionsFromConfig } from '../tools/index.js';
+import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
@@ -70,6 +72,12 @@ export interface ServerOptions {
    * that already holds its metrics. @default a new Registry per server
    */
   metricsRegistry?: Registry;
+  /**
+   * The OpenTelemetry provider requests and runs are traced into, e.g. an embedder's own (the
+   * service then neither creates nor shuts one down). Given, tracing is on whatever
+   * AGENTIC_TRACING says. @default with AGENTIC_TRACING=1, the service's own OTLP provider
+   */
+  tracerProvider?: TracerProvider;
 }
 
 export interface RunningServer {
@@ -110,6 +118,28 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) },
     );
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
+  // The service's own provider is shut down (flushed) by close(); an injected one is its owner's.
+  const ownTracerProvider =
+    options.tracerProvider === undefined && config.tracing
+      ? createOtlpTracerProvider({
+          protocol: config.otlpProtocol,
+          endpoint: config.otlpEndpoint,
+          serviceVersion: packageVersion,
+          sampleRatio: config.traceSampleRatio,
+        })
+      : undefined;
+  const tracerProvider = options.tracerProvider ?? ownTracerProvider;
+  if (ownTracerProvider !== undefined) {
+    logger.info(
+      {
+        protocol: config.otlpProtocol,
+        url: otlpTracesUrl(config.otlpProtocol, config.otlpEndpoint),
+        sensitive: config.traceSensitive,
+        sampleRatio: config.traceSampleRatio,
+      },
+      'exporting traces over OTLP',
+    );
+  }
 
   const history = createHistoryIndex({
     runsDir: config.runsDir,
@@ -139,6 +169,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         ...toolsOptionsFromConfig(config, llm.providers),
         ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
       },
+      ...(tracerProvider === undefined
+        ? {}
+        : { tracerProvider, traceSensitive: config.traceSensitive }),
       ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
       agents,
       ...(config.externalAgentsDir !== undefined
@@ -232,6 +265,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(tracerProvider === undefined
+      ? {}
+      : { tracer: tracerProvider.getTracer(TRACE_SERVICE_NAME, packageVersion) }),
   });
 
   const handle = app.callback();
@@ -306,6 +342,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     stopObserving?.();
     server.closeAllConnections();
     await closed;
+    // Last: the spans of the runs and requests that ended above are exported before exit.
+    await ownTracerProvider?.shutdown().catch((error: unknown) => {
+      logger.warn({ err: error }, 'traces could not be flushed');
+    });
     if (gate.refused > 0)
       logger.info({ refused: gate.refused }, 'requests refused while shutting down');
     logger.info('agentic-runtime stopped');

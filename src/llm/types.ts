@@ -117,6 +117,14 @@ export interface LlmRequest {
    * array of `{tool, args}` per round); read by the no-LLM client only, never sent to a provider.
    */
   script?: unknown;
+  /** The run and step making the call (a step's model-call span is a child of its attempt's). */
+  caller?: LlmCaller;
+}
+
+/** Who makes a model call: a run's step. */
+export interface LlmCaller {
+  runId: string;
+  step: string;
 }
 
 /** One completion. */

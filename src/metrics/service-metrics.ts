@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createBoundedLabel } from './bounded-label.js';
+import { CountingHistogram } from './counting-histogram.js';
 
 /** Prefix of every metric name (the process defaults included). */
 export const METRIC_PREFIX = 'agentic_';
@@ -57,7 +58,8 @@ export interface ServiceMetrics {
   readonly runsStarted: Counter<'workflow' | 'adapter'>;
   readonly runsFinished: Counter<'workflow' | 'adapter' | 'status'>;
   readonly runDuration: Histogram<'workflow' | 'adapter' | 'status'>;
-  readonly stepDuration: Histogram<'agent' | 'status'>;
+  /** Observed once per step: plain counting, read at scrape time (see CountingHistogram). */
+  readonly stepDuration: CountingHistogram<'agent' | 'status'>;
   readonly activeRuns: Gauge;
   readonly retries: Counter<'agent'>;
   readonly streamClients: Gauge<'transport'>;
@@ -129,7 +131,7 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
       buckets: RUN_BUCKETS,
       registers,
     }),
-    stepDuration: new Histogram({
+    stepDuration: new CountingHistogram({
       name: `${METRIC_PREFIX}step_duration_seconds`,
       help: 'Step duration (all attempts), by agent and final step status.',
       labelNames: ['agent', 'status'],
