@@ -138,4 +138,15 @@ describe('scale-out: Redis lost and back while serving', function () {
     expect(seqs(events)).to.deep.equal(range(0, events.length - 1));
     expect(unhandled).to.deep.equal([]);
   });
+
+  it('shuts down cleanly while Redis is away', async () => {
+    const lone = await startTestRedis();
+    const service = await startTestService({ env: { REDIS_URL: lone.url } });
+    await lone.stop();
+    await until(service.scale!.redis, 'down');
+    // Resolves (no hang on the blocking reader or on commands queued for a dead Redis).
+    await service.dispose();
+    expect(service.scale!.available()).to.equal(false);
+    expect(unhandled).to.deep.equal([]);
+  });
 });
