@@ -138,7 +138,9 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
 
   return {
     async open(runId, listener, openOptions = {}) {
-      if (closed) return undefined;
+      // Redis away: the caller serves the run file (or waits in-process) at once, rather than
+      // after the connection's retries.
+      if (closed || redis.status !== 'ready') return undefined;
       const waitForStart = openOptions.waitForStart === true;
       const existing = watches.get(runId);
       if (existing !== undefined) {
