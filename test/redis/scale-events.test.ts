@@ -153,6 +153,29 @@ describe('scale-out: event streams and history shared through Redis', function (
     expectWholeRun(await untilEnd(waiting));
   });
 
+  it('watches many runs on B with one blocking connection, whatever the number of clients', async () => {
+    const clientCount = async (): Promise<number> =>
+      String(await a.scale!.redis.client('LIST'))
+        .trim()
+        .split('\n').length;
+    const before = await clientCount();
+    const runIds = [await startWaitingRun(), await startWaitingRun(), await startWaitingRun()];
+    const watchers = runIds.flatMap((runId) =>
+      [1, 2, 3].map(() => {
+        const client = connectWs(wsUrl(b, runId));
+        clients.push(client);
+        return client;
+      }),
+    );
+    for (const client of watchers) {
+      await client.events.until((items) => items.some((e) => e.type === 'approval_required'));
+    }
+    expect(b.scale!.remote.stats()).to.deep.equal({ runs: 3, listeners: 9 });
+    expect(await clientCount()).to.equal(before);
+    for (const runId of runIds) await approve(runId);
+    for (const client of watchers) expectWholeRun(await untilEnd(client));
+  });
+
   it('answers 404 over SSE for a run not started while a WebSocket client waits for it', async () => {
     const runId = `unstarted-${Date.now()}`;
     const waiting = connectWs(wsUrl(b, runId));
