@@ -223,6 +223,7 @@ describe('scale-out: event streams and history shared through Redis', function (
     const streamed = await untilEnd(fromStream);
     expectWholeRun(streamed);
     await finishedOnB(runId);
+    await a.scale!.sender.drained();
     await a.scale!.redis.del(a.scale!.keys.runEvents(runId));
     const fromFile = connectWs(wsUrl(b, runId));
     clients.push(fromFile);
@@ -237,7 +238,7 @@ describe('scale-out: event streams and history shared through Redis', function (
     expect(await a.scale!.redis.pttl(key)).to.be.greaterThan(3_600_000);
     await approve(runId);
     await a.finished(runId);
-    await a.scale!.redis.ping();
+    await a.scale!.sender.drained();
     const ttl = await a.scale!.redis.pttl(key);
     expect(ttl).to.be.within(3_500_000, 3_600_000);
   });
