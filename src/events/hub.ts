@@ -1,118 +1,35 @@
 import { NotFoundError, ERROR_CODES, errorMessage } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
-import type { Logger } from '../log.js';
 import { createSilentLogger } from '../log.js';
-import type { Runtime } from '../engine/types.js';
 import { endsStream, evaluationRequested } from './evaluation.js';
 import {
   DEFAULT_FINISHED_BUFFERS,
   DEFAULT_FINISHED_BUFFERS_MAX_BYTES,
   FinishedBuffers,
 } from './finished-buffers.js';
+import type {
+  EventHub,
+  EventHubOptions,
+  HubListener,
+  HubSubscription,
+  RemoteRunEvents,
+} from './hub-types.js';
 import { replayFromRecord } from './replay-from-record.js';
 import { RingBuffer } from './ring-buffer.js';
 
 /** Events kept per run for replay (spec: "a circular in-process buffer of 500 events"). */
 export const REPLAY_BUFFER_SIZE = 500;
 export { DEFAULT_FINISHED_BUFFERS, DEFAULT_FINISHED_BUFFERS_MAX_BYTES };
-
-/** Where a late joiner's replay comes from when the hub holds no buffer for the run. */
-export interface RunHistoryLookup {
-  getByRunId(runId: string): Promise<{ record: RunRecord; filename: string } | undefined>;
-  /** Settles once every run id is known (the start-up scan); a lookup waits for it. */
-  whenLoaded?(): Promise<void>;
-}
-
-/**
- * Receives each live event after the replay. `last` is true for the event that ends the run's
- * stream (`workflow_end`, or `evaluation_complete` when evaluation was requested).
- */
-export type HubListener = (event: WorkflowEvent, last: boolean) => void;
-
-export interface HubSubscription {
-  /** Buffered events at subscription time, oldest first (at most 500). */
-  replay: WorkflowEvent[];
-  /** True when no live event will follow the replay. */
-  finished: boolean;
-  /**
-   * Where the replay came from: the in-memory buffer, the run file, or nowhere yet (`pending`:
-   * a run not started yet, whose events will all be delivered live from `seq` 0 if it starts).
-   */
-  source: 'buffer' | 'record' | 'pending';
-  /** Stops live delivery. Idempotent. */
-  unsubscribe: () => void;
-}
-
-export interface EventHubOptions {
-  runtime: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive'>;
-  /** Run files, for runs the hub holds no buffer for. @default none (only buffers) */
-  history?: RunHistoryLookup;
-  /** Finished runs whose buffers are kept (LRU). @default 1000 */
-  finishedBuffers?: number;
-  /** Serialized bytes all finished runs' buffers may hold (LRU). @default 64 MiB */
-  finishedBuffersMaxBytes?: number;
-  /** Events kept per run. @default 500 */
-  bufferSize?: number;
-  /** @default silent */
-  logger?: Logger;
-  /** Called when a finished run's buffer is evicted to stay within the limits (metrics). */
-  onEviction?: () => void;
-}
-
-export interface EventHub {
-  /**
-   * Replay then live for a run the hub knows (see {@link knows}); throws NotFoundError otherwise.
-   * The snapshot is taken and the listener registered in one synchronous step, so replay then
-   * live has no gap; live events are delivered only when their `seq` is above the replay's last.
-   * `onHubClose` is called when the hub closes while subscribed.
-   */
-  subscribe(runId: string, listener: HubListener, onHubClose?: () => void): HubSubscription;
-  /**
-   * {@link subscribe} when the hub knows the run; otherwise the sequence rebuilt from the run file
-   * (finished, no live events). For a run that is neither active, buffered nor in history:
-   * a `pending` subscription when `options.waitForStart` says yes (it is asked then, and only
-   * then), else undefined.
-   */
-  open(
-    runId: string,
-    listener: HubListener,
-    options?: OpenOptions,
-  ): Promise<HubSubscription | undefined>;
-  /** Rebuilds a run's event sequence from its run file (see `replayFromRecord`). */
-  replayFromRecord(record: RunRecord, filename?: string): WorkflowEvent[];
-  /** Whether the run is active or its buffer is held. */
-  knows(runId: string): boolean;
-  /** Adds an event that does not come from the runtime (e.g. evaluation), with the next `seq`. */
-  publish(event: DistributiveOmit<WorkflowEvent, 'seq'>): void;
-  /**
-   * Counts, for health checks, tests and benchmarks: `finishedBytes` is the serialized size of
-   * the finished buffers kept, `pending` the subscribers waiting for a run to start.
-   */
-  stats(): {
-    activeRuns: number;
-    finishedRuns: number;
-    finishedBytes: number;
-    listeners: number;
-    pending: number;
-  };
-  /** Detaches from the runtime, tells every subscriber, and drops every buffer. */
-  close(): void;
-}
-
-export interface OpenOptions {
-  /** Called when the hub closes (or drops the run's buffer) while subscribed. */
-  onHubClose?: () => void;
-  /** Replaces the hub's run-file lookup for this call. */
-  history?: RunHistoryLookup;
-  /**
-   * Asked when the run is unknown: true to wait for it to start (a `pending` subscription that
-   * holds nothing but the listener until then; unsubscribe to give up). @default never wait
-   */
-  waitForStart?: () => boolean;
-}
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+export type {
+  EventHub,
+  EventHubOptions,
+  HubListener,
+  HubSubscription,
+  OpenOptions,
+  RemoteRunEvents,
+  RunHistoryLookup,
+} from './hub-types.js';
 
 interface Subscriber {
   listener: HubListener;
@@ -160,6 +77,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     },
   });
   let closed = false;
+  const publishListeners = new Set<(event: WorkflowEvent) => void>();
 
   const tellClosed = (runId: string, subscribers: Iterable<Subscriber>): void => {
     for (const subscriber of subscribers) {
@@ -305,11 +223,67 @@ export function createEventHub(options: EventHubOptions): EventHub {
     };
   };
 
+  /**
+   * Waits for a run to start in this process or in another one: followed in both places, with
+   * one `seq` filter, so whichever delivers an event first delivers it and the other's copy is
+   * dropped (both deliver every event from `seq` 0, in order). The shared stream is opened
+   * first: from the in-process registration to the return nothing yields, as in {@link open}.
+   */
+  const waitHereOrThere = async (
+    remote: RemoteRunEvents,
+    runId: string,
+    listener: HubListener,
+    onHubClose?: () => void,
+  ): Promise<HubSubscription | undefined> => {
+    let lastSeq = -1;
+    let done = false;
+    const parts: (() => void)[] = [];
+    const stop = (): void => {
+      done = true;
+      for (const unsubscribe of parts.splice(0)) unsubscribe();
+    };
+    const merged: HubListener = (event, last) => {
+      if (done || event.seq <= lastSeq) return;
+      lastSeq = event.seq;
+      listener(event, last);
+      if (last) stop();
+    };
+    const shared = await remote.open(runId, merged, {
+      ...(onHubClose ? { onClose: onHubClose } : {}),
+      waitForStart: true,
+    });
+    if (knows(runId)) {
+      shared?.unsubscribe();
+      return subscribe(runId, listener, onHubClose);
+    }
+    if (closed) {
+      shared?.unsubscribe();
+      return undefined;
+    }
+    if (shared === undefined) return waitFor(runId, listener, onHubClose);
+    lastSeq = shared.replay.at(-1)?.seq ?? -1;
+    if (shared.finished) return shared;
+    parts.push(shared.unsubscribe);
+    if (shared.replay.length === 0) parts.push(waitFor(runId, merged, onHubClose).unsubscribe);
+    return { ...shared, unsubscribe: stop };
+  };
+
   return {
     subscribe,
     async open(runId, listener, openOptions = {}) {
       const { onHubClose } = openOptions;
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
+      const { remote } = options;
+      if (remote !== undefined) {
+        const shared = await remote.open(runId, listener, {
+          ...(onHubClose ? { onClose: onHubClose } : {}),
+        });
+        if (knows(runId)) {
+          shared?.unsubscribe();
+          return subscribe(runId, listener, onHubClose);
+        }
+        if (shared !== undefined) return shared;
+      }
       const lookup = openOptions.history ?? history;
       // An id the start-up scan has not reached yet is not unknown: waiting for the index keeps
       // a client of a finished run from waiting for a start that never comes.
@@ -320,7 +294,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
       if (knows(runId)) return subscribe(runId, listener, onHubClose);
       if (found === undefined) {
         if (closed || openOptions.waitForStart?.() !== true) return undefined;
-        return waitFor(runId, listener, onHubClose);
+        if (remote === undefined) return waitFor(runId, listener, onHubClose);
+        return waitHereOrThere(remote, runId, listener, onHubClose);
       }
       return {
         replay: replayFromRecord(found.record, found.filename),
@@ -333,7 +308,22 @@ export function createEventHub(options: EventHubOptions): EventHub {
     knows,
     publish(event) {
       const channel = find(event.run_id);
-      accept({ ...event, seq: (channel?.lastSeq ?? -1) + 1 });
+      const sequenced = { ...event, seq: (channel?.lastSeq ?? -1) + 1 };
+      accept(sequenced);
+      if (closed) return;
+      for (const listener of publishListeners) {
+        try {
+          listener(sequenced);
+        } catch (error) {
+          logger.warn({ runId: event.run_id, err: errorMessage(error) }, 'publish listener failed');
+        }
+      }
+    },
+    onPublish(listener) {
+      publishListeners.add(listener);
+      return () => {
+        publishListeners.delete(listener);
+      };
     },
     stats() {
       let listeners = 0;

@@ -34,7 +34,7 @@ import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
 import { registerDatasetRoutes } from './routes/datasets.js';
 import { registerDocsRoutes, type PackageResolver } from './routes/docs.js';
-import { registerHealthRoutes } from './routes/health.js';
+import { registerHealthRoutes, type HealthRouteDeps } from './routes/health.js';
 import { registerMetricsRoute } from './routes/metrics.js';
 import { registerEvalRunRoutes } from './routes/eval-runs.js';
 import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
@@ -75,6 +75,13 @@ export interface AppDeps {
   metrics?: ServiceMetrics;
   /** Traces requests (a span each, parent of the runs they start). @default off */
   tracer?: Tracer;
+  /** Readiness checks of shared dependencies (`redis`, `queue`). @default none */
+  dependencyChecks?: HealthRouteDeps['dependencyChecks'];
+  /**
+   * Asked before a new run is started: throws (a 503 DependencyError) while a shared dependency
+   * the deployment needs is away. @default always admits
+   */
+  admitRun?: () => void;
 }
 
 /** The app plus its router (tests check every route against the OpenAPI document). */
@@ -88,7 +95,14 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
   app.on('error', (error: unknown) => logger.warn({ err: error }, 'response error'));
 
   const router = new Router();
-  registerHealthRoutes(router, { config, hub, runtime, history, version: packageVersion });
+  registerHealthRoutes(router, {
+    config,
+    hub,
+    runtime,
+    history,
+    version: packageVersion,
+    ...(deps.dependencyChecks === undefined ? {} : { dependencyChecks: deps.dependencyChecks }),
+  });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
   registerModelRoutes(router, { ...deps.llm, logger });
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
@@ -107,6 +121,7 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     history,
     config,
     ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
+    ...(deps.admitRun !== undefined ? { admitRun: deps.admitRun } : {}),
   });
   registerRunEvaluationRoute(router, { history });
   registerApprovalRoutes(router, { runtime });

@@ -38,6 +38,8 @@ import {
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
+import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
+import { wireScaleOut } from '../scale/wiring.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -91,6 +93,8 @@ export interface RunningServer {
   llm: LlmService;
   /** The service's metrics, when AGENTIC_METRICS=1 (`metrics.registry` is what `/metrics` serves). */
   metrics?: ServiceMetrics;
+  /** The Redis side (connections, keys, instance id, replay reader), when `REDIS_URL` is set. */
+  scale?: ScaleOut;
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
@@ -99,6 +103,22 @@ export interface RunningServer {
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
+  const { config, logger } = options;
+  // First: an unreachable Redis is a configuration error, before anything else is started.
+  const scale = config.redisUrl === undefined ? undefined : await startScaleOut({ config, logger });
+  try {
+    return await startWith(options, scale);
+  } catch (error) {
+    // The Redis connections would keep a failed start's process alive.
+    await scale?.close();
+    throw error;
+  }
+}
+
+async function startWith(
+  options: ServerOptions,
+  scale: ScaleOut | undefined,
+): Promise<RunningServer> {
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter);
   await mkdir(config.runsDir, { recursive: true });
@@ -113,10 +133,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // An injected LLM layer reports no calls (its router was built without this observer).
   const llm =
     options.llm ??
-    createLlmService(
-      config.llm,
-      metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) },
-    );
+    createLlmService(config.llm, {
+      ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
+      ...(scale === undefined ? {} : { breakerSharing: scale.breakers }),
+    });
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
   // The service's own provider is shut down (flushed) by close(); an injected one is its owner's.
   const ownTracerProvider =
@@ -211,7 +231,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     finishedBuffers: config.finishedBuffers,
     finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
     logger,
+    ...(scale === undefined ? {} : { remote: scale.remote }),
   });
+  const wiring =
+    scale === undefined
+      ? undefined
+      : wireScaleOut(scale, { runtime, hub, history, config, logger });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
@@ -234,8 +259,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     logger,
   });
   const batches = createBatchManager({ runtime, evaluator, datasets });
-  const guard = createAuth(config, { logger });
-  const rateLimit = createRateLimiter(config);
+  // With Redis the limits hold across instances (falling back to per-instance ones while Redis
+  // is away); without it they are the in-process limiters.
+  const guard = createAuth(config, {
+    logger,
+    ...(wiring === undefined ? {} : { lockout: wiring.lockout }),
+  });
+  const rateLimit = createRateLimiter(
+    config,
+    wiring === undefined ? {} : { window: wiring.rateWindow },
+  );
   const registry = createWorkflowRegistry({
     dir: config.workflowsDir,
     readOnlyReason: config.workflowsReadOnlyReason,
@@ -268,6 +301,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     ...(tracerProvider === undefined
       ? {}
       : { tracer: tracerProvider.getTracer(TRACE_SERVICE_NAME, packageVersion) }),
+    ...(scale === undefined
+      ? {}
+      : { dependencyChecks: { redis: () => scale.check() }, admitRun: () => scale.admit() }),
   });
 
   const handle = app.callback();
@@ -336,6 +372,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await batchesClosed;
     await wsHub.close();
     hub.close();
+    wiring?.stop();
+    await scale?.close();
     startupProbe.abort();
     await llm.close();
     offRecord();
@@ -360,6 +398,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     batches,
     llm,
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(scale !== undefined ? { scale } : {}),
     url,
     port: address.port,
     close() {

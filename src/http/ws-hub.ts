@@ -43,9 +43,11 @@ export const DEFAULT_WS_MAX_PENDING_PER_CLIENT = 10;
 
 const WS_PATH = /^\/ws\/execution\/([^/]+)$/;
 
+type UpgradeGuardResult = { ok: true } | { ok: false; reason: string; status?: number };
+
 /** The API-key check for upgrade requests (counts failures toward the lockout). */
 export interface UpgradeGuard {
-  checkUpgrade(req: IncomingMessage): { ok: true } | { ok: false; reason: string; status?: number };
+  checkUpgrade(req: IncomingMessage): UpgradeGuardResult | Promise<UpgradeGuardResult>;
 }
 
 export interface WebSocketHubOptions {
@@ -122,7 +124,19 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     socket.on('error', (error) => {
       logger.debug({ err: errorMessage(error) }, 'upgrade socket error');
     });
-    const rate = options.rateLimit.checkUpgrade(req);
+    admitUpgrade(req, socket, head).catch((error: unknown) => {
+      logger.error({ err: errorMessage(error) }, 'WebSocket upgrade failed');
+      socket.destroy();
+    });
+  };
+
+  // The rate limit may be shared through Redis: the decision is awaited.
+  const admitUpgrade = async (
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+  ): Promise<void> => {
+    const rate = await options.rateLimit.checkUpgrade(req);
     if (!rate.ok) {
       options.metrics?.refusals.inc({ reason: 'rate_limit' });
       refuseUpgrade(socket, 429, 'Too Many Requests', {
@@ -168,7 +182,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
       return;
     }
     // The guard runs even for a query-string key so the failure counts toward the lockout.
-    const auth = guard.checkUpgrade(req);
+    const auth = await guard.checkUpgrade(req);
     if (queryCarriesKey(url.searchParams)) {
       options.metrics?.refusals.inc({ reason: 'auth' });
       ws.close(WS_CLOSE.POLICY, 'API key in query string not allowed');

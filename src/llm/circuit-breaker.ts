@@ -6,6 +6,9 @@
 export const BREAKER_STATES = { CLOSED: 'closed', OPEN: 'open', HALF_OPEN: 'half_open' } as const;
 export type BreakerState = (typeof BREAKER_STATES)[keyof typeof BREAKER_STATES];
 
+/** A circuit opening or closing, as other instances adopt it (src/scale/shared-breakers.ts). */
+export type BreakerTransition = { state: 'open'; openedAt: number } | { state: 'closed' };
+
 export interface BreakerOptions {
   /** Consecutive failures that open the circuit. @default 3 */
   threshold: number;
@@ -13,6 +16,8 @@ export interface BreakerOptions {
   cooldownMs: number;
   /** Epoch milliseconds (tests pass a simulated clock). */
   now: () => number;
+  /** Told when the circuit opens, or closes after being open (not on {@link adopt}). */
+  onTransition?: (transition: BreakerTransition) => void;
 }
 
 export class CircuitBreaker {
@@ -45,9 +50,27 @@ export class CircuitBreaker {
   }
 
   succeeded(): void {
+    const wasClosed = this.state === 'closed';
     this.state = 'closed';
     this.failures = 0;
     this.trialInFlight = false;
+    if (!wasClosed) this.options.onTransition?.({ state: 'closed' });
+  }
+
+  /**
+   * Takes over another instance's transition: its circuit opened (at its time, so the cool-down
+   * ends everywhere at once; an older opening than ours is ignored) or closed again.
+   */
+  adopt(transition: BreakerTransition): void {
+    if (transition.state === 'closed') {
+      this.state = 'closed';
+      this.failures = 0;
+      return;
+    }
+    if (this.state === 'open' && this.openedAt >= transition.openedAt) return;
+    this.state = 'open';
+    this.openedAt = transition.openedAt;
+    this.failures = this.options.threshold;
   }
 
   failed(): void {
@@ -71,5 +94,6 @@ export class CircuitBreaker {
   private open(): void {
     this.state = 'open';
     this.openedAt = this.options.now();
+    this.options.onTransition?.({ state: 'open', openedAt: this.openedAt });
   }
 }

@@ -23,7 +23,7 @@ export interface LlmService {
 /** Throws a config AppError for an unreadable or invalid models file. */
 export function createLlmService(
   settings: LlmSettings,
-  options: Pick<RouterOptions, 'onCall'> = {},
+  options: Pick<RouterOptions, 'onCall' | 'breakerSharing'> = {},
 ): LlmService {
   const chains = mergeTierChains(
     loadTierChains(settings.modelsFile ?? shippedModelsFile()),
@@ -38,6 +38,7 @@ export function createLlmService(
     retryAfterMaxMs: settings.retryAfterMaxMs,
     maxInFlight: settings.maxInFlight,
     ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
+    ...(options.breakerSharing === undefined ? {} : { breakerSharing: options.breakerSharing }),
   });
   return {
     router,

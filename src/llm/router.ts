@@ -7,7 +7,7 @@
  * Each provider has a cap on requests in flight.
  */
 import { AppError, ERROR_CODES } from '../errors.js';
-import { CircuitBreaker, type BreakerState } from './circuit-breaker.js';
+import { CircuitBreaker, type BreakerState, type BreakerTransition } from './circuit-breaker.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
 import { LlmError, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
@@ -57,6 +57,16 @@ export interface RouterOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Told of every provider call (metrics). @default none */
   onCall?: (report: LlmCallReport) => void;
+  /** Circuit states shared with other instances (Redis). @default each process its own */
+  breakerSharing?: BreakerSharing;
+}
+
+/** How circuit transitions travel between the instances of a deployment. */
+export interface BreakerSharing {
+  /** A model's circuit opened or closed here. Never throws. */
+  publish(model: string, transition: BreakerTransition): void;
+  /** Applies other instances' transitions (and the states known now); returns unsubscribe. */
+  subscribe(apply: (model: string, transition: BreakerTransition) => void): () => void;
 }
 
 export interface LlmRouter extends LlmClient {
@@ -91,10 +101,14 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
   const breakerOf = (model: string): CircuitBreaker => {
     let breaker = breakers.get(model);
     if (breaker === undefined) {
+      const sharing = options.breakerSharing;
       breaker = new CircuitBreaker({
         threshold: options.breakerThreshold ?? 3,
         cooldownMs: options.breakerCooldownMs ?? 60_000,
         now,
+        ...(sharing === undefined
+          ? {}
+          : { onTransition: (transition) => sharing.publish(model, transition) }),
       });
       breakers.set(model, breaker);
     }
@@ -108,6 +122,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     }
     return limiter;
   };
+
+  options.breakerSharing?.subscribe((model, transition) => breakerOf(model).adopt(transition));
 
   function candidates(tier: number, model?: string): readonly string[] {
     if (model !== undefined) return [model];

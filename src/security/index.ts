@@ -3,9 +3,10 @@ export { constantTimeEqual } from './constant-time.js';
 export {
   SlidingWindowLimiter,
   type RateDecision,
+  type RateWindow,
   type SlidingWindowOptions,
 } from './sliding-window.js';
-export { AuthLockout, type LockoutOptions } from './lockout.js';
+export { AuthLockout, type LockoutOptions, type LockoutStore } from './lockout.js';
 export { QUERY_KEY_PARAMS, queryCarriesKey } from './query-key-params.js';
 export {
   PathEscapeError,

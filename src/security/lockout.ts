@@ -13,6 +13,19 @@ export interface LockoutOptions {
   maxClients?: number;
 }
 
+/**
+ * The failed-authentication record of clients: the in-process {@link AuthLockout}, or one shared
+ * by the deployment's instances (src/scale/shared-lockout.ts).
+ */
+export interface LockoutStore {
+  /** Seconds left on the client's lockout, or 0 when it is not locked out. */
+  lockedFor(client: string): number | Promise<number>;
+  /** Records a failure; the lockout seconds if this failure started one, else 0. */
+  recordFailure(client: string): number | Promise<number>;
+  /** A success clears the client's failures. */
+  recordSuccess(client: string): void | Promise<void>;
+}
+
 interface FailureState {
   failures: number;
   firstFailureAt: number;
@@ -24,7 +37,7 @@ interface FailureState {
  * `windowSeconds` lock the client out for `durationSeconds`. A success clears the client's
  * failures. State lives in an LRU with a TTL, so memory is bounded.
  */
-export class AuthLockout {
+export class AuthLockout implements LockoutStore {
   private readonly windowMs: number;
   private readonly threshold: number;
   private readonly durationMs: number;

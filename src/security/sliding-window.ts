@@ -12,6 +12,17 @@ export interface RateDecision {
   resetMs: number;
 }
 
+/**
+ * A per-client request budget: the in-process {@link SlidingWindowLimiter}, or one shared by the
+ * deployment's instances (src/scale/shared-rate-window.ts, whose decisions need Redis).
+ */
+export interface RateWindow {
+  readonly limit: number;
+  readonly windowMs: number;
+  /** Records one request from `key` if it is allowed, and says whether it was. */
+  hit(key: string): RateDecision | Promise<RateDecision>;
+}
+
 export interface SlidingWindowOptions {
   limit: number;
   windowMs: number;
@@ -44,7 +55,7 @@ interface ClientWindow {
  * milliseconds (a ring buffer of timestamps per client). Clients live in an LRU bounded by
  * bytes, so memory stays bounded however many addresses appear.
  */
-export class SlidingWindowLimiter {
+export class SlidingWindowLimiter implements RateWindow {
   readonly limit: number;
   readonly windowMs: number;
   private readonly now: () => number;

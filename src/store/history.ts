@@ -46,6 +46,11 @@ export interface HistoryIndex {
   whenLoaded(): Promise<void>;
   /** Adds or replaces a run (called for each run-file write). */
   upsert(record: RunRecord, filename: string): void;
+  /**
+   * Re-reads a run file written by another process (a notification of the shared store) and
+   * indexes it, bypassing the record cache. Resolves false when the file is gone or unreadable.
+   */
+  refresh(filename: string): Promise<boolean>;
   /** Whether a run with this id is indexed. */
   hasRunId(runId: string): boolean;
   /** Every indexed run as `[run id, file name]` (the newest file per run id). */
@@ -292,6 +297,14 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
       if (byFilename.has(filename) || counted.has(filename)) return;
       if (fileOf.get(record.run_id) === filename) return;
       upsert(record, filename, false);
+    },
+    async refresh(filename) {
+      if (!RUN_FILE_NAME.test(filename) || filename.includes('..')) return false;
+      records.delete(filename);
+      const record = await readRecord(filename, false);
+      if (record === undefined) return false;
+      upsert(record, filename, false);
+      return true;
     },
     hasRunId: (runId) => fileOf.has(runId),
     runFiles: () => fileOf.entries(),

@@ -77,12 +77,13 @@ async function start(
   });
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
-    const check = guard.checkUpgrade(req);
-    if (!check.ok) {
-      socket.end(`HTTP/1.1 ${check.status} Refused\r\nConnection: close\r\n\r\n`);
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'bye'));
+    void guard.checkUpgrade(req).then((check) => {
+      if (!check.ok) {
+        socket.end(`HTTP/1.1 ${check.status} Refused\r\nConnection: close\r\n\r\n`);
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => ws.close(1000, 'bye'));
+    });
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -3,7 +3,12 @@ import type { Middleware } from 'koa';
 import type { Config } from '../../config/index.js';
 import { AuthError, RateLimitedError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { AuthLockout, constantTimeEqual, queryCarriesKey } from '../../security/index.js';
+import {
+  AuthLockout,
+  constantTimeEqual,
+  queryCarriesKey,
+  type LockoutStore,
+} from '../../security/index.js';
 import { clientIp } from '../client-ip.js';
 import { safeDecode } from '../safe-decode.js';
 
@@ -12,6 +17,11 @@ export interface AuthOptions {
   now?: () => number;
   /** Receives the open-mode warning and lockout notices. */
   logger?: Logger;
+  /**
+   * The failure record, e.g. one shared through Redis by every instance.
+   * @default an in-process AuthLockout of `config.authLockout`
+   */
+  lockout?: LockoutStore;
 }
 
 /** Result of {@link AuthGuard.checkUpgrade}. */
@@ -30,7 +40,7 @@ export interface AuthGuard {
   /** Koa middleware: API key + lockout for `/api/` routes (public paths excepted). */
   middleware: Middleware;
   /** The same key and lockout rules for a WebSocket upgrade request. */
-  checkUpgrade(req: IncomingMessage): UpgradeCheck;
+  checkUpgrade(req: IncomingMessage): Promise<UpgradeCheck>;
   /** True when AGENTIC_API_KEY is unset. */
   readonly openMode: boolean;
 }
@@ -49,10 +59,12 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
   const apiKey = config.apiKey;
   // Without AGENTIC_METRICS there is no /metrics route: the path is the SPA's like any other.
   const protectMetrics = config.metrics && !config.metricsPublic;
-  const lockout = new AuthLockout({
-    ...config.authLockout,
-    ...(opts.now ? { now: opts.now } : {}),
-  });
+  const lockout: LockoutStore =
+    opts.lockout ??
+    new AuthLockout({
+      ...config.authLockout,
+      ...(opts.now ? { now: opts.now } : {}),
+    });
   if (apiKey === undefined) {
     opts.logger?.warn(
       'AGENTIC_API_KEY is not set: the API is running in OPEN MODE and accepts every request ' +
@@ -75,16 +87,19 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
   };
 
   /** Throws the lockout 429 or the 401; records the outcome for the lockout. */
-  const authenticate = (client: string, headers: IncomingMessage['headers']): void => {
-    const lockedFor = lockout.lockedFor(client);
+  const authenticate = async (
+    client: string,
+    headers: IncomingMessage['headers'],
+  ): Promise<void> => {
+    const lockedFor = await lockout.lockedFor(client);
     if (lockedFor > 0) {
       throw new RateLimitedError('Too many failed authentication attempts', lockedFor);
     }
     if (presentedKeyMatches(headers)) {
-      lockout.recordSuccess(client);
+      await lockout.recordSuccess(client);
       return;
     }
-    if (lockout.recordFailure(client) > 0) {
+    if ((await lockout.recordFailure(client)) > 0) {
       opts.logger?.warn({ client }, 'auth lockout started');
     }
     throw new AuthError();
@@ -95,19 +110,19 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
       await next();
       return;
     }
-    authenticate(clientIp(ctx, config), ctx.req.headers);
+    await authenticate(clientIp(ctx, config), ctx.req.headers);
     await next();
   };
 
-  const checkUpgrade = (req: IncomingMessage): UpgradeCheck => {
+  const checkUpgrade = async (req: IncomingMessage): Promise<UpgradeCheck> => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (queryCarriesKey(url.searchParams)) {
-      if (apiKey !== undefined) lockout.recordFailure(clientIp(req, config));
+      if (apiKey !== undefined) await lockout.recordFailure(clientIp(req, config));
       return { ok: false, reason: 'API key in the query string is not accepted', status: 401 };
     }
     if (apiKey === undefined) return { ok: true };
     try {
-      authenticate(clientIp(req, config), req.headers);
+      await authenticate(clientIp(req, config), req.headers);
       return { ok: true };
     } catch (error) {
       if (error instanceof RateLimitedError) {

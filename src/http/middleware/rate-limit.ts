@@ -2,12 +2,17 @@ import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import type { Config } from '../../config/index.js';
 import { RateLimitedError } from '../../errors.js';
-import { SlidingWindowLimiter } from '../../security/index.js';
+import { SlidingWindowLimiter, type RateWindow } from '../../security/index.js';
 import { clientIp } from '../client-ip.js';
 
 export interface RateLimitOptions {
   /** Injectable clock (ms). @default Date.now */
   now?: () => number;
+  /**
+   * The budget itself, e.g. one shared through Redis by every instance.
+   * @default an in-process SlidingWindowLimiter of `config.rateLimit`
+   */
+  window?: RateWindow;
 }
 
 /** Result of {@link RateLimiter.checkUpgrade}. */
@@ -26,7 +31,7 @@ export interface RateLimiter {
   /** Koa middleware: counts the request; a refusal throws the 429. */
   middleware: Middleware;
   /** Counts a WebSocket upgrade request against the same budget. */
-  checkUpgrade(req: IncomingMessage): UpgradeRateCheck;
+  checkUpgrade(req: IncomingMessage): Promise<UpgradeRateCheck>;
 }
 
 /**
@@ -38,14 +43,16 @@ export interface RateLimiter {
  * headers; a refusal is a 429 with `Retry-After` (seconds, rounded up).
  */
 export function createRateLimiter(config: Config, opts: RateLimitOptions = {}): RateLimiter {
-  const limiter = new SlidingWindowLimiter({
-    limit: config.rateLimit.limit,
-    windowMs: config.rateLimit.windowMs,
-    ...(opts.now ? { now: opts.now } : {}),
-  });
+  const limiter =
+    opts.window ??
+    new SlidingWindowLimiter({
+      limit: config.rateLimit.limit,
+      windowMs: config.rateLimit.windowMs,
+      ...(opts.now ? { now: opts.now } : {}),
+    });
   const policy = `${config.rateLimit.limit};w=${Math.ceil(config.rateLimit.windowMs / 1000)}`;
-  const hit = (client: string) => {
-    const decision = limiter.hit(client);
+  const hit = async (client: string) => {
+    const decision = await limiter.hit(client);
     const headers = {
       'RateLimit-Limit': String(decision.limit),
       'RateLimit-Remaining': String(decision.remaining),
@@ -60,7 +67,7 @@ export function createRateLimiter(config: Config, opts: RateLimitOptions = {}): 
       await next();
       return;
     }
-    const { decision, headers } = hit(clientIp(ctx, config));
+    const { decision, headers } = await hit(clientIp(ctx, config));
     if (!decision.allowed) {
       throw new RateLimitedError('Rate limit exceeded', decision.retryAfterMs / 1000, headers);
     }
@@ -68,8 +75,8 @@ export function createRateLimiter(config: Config, opts: RateLimitOptions = {}): 
     await next();
   };
 
-  const checkUpgrade = (req: IncomingMessage): UpgradeRateCheck => {
-    const { decision, headers } = hit(clientIp(req, config));
+  const checkUpgrade = async (req: IncomingMessage): Promise<UpgradeRateCheck> => {
+    const { decision, headers } = await hit(clientIp(req, config));
     if (decision.allowed) return { ok: true };
     return {
       ok: false,

@@ -17,6 +17,7 @@ import { open, readdir, stat, statfs, unlink } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative } from 'node:path';
 import type { Config } from '../../config/index.js';
 import type { Runtime } from '../../engine/types.js';
+import { errorMessage } from '../../errors.js';
 import type { EventHub } from '../../events/hub.js';
 import type { HealthResponse } from '../../generated/api/health-response.js';
 import type { ReadinessResponse } from '../../generated/api/readiness-response.js';
@@ -33,7 +34,15 @@ export interface HealthRouteDeps {
   runtime: Pick<Runtime, 'writes' | 'activeRuns' | 'options'>;
   history: Pick<HistoryIndex, 'loaded' | 'runCount'>;
   version: string;
+  /**
+   * Checks of shared dependencies, by name (`redis`, `queue`): each rejects with a message safe
+   * to show (it becomes the check's detail) when the dependency does not answer. @default none
+   */
+  dependencyChecks?: Readonly<Record<string, ReadinessCheck>>;
 }
+
+/** A readiness check of a dependency: resolves when it answers, rejects with a safe message. */
+export type ReadinessCheck = () => Promise<void>;
 
 type Check = { ok: boolean; detail?: string };
 
@@ -149,6 +158,12 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
         (code) => `replay store unavailable (${code})`,
       ),
     };
+    for (const [name, check] of Object.entries(deps.dependencyChecks ?? {})) {
+      checks[name] = await check().then(
+        (): Check => ({ ok: true }),
+        (error: unknown): Check => ({ ok: false, detail: errorMessage(error) }),
+      );
+    }
     const failing = Object.entries(checks).filter(([, check]) => !check.ok);
     if (failing.length > 0) {
       ctx.status = 503;

@@ -48,6 +48,8 @@ export interface RunRouteDeps {
   config: Pick<Config, 'defaultAdapter'>;
   /** Scores runs that ask for evaluation; without it `evaluation.enabled: true` is a 422. */
   evaluator?: Evaluator;
+  /** Throws (503) when a new run cannot be accepted now (a shared dependency is away). */
+  admitRun?: () => void;
 }
 
 /** Largest `limit` accepted by `GET /api/runs`. */
@@ -107,6 +109,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
 
   router.post('/api/run', async (ctx) => {
     const request = parseRunRequest(requestBody(ctx));
+    deps.admitRun?.();
     // Names and YAML paths only: anything else (YAML text, odd characters) is an unknown workflow.
     if (!isWorkflowReference(request.workflow)) throw workflowNotFound(request.workflow);
     if (request.run_id !== undefined && request.run_id !== null) {

@@ -1,0 +1,40 @@
+/**
+ * The Redis key layout of a deployment, every key under `AGENTIC_REDIS_PREFIX` so several
+ * deployments can share one Redis. One place, so the README's table and the code agree.
+ */
+
+/** Notifications kept in the run-record stream (approximate trim: `MAXLEN ~`). */
+export const RECORD_STREAM_MAXLEN = 10_000;
+/** Events kept per run stream (the spec's replay buffer of 500 events, exact trim). */
+export const RUN_STREAM_MAXLEN = 500;
+/**
+ * How long the stream of a run still running lives after its last event: a stream whose owner
+ * died without a `workflow_end` does not stay in Redis forever.
+ */
+export const ACTIVE_STREAM_TTL_MS = 24 * 60 * 60 * 1000;
+
+export interface ScaleKeys {
+  /** `<prefix>:run:<run_id>:events`: the run's event stream. */
+  runEvents(runId: string): string;
+  /** `<prefix>:runs:records`: a notification per run-file write (history indexes follow it). */
+  readonly records: string;
+  /** `<prefix>:ratelimit:<bucket>:<client>`: a sliding window (sorted set of hit times). */
+  rateLimit(bucket: string, client: string): string;
+  /** `<prefix>:lockout:<client>`: failed authentications of a client (sorted set). */
+  lockout(client: string): string;
+  /** `<prefix>:breakers`: the last transition of each model's circuit (hash: model → JSON). */
+  readonly breakers: string;
+  /** `<prefix>:breakers:changes`: the pub/sub channel of circuit transitions. */
+  readonly breakerChanges: string;
+}
+
+export function createScaleKeys(prefix: string): ScaleKeys {
+  return {
+    runEvents: (runId) => `${prefix}:run:${runId}:events`,
+    records: `${prefix}:runs:records`,
+    rateLimit: (bucket, client) => `${prefix}:ratelimit:${bucket}:${client}`,
+    lockout: (client) => `${prefix}:lockout:${client}`,
+    breakers: `${prefix}:breakers`,
+    breakerChanges: `${prefix}:breakers:changes`,
+  };
+}
