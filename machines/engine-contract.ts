@@ -15,10 +15,14 @@
  *   reason, unfinished steps are skipped, and the engine completes promptly.
  */
 import type { ActorLogic, ActorSystem, ActorSystemInfo, AnyEventObject, Snapshot } from 'xstate';
-import type { CompiledStep, CompiledWorkflow, EvalScope, StepStatus } from '../workflow/types.js';
-import type { TokenUsage } from '../llm/types.js';
-import type { VerificationResult } from '../generated/run-record.js';
-import type { AdapterName } from './types.js';
+import type {
+  CompiledStep,
+  CompiledWorkflow,
+  EvalScope,
+  StepStatus,
+} from '../src/workflow/types.js';
+import type { TokenUsage } from '../src/llm/types.js';
+import type { VerificationResult } from '../src/generated/run-record.js';
 
 /** Result of one attempt of a step (loop iterations included). */
 export interface AttemptResult {
@@ -173,11 +177,4 @@ export function asEngineLogic<TSnapshot extends EngineSnapshot, TEvent extends A
   logic: ActorLogic<TSnapshot, TEvent, EngineInput, EngineSystem, EngineEmitted>,
 ): EngineLogic {
   return logic as unknown as EngineLogic;
-}
-
-export interface EngineAdapter {
-  readonly name: AdapterName;
-  readonly description: string;
-  /** The engine actor logic; for graph, built per workflow. */
-  createLogic(workflow: CompiledWorkflow): EngineLogic;
 }

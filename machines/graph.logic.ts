@@ -1,5 +1,5 @@
 /**
- * How the runtime runs a compiled graph machine (`graph-compiler.ts`): the machine's own actor
+ * How the runtime runs a compiled graph machine (`graph.machine.ts`): the machine's own actor
  * logic, with the step events applied to the one region they concern.
  *
  * XState's generic algorithm offers every event to every active region, re-evaluates every
@@ -12,7 +12,7 @@
  * `step.finished` → the outcome's status): what the regions' `always` guards (`ready`,
  * `conditionFalse`, `stepIs`) select in the generic path, in O(1) per changed step. Every other
  * event (`engine.finished`, `engine.abort`, XState's own) takes XState's generic transition.
- * `test/machines/graph-logic.test.ts` checks both paths give the same states.
+ * `test/machines/graph.machine.test.ts` checks both paths give the same states.
  *
  * `engine.start` (sent by `start`, as the machine's `requestStart` entry sends it) begins the run
  * the same way.
@@ -27,13 +27,13 @@ import {
   type EngineEmitted,
   type EngineEvent,
   type EngineInput,
-} from '../src/engine/adapter.js';
+} from './engine-contract.js';
 import {
   startRun,
   type GraphContext,
   type GraphMachine,
   type GraphMachineEvent,
-} from './graph-compiler.js';
+} from './graph.machine.js';
 import {
   GraphRun,
   STEP_ITERATION,

@@ -6,7 +6,7 @@
  * binary heap): no scan of all steps per event and no copy of per-step arrays.
  *
  * The scheduling state and its rules (skips, retries, abort, outcomes) are the shared
- * {@link SchedulerCore} (`scheduler-core.ts`, also run by the graph machine); this file is the
+ * {@link SchedulerCore} (`scheduler/scheduler-core.ts`, also run by the graph machine); this file is the
  * actor around it. The state is mutable and private to the actor (it lives in `snapshot.core`,
  * which nothing outside reads). Step attempts are started inside `start`/`transition`, the same way
  * XState's own promise logic starts its promise; their results come back as `step.result`
@@ -22,10 +22,10 @@ import type {
   EngineInput,
   EngineOutput,
   EngineSystem,
-} from '../src/engine/adapter.js';
-import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
+} from './engine-contract.js';
+import { SchedulerCore, type SchedulerDeps } from './scheduler/scheduler-core.js';
 
-export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
+export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler/scheduler-core.js';
 
 /** Events the native scheduler handles (`engine.abort` from the run actor; the rest internal). */
 export type NativeSchedulerEvent =

@@ -10,7 +10,7 @@
  * persistence (ARCHITECTURE §4): runs are not restored across processes.
  */
 import { assign, emit, sendTo, setup, type Snapshot } from 'xstate';
-import type { EngineInput, EngineLogic, EngineOutput } from '../src/engine/adapter.js';
+import type { EngineInput, EngineLogic, EngineOutput } from './engine-contract.js';
 
 export interface RunMachineInput {
   runId: string;

@@ -44,7 +44,7 @@ export type {
   EngineInput,
   EngineOutput,
   StepOutcome,
-} from './engine/adapter.js';
+} from '../machines/engine-contract.js';
 /** The run actor's machine (pure; the engine is provided per run) and its result. */
 export {
   runMachine,

@@ -3,16 +3,16 @@
  * concurrency limit), retries and `engine.abort`, over per-step numbers in one plain array
  * (`step-slots.ts`, `ready-heap.ts`); outcomes come from `step-outcomes.ts`, skips from
  * `skip-propagation.ts`. Every per-event operation is O(1) or O(log n) (abort, rare, scans once).
- * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`); both engines
+ * Semantics are ARCHITECTURE §6 and the adapter contract (`machines/engine-contract.ts`); both engines
  * run this code, so they produce the same event sequence for the same run.
  *
  * Engine events collect in an outbox that the actor empties once per transition
  * ({@link SchedulerCore.takeEmitted}). A subclass provides how attempt results, retry timers and
  * loop iterations come back:
- * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits the outbox
+ * - the native scheduler (`native-scheduler.logic.ts`, a custom `ActorLogic`) emits the outbox
  *   with `actorScope.emit` at the end of each transition and receives `step.result` /
  *   `step.retry` events;
- * - the graph machine (`graph-run.ts`, `graph-compiler.ts`, `graph-logic.ts`) emits it after each
+ * - the graph machine (`graph-run.ts`, `graph.machine.ts`, `graph.logic.ts`) emits it after each
  *   step event (`step.settled` / `.retry` / `.iteration`, addressed by index) and moves the regions
  *   of the steps its events name ({@link SchedulerCore.stepStatus} is what their guards read).
  *
@@ -25,8 +25,8 @@ import type {
   EngineInput,
   EngineOutput,
   StepOutcome,
-} from '../src/engine/adapter.js';
-import type { CompiledStep, EvalScope, StepView } from '../src/workflow/types.js';
+} from '../engine-contract.js';
+import type { CompiledStep, EvalScope, StepView } from '../../src/workflow/types.js';
 import { Attempt } from './attempt-request.js';
 import { heapPop, heapPush } from './ready-heap.js';
 import { clearRetryTimer } from './retry-timers.js';

@@ -5,7 +5,7 @@ import {
   type EngineInput,
   type EngineLogic,
   type EngineSnapshot,
-} from './adapter.js';
+} from '../../machines/engine-contract.js';
 
 /** What one run's engine child runs, and who observes it. */
 export interface EngineRoute {

@@ -22,7 +22,12 @@ import {
   successRate,
   type RunRecordBase,
 } from '../store/run-record.js';
-import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
+import type {
+  EngineEvent,
+  EngineInput,
+  EngineLogic,
+  StepOutcome,
+} from '../../machines/engine-contract.js';
 import type { EngineDispatch } from './engine-dispatch.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunHandle } from './types.js';

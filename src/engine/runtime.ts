@@ -42,7 +42,8 @@ import {
 import { sharedWriteThread, writeFileAtomicOffThread } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
+import type { EngineClock, EngineInput } from '../../machines/engine-contract.js';
+import type { EngineAdapter } from './adapter.js';
 import { graphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';

@@ -15,7 +15,7 @@ import type { RunWriterStatus, UnwrittenRecord } from '../store/run-writer.js';
 import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
-import type { EngineClock } from './adapter.js';
+import type { EngineClock } from '../../machines/engine-contract.js';
 import type { RuntimeApprovals } from './runtime-approvals.js';
 
 export type { WorkflowEvent } from '../generated/events.js';

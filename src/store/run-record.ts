@@ -2,7 +2,7 @@
  * Run records (the run file's content, `schemas/run-record.schema.json`) built from a workflow
  * and its step outcomes. Errors are messages only; a stack trace never reaches a record.
  */
-import type { StepOutcome } from '../engine/adapter.js';
+import type { StepOutcome } from '../../machines/engine-contract.js';
 import type { AdapterName } from '../engine/types.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';

@@ -22,16 +22,12 @@
 // run again, and the overhead is printed against the target of issue 14.
 // `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
 import { createActor } from 'xstate';
-import type {
-  AttemptResult,
-  AttemptRunner,
-  EngineAdapter,
-  EngineInput,
-} from '../../src/engine/adapter.js';
-import type { EngineEmitted, EngineEvent } from '../../src/engine/adapter.js';
+import type { AttemptResult, AttemptRunner, EngineInput } from '../../machines/engine-contract.js';
+import type { EngineAdapter } from '../../src/engine/adapter.js';
+import type { EngineEmitted, EngineEvent } from '../../machines/engine-contract.js';
 import type { Runtime } from '../../src/index.js';
 import type { Agent } from '../../src/agents/types.js';
-import type * as AdapterModule from '../../src/engine/adapter.js';
+import type * as AdapterModule from '../../machines/engine-contract.js';
 import type * as GraphModule from '../../src/engine/adapters/graph.js';
 import type * as NativeModule from '../../src/engine/adapters/native.js';
 import type * as IndexModule from '../../src/index.js';
@@ -46,7 +42,7 @@ const FROM = process.argv.includes('--src')
   : new URL('../../dist/', import.meta.url);
 const ext = process.argv.includes('--src') ? '.ts' : '.js';
 const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
-const { forEachEngineEvent } = await load<typeof AdapterModule>('src/engine/adapter');
+const { forEachEngineEvent } = await load<typeof AdapterModule>('machines/engine-contract');
 const { graphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
 const { nativeAdapter } = await load<typeof NativeModule>('src/engine/adapters/native');
 const { createRuntime, createServiceMetrics, observeRuntime } =

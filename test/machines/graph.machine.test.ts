@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { createActor, createMachine, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
-import type { EngineInput, EngineOutput } from '../../src/engine/adapter.js';
+import type { EngineInput, EngineOutput } from '../../machines/engine-contract.js';
 import {
   compileGraphMachine,
   graphImplementations,

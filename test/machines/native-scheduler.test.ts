@@ -6,7 +6,7 @@ import {
   type EngineEvent,
   type EngineInput,
   type EngineOutput,
-} from '../../src/engine/adapter.js';
+} from '../../machines/engine-contract.js';
 import { nativeAdapter } from '../../src/engine/adapters/native.js';
 import { engineInput, failed, manualClock, ok, workflowOf } from './fixtures.js';
 

@@ -3,11 +3,12 @@ import {
   graphMachineConfig,
   graphMachineImplementations,
   type GraphMachine,
-} from '../../../machines/graph-compiler.js';
-import { createGraphLogic, type GraphLogic } from '../../../machines/graph-logic.js';
+} from '../../../machines/graph.machine.js';
+import { createGraphLogic, type GraphLogic } from '../../../machines/graph.logic.js';
 import { isTruthy } from '../../workflow/values.js';
 import type { CompiledWorkflow } from '../../workflow/types.js';
-import { type EngineAdapter, type EngineLogic } from '../adapter.js';
+import type { EngineLogic } from '../../../machines/engine-contract.js';
+import type { EngineAdapter } from '../adapter.js';
 
 const DEPS = { isTruthy };
 
@@ -16,7 +17,7 @@ const DEPS = { isTruthy };
 const logics = new WeakMap<CompiledWorkflow, GraphLogic>();
 
 /**
- * The runtime logic of a workflow's graph machine (see `machines/graph-logic.ts`): what the graph
+ * The runtime logic of a workflow's graph machine (see `machines/graph.logic.ts`): what the graph
  * adapter executes. Its `machine` is the compiled XState machine.
  */
 export function compileGraphLogic(workflow: CompiledWorkflow): GraphLogic {
@@ -35,7 +36,7 @@ export function compileGraphLogic(workflow: CompiledWorkflow): GraphLogic {
 
 /**
  * Compiles a workflow into its graph machine: a parallel region per step (see
- * `machines/graph-compiler.ts`).
+ * `machines/graph.machine.ts`).
  */
 export function compileGraphMachine(workflow: CompiledWorkflow): GraphMachine {
   return compileGraphLogic(workflow).machine;

@@ -1,6 +1,7 @@
-import { createNativeSchedulerLogic } from '../../../machines/native-scheduler.machine.js';
+import { createNativeSchedulerLogic } from '../../../machines/native-scheduler.logic.js';
 import { isTruthy } from '../../workflow/values.js';
-import { asEngineLogic, type EngineAdapter, type EngineLogic } from '../adapter.js';
+import { asEngineLogic, type EngineLogic } from '../../../machines/engine-contract.js';
+import type { EngineAdapter } from '../adapter.js';
 
 const logic: EngineLogic = asEngineLogic(createNativeSchedulerLogic({ isTruthy }));
 
