@@ -1,10 +1,14 @@
 /**
- * The contract between the run actor and an engine adapter (native or graph).
+ * The contract between the run actor and an engine (native or graph): what an engine is given,
+ * what it emits and what it finishes with. It lives beside the machines that keep it; `src/engine`
+ * imports it, never the other way.
  *
- * An adapter supplies XState actor logic. The run actor invokes it as its `engine` child with an
+ * An engine is XState actor logic ({@link EngineLogic}). The run machine is given it with
+ * `runMachine.provide({ actors: { engine } })` and invokes it as its `engine` child with an
  * {@link EngineInput}; the engine schedules steps, runs each attempt through the injected
- * {@link AttemptRunner}, emits {@link EngineEvent}s (XState `emit`, observed with
- * `actor.on(...)`), and finishes (snapshot status `done`) with an {@link EngineOutput}.
+ * {@link AttemptRunner}, hands its {@link EngineEvent}s to the input's `observer` and emits them
+ * (XState `emit`, observed with `actor.on(...)`), and finishes (snapshot status `done`) with an
+ * {@link EngineOutput}.
  *
  * Invariants every adapter keeps (the conformance suite checks them on both):
  * - exactly one `step.finished` per step, skips included, in the order steps finish;
@@ -14,7 +18,14 @@
  * - on `engine.abort` every running attempt is aborted, running steps fail with the abort
  *   reason, unfinished steps are skipped, and the engine completes promptly.
  */
-import type { ActorLogic, ActorSystem, ActorSystemInfo, AnyEventObject, Snapshot } from 'xstate';
+import type {
+  ActorLogic,
+  ActorScope,
+  ActorSystem,
+  ActorSystemInfo,
+  AnyEventObject,
+  Snapshot,
+} from 'xstate';
 import type {
   CompiledStep,
   CompiledWorkflow,
@@ -92,6 +103,14 @@ export interface EngineInput {
   /** Delay before attempt `attempt + 1` after attempt `attempt` failed (backoff with jitter). */
   retryDelayMs: (attempt: number) => number;
   clock: EngineClock;
+  /**
+   * The run's observer: receives every engine event, in order, as the engine takes it from its
+   * outbox (before XState's `emit` reaches `actor.on(...)` listeners). Passed in the input rather
+   * than attached with `actor.on('*')`, which copies the listener list on every emitted event.
+   * An observer that throws does not disturb the engine: the error is reported as uncaught, as
+   * XState reports a throwing listener. @default none
+   */
+  observer?: ((event: EngineEvent) => void) | undefined;
 }
 
 export interface EngineOutput {
@@ -149,6 +168,20 @@ export function forEachEngineEvent(
   for (let i = 0; i < events.length; i++) handler(events[i]!);
 }
 
+/** Hands each event of `emitted` to `observer` (see {@link EngineInput.observer}). */
+export function notifyObserver(
+  observer: (event: EngineEvent) => void,
+  emitted: EngineEmitted,
+): void {
+  try {
+    forEachEngineEvent(emitted, observer);
+  } catch (error) {
+    setTimeout(() => {
+      throw error;
+    });
+  }
+}
+
 /** Events the run actor sends to the engine. */
 export type EngineCommand = { type: 'engine.abort'; reason: string };
 
@@ -158,23 +191,26 @@ export type EngineSnapshot = Snapshot<EngineOutput>;
 /** The actor system engines run in (XState's own system type; engines use no system ids). */
 export type EngineSystem = ActorSystem<ActorSystemInfo>;
 
-/** The actor logic of an engine, as the run actor sees it. */
-export type EngineLogic = ActorLogic<
+/** The actor scope an engine is given (its own snapshot type, read by nobody else). */
+export type EngineScope = ActorScope<EngineSnapshot, AnyEventObject, EngineSystem, EngineEmitted>;
+
+/**
+ * The actor logic of an engine, as the run actor sees it: XState's `ActorLogic` with the engine's
+ * input and emitted events. The members are declared as methods so that an engine with its own
+ * snapshot type (a machine snapshot, the native scheduler's core) and its own event type is one:
+ * the run actor reads only status, output and error, and an actor only ever hands a logic the
+ * snapshots that logic made.
+ */
+export interface EngineLogic extends ActorLogic<
   EngineSnapshot,
-  EngineCommand | AnyEventObject,
+  AnyEventObject,
   EngineInput,
   EngineSystem,
   EngineEmitted
->;
-
-/**
- * An adapter's own logic as an {@link EngineLogic}. Its snapshot type is the adapter's own (a
- * machine snapshot, the native scheduler's core) and its events may be narrower; the run actor
- * reads only status, output and error, and an actor only ever hands a logic snapshots that logic
- * made, so widening the parameter types is safe. The one place where that is asserted.
- */
-export function asEngineLogic<TSnapshot extends EngineSnapshot, TEvent extends AnyEventObject>(
-  logic: ActorLogic<TSnapshot, TEvent, EngineInput, EngineSystem, EngineEmitted>,
-): EngineLogic {
-  return logic as unknown as EngineLogic;
+> {
+  transition(snapshot: EngineSnapshot, event: AnyEventObject, scope: EngineScope): EngineSnapshot;
+  getInitialSnapshot(scope: EngineScope, input: EngineInput): EngineSnapshot;
+  start?(snapshot: EngineSnapshot, scope: EngineScope): void;
+  getPersistedSnapshot(snapshot: EngineSnapshot, options?: unknown): Snapshot<unknown>;
+  restoreSnapshot?(snapshot: Snapshot<unknown>, scope: EngineScope): EngineSnapshot;
 }

@@ -22,6 +22,7 @@
  * shared by the run's successive snapshots: read `snapshot.value` when notified (an inspector
  * callback, `subscribe`), copy it to keep it.
  */
+import type { Snapshot } from 'xstate';
 import {
   forEachEngineEvent,
   type EngineEmitted,
@@ -58,7 +59,7 @@ export interface GraphLogic {
   getInitialSnapshot(scope: GraphScope, input: EngineInput): GraphSnapshot;
   transition(snapshot: GraphSnapshot, event: GraphMachineEvent, scope: GraphScope): GraphSnapshot;
   start(snapshot: GraphSnapshot, scope: GraphScope): void;
-  getPersistedSnapshot(snapshot: GraphSnapshot): unknown;
+  getPersistedSnapshot(snapshot: GraphSnapshot): Snapshot<unknown>;
 }
 
 /** Builds the runtime logic of `machine` (compiled from `stepNames`, in YAML order). */

@@ -18,13 +18,14 @@
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
  * truthiness comes in through {@link SchedulerDeps}. */
-import type {
-  AttemptResult,
-  EngineEmitted,
-  EngineEvent,
-  EngineInput,
-  EngineOutput,
-  StepOutcome,
+import {
+  notifyObserver,
+  type AttemptResult,
+  type EngineEmitted,
+  type EngineEvent,
+  type EngineInput,
+  type EngineOutput,
+  type StepOutcome,
 } from '../engine-contract.js';
 import type { CompiledStep, EvalScope, StepView } from '../../src/workflow/types.js';
 import { Attempt } from './attempt-request.js';
@@ -60,6 +61,7 @@ import {
 } from './step-slots.js';
 
 export type { AttemptRequest } from './attempt-request.js';
+export { Attempt } from './attempt-request.js';
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagation.js';
 
 /** The states of a step: its region's states in the graph machine. */
@@ -134,15 +136,22 @@ export abstract class SchedulerCore {
   /**
    * The pending engine events as one emitted event, and the outbox emptied: the event itself when
    * one is pending, else an `engine.batch` of them in order (one XState emit per transition
-   * instead of one per event; the run's engine dispatch unpacks batches).
+   * instead of one per event). The input's observer gets them here, one at a time, so every path
+   * that drains the outbox (native flush, the graph logic, the graph machine's `emitEvents`)
+   * reaches it.
    */
   takeEmitted(): EngineEmitted {
     const first = this.pendingFirst;
     const all = this.pendingAll;
     this.pendingFirst = undefined;
     this.pendingAll = undefined;
-    if (all !== undefined) return { type: 'engine.batch', events: all };
-    return first ?? { type: 'engine.batch', events: [] };
+    const emitted: EngineEmitted =
+      all !== undefined
+        ? { type: 'engine.batch', events: all }
+        : (first ?? { type: 'engine.batch', events: [] });
+    const observer = this.input.observer;
+    if (observer !== undefined) notifyObserver(observer, emitted);
+    return emitted;
   }
 
   /** Queues the steps without dependencies and starts as many as the limit allows. */
@@ -384,6 +393,17 @@ export abstract class SchedulerCore {
       this.runAbort,
     );
     if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
+    this.launch(request);
+  }
+
+  /**
+   * Calls the attempt runner for a started attempt; its result comes back through
+   * {@link sendSettled}. The native scheduler defers this out of `transition` (see
+   * `native-scheduler.logic.ts`).
+   */
+  protected launch(request: Attempt): void {
+    const index = request.step.index;
+    const attempt = request.attempt;
     let pending: Promise<AttemptResult>;
     try {
       pending = this.input.runAttempt(request);

@@ -22,24 +22,16 @@ import {
   successRate,
   type RunRecordBase,
 } from '../store/run-record.js';
-import type {
-  EngineEvent,
-  EngineInput,
-  EngineLogic,
-  StepOutcome,
-} from '../../machines/engine-contract.js';
-import type { EngineDispatch } from './engine-dispatch.js';
+import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engine-contract.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunHandle } from './types.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
-  engineLogic: EngineLogic;
+  /** The engine's input; the session adds itself as its `observer`. */
   engineInput: EngineInput;
-  /** The runtime's run machine, provided once with the engine dispatch. */
+  /** The run machine provided with this run's engine (`runMachine.provide({ actors: { engine } })`). */
   machine: typeof runMachine;
-  /** The runtime's engine dispatch: this run's engine logic and observer are registered with it. */
-  dispatch: Pick<EngineDispatch, 'route'>;
   timeoutMs: number | undefined;
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
@@ -107,10 +99,7 @@ export class RunSession {
       // Without a buffer, events are built only while the runtime has subscribers.
       ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
     });
-    options.dispatch.route(options.engineInput, {
-      logic: options.engineLogic,
-      onEvent: this.onEngineEvent.bind(this),
-    });
+    options.engineInput.observer = this.onEngineEvent.bind(this);
     this.actor = createActor(options.machine, {
       parent: options.parent,
       id: `run-${base.runId}`,

@@ -60,5 +60,5 @@ export const graphAdapter: EngineAdapter = {
   name: 'graph',
   description:
     'Workflow compiled into an XState v5 machine: a parallel region per step (pending → running ⇄ retrying → success | failed | skipped), the shared scheduler core deciding what runs',
-  createLogic: (workflow): EngineLogic => compileGraphLogic(workflow) as unknown as EngineLogic,
+  createLogic: (workflow): EngineLogic => compileGraphLogic(workflow),
 };
