@@ -13,6 +13,7 @@
 
 /** Creates a runtime (one XState system); see {@link RuntimeOptions}. */
 export { createRuntime, SHUTDOWN_REASON } from './engine/runtime.js';
+export type { Inspector } from './engine/inspection.js';
 /** Applies the documented defaults to {@link RuntimeOptions}. */
 export {
   resolveRuntimeOptions,

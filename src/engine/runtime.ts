@@ -47,6 +47,7 @@ import type { EngineAdapter } from './adapter.js';
 import { graphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
+import { stableInspection } from './inspection.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
@@ -149,7 +150,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
   const root: AnyActorRef = createActor(createRootLogic(), {
     clock,
-    ...(resolved.inspect === undefined ? {} : { inspect: resolved.inspect }),
+    ...(resolved.inspect === undefined ? {} : { inspect: stableInspection(resolved.inspect) }),
   });
   root.subscribe({
     error: (error: unknown) => log.error({ err: errorMessage(error) }, 'runtime actor failed'),

@@ -3,7 +3,8 @@ import type { ToolsOptions } from '../tools/index.js';
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
  */
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import type { AnyActorRef } from 'xstate';
+import type { Inspector } from './inspection.js';
 import type { Agent } from '../agents/types.js';
 import type { ErrorDetail } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
@@ -49,8 +50,13 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   /** Adapter used when a run names none. @default 'graph' */
   defaultAdapter?: AdapterName;
-  /** XState inspector callback (e.g. `createBrowserInspector().inspect`). @default off */
-  inspect?: (event: InspectionEvent) => void;
+  /**
+   * An XState inspector for every actor of the runtime (root, run actors, engines): a plain
+   * callback, or an inspector observer such as `createWebSocketInspector({ url }).inspect` from
+   * `@statelyai/inspect` (README "Inspection"). Snapshot events carry the state value as it was at
+   * that transition. @default off
+   */
+  inspect?: Inspector;
   /** pino-compatible logger. @default silent */
   logger?: Logger;
   /** Extra agent catalogue directory (`AGENTIC_EXTERNAL_AGENTS_DIR`). @default none */
@@ -211,7 +217,7 @@ export interface ResolvedRuntimeOptions {
   maxActiveRuns: number;
   timeoutMs: number | undefined;
   defaultAdapter: AdapterName;
-  inspect: ((event: InspectionEvent) => void) | undefined;
+  inspect: Inspector | undefined;
   logger: Logger;
   externalAgentsDir: string | undefined;
   maxAttempts: number;
