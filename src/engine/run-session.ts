@@ -3,7 +3,7 @@
  * and snapshots into wire events and run files, and the handle given to the caller. Everything
  * here is dropped when the run ends (the runtime keeps no per-run state after that).
  */
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
@@ -70,7 +70,7 @@ export interface RunSessionOptions {
 export class RunSession {
   readonly runId: string;
   private fileName: string | undefined;
-  readonly actor: AnyActorRef;
+  readonly actor: Actor<typeof runMachine>;
   /** The handle's events; undefined when nobody can read them (see `bufferEvents`). */
   readonly stream: RunEventStream | undefined;
   readonly done: Promise<RunRecord>;

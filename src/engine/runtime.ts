@@ -538,7 +538,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           valid: false,
           name: typeof doc?.name === 'string' ? doc.name : undefined,
           stepCount: Array.isArray(doc?.steps) ? doc.steps.length : 0,
-          errors: error.details ?? [],
+          errors: error.details,
           workflow: undefined,
         };
       }

@@ -3,7 +3,6 @@ import type { ToolsOptions } from '../tools/index.js';
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
  */
-import type { AnyActorRef } from 'xstate';
 import type { Inspector } from './inspection.js';
 import type { Agent } from '../agents/types.js';
 import type { ErrorDetail } from '../errors.js';
@@ -17,6 +16,7 @@ import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from '../../machines/engine-contract.js';
+import type { RunActor } from '../../machines/run.machine.js';
 import type { RuntimeApprovals } from './runtime-approvals.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
@@ -149,8 +149,11 @@ export interface RunRequest {
 
 export interface RunHandle {
   runId: string;
-  /** The run actor (XState v5). Observe it; do not send it events other than cancel. */
-  actor: AnyActorRef;
+  /**
+   * The run actor (XState v5), typed from the run machine: `pending → running → success |
+   * failed`, its engine as the `engine` child. Observe it; send it nothing but `run.cancel`.
+   */
+  actor: RunActor;
   /** This run's wire events, from `workflow_start` to `workflow_end`. */
   events: AsyncIterable<WorkflowEvent>;
   /** Resolves with the final run record (never rejects). */
