@@ -121,6 +121,7 @@ export interface RuntimeOptions {
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
 export type WorkflowSource = string | WorkflowDocument;
 
+/** What `runtime.run` and `runtime.start` take: the workflow, its inputs and per-run settings. */
 export interface RunRequest {
   /** Workflow name, a YAML path inside the workflows dir, YAML text, or a parsed document. */
   workflow: WorkflowSource;
@@ -147,7 +148,9 @@ export interface RunRequest {
   inputLocPrefix?: (string | number)[];
 }
 
+/** A started run (`runtime.start`): its id, actor, live events and final record. */
 export interface RunHandle {
+  /** The run's id (given in the request, or generated). */
   runId: string;
   /**
    * The run actor (XState v5), typed from the run machine: `pending → running → success |
@@ -160,14 +163,21 @@ export interface RunHandle {
   done: Promise<RunRecord>;
 }
 
+/** What `runtime.validate` answers; it never throws for an invalid workflow. */
 export interface ValidationResult {
+  /** Whether the workflow loads: schema, names, dependencies, cycles, expressions. */
   valid: boolean;
+  /** The workflow's name when one could be read. */
   name: string | undefined;
+  /** Steps in the document (0 when there is no step list). */
   stepCount: number;
+  /** What is wrong, one entry per problem (empty when valid). */
   errors: ErrorDetail[];
+  /** The compiled workflow when valid. */
   workflow: CompiledWorkflow | undefined;
 }
 
+/** A runtime made by `createRuntime`: one XState system running workflows. */
 export interface Runtime {
   /** Starts a run and waits for its end. Rejects only for bad requests (validation, unknown workflow). */
   run(request: RunRequest): Promise<RunRecord>;
@@ -211,6 +221,7 @@ export interface Runtime {
   readonly approvals: RuntimeApprovals;
 }
 
+/** {@link RuntimeOptions} with every default applied (`runtime.options`). */
 export interface ResolvedRuntimeOptions {
   workflowsDir: string;
   runsDir: string;
