@@ -44,7 +44,7 @@ import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineClock, EngineInput, EngineLogic } from '../../machines/engine-contract.js';
 import type { EngineAdapter } from './adapter.js';
-import { graphAdapter } from './adapters/graph.js';
+import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
 import { stableInspection } from './inspection.js';
@@ -103,7 +103,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const clock: EngineClock = options.clock ?? systemClock;
   const adapters: Partial<Record<AdapterName, EngineAdapter>> = {
     native: nativeAdapter,
-    graph: graphAdapter,
+    graph: createGraphAdapter(),
   };
   const registry = createWorkflowRegistry({
     dir: resolved.workflowsDir,

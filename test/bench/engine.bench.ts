@@ -43,7 +43,8 @@ const FROM = process.argv.includes('--src')
 const ext = process.argv.includes('--src') ? '.ts' : '.js';
 const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
 const { forEachEngineEvent } = await load<typeof AdapterModule>('machines/engine-contract');
-const { graphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
+const { createGraphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
+const graphAdapter = createGraphAdapter();
 const { nativeAdapter } = await load<typeof NativeModule>('src/engine/adapters/native');
 const { createRuntime, createServiceMetrics, observeRuntime } =
   await load<typeof IndexModule>('src/index');
