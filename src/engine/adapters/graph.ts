@@ -2,7 +2,6 @@ import {
   createGraphMachine,
   graphMachineConfig,
   graphMachineImplementations,
-  type GraphMachine,
 } from '../../../machines/graph.machine.js';
 import { createGraphLogic, type GraphLogic } from '../../../machines/graph.logic.js';
 import { isTruthy } from '../../workflow/values.js';
