@@ -48,6 +48,7 @@ import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
 import { stableInspection } from './inspection.js';
+import { withWorkflowRegistry } from './runtime-registry.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
@@ -107,6 +108,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   };
   const registry = createWorkflowRegistry({
     dir: resolved.workflowsDir,
+    readOnlyReason: options.workflowsReadOnlyReason,
     customAgents: customAgentNames(options.agents),
     limits: resolved.limits,
   });
@@ -579,5 +581,5 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return runtime;
+  return withWorkflowRegistry(runtime, registry);
 }

@@ -30,6 +30,12 @@ export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 export interface RuntimeOptions {
   /** Directory of `*.yaml` workflows. @default `./workflows` when it exists, else the package's `workflows/` */
   workflowsDir?: string;
+  /**
+   * Why saving workflows into `workflowsDir` is refused (the service's `PUT`/`DELETE
+   * /api/workflows/{name}` answer 503 with it), e.g. for the package's shipped directory.
+   * @default writable
+   */
+  workflowsReadOnlyReason?: string;
   /** Directory for run files. @default `./runs` */
   runsDir?: string;
   /** Write run files. @default true */

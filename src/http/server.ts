@@ -41,6 +41,7 @@ import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
 import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
+import { workflowRegistryOf } from '../engine/runtime-registry.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -123,6 +124,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     createRuntime({
       onStartupRecord: (record, filename) => history.addScanned(record, filename),
       workflowsDir: config.workflowsDir,
+      ...(config.workflowsReadOnlyReason !== undefined
+        ? { workflowsReadOnlyReason: config.workflowsReadOnlyReason }
+        : {}),
       runsDir: config.runsDir,
       noLlm: config.noLlm,
       llm: llm.router,
@@ -199,12 +203,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const batches = createBatchManager({ runtime, evaluator, datasets });
   const guard = createAuth(config, { logger });
   const rateLimit = createRateLimiter(config);
-  const registry = createWorkflowRegistry({
-    dir: config.workflowsDir,
-    readOnlyReason: config.workflowsReadOnlyReason,
-    customAgents: customAgentNames(agents),
-    limits: config.limits,
-  });
+  // The runtime's registry (one per runtime: its custom agents, its compiled-workflow cache); a
+  // `Runtime` not made by createRuntime gets one of the service's own.
+  const registry =
+    workflowRegistryOf(runtime) ??
+    createWorkflowRegistry({
+      dir: config.workflowsDir,
+      readOnlyReason: config.workflowsReadOnlyReason,
+      customAgents: customAgentNames(agents),
+      limits: config.limits,
+    });
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],

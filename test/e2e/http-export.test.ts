@@ -105,6 +105,13 @@ describe('agentic-runtime/http, imported by an application', function () {
       expect(res.status).to.equal(200);
       const record = (await res.json()) as { status: string; final_output: unknown };
       expect(record.status).to.equal('success');
+      // The service validates with the runtime's own registry: the app's agent is known there.
+      const validated = await fetch(`${url}/api/workflows/validate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ yaml_text: WORKFLOW }),
+      });
+      expect(validated.status, await validated.clone().text()).to.equal(200);
       expect(record.final_output).to.deep.equal({
         loud: 'ADA',
         letter: 'written by the app client',
