@@ -161,7 +161,8 @@ export class RunSession {
 
   /** The record of finished step `index` (the journal builds its lines when it commits). */
   stepRecord(index: number): StepRecord {
-    return stepRecord(this.options.base.workflow.steps[index]!, this.outcomes[index]!);
+    const { workflow, isoTime } = this.options.base;
+    return stepRecord(workflow.steps[index]!, this.outcomes[index]!, isoTime);
   }
 
   /** Observer of the run actor: a snapshot (the run ends with the `done` one). */

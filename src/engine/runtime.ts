@@ -34,6 +34,7 @@ import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
 import { acquireOwnerLease, type OwnerLease } from '../store/owner.js';
 import { createRunJournal, type RunJournal } from '../store/run-journal.js';
 import { createRunWriter, type RunWriter } from '../store/run-writer.js';
+import { createIsoTime } from '../store/run-record.js';
 import {
   emptyRecoveryReport,
   recoverRunsDir,
@@ -129,6 +130,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
   const catalogueCache: AgentCatalogueCache = new Map();
   const newRunId = createRunIdGenerator();
+  // The run records' time formatter and its cache, this runtime's own.
+  const isoTime = createIsoTime();
   const active = new Map<string, RunSession>();
   const reserved = new Set<string>();
   /** Launches between their checks and their session (loading the workflow, the inputs). */
@@ -415,6 +418,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         inputs,
         startTime: clock.now(),
         extra: request.extra ?? {},
+        isoTime,
       },
       engineInput,
       machine: runMachineFor(adapter.createLogic(workflow)),
