@@ -1,23 +1,30 @@
 /**
- * The workflow registry a runtime made, for the HTTP service that serves it: one registry per
- * runtime, so the service's workflow endpoints validate with the runtime's custom agent names and
- * share its cache of compiled workflows. Held under a symbol on the runtime object (not part of
- * the public `Runtime` type, nor of any module-level table).
+ * What a runtime owns that the HTTP service serving it (and tests) reach, but that is not part of
+ * the public `Runtime` type: its workflow registry (one per runtime, so the service's workflow
+ * endpoints validate with the runtime's custom agent names and share its compiled workflows) and
+ * its run-file write thread. Held under a symbol on the runtime object, not in a module-level
+ * table.
  */
+import type { WriteThread } from '../store/write-thread.js';
 import type { WorkflowRegistry } from '../workflow/index.js';
 import type { Runtime } from './types.js';
 
-const WORKFLOW_REGISTRY = Symbol('agentic-runtime.workflowRegistry');
+const INTERNALS = Symbol('agentic-runtime.internals');
 
-/** `runtime` with its registry attached, as `createRuntime` returns it. */
-export function withWorkflowRegistry<T extends Runtime>(runtime: T, registry: WorkflowRegistry): T {
-  Object.defineProperty(runtime, WORKFLOW_REGISTRY, { value: registry, enumerable: false });
+export interface RuntimeInternals {
+  /** The runtime's workflow registry. */
+  readonly workflows: WorkflowRegistry;
+  /** The runtime's run-file write thread (undefined when it does not persist). */
+  readonly writeThread: WriteThread | undefined;
+}
+
+/** `runtime` with its internals attached, as `createRuntime` returns it. */
+export function withInternals<T extends Runtime>(runtime: T, internals: RuntimeInternals): T {
+  Object.defineProperty(runtime, INTERNALS, { value: internals, enumerable: false });
   return runtime;
 }
 
-/** The registry of a runtime made by `createRuntime`; undefined for any other `Runtime`. */
-export function workflowRegistryOf(runtime: Runtime): WorkflowRegistry | undefined {
-  return (runtime as Partial<Record<typeof WORKFLOW_REGISTRY, WorkflowRegistry>>)[
-    WORKFLOW_REGISTRY
-  ];
+/** The internals of a runtime made by `createRuntime`; undefined for any other `Runtime`. */
+export function internalsOf(runtime: Runtime): RuntimeInternals | undefined {
+  return (runtime as Partial<Record<typeof INTERNALS, RuntimeInternals>>)[INTERNALS];
 }

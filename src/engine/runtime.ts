@@ -40,7 +40,7 @@ import {
   recoverRunsDir,
   type RecoveryReport,
 } from '../store/startup-recovery.js';
-import { sharedWriteThread, writeFileAtomicOffThread } from '../store/write-thread.js';
+import { WriteThread, type FileWriter } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { EngineClock, EngineInput, EngineLogic } from '../../machines/engine-contract.js';
@@ -49,7 +49,7 @@ import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
 import { stableInspection } from './inspection.js';
-import { withWorkflowRegistry } from './runtime-registry.js';
+import { withInternals } from './runtime-internals.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
@@ -162,21 +162,28 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   });
   root.start();
 
-  const writer: RunWriter | undefined = resolved.persist
-    ? createRunWriter({
-        runsDir: resolved.runsDir,
-        writeFile: options.writeFile ?? writeFileAtomicOffThread,
-        concurrency: resolved.writeConcurrency,
-        retryBaseMs: resolved.writeRetryBaseMs,
-        retryMaxMs: resolved.writeRetryMaxMs,
-        clock,
-        logger: log,
-      })
-    : undefined;
-  // The shared write worker's deaths are this runtime's to report while it writes through it.
+  // This runtime's write thread: a worker started on the first write (run files, journals,
+  // recovery repairs) and ended by `shutdown`.
+  const writeThread = resolved.persist ? new WriteThread() : undefined;
+  const writeFile: FileWriter | undefined =
+    options.writeFile ??
+    (writeThread === undefined ? undefined : (path, data) => writeThread.write(path, data));
+  const writer: RunWriter | undefined =
+    resolved.persist && writeFile !== undefined
+      ? createRunWriter({
+          runsDir: resolved.runsDir,
+          writeFile,
+          concurrency: resolved.writeConcurrency,
+          retryBaseMs: resolved.writeRetryBaseMs,
+          retryMaxMs: resolved.writeRetryMaxMs,
+          clock,
+          logger: log,
+        })
+      : undefined;
+  // Its worker's deaths are reported when run files go through it.
   const offWorkerDeath =
-    writer !== undefined && options.writeFile === undefined
-      ? sharedWriteThread().onDeath((death) =>
+    writeThread !== undefined && options.writeFile === undefined
+      ? writeThread.onDeath((death) =>
           log.error(
             { exitCode: death.exitCode, code: death.code, consecutive: death.consecutive },
             death.restarting
@@ -186,15 +193,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         )
       : undefined;
 
-  const journal: RunJournal | undefined = resolved.persist
-    ? createRunJournal({
-        runsDir: resolved.runsDir,
-        append: (path, data) => sharedWriteThread().append(path, data),
-        commitMs: resolved.journalCommitMs,
-        clock,
-        logger: log,
-      })
-    : undefined;
+  const journal: RunJournal | undefined =
+    writeThread !== undefined
+      ? createRunJournal({
+          runsDir: resolved.runsDir,
+          append: (path, data) => writeThread.append(path, data),
+          commitMs: resolved.journalCommitMs,
+          clock,
+          logger: log,
+        })
+      : undefined;
 
   // The owner lease comes first: a run's start record names its owner, so that no other
   // process's recovery takes the run for one of a dead process.
@@ -221,7 +229,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runsDir: resolved.runsDir,
         self: owner?.id,
         now: clock.now(),
-        ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+        ...(writeFile !== undefined ? { writeFile } : {}),
         ...(options.onStartupRecord !== undefined ? { onRecord: options.onStartupRecord } : {}),
       });
       const { recovered, ...counts } = report;
@@ -578,6 +586,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       await recovery;
       await (await lease)?.release();
       offWorkerDeath?.();
+      await writeThread?.stop();
       await toolkit?.then((kit) => kit.close()).catch(() => undefined);
       root.stop();
     },
@@ -585,5 +594,5 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return withWorkflowRegistry(runtime, registry);
+  return withInternals(runtime, { workflows: registry, writeThread });
 }

@@ -86,7 +86,7 @@ export interface RuntimeOptions {
   clock?: EngineClock;
   /**
    * Writes one run file atomically (`(path, data) => Promise<void>`, rejecting with an errno
-   * `code`): tests inject failures here. @default the write worker thread (temp file, fsync, rename)
+   * `code`): tests inject failures here. @default the runtime's write worker thread (temp file, fsync, rename)
    */
   writeFile?: FileWriter;
   /** Run-file writes with the file system at once. @default 16 */

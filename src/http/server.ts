@@ -41,7 +41,7 @@ import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
 import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
-import { workflowRegistryOf } from '../engine/runtime-registry.js';
+import { internalsOf } from '../engine/runtime-internals.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -206,7 +206,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // The runtime's registry (one per runtime: its custom agents, its compiled-workflow cache); a
   // `Runtime` not made by createRuntime gets one of the service's own.
   const registry =
-    workflowRegistryOf(runtime) ??
+    internalsOf(runtime)?.workflows ??
     createWorkflowRegistry({
       dir: config.workflowsDir,
       readOnlyReason: config.workflowsReadOnlyReason,
