@@ -135,20 +135,20 @@ export class NativeRun extends SchedulerCore {
   ) {
     super(input, deps);
     // Bound once: one deferred function per run, not per transition.
-    this.launchQueued = () => {
-      const queued = this.queued;
-      for (let i = 0; i < queued.length; i++) super.launch(queued[i]!);
-      queued.length = 0;
-    };
+    this.launchQueued = this.launchAll.bind(this);
   }
 
   /** In `start` the attempt runs at once; in `transition` it waits for the committed snapshot. */
   protected override launch(request: Attempt): void {
-    if (!this.started) {
-      super.launch(request);
-      return;
-    }
-    if (this.queued.push(request) === 1) this.actorScope.defer(this.launchQueued);
+    if (!this.started) this.launchNow(request);
+    else if (this.queued.push(request) === 1) this.actorScope.defer(this.launchQueued);
+  }
+
+  /** The deferred effect of a transition: calls the runners of the attempts it started. */
+  private launchAll(): void {
+    const queued = this.queued;
+    for (let i = 0; i < queued.length; i++) this.launchNow(queued[i]!);
+    queued.length = 0;
   }
 
   /** Starts the root steps; a run that finished inside `start` settles through a self-event. */

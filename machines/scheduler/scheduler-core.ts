@@ -396,12 +396,17 @@ export abstract class SchedulerCore {
     this.launch(request);
   }
 
+  /** When an attempt's runner is called: at once here; the native scheduler defers it. */
+  protected launch(request: Attempt): void {
+    this.launchNow(request);
+  }
+
   /**
    * Calls the attempt runner for a started attempt; its result comes back through
    * {@link sendSettled}. The native scheduler defers this out of `transition` (see
    * `native-scheduler.logic.ts`).
    */
-  protected launch(request: Attempt): void {
+  protected launchNow(request: Attempt): void {
     const index = request.step.index;
     const attempt = request.attempt;
     let pending: Promise<AttemptResult>;
