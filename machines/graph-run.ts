@@ -1,9 +1,9 @@
 /**
  * The per-run state of a compiled graph machine: the shared {@link SchedulerCore}
- * (`scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, abort — the same code
+ * (`scheduler/scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, abort — the same code
  * the native scheduler runs, so both adapters produce the same event sequence for the same run),
  * connected to the machine. It lives in the machine's context and is changed only by the
- * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event.
+ * machine's actions (see `graph.machine.ts`), in O(1) or O(log n) per step event.
  *
  * Engine events collect in the core's outbox, which the machine drains with XState `emit`;
  * attempt results, retry timers and loop iterations come back as `step.settled` / `step.retry` /
@@ -12,10 +12,14 @@
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
-import type { AttemptResult, EngineEmitted, EngineInput } from '../src/engine/adapter.js';
-import { SchedulerCore, type SchedulerDeps, type StepRegionState } from './scheduler-core.js';
+import type { AttemptResult, EngineEmitted, EngineInput } from './engine-contract.js';
+import {
+  SchedulerCore,
+  type SchedulerDeps,
+  type StepRegionState,
+} from './scheduler/scheduler-core.js';
 
-export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
+export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler/scheduler-core.js';
 
 /** What the graph run needs besides its input (truthiness of `when:` values). */
 export type GraphRunDeps = SchedulerDeps;

@@ -13,6 +13,7 @@
 
 /** Creates a runtime (one XState system); see {@link RuntimeOptions}. */
 export { createRuntime, SHUTDOWN_REASON } from './engine/runtime.js';
+export type { Inspector } from './engine/inspection.js';
 /** Applies the documented defaults to {@link RuntimeOptions}. */
 export {
   resolveRuntimeOptions,
@@ -35,22 +36,23 @@ export {
   type WorkflowSource,
 } from './engine/types.js';
 export type { RuntimeApprovals } from './engine/runtime-approvals.js';
-/** What engine actors emit and produce, for observing them. */
+/**
+ * What an engine actor (the run actor's `engine` child) emits and finishes with, and the clock
+ * `createRuntime({ clock })` takes.
+ */
 export type {
-  AttemptResult,
-  AttemptRunner,
   EngineClock,
   EngineEvent,
-  EngineInput,
   EngineOutput,
   StepOutcome,
-} from './engine/adapter.js';
-/** The run actor's machine (pure; the engine is provided per run) and its result. */
+} from '../machines/engine-contract.js';
+/** The run actor (`RunHandle.actor`), its events and result, and the abort reasons it records. */
 export {
-  runMachine,
   CANCELLED,
   RUN_TIMED_OUT,
-  type RunMachineInput,
+  type RunActor,
+  type RunEmitted,
+  type RunEvent,
   type RunResult,
 } from '../machines/run.machine.js';
 /** Agents embedders may register through `createRuntime({ agents })`. */

@@ -7,7 +7,7 @@
 import type { Context } from '@opentelemetry/api';
 import type { RunStatus } from '../generated/events.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import type { EngineEvent } from './adapter.js';
+import type { EngineEvent } from '../../machines/engine-contract.js';
 
 /** Follows one run. */
 export interface RunObserver {

@@ -3,7 +3,7 @@
  * and snapshots into wire events and run files, and the handle given to the caller. Everything
  * here is dropped when the run ends (the runtime keeps no per-run state after that).
  */
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
@@ -22,20 +22,17 @@ import {
   successRate,
   type RunRecordBase,
 } from '../store/run-record.js';
-import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
-import type { EngineDispatch } from './engine-dispatch.js';
+import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engine-contract.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunObserver } from './run-observer.js';
 import type { RunHandle } from './types.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
-  engineLogic: EngineLogic;
+  /** The engine's input; the session adds itself as its `observer`. */
   engineInput: EngineInput;
-  /** The runtime's run machine, provided once with the engine dispatch. */
+  /** The run machine provided with this run's engine (`runMachine.provide({ actors: { engine } })`). */
   machine: typeof runMachine;
-  /** The runtime's engine dispatch: this run's engine logic and observer are registered with it. */
-  dispatch: Pick<EngineDispatch, 'route'>;
   timeoutMs: number | undefined;
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
@@ -76,7 +73,7 @@ export interface RunSessionOptions {
 export class RunSession {
   readonly runId: string;
   private fileName: string | undefined;
-  readonly actor: AnyActorRef;
+  readonly actor: Actor<typeof runMachine>;
   /** The handle's events; undefined when nobody can read them (see `bufferEvents`). */
   readonly stream: RunEventStream | undefined;
   readonly done: Promise<RunRecord>;
@@ -105,10 +102,7 @@ export class RunSession {
       // Without a buffer, events are built only while the runtime has subscribers.
       ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
     });
-    options.dispatch.route(options.engineInput, {
-      logic: options.engineLogic,
-      onEvent: this.onEngineEvent.bind(this),
-    });
+    options.engineInput.observer = this.onEngineEvent.bind(this);
     this.actor = createActor(options.machine, {
       parent: options.parent,
       id: `run-${base.runId}`,
@@ -171,7 +165,8 @@ export class RunSession {
 
   /** The record of finished step `index` (the journal builds its lines when it commits). */
   stepRecord(index: number): StepRecord {
-    return stepRecord(this.options.base.workflow.steps[index]!, this.outcomes[index]!);
+    const { workflow, isoTime } = this.options.base;
+    return stepRecord(workflow.steps[index]!, this.outcomes[index]!, isoTime);
   }
 
   /** Observer of the run actor: a snapshot (the run ends with the `done` one). */

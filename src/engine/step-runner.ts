@@ -6,7 +6,7 @@ import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { boundRecord } from '../workflow/size-bounds.js';
 import { isPlainObject, isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
-import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
+import type { AttemptResult, AttemptRunner, EngineClock } from '../../machines/engine-contract.js';
 import { verifyAttempt } from './verification.js';
 
 /** Iterations of a `loop_until` step when it sets no `loop_max`. */

@@ -46,6 +46,7 @@ import type { FileWriter } from '../store/write-thread.js';
 import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
+import { internalsOf } from '../engine/runtime-internals.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -174,6 +175,9 @@ async function startWith(
     createRuntime({
       onStartupRecord: (record, filename) => history.addScanned(record, filename),
       workflowsDir: config.workflowsDir,
+      ...(config.workflowsReadOnlyReason !== undefined
+        ? { workflowsReadOnlyReason: config.workflowsReadOnlyReason }
+        : {}),
       runsDir: config.runsDir,
       noLlm: config.noLlm,
       llm: llm.router,
@@ -269,12 +273,16 @@ async function startWith(
     config,
     wiring === undefined ? {} : { window: wiring.rateWindow },
   );
-  const registry = createWorkflowRegistry({
-    dir: config.workflowsDir,
-    readOnlyReason: config.workflowsReadOnlyReason,
-    customAgents: customAgentNames(agents),
-    limits: config.limits,
-  });
+  // The runtime's registry (one per runtime: its custom agents, its compiled-workflow cache); a
+  // `Runtime` not made by createRuntime gets one of the service's own.
+  const registry =
+    internalsOf(runtime)?.workflows ??
+    createWorkflowRegistry({
+      dir: config.workflowsDir,
+      readOnlyReason: config.workflowsReadOnlyReason,
+      customAgents: customAgentNames(agents),
+      limits: config.limits,
+    });
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],

@@ -13,7 +13,7 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import type { EngineEvent, StepOutcome } from '../engine/adapter.js';
+import type { EngineEvent, StepOutcome } from '../../machines/engine-contract.js';
 import type { ObservedRun, RunObserver, RunObserverFactory } from '../engine/run-observer.js';
 import type { RunStatus } from '../generated/events.js';
 import type { CompiledStep } from '../workflow/types.js';

@@ -33,16 +33,12 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createActor } from 'xstate';
-import type {
-  AttemptResult,
-  AttemptRunner,
-  EngineAdapter,
-  EngineInput,
-} from '../../src/engine/adapter.js';
-import type { EngineEmitted, EngineEvent } from '../../src/engine/adapter.js';
+import type { AttemptResult, AttemptRunner, EngineInput } from '../../machines/engine-contract.js';
+import type { EngineAdapter } from '../../src/engine/adapter.js';
+import type { EngineEmitted, EngineEvent } from '../../machines/engine-contract.js';
 import type { Runtime } from '../../src/index.js';
 import type { Agent } from '../../src/agents/types.js';
-import type * as AdapterModule from '../../src/engine/adapter.js';
+import type * as AdapterModule from '../../machines/engine-contract.js';
 import type * as GraphModule from '../../src/engine/adapters/graph.js';
 import type * as NativeModule from '../../src/engine/adapters/native.js';
 import type * as IndexModule from '../../src/index.js';
@@ -57,8 +53,9 @@ const FROM = process.argv.includes('--src')
   : new URL('../../dist/', import.meta.url);
 const ext = process.argv.includes('--src') ? '.ts' : '.js';
 const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
-const { forEachEngineEvent } = await load<typeof AdapterModule>('src/engine/adapter');
-const { graphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
+const { forEachEngineEvent } = await load<typeof AdapterModule>('machines/engine-contract');
+const { createGraphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
+const graphAdapter = createGraphAdapter();
 const { nativeAdapter } = await load<typeof NativeModule>('src/engine/adapters/native');
 const { createRuntime, createServiceMetrics, observeRuntime } =
   await load<typeof IndexModule>('src/index');

@@ -10,7 +10,7 @@ import {
 import { createRuntime } from '../../src/engine/runtime.js';
 import type { Runtime } from '../../src/engine/types.js';
 import { removeDir, tempDir } from '../conformance/helpers.js';
-import type { AttemptResult, EngineInput } from '../../src/engine/adapter.js';
+import type { AttemptResult, EngineInput } from '../../machines/engine-contract.js';
 import {
   compileGraphLogic,
   graphImplementations,

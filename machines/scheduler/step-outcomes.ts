@@ -2,7 +2,7 @@
  * Building step outcomes (`StepOutcome`, ARCHITECTURE §6) and the attempt result of a runner
  * that threw. Pure functions over plain values; the scheduler passes in what it keeps per step.
  */
-import type { AttemptResult, StepOutcome } from '../src/engine/adapter.js';
+import type { AttemptResult, StepOutcome } from '../engine-contract.js';
 
 /**
  * A step outcome. A class rather than object literals: V8 tracks object literals by allocation

@@ -1,5 +1,5 @@
 /**
- * How the runtime runs a compiled graph machine (`graph-compiler.ts`): the machine's own actor
+ * How the runtime runs a compiled graph machine (`graph.machine.ts`): the machine's own actor
  * logic, with the step events applied to the one region they concern.
  *
  * XState's generic algorithm offers every event to every active region, re-evaluates every
@@ -13,7 +13,7 @@
  * `awaiting_approval` and back, with no engine event): what the regions' `always` guards (`ready`,
  * `conditionFalse`, `stepIs`) select in the generic path, in O(1) per changed step. Every other
  * event (`engine.finished`, `engine.abort`, XState's own) takes XState's generic transition.
- * `test/machines/graph-logic.test.ts` checks both paths give the same states.
+ * `test/machines/graph.machine.test.ts` checks both paths give the same states.
  *
  * `engine.start` (sent by `start`, as the machine's `requestStart` entry sends it) begins the run
  * the same way.
@@ -23,18 +23,19 @@
  * shared by the run's successive snapshots: read `snapshot.value` when notified (an inspector
  * callback, `subscribe`), copy it to keep it.
  */
+import type { Snapshot } from 'xstate';
 import {
   forEachEngineEvent,
   type EngineEmitted,
   type EngineEvent,
   type EngineInput,
-} from '../src/engine/adapter.js';
+} from './engine-contract.js';
 import {
   startRun,
   type GraphContext,
   type GraphMachine,
   type GraphMachineEvent,
-} from './graph-compiler.js';
+} from './graph.machine.js';
 import {
   GraphRun,
   STEP_APPROVAL,
@@ -60,7 +61,7 @@ export interface GraphLogic {
   getInitialSnapshot(scope: GraphScope, input: EngineInput): GraphSnapshot;
   transition(snapshot: GraphSnapshot, event: GraphMachineEvent, scope: GraphScope): GraphSnapshot;
   start(snapshot: GraphSnapshot, scope: GraphScope): void;
-  getPersistedSnapshot(snapshot: GraphSnapshot): unknown;
+  getPersistedSnapshot(snapshot: GraphSnapshot): Snapshot<unknown>;
 }
 
 /** Builds the runtime logic of `machine` (compiled from `stepNames`, in YAML order). */

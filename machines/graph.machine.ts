@@ -26,7 +26,7 @@
  *   aborted   (final)    engine.abort: running steps failed, the rest skipped
  * ```
  *
- * The scheduler core (`scheduler-core.ts`, shared with the native engine) decides what runs: the
+ * The scheduler core (`scheduler/scheduler-core.ts`, shared with the native engine) decides what runs: the
  * `running` state's actions hand it each step event, and each region's eventless (`always`)
  * transitions follow the core's decision through guards that read it, named and parameterised
  * after the conditions the core applied (`ready` carries the step's `dependsOn` and `when:`). Step
@@ -38,21 +38,16 @@
  * serves) loads with `createMachine(json).provide(graphMachineImplementations(deps))` and runs.
  * That generic XState path costs O(steps) per event (XState offers each event to every region
  * and re-evaluates every region's `always`); the runtime runs the same machine through
- * `graph-logic.ts`, which applies the same transitions to the one region each event concerns.
+ * `graph.logic.ts`, which applies the same transitions to the one region each event concerns.
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
 import { assign, createMachine, emit, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
-import type {
-  AttemptResult,
-  EngineEmitted,
-  EngineInput,
-  EngineOutput,
-} from '../src/engine/adapter.js';
+import type { AttemptResult, EngineEmitted, EngineInput, EngineOutput } from './engine-contract.js';
 import type { CompiledWorkflow } from '../src/workflow/types.js';
 import { stepWords } from './graph-descriptions.js';
 import { GraphRun, type GraphRunDeps } from './graph-run.js';
-import { SKIP_CONDITION_FALSE } from './skip-propagation.js';
+import { SKIP_CONDITION_FALSE } from './scheduler/skip-propagation.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
