@@ -22,6 +22,7 @@ export interface StepWords {
   region: string;
   pending: string;
   running: string;
+  awaitingApproval: string;
   retrying: string;
   success: string;
   failed: string;
@@ -60,6 +61,7 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
       `Agent ${step.agent} runs an attempt of step ${quoted}` +
       (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
       ' Its result decides: success, a retry, or failure on the last attempt.',
+    awaitingApproval: `A high-risk tool call of ${quoted} (${step.tools.join(', ')}) waits for the approval gate (AGENTIC_APPROVAL_PROVIDER; over HTTP: POST /api/approvals/{call_id}); cancelling the run ends the wait.`,
     retrying: `An attempt of ${quoted} failed with attempts left: waits the backoff delay, then runs the next attempt.`,
     success: `Step ${quoted} succeeded.${writes}${next}`,
     failed:

@@ -1,9 +1,9 @@
 /**
  * The per-run state of a compiled graph machine: the shared {@link SchedulerCore}
- * (`scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, abort — the same code
+ * (`scheduler/scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, abort — the same code
  * the native scheduler runs, so both adapters produce the same event sequence for the same run),
  * connected to the machine. It lives in the machine's context and is changed only by the
- * machine's actions (see `graph-compiler.ts`), in O(1) or O(log n) per step event.
+ * machine's actions (see `graph.machine.ts`), in O(1) or O(log n) per step event.
  *
  * Engine events collect in the core's outbox, which the machine drains with XState `emit`;
  * attempt results, retry timers and loop iterations come back as `step.settled` / `step.retry` /
@@ -12,10 +12,14 @@
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
-import type { AttemptResult, EngineEmitted, EngineInput } from '../src/engine/adapter.js';
-import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
+import type { AttemptResult, EngineEmitted, EngineInput } from './engine-contract.js';
+import {
+  SchedulerCore,
+  type SchedulerDeps,
+  type StepRegionState,
+} from './scheduler/scheduler-core.js';
 
-export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
+export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler/scheduler-core.js';
 
 /** What the graph run needs besides its input (truthiness of `when:` values). */
 export type GraphRunDeps = SchedulerDeps;
@@ -28,11 +32,15 @@ export type GraphRunDeps = SchedulerDeps;
 export const STEP_SETTLED = 'step.settled';
 export const STEP_RETRY = 'step.retry';
 export const STEP_ITERATION = 'step.iteration';
+/** A tool call of the step's attempt started (`waiting: true`) or stopped waiting for approval. */
+export const STEP_APPROVAL = 'step.approval';
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
   /** Whether `engine.finished` was sent (or is not needed: the run was aborted). */
   private finishSent = false;
+  /** Steps whose running attempt has a tool call waiting for approval (made on first use). */
+  private awaiting: Set<number> | undefined;
 
   constructor(
     input: EngineInput,
@@ -62,6 +70,23 @@ export class GraphRun extends SchedulerCore {
     super.abort(reason);
   }
 
+  /**
+   * `step.approval`: attempt `attempt` of step `index` started or stopped waiting for the
+   * approval gate (ignored once that attempt is no longer the running one).
+   */
+  approval(index: number, attempt: number, waiting: boolean): void {
+    if (waiting && this.isCurrent(index, attempt)) (this.awaiting ??= new Set()).add(index);
+    else this.awaiting?.delete(index);
+  }
+
+  /** As the core's, with `awaiting_approval` for a running step whose tool call waits. */
+  override stepStatus(index: number): StepRegionState {
+    const status = super.stepStatus(index);
+    return status === 'running' && this.awaiting?.has(index) === true
+      ? 'awaiting_approval'
+      : status;
+  }
+
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */
   complete(): void {
     this.dispose();
@@ -82,5 +107,10 @@ export class GraphRun extends SchedulerCore {
     const self = this.self;
     return (iteration, output) =>
       self.send({ type: STEP_ITERATION, step: index, attempt, iteration, output });
+  }
+
+  protected override approvalListener(index: number, attempt: number): (waiting: boolean) => void {
+    const self = this.self;
+    return (waiting) => self.send({ type: STEP_APPROVAL, step: index, attempt, waiting });
   }
 }

@@ -9,8 +9,8 @@
  * clock, which the runtime injects (`createActor(..., { clock })`). It is not meant to survive
  * persistence (ARCHITECTURE §4): runs are not restored across processes.
  */
-import { assign, emit, sendTo, setup, type Snapshot } from 'xstate';
-import type { EngineInput, EngineLogic, EngineOutput } from '../src/engine/adapter.js';
+import { assign, emit, sendTo, setup, type ActorRefFrom, type Snapshot } from 'xstate';
+import type { EngineInput, EngineLogic, EngineOutput } from './engine-contract.js';
 
 export interface RunMachineInput {
   runId: string;
@@ -209,3 +209,10 @@ export const runMachine = setup({
     engine: context.engineOutput,
   }),
 });
+
+/**
+ * A run actor (`RunHandle.actor`): the run machine's actor, so `getSnapshot().value`,
+ * `.matches(...)`, `.status` and `.output` (a {@link RunResult}) are typed. Send it only
+ * `run.cancel` (or use `runtime.cancel`).
+ */
+export type RunActor = ActorRefFrom<typeof runMachine>;

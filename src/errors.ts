@@ -69,6 +69,9 @@ export class AppError extends Error {
 
 /** 422 with the spec's `{detail: [{loc, msg, type}]}` list. */
 export class ValidationError extends AppError {
+  /** What is wrong, one entry per problem (`loc`, `msg`, `type`): always present. */
+  declare readonly details: ErrorDetail[];
+
   constructor(message: string, details: ErrorDetail[], code: ErrorCode = ERROR_CODES.VALIDATION) {
     super(code, message, { status: 422, details });
     this.name = 'ValidationError';

@@ -13,6 +13,7 @@
 
 /** Creates a runtime (one XState system); see {@link RuntimeOptions}. */
 export { createRuntime, SHUTDOWN_REASON } from './engine/runtime.js';
+export type { Inspector } from './engine/inspection.js';
 /** Applies the documented defaults to {@link RuntimeOptions}. */
 export {
   resolveRuntimeOptions,
@@ -35,22 +36,23 @@ export {
   type WorkflowSource,
 } from './engine/types.js';
 export type { RuntimeApprovals } from './engine/runtime-approvals.js';
-/** What engine actors emit and produce, for observing them. */
+/**
+ * What an engine actor (the run actor's `engine` child) emits and finishes with, and the clock
+ * `createRuntime({ clock })` takes.
+ */
 export type {
-  AttemptResult,
-  AttemptRunner,
   EngineClock,
   EngineEvent,
-  EngineInput,
   EngineOutput,
   StepOutcome,
-} from './engine/adapter.js';
-/** The run actor's machine (pure; the engine is provided per run) and its result. */
+} from '../machines/engine-contract.js';
+/** The run actor (`RunHandle.actor`), its events and result, and the abort reasons it records. */
 export {
-  runMachine,
   CANCELLED,
   RUN_TIMED_OUT,
-  type RunMachineInput,
+  type RunActor,
+  type RunEmitted,
+  type RunEvent,
   type RunResult,
 } from '../machines/run.machine.js';
 /** Agents embedders may register through `createRuntime({ agents })`. */
@@ -160,11 +162,17 @@ export { loadConfig, type Config } from './config/index.js';
 /**
  * The memory store (spec, memory store contract): asynchronous get/set/delete/search/clear;
  * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, a
- * hybrid-search vector store (`tools.memoryStore`), and namespaced views (one per workflow,
+ * hybrid-search vector store (`tools.memoryStore`; embeddings from a provider with
+ * `createProviderEmbedder`, AGENTIC_MEMORY_EMBEDDINGS), and namespaced views (one per workflow,
  * plus `shared`).
  */
 export {
   createHashingEmbedder,
+  createProviderEmbedder,
+  embedderFor,
+  HASHING_EMBEDDINGS,
+  type EmbeddingProviders,
+  type ProviderEmbedderOptions,
   createInProcessMemoryStore,
   createVectorMemoryStore,
   DEFAULT_SEARCH_LIMIT,
@@ -220,10 +228,13 @@ export {
 /**
  * Prometheus metrics (README "Metrics"): `createServiceMetrics({ registry })` registers the
  * runtime's metrics in the app's own prom-client Registry (or a new one, read from
- * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run and step metrics.
+ * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run, step and approval
+ * metrics, `createToolCallObserver(metrics)` (as `tools.onToolCall`) the tool-call metric.
  */
 export {
+  CountingHistogram,
   createServiceMetrics,
+  createToolCallObserver,
   METRIC_PREFIX,
   MAX_NAME_LABELS,
   observeRuntime,
@@ -232,3 +243,20 @@ export {
   type MetricsOptions,
   type ServiceMetrics,
 } from './metrics/index.js';
+/**
+ * OpenTelemetry traces (README "Tracing"): hand the app's own TracerProvider to
+ * `createRuntime({ tracerProvider })` (runs, step attempts, model and tool calls) and a
+ * request's context to `run({ traceContext })`; `createOtlpTracerProvider` builds the provider
+ * the service uses (OTLP over gRPC or HTTP/protobuf, batched, `service.name` and
+ * `service.version`). Nothing is registered globally.
+ */
+export {
+  ATTR as TRACE_ATTRIBUTES,
+  createOtlpTracerProvider,
+  DEFAULT_OTLP_ENDPOINTS,
+  MAX_SENSITIVE_CHARS,
+  otlpTracesUrl,
+  TRACE_SERVICE_NAME,
+  type OtlpProtocol,
+  type OtlpTracingOptions,
+} from './tracing/index.js';

@@ -1,6 +1,7 @@
 import type { LlmClient } from '../llm/types.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import { isTier0Agent, parseAgentName } from './agent-names.js';
+import type { AgentLoopLimits } from './agent-loop.js';
 import { createLlmAgent, type RoleProfile } from './llm-agent.js';
 import { expectedOutputKeys } from './output-keys.js';
 import type { ToolKit } from '../tools/index.js';
@@ -12,8 +13,10 @@ export interface AgentSetOptions {
   profile: (role: string) => RoleProfile | undefined;
   /** Agents by full name; they take precedence over the built-in ones (tests, embedding). */
   extra?: Readonly<Record<string, Agent>>;
-  /** The runtime's tools, for `tier0_tool`; without them every tool call is refused. */
+  /** The runtime's tools, for `tier0_tool` and LLM steps with `tools:`; without them every tool call is refused. */
   tools?: () => Promise<ToolKit>;
+  /** Bounds of LLM steps' agent loop. @default DEFAULT_AGENT_LOOP_LIMITS */
+  loopLimits?: AgentLoopLimits;
 }
 
 /** Looks an agent up by its name (`tier0_echo`, `tier2_reviewer`, ...). */
@@ -47,6 +50,9 @@ function createWorkflowLlmAgent(workflow: CompiledWorkflow, options: AgentSetOpt
     llm: options.llm,
     profile: options.profile,
     outputKeys: (stepName) => keys.get(stepName) ?? [],
+    workflow: workflow.name,
+    ...(options.tools === undefined ? {} : { tools: options.tools }),
+    ...(options.loopLimits === undefined ? {} : { loopLimits: options.loopLimits }),
   });
 }
 

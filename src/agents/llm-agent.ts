@@ -1,7 +1,16 @@
 import { parseAgentName } from './agent-names.js';
-import type { LlmClient } from '../llm/types.js';
+import type { LlmClient, LlmRequest, ToolDefinition } from '../llm/types.js';
+import type { ToolKit } from '../tools/index.js';
+import { runAgentLoop, type AgentLoopLimits, DEFAULT_AGENT_LOOP_LIMITS } from './agent-loop.js';
 import { outputsFromAnswer } from './llm-answer.js';
-import type { Agent } from './types.js';
+import { errorMessage } from '../errors.js';
+import { AgentFailure, type Agent, type AgentRequest, type AgentResult } from './types.js';
+
+/**
+ * The step input the no-LLM placeholder reads its tool calls from (README "Agent loop"); it is
+ * never part of the prompt.
+ */
+export const PLACEHOLDER_SCRIPT_INPUT = 'placeholder_tool_calls';
 
 /** The persona and description of a role, from the agent catalogue. */
 export interface RoleProfile {
@@ -15,6 +24,12 @@ export interface LlmAgentOptions {
   profile: (role: string) => RoleProfile | undefined;
   /** Output keys expected of a step (see `expectedOutputKeys`). */
   outputKeys: (stepName: string) => readonly string[];
+  /** The workflow's name (the tool caller). */
+  workflow?: string;
+  /** The runtime's tools, for steps with `tools:`; without them every tool call is refused. */
+  tools?: () => Promise<ToolKit>;
+  /** Bounds of the agent loop. @default DEFAULT_AGENT_LOOP_LIMITS */
+  loopLimits?: AgentLoopLimits;
 }
 
 /**
@@ -23,7 +38,8 @@ export interface LlmAgentOptions {
  * the output keys to answer with. The call goes through the LLM client (the tier router) with
  * the step's tier, pinned model and abort signal, streaming chunks to `token_delta` events.
  * Output: the JSON answer's fields plus `raw_response`; an answer that cannot fill a declared
- * output fails the attempt.
+ * output fails the attempt. A step with `tools:` runs the agent loop (`agent-loop.ts`) and
+ * records its tool calls and results as the attempt's messages.
  */
 export function createLlmAgent(options: LlmAgentOptions): Agent {
   return async (request) => {
@@ -35,23 +51,77 @@ export function createLlmAgent(options: LlmAgentOptions): Agent {
       profile?.persona ??
       `You are the ${role.replace(/_/g, ' ')} agent. ${profile?.description ?? ''}`.trim();
     const keys = options.outputKeys(step.name);
-    const response = await options.llm.complete({
+    const { [PLACEHOLDER_SCRIPT_INPUT]: script, ...promptInput } = input;
+    const llmRequest: Omit<LlmRequest, 'messages' | 'tools'> = {
       tier: parsed?.tier ?? Number(step.tier),
       ...(step.model === undefined ? {} : { model: step.model }),
       system,
-      prompt: buildPrompt(step.description, input, keys),
+      prompt: buildPrompt(step.description, promptInput, keys),
       outputKeys: keys,
       ...(keys.length > 0 ? { json: true } : {}),
+      ...(script === undefined ? {} : { script }),
       signal,
+      caller: { runId: request.runId, step: step.name },
       ...(request.emitDelta === undefined
         ? {}
         : { onDelta: (text: string) => request.emitDelta?.(text) }),
-    });
+    };
+    if (step.tools.length > 0) return withTools(options, request, llmRequest);
+    const response = await options.llm.complete(llmRequest);
     return {
       output: outputsFromAnswer(response.text, response.fields, Object.keys(step.outputs)),
       modelUsed: response.model,
       tokensUsed: response.tokensUsed,
     };
+  };
+}
+
+/** A step with `tools:`: the agent loop over the step's tools (see `agent-loop.ts`). */
+async function withTools(
+  options: LlmAgentOptions,
+  request: AgentRequest,
+  llmRequest: Omit<LlmRequest, 'messages' | 'tools'>,
+): Promise<AgentResult> {
+  const { step } = request;
+  if (options.tools === undefined)
+    throw new Error(`step '${step.name}': this runtime has no tools`);
+  const kit = await options.tools();
+  const definitions: ToolDefinition[] = step.tools.map((name) => {
+    const tool = kit.registry.get(name);
+    if (tool === undefined) throw new Error(`step '${step.name}': no tool '${name}'`);
+    return { name, description: tool.description, parameters: tool.parameters };
+  });
+  const caller = {
+    workflow: options.workflow ?? '',
+    step: step.name,
+    runId: request.runId,
+    allowed: step.tools,
+  };
+  const loop = await runAgentLoop({
+    llm: options.llm,
+    request: llmRequest,
+    tools: definitions,
+    callTool: (name, args) =>
+      kit.call(name, args, caller, request.signal, (waiting) => request.onApproval?.(waiting)),
+    limits: options.loopLimits ?? DEFAULT_AGENT_LOOP_LIMITS,
+    step: step.name,
+  });
+  let output: Record<string, unknown>;
+  try {
+    output = outputsFromAnswer(loop.response.text, loop.response.fields, Object.keys(step.outputs));
+  } catch (error) {
+    // The calls happened: the failed attempt's record keeps them.
+    throw new AgentFailure(
+      errorMessage(error),
+      { messages: loop.messages, tokensUsed: loop.tokensUsed, modelUsed: loop.response.model },
+      error,
+    );
+  }
+  return {
+    output,
+    modelUsed: loop.response.model,
+    tokensUsed: loop.tokensUsed,
+    messages: loop.messages,
   };
 }
 

@@ -30,6 +30,8 @@ export interface Config {
   /** Absolute path of the custom agents module (`AGENTIC_AGENTS_MODULE`), or undefined. */
   agentsModule: string | undefined;
   memoryPath: string | undefined;
+  /** AGENTIC_MEMORY_EMBEDDINGS: `hashing` or `provider:model`; undefined: substring search. */
+  memoryEmbeddings: string | undefined;
   /** AGENTIC_APPROVAL_PROVIDER: who approves high-risk tool calls. */
   approvalProvider: 'deny' | 'auto' | 'policy' | 'http';
   /** AGENTIC_APPROVAL_TIMEOUT_SECONDS, in ms. */
@@ -44,6 +46,12 @@ export interface Config {
   toolTimeoutMs: number;
   /** AGENTIC_HTTP_MAX_REDIRECTS. */
   httpMaxRedirects: number;
+  /** AGENTIC_AGENT_MAX_ROUNDS. */
+  agentMaxRounds: number;
+  /** AGENTIC_AGENT_MAX_CALLS_PER_ROUND. */
+  agentMaxCallsPerRound: number;
+  /** AGENTIC_TOOL_RESULT_MAX_CHARS. */
+  toolResultMaxChars: number;
   /** The whole environment of tool child processes: PATH, HOME, locale; never a key. */
   toolChildEnv: Readonly<Record<string, string>>;
   /** Tier → its chain from `AGENTIC_MODEL_TIER_<N>`, comma-joined (see {@link Config.llm}). */
@@ -53,6 +61,8 @@ export interface Config {
   judgeModel: string | undefined;
   tracing: boolean;
   traceSensitive: boolean;
+  /** Share of traces recorded (AGENTIC_TRACE_SAMPLE_RATIO), 0–1. */
+  traceSampleRatio: number;
   /** GET /metrics is served (AGENTIC_METRICS). */
   metrics: boolean;
   /** /metrics needs no API key (AGENTIC_METRICS_PUBLIC). */
@@ -184,6 +194,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const workflows = resolveWorkflowsLocation(str('AGENTIC_WORKFLOWS_DIR'), cwd);
   const rateLimit = parseRateLimit(String(raw.AGENTIC_RATE_LIMIT_DEFAULT));
   if (!rateLimit) throw new ConfigError(['AGENTIC_RATE_LIMIT_DEFAULT: expected N/unit']);
+  const embeddingsSetting = str('AGENTIC_MEMORY_EMBEDDINGS');
+  const memoryEmbeddings = embeddingsSetting === '' ? undefined : embeddingsSetting;
+  if (memoryEmbeddings !== undefined && str('AGENTIC_MEMORY_PATH') !== undefined) {
+    throw new ConfigError([
+      'AGENTIC_MEMORY_EMBEDDINGS: the vector store is in-process; unset it or AGENTIC_MEMORY_PATH',
+    ]);
+  }
 
   return Object.freeze({
     host: String(raw.AGENTIC_HOST),
@@ -210,6 +227,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     externalAgentsDir: path('AGENTIC_EXTERNAL_AGENTS_DIR'),
     agentsModule: path('AGENTIC_AGENTS_MODULE'),
     memoryPath: path('AGENTIC_MEMORY_PATH'),
+    memoryEmbeddings,
     approvalProvider: String(raw.AGENTIC_APPROVAL_PROVIDER) as Config['approvalProvider'],
     approvalAllowedTools: Object.freeze(list('AGENTIC_APPROVAL_ALLOWED_TOOLS')),
     approvalTimeoutMs: Math.round(num('AGENTIC_APPROVAL_TIMEOUT_SECONDS') * 1000),
@@ -217,6 +235,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
     toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
     httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),
+    agentMaxRounds: num('AGENTIC_AGENT_MAX_ROUNDS'),
+    agentMaxCallsPerRound: num('AGENTIC_AGENT_MAX_CALLS_PER_ROUND'),
+    toolResultMaxChars: num('AGENTIC_TOOL_RESULT_MAX_CHARS'),
     toolChildEnv: Object.freeze(childProcessEnv(env)),
     modelTierOverrides: Object.freeze(tiers),
     llm: Object.freeze({
@@ -243,6 +264,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
     tracing: bool('AGENTIC_TRACING'),
     traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
+    traceSampleRatio: num('AGENTIC_TRACE_SAMPLE_RATIO'),
     metrics: bool('AGENTIC_METRICS'),
     metricsPublic: bool('AGENTIC_METRICS_PUBLIC'),
     runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),

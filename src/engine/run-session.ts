@@ -3,7 +3,7 @@
  * and snapshots into wire events and run files, and the handle given to the caller. Everything
  * here is dropped when the run ends (the runtime keeps no per-run state after that).
  */
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import type { runMachine, RunResult } from '../../machines/run.machine.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
@@ -22,19 +22,17 @@ import {
   successRate,
   type RunRecordBase,
 } from '../store/run-record.js';
-import type { EngineEvent, EngineInput, EngineLogic, StepOutcome } from './adapter.js';
-import type { EngineDispatch } from './engine-dispatch.js';
+import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engine-contract.js';
 import { RunEventStream } from './event-stream.js';
+import type { RunObserver } from './run-observer.js';
 import type { RunHandle } from './types.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
-  engineLogic: EngineLogic;
+  /** The engine's input; the session adds itself as its `observer`. */
   engineInput: EngineInput;
-  /** The runtime's run machine, provided once with the engine dispatch. */
+  /** The run machine provided with this run's engine (`runMachine.provide({ actors: { engine } })`). */
   machine: typeof runMachine;
-  /** The runtime's engine dispatch: this run's engine logic and observer are registered with it. */
-  dispatch: Pick<EngineDispatch, 'route'>;
   timeoutMs: number | undefined;
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
@@ -68,12 +66,14 @@ export interface RunSessionOptions {
   released: (session: RunSession) => void;
   /** Longest a streamed model chunk waits to go out as a `token_delta`, in ms. */
   tokenDeltaIntervalMs: number;
+  /** Follows the run's engine events and its end (tracing); absent costs one check per event. */
+  observer?: RunObserver | undefined;
 }
 
 export class RunSession {
   readonly runId: string;
   private fileName: string | undefined;
-  readonly actor: AnyActorRef;
+  readonly actor: Actor<typeof runMachine>;
   /** The handle's events; undefined when nobody can read them (see `bufferEvents`). */
   readonly stream: RunEventStream | undefined;
   readonly done: Promise<RunRecord>;
@@ -102,10 +102,7 @@ export class RunSession {
       // Without a buffer, events are built only while the runtime has subscribers.
       ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
     });
-    options.dispatch.route(options.engineInput, {
-      logic: options.engineLogic,
-      onEvent: this.onEngineEvent.bind(this),
-    });
+    options.engineInput.observer = this.onEngineEvent.bind(this);
     this.actor = createActor(options.machine, {
       parent: options.parent,
       id: `run-${base.runId}`,
@@ -158,6 +155,7 @@ export class RunSession {
       if (step !== undefined) this.deltas.flush(step.name);
     }
     this.mapper.engineEvent(event);
+    this.options.observer?.engineEvent(event);
   }
 
   /** When the run started (the journal commits runs older than its commit delay). */
@@ -167,7 +165,8 @@ export class RunSession {
 
   /** The record of finished step `index` (the journal builds its lines when it commits). */
   stepRecord(index: number): StepRecord {
-    return stepRecord(this.options.base.workflow.steps[index]!, this.outcomes[index]!);
+    const { workflow, isoTime } = this.options.base;
+    return stepRecord(workflow.steps[index]!, this.outcomes[index]!, isoTime);
   }
 
   /** Observer of the run actor: a snapshot (the run ends with the `done` one). */
@@ -195,6 +194,7 @@ export class RunSession {
       // The run never began: end its actor quietly (no events, no end file) and report why.
       this.ending = true;
       this.actor.send({ type: 'run.cancel', reason: 'run file not writable' });
+      this.options.observer?.ended({ status: 'failed', error: 'run file not writable' });
       this.options.released(this);
       // No path in the message: it reaches clients (503 body).
       const code = error instanceof RecordNotWrittenError ? ` (${error.code})` : '';
@@ -281,6 +281,8 @@ export class RunSession {
 
   private sendEnd(end: Parameters<RunEventMapper['workflowEnd']>[0]): void {
     this.endSent = true;
+    // First: a mapper that throws here must not leave the run's span open.
+    this.options.observer?.ended({ status: end.status, error: end.error });
     this.mapper.workflowEnd(end);
   }
 

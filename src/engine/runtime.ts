@@ -33,22 +33,28 @@ import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
 import { acquireOwnerLease, type OwnerLease } from '../store/owner.js';
 import { createRunJournal, type RunJournal } from '../store/run-journal.js';
 import { createRunWriter, type RunWriter } from '../store/run-writer.js';
+import { createIsoTime } from '../store/run-record.js';
 import {
   emptyRecoveryReport,
   recoverRunsDir,
   type RecoveryReport,
 } from '../store/startup-recovery.js';
-import { sharedWriteThread, writeFileAtomicOffThread } from '../store/write-thread.js';
+import { WriteThread, type FileWriter } from '../store/write-thread.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import type { EngineAdapter, EngineClock, EngineInput } from './adapter.js';
-import { graphAdapter } from './adapters/graph.js';
+import type { EngineClock, EngineInput, EngineLogic } from '../../machines/engine-contract.js';
+import type { EngineAdapter } from './adapter.js';
+import { createGraphAdapter } from './adapters/graph.js';
+import { agentLoopLimits } from '../agents/agent-loop.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
 import { chooseAdapter } from './adapter-choice.js';
-import { createEngineDispatch } from './engine-dispatch.js';
+import { stableInspection } from './inspection.js';
+import { withInternals } from './runtime-internals.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
+import type { RunObserver } from './run-observer.js';
+import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
@@ -101,17 +107,25 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const clock: EngineClock = options.clock ?? systemClock;
   const adapters: Partial<Record<AdapterName, EngineAdapter>> = {
     native: nativeAdapter,
-    graph: graphAdapter,
+    graph: createGraphAdapter(),
   };
   const registry = createWorkflowRegistry({
     dir: resolved.workflowsDir,
+    readOnlyReason: options.workflowsReadOnlyReason,
     customAgents: customAgentNames(options.agents),
     limits: resolved.limits,
   });
   const compiled = new CompiledCache();
-  const llm: LlmClient = resolved.noLlm
+  // With a tracer provider, runs, step attempts, model and tool calls get spans; without one
+  // none of this exists and the per-step path has nothing to check but an absent observer.
+  const tracing =
+    options.tracerProvider === undefined
+      ? undefined
+      : createRuntimeTracing(options.tracerProvider, options.traceSensitive ?? false);
+  const untracedLlm: LlmClient = resolved.noLlm
     ? createNoLlmClient()
     : (options.llm ?? createUnconfiguredLlmClient());
+  const llm = tracing === undefined ? untracedLlm : tracing.models(untracedLlm);
   const extraAgents: Readonly<Record<string, Agent>> = options.agents ?? {};
   // Made on the first tool call: opening the memory file is I/O a tool-less runtime never needs.
   let toolkit: Promise<ToolKit> | undefined;
@@ -119,12 +133,19 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const gate = createRuntimeApprovals(options.tools, (runId, event) =>
     active.get(runId)?.approval(event),
   );
-  const tools = (): Promise<ToolKit> => (toolkit ??= createToolKit(gate.tools));
+  const tools = (): Promise<ToolKit> =>
+    (toolkit ??=
+      tracing === undefined
+        ? createToolKit(gate.tools)
+        : createToolKit(gate.tools).then(tracing.tools));
+  const loopLimits = agentLoopLimits(gate.tools);
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
   const catalogueCache: AgentCatalogueCache = new Map();
   const newRunId = createRunIdGenerator();
+  // The run records' time formatter and its cache, this runtime's own.
+  const isoTime = createIsoTime();
   const active = new Map<string, RunSession>();
   const reserved = new Set<string>();
   /** Launches between their checks and their session (loading the workflow, the inputs). */
@@ -134,32 +155,49 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const idleWaiters = new Set<() => void>();
   let closed = false;
 
-  const dispatch = createEngineDispatch();
-  const machine = runMachine.provide({ actors: { engine: dispatch.logic } });
+  // The run machine given each engine logic (one for native, one per compiled workflow for graph):
+  // `.provide` rebuilds the machine's state-node tree (~185 µs, ~13 KB), so once per logic, not
+  // per run. Weak: a workflow's entry goes with its compiled workflow.
+  const runMachines = new WeakMap<EngineLogic, typeof runMachine>();
+  function runMachineFor(engine: EngineLogic): typeof runMachine {
+    let machine = runMachines.get(engine);
+    if (machine === undefined) {
+      machine = runMachine.provide({ actors: { engine } });
+      runMachines.set(engine, machine);
+    }
+    return machine;
+  }
   const root: AnyActorRef = createActor(createRootLogic(), {
     clock,
-    ...(resolved.inspect === undefined ? {} : { inspect: resolved.inspect }),
+    ...(resolved.inspect === undefined ? {} : { inspect: stableInspection(resolved.inspect) }),
   });
   root.subscribe({
     error: (error: unknown) => log.error({ err: errorMessage(error) }, 'runtime actor failed'),
   });
   root.start();
 
-  const writer: RunWriter | undefined = resolved.persist
-    ? createRunWriter({
-        runsDir: resolved.runsDir,
-        writeFile: options.writeFile ?? writeFileAtomicOffThread,
-        concurrency: resolved.writeConcurrency,
-        retryBaseMs: resolved.writeRetryBaseMs,
-        retryMaxMs: resolved.writeRetryMaxMs,
-        clock,
-        logger: log,
-      })
-    : undefined;
-  // The shared write worker's deaths are this runtime's to report while it writes through it.
+  // This runtime's write thread: a worker started on the first write (run files, journals,
+  // recovery repairs) and ended by `shutdown`.
+  const writeThread = resolved.persist ? new WriteThread() : undefined;
+  const writeFile: FileWriter | undefined =
+    options.writeFile ??
+    (writeThread === undefined ? undefined : (path, data) => writeThread.write(path, data));
+  const writer: RunWriter | undefined =
+    resolved.persist && writeFile !== undefined
+      ? createRunWriter({
+          runsDir: resolved.runsDir,
+          writeFile,
+          concurrency: resolved.writeConcurrency,
+          retryBaseMs: resolved.writeRetryBaseMs,
+          retryMaxMs: resolved.writeRetryMaxMs,
+          clock,
+          logger: log,
+        })
+      : undefined;
+  // Its worker's deaths are reported when run files go through it.
   const offWorkerDeath =
-    writer !== undefined && options.writeFile === undefined
-      ? sharedWriteThread().onDeath((death) =>
+    writeThread !== undefined && options.writeFile === undefined
+      ? writeThread.onDeath((death) =>
           log.error(
             { exitCode: death.exitCode, code: death.code, consecutive: death.consecutive },
             death.restarting
@@ -169,15 +207,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         )
       : undefined;
 
-  const journal: RunJournal | undefined = resolved.persist
-    ? createRunJournal({
-        runsDir: resolved.runsDir,
-        append: (path, data) => sharedWriteThread().append(path, data),
-        commitMs: resolved.journalCommitMs,
-        clock,
-        logger: log,
-      })
-    : undefined;
+  const journal: RunJournal | undefined =
+    writeThread !== undefined
+      ? createRunJournal({
+          runsDir: resolved.runsDir,
+          append: (path, data) => writeThread.append(path, data),
+          commitMs: resolved.journalCommitMs,
+          clock,
+          logger: log,
+        })
+      : undefined;
 
   // The owner lease comes first: a run's start record names its owner, so that no other
   // process's recovery takes the run for one of a dead process.
@@ -204,7 +243,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runsDir: resolved.runsDir,
         self: owner?.id,
         now: clock.now(),
-        ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+        ...(writeFile !== undefined ? { writeFile } : {}),
         ...(options.onStartupRecord !== undefined ? { onRecord: options.onStartupRecord } : {}),
       });
       const { recovered, ...counts } = report;
@@ -299,6 +338,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
   async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
+    const acceptedAt = tracing === undefined ? 0 : performance.now();
     assertWritable();
     // A given id is checked and reserved before anything slow; a generated one names the
     // workflow (see run-id.ts), so it is made once the workflow is loaded.
@@ -314,6 +354,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     if (runId !== undefined) reserved.add(runId);
     launching++;
     let session: RunSession;
+    let observer: RunObserver | undefined;
     try {
       const owner = await lease;
       const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
@@ -331,6 +372,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       if (closed) throw runtimeClosed();
       // Workflows without LLM steps need no catalogue (and no async hop to not read one).
       const catalogue = hasLlmSteps(workflow) ? await personas() : [];
+      observer = tracing?.runs.observe({
+        runId,
+        workflow,
+        adapter: adapter.name,
+        acceptedAt,
+        parent: request.traceContext,
+      });
       session = createSession(
         runId,
         workflow,
@@ -340,9 +388,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         catalogue,
         bufferEvents,
         owner?.id,
+        observer,
       );
       active.set(runId, session);
     } catch (error) {
+      // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
+      // set up closes the span it had.
+      observer?.ended({ status: 'failed', error: errorMessage(error) });
       if (runId !== undefined) reserved.delete(runId);
       throw error;
     } finally {
@@ -363,6 +415,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     catalogue: readonly AgentInfo[],
     bufferEvents: boolean,
     owner: string | undefined,
+    observer: RunObserver | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
@@ -394,11 +447,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         inputs,
         startTime: clock.now(),
         extra: request.extra ?? {},
+        isoTime,
       },
-      engineLogic: adapter.createLogic(workflow),
       engineInput,
-      machine,
-      dispatch,
+      machine: runMachineFor(adapter.createLogic(workflow)),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
       parent: root,
       persist: resolved.persist,
@@ -414,6 +466,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       bufferEvents,
       released,
       tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
+      observer,
     });
     made.session = session;
     return session;
@@ -430,11 +483,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         profile: (role) => findAgent(catalogue, role),
         extra: extraAgents,
         tools,
+        loopLimits,
       });
     }
     let agents = sharedAgentSets.get(workflow);
     if (agents === undefined) {
-      agents = createAgentSet(workflow, { llm, profile: noProfile, extra: extraAgents, tools });
+      agents = createAgentSet(workflow, {
+        llm,
+        profile: noProfile,
+        extra: extraAgents,
+        tools,
+        loopLimits,
+      });
       sharedAgentSets.set(workflow, agents);
     }
     return agents;
@@ -521,7 +581,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           valid: false,
           name: typeof doc?.name === 'string' ? doc.name : undefined,
           stepCount: Array.isArray(doc?.steps) ? doc.steps.length : 0,
-          errors: error.details ?? [],
+          errors: error.details,
           workflow: undefined,
         };
       }
@@ -555,6 +615,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       await recovery;
       await (await lease)?.release();
       offWorkerDeath?.();
+      await writeThread?.stop();
       await toolkit?.then((kit) => kit.close()).catch(() => undefined);
       root.stop();
     },
@@ -562,5 +623,5 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return runtime;
+  return withInternals(runtime, { workflows: registry, writeThread });
 }

@@ -1,12 +1,12 @@
 import type { AgentLookup } from '../agents/agent-set.js';
-import type { Agent, AgentRequest, AgentResult } from '../agents/types.js';
+import { AgentFailure, type Agent, type AgentRequest, type AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
 import { addUsage, type TokenUsage } from '../llm/types.js';
 import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { boundRecord } from '../workflow/size-bounds.js';
 import { isPlainObject, isTruthy } from '../workflow/values.js';
 import type { CompiledStep, EvalScope, StepView } from '../workflow/types.js';
-import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
+import type { AttemptResult, AttemptRunner, EngineClock } from '../../machines/engine-contract.js';
 import { verifyAttempt } from './verification.js';
 
 /** Iterations of a `loop_until` step when it sets no `loop_max`. */
@@ -66,7 +66,9 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
     // The common case, one call without a timeout: a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
     try {
-      call = Promise.resolve(agent(new AgentCall(step, request.input, runId, request, onDelta)));
+      call = Promise.resolve(
+        agent(new AgentCall(step, request.input, runId, request, onDelta, request.onApproval)),
+      );
     } catch (error) {
       return Promise.resolve(failure(errorMessage(error), 1));
     }
@@ -87,11 +89,23 @@ function singleSuccess(result: AgentResult, maxOutput: number): AttemptResult {
     modelUsed: result.modelUsed,
     tokensUsed: result.tokensUsed,
     iterations: 1,
+    ...(result.messages === undefined ? {} : { messages: result.messages }),
   };
 }
 
 function singleFailure(error: unknown): AttemptResult {
-  return failure(errorMessage(error), 1);
+  return withFailureDetail(failure(errorMessage(error), 1), error);
+}
+
+/** A failed attempt with what a failed agent loop had done (its messages, tokens, model). */
+function withFailureDetail(result: AttemptResult, error: unknown): AttemptResult {
+  if (!(error instanceof AgentFailure)) return result;
+  return {
+    ...result,
+    modelUsed: result.modelUsed ?? error.modelUsed,
+    tokensUsed: addUsage(result.tokensUsed, error.tokensUsed),
+    messages: error.messages,
+  };
 }
 
 /** An attempt with `loop_until` iterations and/or a per-step timeout. */
@@ -117,7 +131,9 @@ async function runGuarded(
     const loopMax = step.loopUntil === undefined ? 1 : (step.loopMax ?? DEFAULT_LOOP_MAX);
     for (;;) {
       iterations++;
-      const call = agent(new AgentCall(step, input, runId, signalSource, onDelta));
+      const call = agent(
+        new AgentCall(step, input, runId, signalSource, onDelta, request.onApproval),
+      );
       last = guard === undefined ? await call : await guard.race(call);
       tokens = addUsage(tokens, last.tokensUsed);
       if (step.loopUntil === undefined || iterations >= loopMax) break;
@@ -133,14 +149,14 @@ async function runGuarded(
       modelUsed: last.modelUsed,
       tokensUsed: tokens,
       iterations,
+      ...(last.messages === undefined ? {} : { messages: last.messages }),
     };
   } catch (error) {
     const message = guard?.timedOut === true ? guard.message : errorMessage(error);
-    return {
-      ...failure(message, iterations),
-      modelUsed: last?.modelUsed ?? null,
-      tokensUsed: tokens,
-    };
+    return withFailureDetail(
+      { ...failure(message, iterations), modelUsed: last?.modelUsed ?? null, tokensUsed: tokens },
+      error,
+    );
   } finally {
     guard?.dispose();
   }
@@ -153,6 +169,7 @@ async function runGuarded(
 class AgentCall implements AgentRequest {
   readonly #source: { readonly signal: AbortSignal };
   readonly #onDelta: AttemptRunnerOptions['onDelta'];
+  readonly #onApproval: ((waiting: boolean) => void) | undefined;
 
   constructor(
     readonly step: CompiledStep,
@@ -160,9 +177,11 @@ class AgentCall implements AgentRequest {
     readonly runId: string,
     source: { readonly signal: AbortSignal },
     onDelta: AttemptRunnerOptions['onDelta'],
+    onApproval: ((waiting: boolean) => void) | undefined,
   ) {
     this.#source = source;
     this.#onDelta = onDelta;
+    this.#onApproval = onApproval;
   }
 
   get signal(): AbortSignal {
@@ -172,6 +191,11 @@ class AgentCall implements AgentRequest {
   /** A method, not a per-call closure: most agents never stream. */
   emitDelta(text: string): void {
     this.#onDelta?.(this.step.name, text);
+  }
+
+  /** The engine's `onApproval` of this attempt (steps with tools), read when a call waits. */
+  onApproval(waiting: boolean): void {
+    this.#onApproval?.(waiting);
   }
 }
 

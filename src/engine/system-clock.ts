@@ -1,4 +1,4 @@
-import type { EngineClock } from './adapter.js';
+import type { EngineClock } from '../../machines/engine-contract.js';
 
 /** The real clock: `Date.now` and Node timers. */
 export const systemClock: EngineClock = {

@@ -3,7 +3,8 @@ import type { ApprovalAnswer, PendingApproval, ToolsOptions } from '../tools/ind
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
  */
-import type { AnyActorRef, InspectionEvent } from 'xstate';
+import type { Context, TracerProvider } from '@opentelemetry/api';
+import type { Inspector } from './inspection.js';
 import type { Agent } from '../agents/types.js';
 import type { ErrorDetail } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
@@ -15,7 +16,8 @@ import type { RunWriterStatus, UnwrittenRecord } from '../store/run-writer.js';
 import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
-import type { EngineClock } from './adapter.js';
+import type { EngineClock } from '../../machines/engine-contract.js';
+import type { RunActor } from '../../machines/run.machine.js';
 import type { RuntimeApprovals } from './runtime-approvals.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
@@ -29,6 +31,12 @@ export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 export interface RuntimeOptions {
   /** Directory of `*.yaml` workflows. @default `./workflows` when it exists, else the package's `workflows/` */
   workflowsDir?: string;
+  /**
+   * Why saving workflows into `workflowsDir` is refused (the service's `PUT`/`DELETE
+   * /api/workflows/{name}` answer 503 with it), e.g. for the package's shipped directory.
+   * @default writable
+   */
+  workflowsReadOnlyReason?: string;
   /** Directory for run files. @default `./runs` */
   runsDir?: string;
   /** Write run files. @default true */
@@ -49,8 +57,13 @@ export interface RuntimeOptions {
   timeoutMs?: number;
   /** Adapter used when a run names none. @default 'graph' */
   defaultAdapter?: AdapterName;
-  /** XState inspector callback (e.g. `createBrowserInspector().inspect`). @default off */
-  inspect?: (event: InspectionEvent) => void;
+  /**
+   * An XState inspector for every actor of the runtime (root, run actors, engines): a plain
+   * callback, or an inspector observer such as `createWebSocketInspector({ url }).inspect` from
+   * `@statelyai/inspect` (README "Inspection"). Snapshot events carry the state value as it was at
+   * that transition. @default off
+   */
+  inspect?: Inspector;
   /** pino-compatible logger. @default silent */
   logger?: Logger;
   /** Extra agent catalogue directory (`AGENTIC_EXTERNAL_AGENTS_DIR`). @default none */
@@ -74,7 +87,7 @@ export interface RuntimeOptions {
   clock?: EngineClock;
   /**
    * Writes one run file atomically (`(path, data) => Promise<void>`, rejecting with an errno
-   * `code`): tests inject failures here. @default the write worker thread (temp file, fsync, rename)
+   * `code`): tests inject failures here. @default the runtime's write worker thread (temp file, fsync, rename)
    */
   writeFile?: FileWriter;
   /** Run-file writes with the file system at once. @default 16 */
@@ -110,11 +123,24 @@ export interface RuntimeOptions {
    * `token_delta` event, in ms (chunks arriving meanwhile are sent together). @default 100
    */
   tokenDeltaIntervalMs?: number;
+  /**
+   * Traces runs into this OpenTelemetry provider (the app's own, or the service's OTLP one): a
+   * span per run, step attempt, model call and tool call (README "Tracing"). The runtime never
+   * registers a global provider. Without one, runs make no spans and pay nothing per step.
+   * @default none (tracing off)
+   */
+  tracerProvider?: TracerProvider;
+  /**
+   * Put prompts, model output, tool arguments and results, step inputs and outputs in spans
+   * (AGENTIC_TRACE_SENSITIVE; safety control 6). @default false
+   */
+  traceSensitive?: boolean;
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
 export type WorkflowSource = string | WorkflowDocument;
 
+/** What `runtime.run` and `runtime.start` take: the workflow, its inputs and per-run settings. */
 export interface RunRequest {
   /** Workflow name, a YAML path inside the workflows dir, YAML text, or a parsed document. */
   workflow: WorkflowSource;
@@ -139,26 +165,43 @@ export interface RunRequest {
   extra?: Record<string, unknown>;
   /** First elements of the `loc` of input errors (HTTP: `['body', 'input_data']`). @default ['input'] */
   inputLocPrefix?: (string | number)[];
+  /**
+   * The trace context the run's span is a child of (the HTTP request's span); ignored when the
+   * runtime has no `tracerProvider`. @default none (the run span is a trace root)
+   */
+  traceContext?: Context;
 }
 
+/** A started run (`runtime.start`): its id, actor, live events and final record. */
 export interface RunHandle {
+  /** The run's id (given in the request, or generated). */
   runId: string;
-  /** The run actor (XState v5). Observe it; do not send it events other than cancel. */
-  actor: AnyActorRef;
+  /**
+   * The run actor (XState v5), typed from the run machine: `pending → running → success |
+   * failed`, its engine as the `engine` child. Observe it; send it nothing but `run.cancel`.
+   */
+  actor: RunActor;
   /** This run's wire events, from `workflow_start` to `workflow_end`. */
   events: AsyncIterable<WorkflowEvent>;
   /** Resolves with the final run record (never rejects). */
   done: Promise<RunRecord>;
 }
 
+/** What `runtime.validate` answers; it never throws for an invalid workflow. */
 export interface ValidationResult {
+  /** Whether the workflow loads: schema, names, dependencies, cycles, expressions. */
   valid: boolean;
+  /** The workflow's name when one could be read. */
   name: string | undefined;
+  /** Steps in the document (0 when there is no step list). */
   stepCount: number;
+  /** What is wrong, one entry per problem (empty when valid). */
   errors: ErrorDetail[];
+  /** The compiled workflow when valid. */
   workflow: CompiledWorkflow | undefined;
 }
 
+/** A runtime made by `createRuntime`: one XState system running workflows. */
 export interface Runtime {
   /** Starts a run and waits for its end. Rejects only for bad requests (validation, unknown workflow). */
   run(request: RunRequest): Promise<RunRecord>;
@@ -248,6 +291,7 @@ export interface RunService {
   readonly approvals: RunServiceApprovals;
 }
 
+/** {@link RuntimeOptions} with every default applied (`runtime.options`). */
 export interface ResolvedRuntimeOptions {
   workflowsDir: string;
   runsDir: string;
@@ -257,7 +301,7 @@ export interface ResolvedRuntimeOptions {
   maxActiveRuns: number;
   timeoutMs: number | undefined;
   defaultAdapter: AdapterName;
-  inspect: ((event: InspectionEvent) => void) | undefined;
+  inspect: Inspector | undefined;
   logger: Logger;
   externalAgentsDir: string | undefined;
   maxAttempts: number;

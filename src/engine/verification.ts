@@ -8,7 +8,7 @@ import type { CorrectionAttempt, VerificationResult } from '../generated/run-rec
 import { addUsage } from '../llm/types.js';
 import type { EvalScope, StepView } from '../workflow/types.js';
 import type { CompiledVerify } from '../workflow/verify.js';
-import type { AttemptResult, AttemptRunner, EngineClock } from './adapter.js';
+import type { AttemptResult, AttemptRunner, EngineClock } from '../../machines/engine-contract.js';
 
 /** The input key a correction's feedback is passed under (README "Verification"). */
 export const FEEDBACK_INPUT = '_verification_feedback';

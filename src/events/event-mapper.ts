@@ -3,7 +3,7 @@
  * mapper per run; it numbers events from 0 (`seq`) and remembers which steps already had their
  * `step_end`, so the run's end can close the rest (exactly one `step_end` per step).
  */
-import type { EngineEvent, StepOutcome } from '../engine/adapter.js';
+import type { EngineEvent, StepOutcome } from '../../machines/engine-contract.js';
 import type {
   ApprovalDecisionEvent,
   ApprovalRequiredEvent,
@@ -193,6 +193,8 @@ export class RunEventMapper {
       skip_reason: outcome.skipReason,
     };
     if (outcome.attempts > 0) end.attempt = outcome.attempts;
+    // The spec's event union has no tool event: a step's tool calls ride on its step_end.
+    if (outcome.messages !== undefined) end.messages = outcome.messages;
     this.sink(end);
   }
 

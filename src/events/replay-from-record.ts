@@ -144,6 +144,7 @@ function stepEnd(step: StepRecord, fallbackTime: string): Omit<StepEndEvent, 'se
   };
   const attempts = attemptsOf(step);
   if (attempts > 0) event.attempt = attempts;
+  if (step.messages !== undefined) event.messages = step.messages;
   return event;
 }
 

@@ -81,6 +81,10 @@ export interface Environment {
    */
   AGENTIC_MEMORY_PATH?: string;
   /**
+   * Hybrid memory search (cosine + BM25, in-process vector store): hashing uses the local hashing embedder, provider:model (openai:text-embedding-3-small, gemini:text-embedding-004, ollama:nomic-embed-text, azure:<deployment>, github:<model>) that provider's embeddings endpoint; anthropic has none, so anthropic:* uses the hashing embedder. Empty: substring search. Not with AGENTIC_MEMORY_PATH.
+   */
+  AGENTIC_MEMORY_EMBEDDINGS?: string;
+  /**
    * Who approves high-risk tool calls (shell, file_write, file_delete, http_get, http_post): deny (fail-closed), auto (approve all), policy (AGENTIC_APPROVAL_ALLOWED_TOOLS) or http (a person answers POST /api/approvals/{call_id}).
    */
   AGENTIC_APPROVAL_PROVIDER?: 'deny' | 'auto' | 'policy' | 'http';
@@ -100,6 +104,18 @@ export interface Environment {
    * Largest file file_read returns and file_write writes, largest HTTP response body, and bytes kept of shell stdout and of stderr.
    */
   AGENTIC_TOOL_MAX_BYTES?: number;
+  /**
+   * Rounds of tool calls an LLM step with tools: may make; a model still calling tools after the last round fails the attempt.
+   */
+  AGENTIC_AGENT_MAX_ROUNDS?: number;
+  /**
+   * Tool calls run per round of an LLM step's agent loop; the model's further calls of that round are answered with a refusal.
+   */
+  AGENTIC_AGENT_MAX_CALLS_PER_ROUND?: number;
+  /**
+   * Characters of a tool result given to the model (and recorded); longer results are cut and marked.
+   */
+  AGENTIC_TOOL_RESULT_MAX_CHARS?: number;
   /**
    * Time limit of one shell command or one HTTP tool call (all redirects included).
    */
@@ -201,13 +217,17 @@ export interface Environment {
    */
   AGENTIC_JUDGE_MODEL?: string;
   /**
-   * 1 enables trace export. Reserved: validated now, takes effect with tracing (not in this version).
+   * 1 exports OpenTelemetry traces over OTLP (OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_EXPORTER_OTLP_ENDPOINT): a span per HTTP request, run, step attempt, model call and tool call; an incoming W3C traceparent is honoured.
    */
   AGENTIC_TRACING?: boolean;
   /**
-   * 1 includes prompts and outputs in traces and logs. Reserved: validated now, takes effect with tracing (not in this version).
+   * 1 puts prompt text, model output, tool arguments and results, and step inputs and outputs in trace spans (each value cut at 8192 characters). Off: spans carry names, ids, statuses, durations and token counts only.
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
+  /**
+   * Share of traces recorded when AGENTIC_TRACING=1 (0-1), decided where a trace starts; a request's sampled traceparent flag decides for its trace. A run sampled out makes no step spans. Each recorded span costs a few microseconds of CPU.
+   */
+  AGENTIC_TRACE_SAMPLE_RATIO?: number;
   /**
    * 1 serves GET /metrics (Prometheus text format: HTTP, runs, steps, streams, LLM, sanitizer, refusals, process). Behind the API key when one is set.
    */
@@ -313,11 +333,11 @@ export interface Environment {
    */
   AGENTIC_WS_MAX_PENDING_PER_IP?: number;
   /**
-   * OTLP endpoint. Reserved: validated now, takes effect with tracing (not in this version).
+   * OTLP collector base URL when AGENTIC_TRACING=1; unset: http://localhost:4317 for grpc, http://localhost:4318 for http/protobuf (which sends to <endpoint>/v1/traces).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   /**
-   * OTLP protocol. Reserved: validated now, takes effect with tracing (not in this version).
+   * OTLP transport of traces: grpc (port 4317) or http/protobuf (port 4318).
    */
   OTEL_EXPORTER_OTLP_PROTOCOL?: 'grpc' | 'http/protobuf';
   /**

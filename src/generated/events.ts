@@ -69,6 +69,10 @@ export interface StepEndEvent {
   attempt?: number;
   retry_count?: number;
   skip_reason?: string | null;
+  /**
+   * The step's tool calls and results (AgentMessage `tool_call` / `tool_result`, as in the run file's step record); present when the step called tools. The spec's event union has no tool event: high-risk calls are also seen live as approval_required / approval_decision.
+   */
+  messages?: unknown[];
 }
 /**
  * Tokens of a step's model calls (summed over its attempts and loop iterations).

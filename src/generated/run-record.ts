@@ -65,6 +65,10 @@ export interface StepRecord {
   start_time: string | null;
   end_time: string | null;
   verification?: VerificationResult;
+  /**
+   * The step's agent messages: each tool call of an LLM step's agent loop (`tool_call`) and its result (`tool_result`), in order. Absent for steps that called no tool.
+   */
+  messages?: AgentMessage[];
   metadata: {
     skip_reason?: string;
     attempts?: number;
@@ -112,4 +116,28 @@ export interface CorrectionAttempt {
     [k: string]: unknown | undefined;
   } | null;
   duration_ms: number;
+}
+/**
+ * The spec's AgentMessage. A `tool_call` is sent by the step to the tool (content `{name, arguments}`); its `tool_result` is sent by the tool to the step (content: the result text given to the model, at most AGENTIC_TOOL_RESULT_MAX_CHARS characters plus a truncation marker), with `parent_id` the call's id.
+ *
+ * This interface was referenced by `RunRecord`'s JSON-Schema
+ * via the `definition` "AgentMessage".
+ */
+export interface AgentMessage {
+  id: string;
+  type: 'task' | 'response' | 'error' | 'status' | 'tool_call' | 'tool_result';
+  sender: string;
+  /**
+   * null: broadcast.
+   */
+  recipient: string | null;
+  content: unknown;
+  /**
+   * `round` (1-based) and `call_id` (the model's id of the call); on results also `outcome` (`ok`, `error`, `refused`), `truncated` and `duration_ms`.
+   */
+  metadata: {
+    [k: string]: unknown | undefined;
+  };
+  timestamp: string;
+  parent_id: string | null;
 }

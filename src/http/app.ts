@@ -3,9 +3,10 @@
  * → error funnel → CORS → security headers → rate limit → auth (+ lockout) → body parse (size
  * limit) → sanitization → SPA fallback/404 → routes. With metrics on, the request timer goes
  * first, the rate limit and auth are wrapped to count their refusals, and the sanitizer's
- * findings are counted in front of it.
+ * findings are counted in front of it. With tracing on, the request span comes first of all.
  */
 import Router from '@koa/router';
+import type { Tracer } from '@opentelemetry/api';
 import Koa from 'koa';
 import { join } from 'node:path';
 import { packageRoot, packageVersion, type Config } from '../config/index.js';
@@ -27,6 +28,7 @@ import { countRefusals, countSanitizerFindings, createHttpMetrics } from './midd
 import { createRateLimiter, type RateLimiter } from './middleware/rate-limit.js';
 import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
+import { createHttpTracing } from './middleware/tracing.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
@@ -71,6 +73,8 @@ export interface AppDeps {
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
   /** The service's metrics: `/metrics` and the HTTP metrics are on when given. @default off */
   metrics?: ServiceMetrics;
+  /** Traces requests (a span each, parent of the runs they start). @default off */
+  tracer?: Tracer;
   /** Readiness checks of shared dependencies (`redis`, `queue`). @default none */
   dependencyChecks?: HealthRouteDeps['dependencyChecks'];
   /**
@@ -137,6 +141,7 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
 
   // Without metrics the chain is exactly as before: no wrappers, nothing timed.
   const rateLimit = (deps.rateLimit ?? createRateLimiter(config)).middleware;
+  if (deps.tracer !== undefined) app.use(createHttpTracing(deps.tracer));
   if (metrics !== undefined) app.use(createHttpMetrics(metrics));
   app.use(createRequestContext(logger));
   app.use(createErrorFunnel(logger));

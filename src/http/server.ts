@@ -9,6 +9,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TracerProvider } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
@@ -18,7 +19,7 @@ import { listAgents } from '../agents/agent-listing.js';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
-import { shippedAgentCatalogue } from '../config/index.js';
+import { packageVersion, shippedAgentCatalogue } from '../config/index.js';
 import { createBatchManager, type BatchManager } from '../eval/batch.js';
 import { createDatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
@@ -33,6 +34,7 @@ import {
   countEvaluation,
   createLlmCallObserver,
   createServiceMetrics,
+  createToolCallObserver,
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
@@ -43,7 +45,9 @@ import { wireScaleOut } from '../scale/wiring.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
+import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
+import { internalsOf } from '../engine/runtime-internals.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -72,6 +76,12 @@ export interface ServerOptions {
    * that already holds its metrics. @default a new Registry per server
    */
   metricsRegistry?: Registry;
+  /**
+   * The OpenTelemetry provider requests and runs are traced into, e.g. an embedder's own (the
+   * service then neither creates nor shuts one down). Given, tracing is on whatever
+   * AGENTIC_TRACING says. @default with AGENTIC_TRACING=1, the service's own OTLP provider
+   */
+  tracerProvider?: TracerProvider;
 }
 
 export interface RunningServer {
@@ -131,6 +141,28 @@ async function startWith(
       ...(scale === undefined ? {} : { breakerSharing: scale.breakers }),
     });
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
+  // The service's own provider is shut down (flushed) by close(); an injected one is its owner's.
+  const ownTracerProvider =
+    options.tracerProvider === undefined && config.tracing
+      ? createOtlpTracerProvider({
+          protocol: config.otlpProtocol,
+          endpoint: config.otlpEndpoint,
+          serviceVersion: packageVersion,
+          sampleRatio: config.traceSampleRatio,
+        })
+      : undefined;
+  const tracerProvider = options.tracerProvider ?? ownTracerProvider;
+  if (ownTracerProvider !== undefined) {
+    logger.info(
+      {
+        protocol: config.otlpProtocol,
+        url: otlpTracesUrl(config.otlpProtocol, config.otlpEndpoint),
+        sensitive: config.traceSensitive,
+        sampleRatio: config.traceSampleRatio,
+      },
+      'exporting traces over OTLP',
+    );
+  }
 
   const history = createHistoryIndex({
     runsDir: config.runsDir,
@@ -140,7 +172,10 @@ async function startWith(
   const runtimeOptions = runtimeOptionsFromConfig(config, {
     logger,
     llm: llm.router,
+    providers: llm.providers,
     agents,
+    ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
+    ...(tracerProvider === undefined ? {} : { tracerProvider }),
     ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
   });
   // With REDIS_URL runs go through the queue to workers (this process's own, in role `all`).
@@ -232,12 +267,16 @@ async function startWith(
     config,
     wiring === undefined ? {} : { window: wiring.rateWindow },
   );
-  const registry = createWorkflowRegistry({
-    dir: config.workflowsDir,
-    readOnlyReason: config.workflowsReadOnlyReason,
-    customAgents: customAgentNames(agents),
-    limits: config.limits,
-  });
+  // The runtime's registry (one per runtime: its custom agents, its compiled-workflow cache); a
+  // `Runtime` not made by createRuntime gets one of the service's own.
+  const registry =
+    internalsOf(runtime)?.workflows ??
+    createWorkflowRegistry({
+      dir: config.workflowsDir,
+      readOnlyReason: config.workflowsReadOnlyReason,
+      customAgents: customAgentNames(agents),
+      limits: config.limits,
+    });
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
@@ -261,6 +300,9 @@ async function startWith(
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(tracerProvider === undefined
+      ? {}
+      : { tracer: tracerProvider.getTracer(TRACE_SERVICE_NAME, packageVersion) }),
     ...(scale === undefined
       ? {}
       : {
@@ -347,6 +389,10 @@ async function startWith(
     stopObserving?.();
     server.closeAllConnections();
     await closed;
+    // Last: the spans of the runs and requests that ended above are exported before exit.
+    await ownTracerProvider?.shutdown().catch((error: unknown) => {
+      logger.warn({ err: error }, 'traces could not be flushed');
+    });
     if (gate.refused > 0)
       logger.info({ refused: gate.refused }, 'requests refused while shutting down');
     logger.info('agentic-runtime stopped');

@@ -2,6 +2,7 @@ export type {
   ChatMessage,
   ChatRequest,
   ChatResult,
+  LlmCaller,
   LlmClient,
   LlmRequest,
   LlmResponse,

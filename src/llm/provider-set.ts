@@ -81,6 +81,7 @@ export function createProviderSet(settings: Settings): ProviderSet {
         http: http('openai', openaiKey),
         chatUrl: () => `${base}/chat/completions`,
         modelsUrl: `${base}/models`,
+        embeddingsUrl: () => `${base}/embeddings`,
         headers: openaiKey === undefined ? {} : { authorization: `Bearer ${openaiKey}` },
       }),
     );
@@ -98,6 +99,8 @@ export function createProviderSet(settings: Settings): ProviderSet {
         chatUrl: (deployment) =>
           `${endpoint}/openai/deployments/${encodeURIComponent(deployment)}/chat/completions?api-version=${version}`,
         modelsUrl: `${endpoint}/openai/models?api-version=${version}`,
+        embeddingsUrl: (deployment) =>
+          `${endpoint}/openai/deployments/${encodeURIComponent(deployment)}/embeddings?api-version=${version}`,
         headers: { 'api-key': azureKey },
       }),
     );
@@ -112,6 +115,7 @@ export function createProviderSet(settings: Settings): ProviderSet {
         name: 'github',
         http: http('github', githubToken),
         chatUrl: () => `${base}/chat/completions`,
+        embeddingsUrl: () => `${base}/embeddings`,
         // GitHub Models lists its catalogue beside the inference path.
         modelsUrl: base.endsWith('/inference')
           ? `${base.slice(0, -'/inference'.length)}/catalog/models`
@@ -155,6 +159,7 @@ export function createProviderSet(settings: Settings): ProviderSet {
       name: 'ollama',
       http: http('ollama', undefined),
       chatUrl: () => `${ollama}/v1/chat/completions`,
+      embeddingsUrl: () => `${ollama}/v1/embeddings`,
       modelsUrl: `${ollama}/api/tags`,
       readModels: (answer) => {
         const models = (answer as { models?: { name?: unknown }[] } | null)?.models;

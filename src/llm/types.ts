@@ -21,6 +21,8 @@ export interface ChatMessage {
   toolCallId?: string;
   /** The tool's name (tool messages; Gemini needs it). */
   name?: string;
+  /** The tool call failed or was refused (tool messages; Anthropic's `is_error`). */
+  isError?: boolean;
 }
 
 /** A tool the model may call: name, description and JSON Schema of its arguments. */
@@ -64,11 +66,24 @@ export interface ChatResult {
   toolCalls: ToolCall[];
 }
 
+/** One request to a provider's embeddings endpoint. */
+export interface EmbedRequest {
+  /** The provider's model name (without the `provider:` prefix). */
+  model: string;
+  input: readonly string[];
+  signal: AbortSignal;
+}
+
 /** One vendor's wire protocol. Rejects with an `LlmError` on failure. */
 export interface Provider {
   /** The prefix of model ids (`openai`, `anthropic`, `ollama`, ...). */
   readonly name: string;
   chat(request: ChatRequest): Promise<ChatResult>;
+  /**
+   * One vector per input, in order, from the provider's embeddings endpoint; absent when the
+   * protocol has none (Anthropic).
+   */
+  embed?(request: EmbedRequest): Promise<number[][]>;
   /** The provider's model list (the probe); spends no tokens. */
   listModels(signal: AbortSignal): Promise<string[]>;
 }
@@ -97,6 +112,19 @@ export interface LlmRequest {
   onDelta?: (text: string) => void;
   /** Called with the model id each time the router tries a candidate (chat's `route` frame). */
   onRoute?: (model: string) => void;
+  /**
+   * The tool calls the no-LLM placeholder makes (a step's `placeholder_tool_calls` input: one
+   * array of `{tool, args}` per round); read by the no-LLM client only, never sent to a provider.
+   */
+  script?: unknown;
+  /** The run and step making the call (a step's model-call span is a child of its attempt's). */
+  caller?: LlmCaller;
+}
+
+/** Who makes a model call: a run's step. */
+export interface LlmCaller {
+  runId: string;
+  step: string;
 }
 
 /** One completion. */

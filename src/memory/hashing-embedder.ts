@@ -1,5 +1,8 @@
-/** Turns text into a fixed-length vector; the vector store compares them by cosine. */
-export type Embedder = (text: string) => Float32Array;
+/**
+ * Turns text into a fixed-length, L2-normalized vector (at once, or from a provider's
+ * embeddings endpoint); the vector store compares them by cosine.
+ */
+export type Embedder = (text: string) => Float32Array | Promise<Float32Array>;
 
 /** Dimensions of {@link createHashingEmbedder} vectors. */
 export const HASHING_DIMENSIONS = 512;
@@ -14,7 +17,9 @@ export function tokenize(text: string): string[] {
  * `deploy` and `deployment` share features) into `dimensions` signed buckets, L2-normalized.
  * Deterministic, so stored vectors stay valid across restarts.
  */
-export function createHashingEmbedder(dimensions = HASHING_DIMENSIONS): Embedder {
+export function createHashingEmbedder(
+  dimensions = HASHING_DIMENSIONS,
+): (text: string) => Float32Array {
   return (text) => {
     const vector = new Float32Array(dimensions);
     const add = (feature: string, weight: number): void => {

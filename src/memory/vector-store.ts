@@ -1,3 +1,4 @@
+import { errorMessage } from '../errors.js';
 import { cosine, createHashingEmbedder, tokenize, type Embedder } from './hashing-embedder.js';
 import { deletePrefix, serialize } from './entries.js';
 import { MemoryStoreError } from './memory-error.js';
@@ -9,13 +10,17 @@ const BM25_K1 = 1.2;
 const BM25_B = 0.75;
 
 export interface VectorMemoryStoreOptions {
-  /** @default a local hashing embedder ({@link createHashingEmbedder}) */
+  /**
+   * The embedder: a provider's embeddings endpoint (`createProviderEmbedder`) or any function.
+   * @default a local hashing embedder ({@link createHashingEmbedder})
+   */
   embed?: Embedder;
 }
 
 interface Doc {
   text: string;
-  vector: Float32Array;
+  /** A promise while a provider computes it. */
+  vector: Float32Array | Promise<Float32Array>;
   terms: Map<string, number>;
   length: number;
 }
@@ -38,13 +43,21 @@ export function createVectorMemoryStore(
     return { text, vector: embed(text), terms, length: words.length };
   };
 
-  const search = (prefix: string, query: string, limit = DEFAULT_SEARCH_LIMIT): MemoryHit[] => {
+  const search = async (
+    prefix: string,
+    query: string,
+    limit = DEFAULT_SEARCH_LIMIT,
+  ): Promise<MemoryHit[]> => {
     if (!Number.isInteger(limit) || limit < 1)
       throw new MemoryStoreError('search limit must be a positive integer');
     const pool = [...docs].filter(([key]) => key.startsWith(prefix));
     if (pool.length === 0) return [];
     const queryTerms = [...new Set(tokenize(query))];
-    const queryVector = embed(query);
+    const queryVector = await embedded(embed(query));
+    // Entries still being embedded are waited for; one whose embedding failed has no cosine.
+    const vectors = await Promise.all(
+      pool.map(([, doc]) => Promise.resolve(doc.vector).catch(() => undefined)),
+    );
     const averageLength = pool.reduce((sum, [, doc]) => sum + doc.length, 0) / pool.length || 1;
     const df = new Map(
       queryTerms.map((term) => [term, pool.filter(([, doc]) => doc.terms.has(term)).length]),
@@ -61,12 +74,15 @@ export function createVectorMemoryStore(
             (tf + BM25_K1 * (1 - BM25_B + (BM25_B * doc.length) / averageLength))
         );
       }, 0);
-    const scored = pool.map(([key, doc]) => ({
-      key,
-      doc,
-      lexical: bm25(doc),
-      semantic: cosine(queryVector, doc.vector),
-    }));
+    const scored = pool.map(([key, doc], i) => {
+      const vector = vectors[i];
+      return {
+        key,
+        doc,
+        lexical: bm25(doc),
+        semantic: vector === undefined ? 0 : cosine(queryVector, vector),
+      };
+    });
     const fused = new Map<string, number>();
     const fuse = (ranking: typeof scored): void =>
       ranking.forEach((entry, rank) =>
@@ -85,7 +101,28 @@ export function createVectorMemoryStore(
     return [...fused]
       .sort((a, b) => b[1] - a[1] || order(a[0], b[0]))
       .slice(0, limit)
-      .map(([key]) => ({ key, value: JSON.parse((docs.get(key) as Doc).text) as unknown }));
+      .flatMap(([key]) => {
+        // An entry deleted while the query was embedded is not returned.
+        const doc = docs.get(key);
+        return doc === undefined ? [] : [{ key, value: JSON.parse(doc.text) as unknown }];
+      });
+  };
+
+  /** Stores `doc` under `key` at once (reads see it); resolves once its vector is known. */
+  const store = async (key: string, doc: Doc): Promise<void> => {
+    const previous = docs.get(key);
+    docs.set(key, doc);
+    if (!(doc.vector instanceof Promise)) return;
+    try {
+      doc.vector = await embedded(doc.vector);
+    } catch (error) {
+      // A failed set changes nothing (unless a later set replaced the entry meanwhile).
+      if (docs.get(key) === doc) {
+        if (previous === undefined) docs.delete(key);
+        else docs.set(key, previous);
+      }
+      throw error;
+    }
   };
 
   return {
@@ -94,15 +131,10 @@ export function createVectorMemoryStore(
         const doc = docs.get(key);
         resolve(doc === undefined ? undefined : (JSON.parse(doc.text) as unknown));
       }),
-    set: (key, value) =>
-      new Promise((resolve) => {
-        docs.set(key, index(serialize(key, value)));
-        resolve();
-      }),
+    set: async (key, value) => store(key, index(serialize(key, value))),
     delete: (key) => new Promise((resolve) => resolve(docs.delete(key))),
-    search: (query, limit) => new Promise((resolve) => resolve(search('', query, limit))),
-    searchPrefix: (prefix, query, limit) =>
-      new Promise((resolve) => resolve(search(prefix, query, limit))),
+    search: async (query, limit) => search('', query, limit),
+    searchPrefix: async (prefix, query, limit) => search(prefix, query, limit),
     clear: () =>
       new Promise((resolve) => {
         docs.clear();
@@ -114,6 +146,15 @@ export function createVectorMemoryStore(
         resolve();
       }),
   };
+}
+
+/** A vector, or the embedder's failure as a memory store error. */
+async function embedded(vector: Float32Array | Promise<Float32Array>): Promise<Float32Array> {
+  try {
+    return await vector;
+  } catch (error) {
+    throw new MemoryStoreError(`embedding failed: ${errorMessage(error)}`);
+  }
 }
 
 function order(a: string, b: string): number {

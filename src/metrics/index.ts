@@ -12,6 +12,8 @@ export {
   type StreamTransport,
 } from './service-metrics.js';
 export { createBoundedLabel, OTHER_LABEL } from './bounded-label.js';
+export { CountingHistogram, type CountingHistogramConfig } from './counting-histogram.js';
 export { observeRuntime } from './run-observer.js';
 export { createLlmCallObserver } from './llm-observer.js';
+export { createToolCallObserver } from './tool-observer.js';
 export { countEvaluation } from './eval-observer.js';

@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createBoundedLabel } from './bounded-label.js';
+import { CountingHistogram } from './counting-histogram.js';
 
 /** Prefix of every metric name (the process defaults included). */
 export const METRIC_PREFIX = 'agentic_';
@@ -57,7 +58,8 @@ export interface ServiceMetrics {
   readonly runsStarted: Counter<'workflow' | 'adapter'>;
   readonly runsFinished: Counter<'workflow' | 'adapter' | 'status'>;
   readonly runDuration: Histogram<'workflow' | 'adapter' | 'status'>;
-  readonly stepDuration: Histogram<'agent' | 'status'>;
+  /** Observed once per step: plain counting, read at scrape time (see CountingHistogram). */
+  readonly stepDuration: CountingHistogram<'agent' | 'status'>;
   readonly activeRuns: Gauge;
   readonly retries: Counter<'agent'>;
   readonly streamClients: Gauge<'transport'>;
@@ -70,6 +72,10 @@ export interface ServiceMetrics {
   readonly llmDuration: Histogram<'provider' | 'model' | 'outcome'>;
   readonly llmBreaker: Gauge<'model' | 'state'>;
   readonly evaluations: Counter<'rubric' | 'grade' | 'outcome'>;
+  readonly toolCalls: Counter<'tool' | 'outcome'>;
+  readonly approvals: Counter<'decision' | 'provider'>;
+  /** Bounds an approval provider label (embedders bring their own providers). */
+  readonly approvalProviderLabel: (name: string | undefined) => string;
   /** Bounds a workflow name label. */
   readonly workflowLabel: (name: string | undefined) => string;
   /** Bounds an agent name label. */
@@ -125,7 +131,7 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
       buckets: RUN_BUCKETS,
       registers,
     }),
-    stepDuration: new Histogram({
+    stepDuration: new CountingHistogram({
       name: `${METRIC_PREFIX}step_duration_seconds`,
       help: 'Step duration (all attempts), by agent and final step status.',
       labelNames: ['agent', 'status'],
@@ -216,6 +222,19 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
       labelNames: ['rubric', 'grade', 'outcome'],
       registers,
     }),
+    toolCalls: new Counter({
+      name: `${METRIC_PREFIX}tool_calls_total`,
+      help: "Tool calls, by tool (built-in names; _unknown for others) and outcome (success, error: the tool failed, denied: by the approval gate, refused: not a tool, not in the step's tools:, or bad arguments).",
+      labelNames: ['tool', 'outcome'],
+      registers,
+    }),
+    approvals: new Counter({
+      name: `${METRIC_PREFIX}approvals_total`,
+      help: 'Approval decisions on high-risk tool calls, by decision (approve, deny) and approval provider.',
+      labelNames: ['decision', 'provider'],
+      registers,
+    }),
+    approvalProviderLabel: createBoundedLabel(MAX_NAME_LABELS),
     rubricLabel: createBoundedLabel(MAX_NAME_LABELS),
     gradeLabel: createBoundedLabel(MAX_NAME_LABELS),
     modelLabel,

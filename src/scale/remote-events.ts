@@ -65,12 +65,9 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
   };
 
   const accept = (watch: Watch, event: WorkflowEvent, last: boolean): void => {
-    // A reused run id starts its stream over (the publisher deletes the key): so does the watch.
-    if (event.seq <= watch.lastSeq && !(event.type === 'workflow_start' && event.seq === 0)) return;
-    if (event.seq <= watch.lastSeq) {
-      watch.buffer.clear();
-      for (const subscriber of watch.subscribers) subscriber.lastSeq = -1;
-    }
+    // An active run's id cannot be reused, so an old `seq` is an event appended twice (a
+    // pipeline sent again after a lost connection): kept once.
+    if (event.seq <= watch.lastSeq) return;
     watch.lastSeq = event.seq;
     watch.buffer.push(event);
     for (const subscriber of watch.subscribers) {
@@ -106,7 +103,8 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
     for (const [id, fields] of entries) {
       lastId = id;
       const entry = decodeStreamEntry(id, fields);
-      if (entry === undefined) continue;
+      // An event appended twice (a pipeline sent again after a lost connection) is kept once.
+      if (entry === undefined || entry.event.seq <= watch.lastSeq) continue;
       watch.lastSeq = entry.event.seq;
       watch.buffer.push(entry.event);
       if (entry.last) watch.finished = true;
@@ -138,7 +136,9 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
 
   return {
     async open(runId, listener, openOptions = {}) {
-      if (closed) return undefined;
+      // Redis away: the caller serves the run file (or waits in-process) at once, rather than
+      // after the connection's retries.
+      if (closed || redis.status !== 'ready') return undefined;
       const waitForStart = openOptions.waitForStart === true;
       const existing = watches.get(runId);
       if (existing !== undefined) {

@@ -3,13 +3,12 @@
  * executes goes to the run's Redis stream, and every run-file write to the record stream the
  * other instances' history indexes follow (history-feed.ts).
  *
- * Ordering: one connection, commands sent in event order, so a run's stream is in `seq` order.
- * While Redis is away the commands fail (after the connection's short retry) and the events are
- * dropped from the stream, logged once per outage; the run itself goes on and its run file is
- * complete, which is what late joiners replay once the stream is gone.
+ * Ordering: commands go through an ordered sender (ordered-sender.ts), one pipeline at a time,
+ * so a run's stream is in `seq` order. While Redis is away they are kept (bounded) and sent when
+ * it is back, so clients following the stream on other instances see no gap; the run itself
+ * goes on regardless and its run file is complete.
  */
 import type { Redis } from 'ioredis';
-import { errorMessage } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
@@ -21,6 +20,7 @@ import {
   RUN_STREAM_MAXLEN,
   type ScaleKeys,
 } from './keys.js';
+import { createOrderedSender, type OrderedSender } from './ordered-sender.js';
 import { encodeStreamEntry } from './stream-entry.js';
 
 export interface RunPublisherDeps {
@@ -32,6 +32,11 @@ export interface RunPublisherDeps {
   /** This process's id in record notifications, so its own history index skips them. */
   instanceId: string;
   logger: Logger;
+  /**
+   * The ordered sender the commands go through (the service's, so its shutdown can wait for it
+   * to drain). @default one of its own
+   */
+  sender?: OrderedSender;
   /**
    * Events that do not come from the runtime but belong to a run's stream (the evaluation
    * events the hub sequences: `EventHub.onPublish`). @default none
@@ -57,8 +62,9 @@ interface RunState {
  * - each record write: `XADD <prefix>:runs:records MAXLEN ~ 10000 * i <instance> f <filename>
  *   r <run_id> s <status>`.
  *
- * Never throws and never rejects: Redis failures are logged (once per outage) and the event is
- * dropped from the stream. Returns the detach function (idempotent), which stops publishing.
+ * Never throws and never rejects: while Redis is away the commands wait in the sender (at most
+ * 20 000, the oldest dropped beyond), logged once per outage. Returns the detach function
+ * (idempotent): nothing more is published; commands already queued still go out.
  *
  * @param runtime the runtime whose runs are published (`subscribe` and `onRecord` are used)
  * @param deps the Redis connection, key layout, stream TTL, instance id and logger
@@ -69,26 +75,8 @@ export function attachRunPublisher(
 ): () => void {
   const { redis, keys, logger } = deps;
   const runs = new Map<string, RunState>();
-  let failing = false;
   let detached = false;
-
-  const settle = (what: string, runId: string) => ({
-    ok: (results: [Error | null, unknown][] | null) => {
-      const failure = results?.find(([error]) => error !== null)?.[0];
-      if (failure != null) return fail(what, runId, failure);
-      if (failing) logger.info('Redis publishing resumed');
-      failing = false;
-    },
-    fail: (error: unknown) => fail(what, runId, error),
-  });
-  const fail = (what: string, runId: string, error: unknown): void => {
-    if (failing) return;
-    failing = true;
-    logger.warn(
-      { runId, err: errorMessage(error) },
-      `Redis unavailable: ${what} not published (the run file stays complete)`,
-    );
-  };
+  const sender = deps.sender ?? createOrderedSender(redis, logger);
 
   const stateOf = (runId: string): RunState => {
     let state = runs.get(runId);
@@ -113,12 +101,14 @@ export function attachRunPublisher(
     }
     const last = endsStream(event, state.expectEvaluation);
     if (last) runs.delete(event.run_id);
-    const pipeline = redis.pipeline();
-    if (event.type === 'workflow_start' && event.seq === 0) pipeline.del(key);
-    pipeline.xadd(key, 'MAXLEN', RUN_STREAM_MAXLEN, '*', ...encodeStreamEntry(event, last));
-    pipeline.pexpire(key, state.ended ? deps.streamTtlMs : ACTIVE_STREAM_TTL_MS);
-    const { ok, fail: failed } = settle('event', event.run_id);
-    pipeline.exec().then(ok, failed);
+    const fields = encodeStreamEntry(event, last);
+    const ttlMs = state.ended ? deps.streamTtlMs : ACTIVE_STREAM_TTL_MS;
+    const restart = event.type === 'workflow_start' && event.seq === 0;
+    sender.send((pipeline) => {
+      if (restart) pipeline.del(key);
+      pipeline.xadd(key, 'MAXLEN', RUN_STREAM_MAXLEN, '*', ...fields);
+      pipeline.pexpire(key, ttlMs);
+    });
   };
 
   const onRecord = (record: RunRecord, filename: string): void => {
@@ -128,9 +118,9 @@ export function attachRunPublisher(
     if (record.status === 'running' && evaluationRequested(record)) {
       stateOf(record.run_id).expectEvaluation = true;
     }
-    const { ok, fail: failed } = settle('run record notification', record.run_id);
-    redis
-      .xadd(
+    const { run_id: runId, status } = record;
+    sender.send((pipeline) => {
+      pipeline.xadd(
         keys.records,
         'MAXLEN',
         '~',
@@ -141,11 +131,11 @@ export function attachRunPublisher(
         RECORD_FIELDS.filename,
         filename,
         RECORD_FIELDS.runId,
-        record.run_id,
+        runId,
         RECORD_FIELDS.status,
-        record.status,
-      )
-      .then(() => ok([]), failed);
+        status,
+      );
+    });
   };
 
   const offEvents = runtime.subscribe(onEvent);

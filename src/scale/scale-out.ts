@@ -15,9 +15,20 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createScaleKeys, type ScaleKeys } from './keys.js';
 import { checkRedisAtStart, openRedis, redactRedisUrl } from './redis-connection.js';
+import { createOrderedSender, type OrderedSender } from './ordered-sender.js';
 import { createSharedBreakers, type SharedBreakers } from './shared-breakers.js';
 import { createRemoteEvents, type RemoteEvents } from './remote-events.js';
 import { createStreamReader, type StreamReader } from './stream-reader.js';
+
+/** How long the shutdown waits for queued events to reach Redis. */
+const DRAIN_TIMEOUT_MS = 2_000;
+
+/** Resolves when `promise` settles or after `ms`, whichever comes first. */
+async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
 
 /** How long the readiness probe waits for Redis's PONG. */
 const READY_PING_TIMEOUT_MS = 1_000;
@@ -41,6 +52,8 @@ export interface ScaleOut {
   remote: RemoteEvents;
   /** LLM circuit transitions shared with the other instances (the router's `breakerSharing`). */
   breakers: SharedBreakers;
+  /** Orders and keeps the publisher's commands (shutdown waits for it to drain). */
+  sender: OrderedSender;
   /** The record stream's last id when this process started: its history feed follows from it. */
   recordsFrom: string;
   /** Whether the command connection is up now (no round trip). */
@@ -74,6 +87,7 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
   });
   const remote = createRemoteEvents({ redis, reader, keys, logger });
   const breakers = createSharedBreakers({ url, redis, keys, instanceId, logger });
+  const sender = createOrderedSender(redis, logger);
   let recordsFrom = '0-0';
   try {
     const newest = await redis.xrevrange(keys.records, '+', '-', 'COUNT', 1);
@@ -95,6 +109,7 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
     reader,
     remote,
     breakers,
+    sender,
     recordsFrom,
     indexed(filename) {
       for (const listener of indexedListeners) listener(filename);
@@ -145,6 +160,9 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
       remote.close();
       breakers.close();
       await reader.close();
+      // The last events of the runs that ended during the shutdown, unless Redis is away.
+      if (redis.status === 'ready') await withTimeout(sender.drained(), DRAIN_TIMEOUT_MS);
+      sender.close();
       // QUIT waits for the replies of commands already sent (the last events of finished runs);
       // a Redis that is away gets no QUIT, only a disconnect.
       if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());

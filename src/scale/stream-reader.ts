@@ -59,6 +59,10 @@ export function createStreamReader(options: StreamReaderOptions): StreamReader {
   let wakeCursor = '0-0';
   let closed = false;
   let idle: (() => void) | undefined;
+  // A read queued while Redis is away never settles once the connection is closed by hand
+  // (ioredis keeps its offline queue): the loop stops on this instead.
+  let stopped: () => void = () => undefined;
+  const stopping = new Promise<null>((resolve) => (stopped = () => resolve(null)));
 
   const wake = (): void => {
     if (idle !== undefined) {
@@ -82,8 +86,11 @@ export function createStreamReader(options: StreamReaderOptions): StreamReader {
     const snapshot = [...followers.entries()];
     const keys = [wakeKey, ...snapshot.map(([key]) => key)];
     const ids = [wakeCursor, ...snapshot.map(([, follower]) => follower.cursor)];
-    const reply = await blocking.xread('BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...ids);
-    if (reply === null) return;
+    const reply = await Promise.race([
+      blocking.xread('BLOCK', BLOCK_MS, 'STREAMS', ...keys, ...ids),
+      stopping,
+    ]);
+    if (reply === null || closed) return;
     const taken = new Map(snapshot);
     for (const [key, entries] of reply) {
       const last = entries.at(-1);
@@ -140,6 +147,7 @@ export function createStreamReader(options: StreamReaderOptions): StreamReader {
       followers.clear();
       idle?.();
       idle = undefined;
+      stopped();
       blocking.disconnect();
       await running;
     },

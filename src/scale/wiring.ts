@@ -39,6 +39,7 @@ export function wireScaleOut(scale: ScaleOut, deps: ScaleWiringDeps): ScaleWirin
     streamTtlMs: config.eventStreamTtlMs,
     instanceId: scale.instanceId,
     logger,
+    sender: scale.sender,
     extraEvents: (listener) => deps.hub.onPublish(listener),
   });
   const stopHistoryFeed = followRunRecords({

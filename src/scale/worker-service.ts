@@ -47,7 +47,12 @@ async function startWith(config: Config, logger: Logger, scale: ScaleOut): Promi
     config,
     logger,
     role: 'worker',
-    runtime: runtimeOptionsFromConfig(config, { logger, llm: llm.router, agents }),
+    runtime: runtimeOptionsFromConfig(config, {
+      logger,
+      llm: llm.router,
+      providers: llm.providers,
+      agents,
+    }),
   });
   // The runs' events and records go to the shared replay store, for every api instance.
   const detachPublisher = attachRunPublisher(dispatch.executor, {

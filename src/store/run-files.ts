@@ -6,7 +6,8 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord } from '../generated/run-record.js';
-import { writeFileAtomicOffThread, type FileWriter } from './write-thread.js';
+import { writeFileAtomic } from './atomic-write.js';
+import type { FileWriter } from './write-thread.js';
 
 export { INTERRUPTED } from './interrupted-record.js';
 
@@ -27,7 +28,7 @@ export async function writeRunFile(
   runsDir: string,
   filename: string,
   record: RunRecord,
-  write: FileWriter = writeFileAtomicOffThread,
+  write: FileWriter = writeFileAtomic,
   madeDirs: Set<string> = new Set(),
 ): Promise<void> {
   const path = join(runsDir, filename);

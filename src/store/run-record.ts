@@ -2,7 +2,7 @@
  * Run records (the run file's content, `schemas/run-record.schema.json`) built from a workflow
  * and its step outcomes. Errors are messages only; a stack trace never reaches a record.
  */
-import type { StepOutcome } from '../engine/adapter.js';
+import type { StepOutcome } from '../../machines/engine-contract.js';
 import type { AdapterName } from '../engine/types.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';
@@ -16,7 +16,17 @@ export interface RunRecordBase {
   /** Epoch ms. */
   startTime: number;
   extra: Record<string, unknown>;
+  /**
+   * Formats the record's times: the runtime's {@link createIsoTime} (its cache is the runtime's).
+   * @default `new Date(ms).toISOString()`, uncached
+   */
+  isoTime?: IsoTime;
 }
+
+/** Epoch ms → ISO 8601 text (`2024-01-02T03:04:05.678Z`). */
+export type IsoTime = (ms: number) => string;
+
+const plainIso: IsoTime = (ms) => new Date(ms).toISOString();
 
 /** The record written when a run starts: `running`, every step `pending`. */
 export function startedRunRecord(base: RunRecordBase): RunRecord {
@@ -62,7 +72,7 @@ export function finishedRunRecord(
   const steps = base.workflow.steps.map((step, i): StepRecord => {
     const outcome = end.outcomes[i];
     if (outcome === undefined) throw new Error(`missing outcome of step ${step.name}`);
-    return stepRecord(step, outcome);
+    return stepRecord(step, outcome, base.isoTime);
   });
   return {
     ...common(base),
@@ -72,13 +82,17 @@ export function finishedRunRecord(
     success_rate: successRate(end.outcomes),
     total_duration_ms: Math.max(0, end.endTime - base.startTime),
     failed_step_count: failedCount(end.outcomes),
-    end_time: iso(end.endTime),
+    end_time: (base.isoTime ?? plainIso)(end.endTime),
     error: end.error,
   };
 }
 
 /** The record of one finished step (also what the run journal holds for it). */
-export function stepRecord(step: CompiledStep, outcome: StepOutcome): StepRecord {
+export function stepRecord(
+  step: CompiledStep,
+  outcome: StepOutcome,
+  iso: IsoTime = plainIso,
+): StepRecord {
   const metadata: StepRecord['metadata'] = {
     attempts: outcome.attempts,
     iterations: outcome.iterations,
@@ -99,6 +113,7 @@ export function stepRecord(step: CompiledStep, outcome: StepOutcome): StepRecord
     start_time: outcome.startTime === null ? null : iso(outcome.startTime),
     end_time: iso(outcome.endTime),
     ...(outcome.verification === undefined ? {} : { verification: outcome.verification }),
+    ...(outcome.messages === undefined ? {} : { messages: outcome.messages }),
     metadata,
   };
 }
@@ -146,38 +161,41 @@ function common(base: RunRecordBase) {
     adapter: base.adapter,
     inputs: base.inputs,
     step_count: base.workflow.steps.length,
-    start_time: iso(base.startTime),
+    start_time: (base.isoTime ?? plainIso)(base.startTime),
     extra: base.extra,
   };
 }
 
-let lastMs = Number.NaN;
-let lastIso = '';
-/** Epoch ms of the second whose ISO prefix (up to and including the `.`) is `secondPrefix`. */
-let secondStart = Number.NaN;
-let secondPrefix = '';
-/** `000Z` … `999Z`: the millisecond tails appended to {@link secondPrefix}. */
+/** `000Z` … `999Z`: the millisecond tails appended to a second's prefix. */
 const MS_TAILS = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(3, '0')}Z`);
 
 /**
- * ISO time of an epoch ms. The steps of a run mostly start and end within the same second, so
- * the last conversion is remembered, and other milliseconds of the same second reuse its prefix
- * (`toISOString` is the costliest part of building a record of a large run; a fan-out's steps
- * alternate between their common start time and their own end times).
+ * An ISO time formatter with its own cache, one per runtime. The steps of a run mostly start and
+ * end within the same second, so the last conversion is remembered, and other milliseconds of
+ * the same second reuse its prefix (`toISOString` is the costliest part of building a record of
+ * a large run; a fan-out's steps alternate between their common start time and their own end
+ * times).
  */
-function iso(ms: number): string {
-  if (ms === lastMs) return lastIso;
-  const offset = ms - secondStart;
-  if (offset >= 0 && offset < 1000 && Number.isInteger(offset)) {
-    lastIso = secondPrefix + MS_TAILS[offset]!;
-  } else {
-    const text = new Date(ms).toISOString();
-    if (Number.isInteger(ms)) {
-      secondStart = ms - (((ms % 1000) + 1000) % 1000);
-      secondPrefix = text.slice(0, -4);
+export function createIsoTime(): IsoTime {
+  let lastMs = Number.NaN;
+  let lastIso = '';
+  /** Epoch ms of the second whose ISO prefix (up to and including the `.`) is `secondPrefix`. */
+  let secondStart = Number.NaN;
+  let secondPrefix = '';
+  return (ms) => {
+    if (ms === lastMs) return lastIso;
+    const offset = ms - secondStart;
+    if (offset >= 0 && offset < 1000 && Number.isInteger(offset)) {
+      lastIso = secondPrefix + MS_TAILS[offset]!;
+    } else {
+      const text = new Date(ms).toISOString();
+      if (Number.isInteger(ms)) {
+        secondStart = ms - (((ms % 1000) + 1000) % 1000);
+        secondPrefix = text.slice(0, -4);
+      }
+      lastIso = text;
     }
-    lastIso = text;
-  }
-  lastMs = ms;
-  return lastIso;
+    lastMs = ms;
+    return lastIso;
+  };
 }

@@ -47,7 +47,7 @@ export interface RecoveryOptions {
   /** This runtime's owner id: its runs are alive. */
   self?: string | undefined;
   now: number;
-  /** Writes the repaired run files. @default the write thread */
+  /** Writes the repaired run files (the runtime passes its write thread). @default atomic writes from the main thread */
   writeFile?: FileWriter;
   /** Each run file read, after its repair. */
   onRecord?: (record: RunRecord, filename: string) => void;

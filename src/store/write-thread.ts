@@ -160,9 +160,25 @@ export class WriteThread {
     });
   }
 
-  /** Stops the worker; writes it held reject with {@link WORKER_DIED}. */
+  /**
+   * Terminates the worker as a crash would: writes it held reject with {@link WORKER_DIED}, the
+   * death is reported, and the next write starts a new worker (tests kill it this way).
+   */
   async close(): Promise<void> {
     const worker = this.worker;
+    if (worker !== undefined) await worker.terminate();
+  }
+
+  /**
+   * Ends the worker for good, for an owner shutting down: no death is reported. Writes it still
+   * held reject with {@link WORKER_DIED}; a write after this starts a new worker.
+   */
+  async stop(): Promise<void> {
+    const worker = this.worker;
+    this.worker = undefined;
+    const lost = this.inFlight;
+    this.inFlight = [];
+    for (const { reject } of lost) reject(errnoError(WORKER_DIED, 'write thread stopped'));
     if (worker !== undefined) await worker.terminate();
   }
 
@@ -247,25 +263,4 @@ export class WriteThread {
     for (const listener of this.deathListeners) listener(death);
     if (this.queue.length > 0) this.flush();
   }
-}
-
-/**
- * The process's write thread, created on first use: one worker serves every runtime of the
- * process (a thread per runtime would multiply the threads for no gain).
- */
-let shared: WriteThread | undefined;
-
-/** The process-wide {@link WriteThread} (see `shared`). */
-export function sharedWriteThread(): WriteThread {
-  return (shared ??= new WriteThread());
-}
-
-/** How the shared thread writes (see {@link WriteThread.status}). */
-export function writeThreadStatus(): 'idle' | 'worker' | 'fallback' {
-  return sharedWriteThread().status();
-}
-
-/** Writes `data` to `path` atomically on the shared write thread. */
-export function writeFileAtomicOffThread(path: string, data: string): Promise<void> {
-  return sharedWriteThread().write(path, data);
 }

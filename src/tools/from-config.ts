@@ -1,9 +1,33 @@
 import type { Config } from '../config/index.js';
+import { createVectorMemoryStore } from '../memory/index.js';
+import { embedderFor, type EmbeddingProviders } from '../memory/provider-embedder.js';
 import type { ToolsOptions } from './toolkit.js';
 
-/** The tool settings of a service or CLI configuration (the AGENTIC_* tool variables). */
-export function toolsOptionsFromConfig(config: Config): ToolsOptions {
+/** No LLM layer (no-LLM CLI commands): only the hashing embedder is available. */
+const NO_PROVIDERS: EmbeddingProviders = {
+  get: () => undefined,
+  missing: () => 'no LLM layer in no-LLM mode',
+};
+
+/**
+ * The tool settings of a service or CLI configuration (the AGENTIC_* tool variables).
+ * `providers` (the LLM layer's) serve AGENTIC_MEMORY_EMBEDDINGS; throws a config AppError when it
+ * names a provider that is not configured.
+ */
+export function toolsOptionsFromConfig(
+  config: Config,
+  providers: EmbeddingProviders = NO_PROVIDERS,
+): ToolsOptions {
   return {
+    ...(config.memoryEmbeddings === undefined
+      ? {}
+      : {
+          memoryStore: createVectorMemoryStore({
+            embed: embedderFor(config.memoryEmbeddings, providers, {
+              timeoutMs: config.toolTimeoutMs,
+            }),
+          }),
+        }),
     ...(config.fileBaseDir === undefined ? {} : { fileBaseDir: config.fileBaseDir }),
     shellAllowedCommands: config.shellAllowedCommands,
     blockPrivateIps: config.blockPrivateIps,
@@ -16,5 +40,8 @@ export function toolsOptionsFromConfig(config: Config): ToolsOptions {
     maxBytes: config.toolMaxBytes,
     timeoutMs: config.toolTimeoutMs,
     maxRedirects: config.httpMaxRedirects,
+    agentMaxRounds: config.agentMaxRounds,
+    agentMaxCallsPerRound: config.agentMaxCallsPerRound,
+    toolResultMaxChars: config.toolResultMaxChars,
   };
 }

@@ -11,7 +11,14 @@ export {
   type ApprovalProviderName,
   type ApprovalRequest,
 } from './approval.js';
-export { createToolRegistry, type ToolCaller, type ToolRegistry } from './registry.js';
+export {
+  createToolRegistry,
+  UNKNOWN_TOOL,
+  type ToolCaller,
+  type ToolCallOutcome,
+  type ToolCallReport,
+  type ToolRegistry,
+} from './registry.js';
 export { isPrivateAddress } from './private-address.js';
 export type { AddressLookup } from './http-tools.js';
 export { createToolKit, type ToolKit, type ToolsOptions } from './toolkit.js';

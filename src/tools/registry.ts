@@ -25,9 +25,26 @@ export interface ToolRegistry {
   call(name: string, args: unknown, caller: ToolCaller, context: ToolCallContext): Promise<unknown>;
 }
 
+/** How a tool call ended (the `outcome` label of the tool-call metric). */
+export type ToolCallOutcome = 'success' | 'error' | 'denied' | 'refused';
+
+/** One finished tool call (metrics). `tool` is `_unknown` for names the registry does not have. */
+export interface ToolCallReport {
+  tool: string;
+  /**
+   * `refused`: not a tool, not in the step's `tools:`, or bad arguments; `denied`: the approval
+   * gate said no; `error`: the tool ran and failed; `success`.
+   */
+  outcome: ToolCallOutcome;
+}
+
+/** The tool label of a call to a name the registry does not have (keeps the label bounded). */
+export const UNKNOWN_TOOL = '_unknown';
+
 export function createToolRegistry(
   tools: readonly ToolDefinition[],
   approval: ApprovalProvider,
+  onCall?: (report: ToolCallReport) => void,
 ): ToolRegistry {
   const ajv = new Ajv2020({ allErrors: true, strict: true });
   const byName = new Map<string, { tool: ToolDefinition; validate: ValidateFunction }>();
@@ -35,44 +52,78 @@ export function createToolRegistry(
     if (byName.has(tool.name)) throw new Error(`duplicate tool ${tool.name}`);
     byName.set(tool.name, { tool, validate: ajv.compile(tool.parameters) });
   }
-  return {
-    names: () => [...byName.keys()].sort(),
-    get: (name) => byName.get(name)?.tool,
-    call: async (name, args, caller, context) => {
-      const entry = byName.get(name);
-      if (entry === undefined) throw new ToolError(name, 'no such tool');
-      if (!caller.allowed.includes(name)) {
-        throw new ToolError(name, `not allowed: step '${caller.step}' does not list it in tools`);
-      }
-      if (!entry.validate(args)) {
-        const problems = (entry.validate.errors ?? [])
-          .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'invalid'}`)
-          .join('; ');
-        throw new ToolError(name, `invalid arguments: ${problems}`);
-      }
-      const valid = args as Record<string, unknown>;
-      if (entry.tool.risk === TOOL_RISKS.HIGH) {
-        const { allowed: _allowed, ...who } = caller;
-        const decision = await approval.decide({
+  /** One call; `progress.ran` tells a failure of the tool from a refusal before it ran. */
+  const call = async (
+    name: string,
+    args: unknown,
+    caller: ToolCaller,
+    context: ToolCallContext,
+    progress: { ran: boolean },
+  ): Promise<unknown> => {
+    const entry = byName.get(name);
+    if (entry === undefined) throw new ToolError(name, 'no such tool');
+    if (!caller.allowed.includes(name)) {
+      throw new ToolError(name, `not allowed: step '${caller.step}' does not list it in tools`);
+    }
+    if (!entry.validate(args)) {
+      const problems = (entry.validate.errors ?? [])
+        .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'invalid'}`)
+        .join('; ');
+      throw new ToolError(name, `invalid arguments: ${problems}`);
+    }
+    const valid = args as Record<string, unknown>;
+    if (entry.tool.risk === TOOL_RISKS.HIGH) {
+      const { allowed: _allowed, ...who } = caller;
+      context.onApproval?.(true);
+      let decision;
+      try {
+        decision = await approval.decide({
           callId: randomUUID(),
           toolName: name,
           args: valid,
           ...who,
           signal: context.signal,
         });
-        if (!decision.approved) throw new ToolError(name, `denied: ${decision.reason}`, 'approval');
+      } finally {
+        context.onApproval?.(false);
       }
+      if (!decision.approved) throw new ToolError(name, `denied: ${decision.reason}`, 'approval');
+    }
+    progress.ran = true;
+    try {
+      return await entry.tool.run(valid, context);
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      throw new ToolError(
+        name,
+        error instanceof Error ? error.message : 'failed',
+        undefined,
+        error,
+      );
+    }
+  };
+
+  return {
+    names: () => [...byName.keys()].sort(),
+    get: (name) => byName.get(name)?.tool,
+    call: async (name, args, caller, context) => {
+      const progress = { ran: false };
+      if (onCall === undefined) return call(name, args, caller, context, progress);
+      const tool = byName.has(name) ? name : UNKNOWN_TOOL;
       try {
-        return await entry.tool.run(valid, context);
+        const result = await call(name, args, caller, context, progress);
+        onCall({ tool, outcome: 'success' });
+        return result;
       } catch (error) {
-        if (error instanceof ToolError) throw error;
-        throw new ToolError(
-          name,
-          error instanceof Error ? error.message : 'failed',
-          undefined,
-          error,
-        );
+        onCall({ tool, outcome: outcomeOf(error, progress.ran) });
+        throw error;
       }
     },
   };
+}
+
+/** The outcome label of a failed call. */
+function outcomeOf(error: unknown, ran: boolean): ToolCallOutcome {
+  if (ran) return 'error';
+  return error instanceof ToolError && error.operation === 'approval' ? 'denied' : 'refused';
 }

@@ -13,7 +13,12 @@ import {
 import { createFileTools } from './file-tools.js';
 import { createHttpTools, type AddressLookup } from './http-tools.js';
 import { createMemoryTools } from './memory-tools.js';
-import { createToolRegistry, type ToolCaller, type ToolRegistry } from './registry.js';
+import {
+  createToolRegistry,
+  type ToolCaller,
+  type ToolCallReport,
+  type ToolRegistry,
+} from './registry.js';
 import { createShellTool } from './shell-tool.js';
 
 /** Tool settings (the AGENTIC_* tool variables; README "Tools"). */
@@ -46,6 +51,14 @@ export interface ToolsOptions {
   maxRedirects?: number;
   /** Name resolution for the HTTP tools (tests). @default the system resolver */
   lookup?: AddressLookup;
+  /** AGENTIC_AGENT_MAX_ROUNDS: rounds of tool calls of an LLM step's agent loop. @default 8 */
+  agentMaxRounds?: number;
+  /** AGENTIC_AGENT_MAX_CALLS_PER_ROUND: tool calls run per round. @default 12 */
+  agentMaxCallsPerRound?: number;
+  /** AGENTIC_TOOL_RESULT_MAX_CHARS: characters of a tool result given to the model. @default 12000 */
+  toolResultMaxChars?: number;
+  /** Told of every finished tool call (metrics). @default none */
+  onToolCall?: (report: ToolCallReport) => void;
   /** Addresses the private-IP block refuses (tests). @default private, loopback, link-local */
   isBlockedAddress?: (address: string) => boolean;
 }
@@ -54,8 +67,17 @@ export interface ToolsOptions {
 export interface ToolKit {
   registry: ToolRegistry;
   memory: NamespaceableMemoryStore;
-  /** Calls a tool for a step of `caller.workflow`, with that workflow's memory. */
-  call(name: string, args: unknown, caller: ToolCaller, signal: AbortSignal): Promise<unknown>;
+  /**
+   * Calls a tool for a step of `caller.workflow`, with that workflow's memory; `onApproval` is
+   * told while the call waits for the approval gate.
+   */
+  call(
+    name: string,
+    args: unknown,
+    caller: ToolCaller,
+    signal: AbortSignal,
+    onApproval?: (waiting: boolean) => void,
+  ): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -102,13 +124,15 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
       ...createMemoryTools(),
     ],
     approval,
+    options.onToolCall,
   );
   return {
     registry,
     memory,
-    call: (name, args, caller, signal) =>
+    call: (name, args, caller, signal, onApproval) =>
       registry.call(name, args, caller, {
         signal,
+        ...(onApproval === undefined ? {} : { onApproval }),
         memory: (shared) =>
           namespacedMemory(memory, shared ? SHARED_NAMESPACE : `workflow:${caller.workflow}`),
       }),

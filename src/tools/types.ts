@@ -10,6 +10,8 @@ export interface ToolCallContext {
   signal: AbortSignal;
   /** The memory of the calling workflow (its own namespace, or the shared one on request). */
   memory: (shared: boolean) => MemoryStore;
+  /** Told when the call starts (`true`) and stops (`false`) waiting for the approval gate. */
+  onApproval?: (waiting: boolean) => void;
 }
 
 /** A typed tool: its arguments are described by a JSON Schema and validated before `run`. */

@@ -18,20 +18,27 @@
 // - heap is measured after forced GCs (run with --expose-gc, as `npm run bench` does), relative
 //   to a baseline taken after a warm-up run, with 1000 runs blocked on a gate; "after" is taken
 //   once every run ended and the bench dropped its own references (handles, promises).
-// With metrics on (the service's prom-client metrics observing the runtime) the run() variants
-// run again, and the overhead is printed against the target of issue 14.
+// With metrics on (the service's prom-client metrics observing the runtime) and with tracing on
+// (a tracer provider with the service's BatchSpanProcessor; its exporter serializes every batch
+// to OTLP protobuf as the real one does, then drops it instead of sending it) the run() variants
+// run again, and the overheads are printed against the targets of issue 14.
 // `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import {
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+} from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { createActor } from 'xstate';
-import type {
-  AttemptResult,
-  AttemptRunner,
-  EngineAdapter,
-  EngineInput,
-} from '../../src/engine/adapter.js';
-import type { EngineEmitted, EngineEvent } from '../../src/engine/adapter.js';
+import type { AttemptResult, AttemptRunner, EngineInput } from '../../machines/engine-contract.js';
+import type { EngineAdapter } from '../../src/engine/adapter.js';
+import type { EngineEmitted, EngineEvent } from '../../machines/engine-contract.js';
 import type { Runtime } from '../../src/index.js';
 import type { Agent } from '../../src/agents/types.js';
-import type * as AdapterModule from '../../src/engine/adapter.js';
+import type * as AdapterModule from '../../machines/engine-contract.js';
 import type * as GraphModule from '../../src/engine/adapters/graph.js';
 import type * as NativeModule from '../../src/engine/adapters/native.js';
 import type * as IndexModule from '../../src/index.js';
@@ -46,8 +53,9 @@ const FROM = process.argv.includes('--src')
   : new URL('../../dist/', import.meta.url);
 const ext = process.argv.includes('--src') ? '.ts' : '.js';
 const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
-const { forEachEngineEvent } = await load<typeof AdapterModule>('src/engine/adapter');
-const { graphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
+const { forEachEngineEvent } = await load<typeof AdapterModule>('machines/engine-contract');
+const { createGraphAdapter } = await load<typeof GraphModule>('src/engine/adapters/graph');
+const graphAdapter = createGraphAdapter();
 const { nativeAdapter } = await load<typeof NativeModule>('src/engine/adapters/native');
 const { createRuntime, createServiceMetrics, observeRuntime } =
   await load<typeof IndexModule>('src/index');
@@ -365,7 +373,7 @@ function printSpeed(rows: Row[]): void {
     '  min = fastest round and its ratio to the fastest floor round (least disturbed by other load)',
   );
   console.log(
-    `${'shape'.padEnd(20)} ${'engine'.padEnd(30)} ${'µs/step'.padStart(8)} ${'p25–p75'.padStart(13)} ${'× floor'.padStart(8)} ${'min'.padStart(7)} ${'× (min)'.padStart(8)}  target`,
+    `${'shape'.padEnd(20)} ${'engine'.padEnd(32)} ${'µs/step'.padStart(8)} ${'p25–p75'.padStart(13)} ${'× floor'.padStart(8)} ${'min'.padStart(7)} ${'× (min)'.padStart(8)}  target`,
   );
   for (const r of rows) {
     const verdict =
@@ -374,7 +382,7 @@ function printSpeed(rows: Row[]): void {
         : `≤ ${r.target}×  median ${r.ratio <= r.target ? 'met' : 'MISSED'}, min ${r.minRatio <= r.target ? 'met' : 'MISSED'}`;
     const spread = `${r.p25.toFixed(2)}–${r.p75.toFixed(2)}`;
     console.log(
-      `${r.shape.padEnd(20)} ${r.engine.padEnd(30)} ${r.us.toFixed(3).padStart(8)} ${spread.padStart(13)} ${r.ratio.toFixed(1).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.minRatio.toFixed(1).padStart(8)}  ${verdict}`,
+      `${r.shape.padEnd(20)} ${r.engine.padEnd(32)} ${r.us.toFixed(3).padStart(8)} ${spread.padStart(13)} ${r.ratio.toFixed(1).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.minRatio.toFixed(1).padStart(8)}  ${verdict}`,
     );
   }
 }
@@ -387,26 +395,68 @@ const METERED = {
   native: 'native, run() + metrics',
   graph: 'graph, run() + metrics',
 } as const;
+const TRACED = {
+  native: 'native, run() + tracing',
+  graph: 'graph, run() + tracing',
+} as const;
+const SAMPLED = {
+  native: 'native, run() + tracing 10 %',
+  graph: 'graph, run() + tracing 10 %',
+} as const;
+/** AGENTIC_TRACE_SAMPLE_RATIO of the sampled variant. */
+const SAMPLE_RATIO = 0.1;
 /** Issue 14: ≤ 5 % fewer runs/s with metrics on, i.e. ≤ 5 % more µs per step. */
 const METRICS_OVERHEAD_TARGET = 5;
+/** Issue 14: ≤ 15 % fewer runs/s with tracing on. */
+const TRACING_OVERHEAD_TARGET = 15;
 
-function printMetricsOverhead(rows: Row[]): void {
-  console.log(
-    `\nmetrics on vs off, µs/step (target ≤ ${METRICS_OVERHEAD_TARGET} % against a runtime with a listener, as in the service)`,
-  );
+/** Serializes each batch to OTLP protobuf (the exporter's CPU work) and drops it. */
+const serializingExporter: SpanExporter & { bytes: number } = {
+  bytes: 0,
+  export(spans: ReadableSpan[], done: (result: { code: number }) => void) {
+    serializingExporter.bytes += ProtobufTraceSerializer.serializeRequest(spans)?.length ?? 0;
+    done({ code: 0 });
+  },
+  shutdown: () => Promise.resolve(),
+};
+
+/** A provider as the service builds it (batched, sampled), without the network. */
+function benchTracerProvider(ratio = 1): BasicTracerProvider {
+  return new BasicTracerProvider({
+    sampler: new ParentBasedSampler({
+      root: ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(ratio),
+    }),
+    spanProcessors: [
+      // A queue that holds a fan-out-1000 run's spans: dropped spans would cost nothing.
+      new BatchSpanProcessor(serializingExporter, { maxQueueSize: 65536, maxExportBatchSize: 512 }),
+    ],
+  });
+}
+
+function printOverheads(rows: Row[]): void {
   const find = (shape: string, engine: string) =>
     rows.find((r) => r.shape === shape && r.engine === engine);
-  for (const shape of new Set(rows.map((r) => r.shape))) {
-    for (const adapter of ['native', 'graph'] as const) {
-      const bare = find(shape, `${adapter}, createRuntime().run()`);
-      const off = find(shape, LISTENED[adapter]);
-      const on = find(shape, METERED[adapter]);
-      if (bare === undefined || off === undefined || on === undefined) continue;
-      const pct = (a: number, b: number) => `${((a / b - 1) * 100).toFixed(1).padStart(6)} %`;
-      const verdict = (on.us / off.us - 1) * 100 <= METRICS_OVERHEAD_TARGET ? 'met' : 'MISSED';
-      console.log(
-        `${shape.padEnd(20)} ${adapter.padEnd(7)} listener ${off.us.toFixed(3)} metrics ${on.us.toFixed(3)}: ${pct(on.us, off.us)} (min rounds ${pct(on.min, off.min)}) ${verdict}; vs no listener ${bare.us.toFixed(3)}: ${pct(on.us, bare.us)}`,
-      );
+  const pct = (a: number, b: number) => `${((a / b - 1) * 100).toFixed(1).padStart(6)} %`;
+  const kinds = [
+    ['metrics', METERED, METRICS_OVERHEAD_TARGET],
+    ['tracing', TRACED, TRACING_OVERHEAD_TARGET],
+    [`tracing, ${SAMPLE_RATIO * 100} % of runs sampled`, SAMPLED, TRACING_OVERHEAD_TARGET],
+  ] as const;
+  for (const [kind, names, target] of kinds) {
+    console.log(
+      `\n${kind} on vs off, µs/step (target ≤ ${target} % against a runtime with a listener, as in the service)`,
+    );
+    for (const shape of new Set(rows.map((r) => r.shape))) {
+      for (const adapter of ['native', 'graph'] as const) {
+        const bare = find(shape, `${adapter}, createRuntime().run()`);
+        const off = find(shape, LISTENED[adapter]);
+        const on = find(shape, names[adapter]);
+        if (bare === undefined || off === undefined || on === undefined) continue;
+        const verdict = (on.us / off.us - 1) * 100 <= target ? 'met' : 'MISSED';
+        console.log(
+          `${shape.padEnd(20)} ${adapter.padEnd(7)} listener ${off.us.toFixed(3)} ${kind} ${on.us.toFixed(3)}: ${pct(on.us, off.us)} (min rounds ${pct(on.min, off.min)}) ${verdict}; vs no listener ${bare.us.toFixed(3)}: ${pct(on.us, bare.us)}`,
+        );
+      }
     }
   }
 }
@@ -448,6 +498,17 @@ async function main(): Promise<void> {
     const listened = createRuntime({ persist: false, maxConcurrency: n });
     const stopListening = listened.subscribe(() => undefined);
     const stopMetrics = observeRuntime(metered, createServiceMetrics({ processDefaults: false }));
+    // Tracing on as in the service: its own provider, and the event hub's listener.
+    const tracerProvider = benchTracerProvider();
+    const traced = createRuntime({ persist: false, maxConcurrency: n, tracerProvider });
+    const stopTracedListening = traced.subscribe(() => undefined);
+    const sampledProvider = benchTracerProvider(SAMPLE_RATIO);
+    const sampled = createRuntime({
+      persist: false,
+      maxConcurrency: n,
+      tracerProvider: sampledProvider,
+    });
+    const stopSampledListening = sampled.subscribe(() => undefined);
     const viaRun =
       (adapter: 'native' | 'graph', on: Runtime = runtime) =>
       async () => {
@@ -473,8 +534,18 @@ async function main(): Promise<void> {
         { engine: LISTENED.graph, target: TARGET.graph, once: viaRun('graph', listened) },
         { engine: METERED.native, target: TARGET.native, once: viaRun('native', metered) },
         { engine: METERED.graph, target: TARGET.graph, once: viaRun('graph', metered) },
+        { engine: TRACED.native, target: TARGET.native, once: viaRun('native', traced) },
+        { engine: TRACED.graph, target: TARGET.graph, once: viaRun('graph', traced) },
+        { engine: SAMPLED.native, target: TARGET.native, once: viaRun('native', sampled) },
+        { engine: SAMPLED.graph, target: TARGET.graph, once: viaRun('graph', sampled) },
       ])),
     );
+    stopSampledListening();
+    await sampled.shutdown({ graceMs: 0 });
+    await sampledProvider.shutdown();
+    stopTracedListening();
+    await traced.shutdown({ graceMs: 0 });
+    await tracerProvider.shutdown();
     stopMetrics();
     stopListening();
     await listened.shutdown({ graceMs: 0 });
@@ -483,7 +554,10 @@ async function main(): Promise<void> {
   }
   if (SPEED) {
     printSpeed(rows);
-    printMetricsOverhead(rows);
+    printOverheads(rows);
+    console.log(
+      `(tracing: ${(serializingExporter.bytes / 2 ** 20).toFixed(1)} MiB of OTLP protobuf serialized)`,
+    );
   }
   if (HEAP) printHeap(await measureHeap());
   console.log(`\nbench took ${((Date.now() - started) / 1000).toFixed(1)} s`);

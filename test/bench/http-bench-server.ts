@@ -3,11 +3,12 @@
  * does not share its event loop. Reports over IPC: `ready` (url), `done` (run id, time its final
  * run file was written), `event` timings of one watched run, and `rss` on request.
  */
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, packageVersion } from '../../src/config/index.js';
 import { createRuntime } from '../../src/engine/runtime.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import { startServer } from '../../src/http/server.js';
 import { createLogger, createSilentLogger } from '../../src/log.js';
+import { createOtlpTracerProvider } from '../../src/tracing/index.js';
 
 export type ParentMessage = { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };
 export type ChildMessage =
@@ -42,7 +43,16 @@ const logger =
     : createSilentLogger();
 // The same runtime startServer would build, created here so the bench's listener is the first
 // subscriber: an event's time is taken before the hub fans it out.
+// AGENTIC_TRACING=1: the provider startServer would make, shared by this runtime and the app.
+const tracerProvider = config.tracing
+  ? createOtlpTracerProvider({
+      protocol: config.otlpProtocol,
+      endpoint: config.otlpEndpoint,
+      serviceVersion: packageVersion,
+    })
+  : undefined;
 const runtime = createRuntime({
+  ...(tracerProvider === undefined ? {} : { tracerProvider }),
   workflowsDir: config.workflowsDir,
   runsDir: config.runsDir,
   noLlm: config.noLlm,
@@ -57,7 +67,12 @@ runtime.subscribe((event) => {
     send({ type: 'event', runId: event.run_id, seq: event.seq, at: now(), eventType: event.type });
   }
 });
-const running = await startServer({ config, logger, runtime });
+const running = await startServer({
+  config,
+  logger,
+  runtime,
+  ...(tracerProvider === undefined ? {} : { tracerProvider }),
+});
 // Finished runs are reported in one IPC message per event-loop turn: the time of each is taken
 // when its final record is written, so batching costs the service less without moving the times.
 let finished: { runId: string; at: number; status: string }[] = [];
@@ -97,7 +112,10 @@ process.on('message', (message: ParentMessage) => {
       watched = message.runId;
       break;
     case 'stop':
-      void running.close().then(() => process.disconnect());
+      void running
+        .close()
+        .then(() => tracerProvider?.shutdown())
+        .then(() => process.disconnect());
       break;
     default: {
       const exhaustive: never = message;

@@ -15,10 +15,14 @@
  * BENCH_SUBSCRIBERS (500), BENCH_ADAPTER (the engine adapter runs use: native), BENCH_CPU_PROF
  * (a directory: the service writes a V8 CPU profile there on exit), BENCH_LOG (1: the service logs
  * at info as in production, to a discarded stdout), BENCH_METRICS (1: the service runs with
- * AGENTIC_METRICS=1; compare a run with and one without for the metrics overhead).
+ * AGENTIC_METRICS=1; compare a run with and one without for the metrics overhead), BENCH_TRACING
+ * (1: the service runs with AGENTIC_TRACING=1, exporting OTLP/HTTP protobuf to a sink in this
+ * process that reads and drops every export; compare with a run without).
  */
 import autocannon from 'autocannon';
 import { fork, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +44,7 @@ const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 500);
 const CONCURRENCY = 10;
 const ADAPTER = process.env.BENCH_ADAPTER ?? 'native';
 const METRICS = process.env.BENCH_METRICS === '1';
+const TRACING = process.env.BENCH_TRACING === '1';
 /** BENCH_LOG=1: the service logs at info (an access record per request) to a discarded stdout. */
 const LOGGING = process.env.BENCH_LOG === '1';
 /** When set, the service writes a V8 CPU profile (`.cpuprofile`) into this directory on exit. */
@@ -392,6 +397,8 @@ async function main(): Promise<void> {
   }
   await writeFile(join(workflowsDir, 'bench_fanout.yaml'), FANOUT_WORKFLOW);
 
+  // The collector stand-in: reads every export and answers an empty ExportTraceServiceResponse.
+  const sink = TRACING ? await startTraceSink() : undefined;
   const childEnv: NodeJS.ProcessEnv = {
     ...process.env,
     AGENTIC_HOST: '127.0.0.1',
@@ -404,6 +411,13 @@ async function main(): Promise<void> {
     AGENTIC_NO_LLM: '1',
     AGENTIC_DEFAULT_ADAPTER: ADAPTER,
     AGENTIC_METRICS: METRICS ? '1' : '0',
+    ...(sink === undefined
+      ? {}
+      : {
+          AGENTIC_TRACING: '1',
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+          OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
+        }),
     LOG_LEVEL: LOGGING ? 'info' : 'silent',
   };
   delete childEnv.AGENTIC_API_KEY;
@@ -411,7 +425,7 @@ async function main(): Promise<void> {
   try {
     await service.ready();
     console.log(
-      `service at ${service.url}; runs dir ${runsDir}; metrics ${METRICS ? 'on' : 'off'}`,
+      `service at ${service.url}; runs dir ${runsDir}; metrics ${METRICS ? 'on' : 'off'}; tracing ${TRACING ? 'on' : 'off'}`,
     );
     const pool = new Pool(service.url, { connections: CONCURRENCY });
 
@@ -497,6 +511,9 @@ async function main(): Promise<void> {
     console.log(line(header));
     console.log(line(widths.map((w) => '-'.repeat(w))));
     for (const row of rows) console.log(line(row));
+    if (sink !== undefined) {
+      console.log(`\ntraces: ${sink.exports} OTLP exports, ${mb(sink.bytes)} received`);
+    }
     if (runs.stoppedEarly) {
       console.log(
         `\nNote: the runs phase hit its ${RUN_SECONDS} s budget after ${runs.completed} runs.`,
@@ -504,9 +521,33 @@ async function main(): Promise<void> {
     }
   } finally {
     await service.stop();
+    await sink?.close();
     await rm(runsDir, { recursive: true, force: true });
     await rm(workflowsDir, { recursive: true, force: true });
   }
+}
+
+/** An OTLP/HTTP endpoint that counts and drops what it is sent. */
+async function startTraceSink(): Promise<{
+  url: string;
+  exports: number;
+  bytes: number;
+  close(): Promise<void>;
+}> {
+  const stats = { exports: 0, bytes: 0 };
+  const server = createServer((req, res) => {
+    req.on('data', (chunk: Buffer) => (stats.bytes += chunk.length));
+    req.on('end', () => {
+      stats.exports++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(stats, {
+    url: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
 }
 
 await main();

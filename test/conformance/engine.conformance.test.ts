@@ -602,7 +602,7 @@ steps:
         (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(ValidationError);
-      const details = (error as ValidationError).details!;
+      const details = (error as ValidationError).details;
       expect(details.map((d) => d.loc)).to.deep.equal([
         ['input', 'level'],
         ['input', 'name'],

@@ -5,7 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import runRecordSchema from '../../schemas/run-record.schema.json' with { type: 'json' };
 import eventsSchema from '../../schemas/events.schema.json' with { type: 'json' };
-import type { EngineClock } from '../../src/engine/adapter.js';
+import type { EngineClock } from '../../machines/engine-contract.js';
 import type { RunRecord, WorkflowEvent } from '../../src/engine/types.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });

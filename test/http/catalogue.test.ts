@@ -3,7 +3,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createActor, createMachine, type AnyMachineSnapshot } from 'xstate';
 import { packageVersion } from '../../src/config/index.js';
-import type { EngineInput } from '../../src/engine/adapter.js';
+import type { EngineInput } from '../../machines/engine-contract.js';
 import { graphImplementations } from '../../src/engine/adapters/graph.js';
 import { compileWorkflow, parseWorkflowYaml } from '../../src/workflow/index.js';
 import { call, startTestService, type TestService } from './harness.js';

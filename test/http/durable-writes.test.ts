@@ -4,7 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowEvent } from '../../src/generated/events.js';
-import { writeFileAtomicOffThread, type FileWriter } from '../../src/store/write-thread.js';
+import { writeFileAtomic } from '../../src/store/atomic-write.js';
+import type { FileWriter } from '../../src/store/write-thread.js';
 import { connectWs } from './events-fixtures.js';
 import { call, startTestService, type TestService } from './harness.js';
 
@@ -22,7 +23,7 @@ class EndRecordFault {
       error.code = this.code;
       return Promise.reject(error);
     }
-    return writeFileAtomicOffThread(path, data);
+    return writeFileAtomic(path, data);
   };
 }
 
@@ -167,7 +168,7 @@ describe('durable end-of-run writes (HTTP, WebSocket)', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     const held: FileWriter = async (path, data) => {
       if (!data.includes('"status": "running"')) await gate;
-      await writeFileAtomicOffThread(path, data);
+      await writeFileAtomic(path, data);
     };
     const s = (svc = await startTestService({
       env: { AGENTIC_WRITE_QUEUE_MAX: '1' },

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
 import { startedRunRecord } from '../../src/store/run-record.js';
-import { writeFileAtomicOffThread } from '../../src/store/write-thread.js';
+import { writeFileAtomic } from '../../src/store/atomic-write.js';
 import { compileWorkflow } from '../../src/workflow/compile.js';
 import { call, startTestService, type TestService } from './harness.js';
 
@@ -48,7 +48,7 @@ describe('the service while its run history loads', () => {
       waitForHistory: false,
       writeFile: async (path, data) => {
         if (basename(path) === OLD) await gate;
-        return writeFileAtomicOffThread(path, data);
+        return writeFileAtomic(path, data);
       },
     }));
     const ready = await call(s.url, 'GET', '/api/health/ready');

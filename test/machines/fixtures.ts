@@ -1,4 +1,4 @@
-import type { AttemptResult, EngineClock, EngineInput } from '../../src/engine/adapter.js';
+import type { AttemptResult, EngineClock, EngineInput } from '../../machines/engine-contract.js';
 import type { CompiledStep, CompiledWorkflow, EvalScope } from '../../src/workflow/types.js';
 
 /** A compiled workflow built by hand: `deps[i]` lists the indexes step i depends on. */

@@ -8,10 +8,10 @@ import type {
   EngineEvent,
   EngineInput,
   EngineOutput,
-} from '../../src/engine/adapter.js';
-import { forEachEngineEvent } from '../../src/engine/adapter.js';
+} from '../../machines/engine-contract.js';
+import { forEachEngineEvent } from '../../machines/engine-contract.js';
 import { compileGraphLogic } from '../../src/engine/adapters/graph.js';
-import type { GraphMachine } from '../../machines/graph-compiler.js';
+import type { GraphMachine } from '../../machines/graph.machine.js';
 import { compileWorkflow } from '../../src/workflow/index.js';
 import type { CompiledWorkflow, StepDocument } from '../../src/workflow/types.js';
 

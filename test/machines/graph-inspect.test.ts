@@ -1,5 +1,9 @@
+import { createWebSocketInspector } from '@statelyai/inspect';
 import { expect } from 'chai';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { WebSocketServer, type WebSocket } from 'ws';
 import type { AnyMachineSnapshot, InspectionEvent } from 'xstate';
 import { createRuntime } from '../../src/engine/runtime.js';
 import type { Runtime } from '../../src/engine/types.js';
@@ -49,6 +53,62 @@ describe('graph machine in the inspector', () => {
     });
     const record = await runtime.run({ workflow: DIAMOND });
     expect(record.status).to.equal('success');
+    const path = ['pending', 'running', 'success'];
+    expect(seen).to.deep.equal({ a: path, b: path, c: path, d: path });
+  });
+
+  it('reaches a WebSocket receiver through createWebSocketInspector: real definitions, regions moving, value fixed per snapshot', async () => {
+    // The receiving end: a real WebSocket server on a free loopback port.
+    const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const messages: {
+      type: string;
+      name?: string;
+      sessionId: string;
+      definition?: string;
+      snapshot?: { value?: unknown };
+    }[] = [];
+    const connection = once(server, 'connection') as Promise<[WebSocket]>;
+    const inspector = createWebSocketInspector({ url: `ws://127.0.0.1:${port}` });
+    const [socket] = await connection;
+    socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString()) as never));
+    try {
+      runtime = createRuntime({
+        runsDir: join(dir, 'runs'),
+        workflowsDir: join(dir, 'wf'),
+        persist: false,
+        inspect: inspector.inspect,
+      });
+      const graph = await runtime.run({ workflow: DIAMOND, adapter: 'graph' });
+      const native = await runtime.run({ workflow: DIAMOND, adapter: 'native' });
+      expect([graph.status, native.status]).to.deep.equal(['success', 'success']);
+      // The inspector sends on a zero-delay timer; the socket closes after what it sent.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      const closed = once(socket, 'close');
+      inspector.stop();
+      await closed;
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    const engines = messages.filter((m) => m.type === '@xstate.actor' && m.name === 'engine');
+    expect(engines).to.have.length(2);
+    const [graphDef, nativeDef] = engines.map(
+      (m) => JSON.parse(m.definition!) as { id: string; states?: { running: { states: object } } },
+    );
+    expect(graphDef!.id).to.equal('graph_diamond');
+    expect(Object.keys(graphDef!.states!.running.states)).to.deep.equal(['a', 'b', 'c', 'd']);
+    expect(nativeDef!.id).to.equal('native-scheduler');
+    const seen: Record<string, string[]> = {};
+    for (const m of messages) {
+      if (m.type !== '@xstate.snapshot' || m.sessionId !== engines[0]!.sessionId) continue;
+      const regions = (m.snapshot?.value as { running?: Record<string, string> } | undefined)
+        ?.running;
+      for (const [step, state] of Object.entries(regions ?? {})) {
+        const states = (seen[step] ??= []);
+        if (states.at(-1) !== state) states.push(state);
+      }
+    }
     const path = ['pending', 'running', 'success'];
     expect(seen).to.deep.equal({ a: path, b: path, c: path, d: path });
   });

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createActor, type AnyStateMachine } from 'xstate';
-import type { AttemptRunner, EngineInput, EngineOutput } from '../../src/engine/adapter.js';
+import type { AttemptRunner, EngineInput, EngineOutput } from '../../machines/engine-contract.js';
 import { compileGraphLogic } from '../../src/engine/adapters/graph.js';
 import type { StepDocument } from '../../src/workflow/types.js';
 import { ManualClock, ok, workflow } from './graph-helpers.js';

@@ -6,7 +6,7 @@ import {
   type EngineEvent,
   type EngineInput,
   type EngineOutput,
-} from '../../src/engine/adapter.js';
+} from '../../machines/engine-contract.js';
 import { nativeAdapter } from '../../src/engine/adapters/native.js';
 import { engineInput, failed, manualClock, ok, workflowOf } from './fixtures.js';
 
@@ -220,5 +220,46 @@ describe('native scheduler actor', () => {
     await done;
     const persisted = actor.getPersistedSnapshot() as unknown as { steps: Record<string, string> };
     expect(persisted.steps).to.deep.equal({ s0: 'success', s1: 'success' });
+  });
+
+  it('starts attempts in start, and later ones only after the transition is committed', async () => {
+    const workflow = workflowOf([[], [0]]);
+    const started: number[] = [];
+    const logic = nativeAdapter.createLogic(workflow);
+    const input = engineInput(workflow, {
+      runAttempt: ({ step }) => {
+        started.push(step.index);
+        return Promise.resolve(ok());
+      },
+    });
+    const deferred: (() => void)[] = [];
+    const sent: unknown[] = [];
+    const scope = {
+      self: { send: (event: unknown) => sent.push(event) },
+      defer: (fn: () => void) => deferred.push(fn),
+      emit: () => undefined,
+    } as unknown as Parameters<typeof logic.transition>[2];
+    const snapshot = logic.getInitialSnapshot(scope, input);
+    logic.start!(snapshot, scope);
+    expect(started).to.deep.equal([0]);
+    await Promise.resolve();
+    const result = sent.find((e) => (e as { type: string }).type === 'step.result')!;
+    logic.transition(snapshot, result as { type: string }, scope);
+    // The dependent's attempt waits for XState to run the transition's deferred effects.
+    expect(started).to.deep.equal([0]);
+    expect(deferred).to.have.length(1);
+    deferred.shift()!();
+    expect(started).to.deep.equal([0, 1]);
+  });
+
+  it("hands every engine event to the input's observer, in order, before listeners", async () => {
+    const seen: string[] = [];
+    const workflow = workflowOf([[], [0]]);
+    const { done, events } = start(
+      engineInput(workflow, { observer: (event) => seen.push(`${event.type}:${event.index}`) }),
+    );
+    await done;
+    expect(seen).to.deep.equal(events.map((event) => `${event.type}:${event.index}`));
+    expect(seen).to.have.length(4);
   });
 });

@@ -6,7 +6,7 @@ import type {
   EngineOutput,
   EngineSnapshot,
   StepOutcome,
-} from '../../src/engine/adapter.js';
+} from '../../machines/engine-contract.js';
 import { engineInput, workflowOf } from './fixtures.js';
 
 const outcome = (status: StepOutcome['status'], error: string | null = null): StepOutcome => ({

@@ -1,7 +1,8 @@
 /**
  * Redis lost while two services run: readiness 503 naming Redis, new runs refused with 503 and
  * a clear detail, runs already executing finish and are persisted, nothing rejects unhandled;
- * once Redis is back everything resumes (readiness, new runs, streams served across services).
+ * once Redis is back everything resumes (readiness, new runs, streams served across services)
+ * and clients of other services get the events of the outage, without a gap.
  */
 import { expect } from 'chai';
 import { once } from 'node:events';
@@ -89,6 +90,15 @@ describe('scale-out: Redis lost and back while serving', function () {
 
   it('refuses new runs and fails readiness while Redis is away, persists running runs, then resumes', async () => {
     const running = [await startWaitingRun(), await startWaitingRun()];
+    // Watched on B through the outage: the events of that stretch are kept and sent afterwards.
+    const watchers = running.map((runId) => {
+      const client = connectWs(wsUrl(b, runId));
+      clients.push(client);
+      return client;
+    });
+    for (const client of watchers) {
+      await client.events.until((items) => items.some((e) => e.type === 'approval_required'));
+    }
 
     await redis.stop();
     await Promise.all([until(a.scale!.redis, 'down'), until(b.scale!.redis, 'down')]);
@@ -119,6 +129,13 @@ describe('scale-out: Redis lost and back while serving', function () {
 
     await redis.restart();
     await Promise.all([until(a.scale!.redis, 'ready'), until(b.scale!.redis, 'ready')]);
+    for (const client of watchers) {
+      const events = await client.events.until(
+        (items) => items.some((e) => e.type === 'workflow_end'),
+        'workflow_end',
+      );
+      expect(seqs(events)).to.deep.equal(range(0, events.length - 1));
+    }
     for (const service of [a, b]) {
       const ready = await call(service.url, 'GET', '/api/health/ready');
       expect(ready.status, ready.text).to.equal(200);
@@ -137,6 +154,17 @@ describe('scale-out: Redis lost and back while serving', function () {
       'workflow_end',
     );
     expect(seqs(events)).to.deep.equal(range(0, events.length - 1));
+    expect(unhandled).to.deep.equal([]);
+  });
+
+  it('shuts down cleanly while Redis is away', async () => {
+    const lone = await startTestRedis();
+    const service = await startTestService({ env: { REDIS_URL: lone.url } });
+    await lone.stop();
+    await until(service.scale!.redis, 'down');
+    // Resolves (no hang on the blocking reader or on commands queued for a dead Redis).
+    await service.dispose();
+    expect(service.scale!.available()).to.equal(false);
     expect(unhandled).to.deep.equal([]);
   });
 });

@@ -5,6 +5,7 @@ import type { RunRecord } from '../../src/generated/run-record.js';
 import { createSilentLogger } from '../../src/log.js';
 import { createScaleKeys } from '../../src/scale/keys.js';
 import { openRedis } from '../../src/scale/redis-connection.js';
+import { createOrderedSender, type OrderedSender } from '../../src/scale/ordered-sender.js';
 import { attachRunPublisher } from '../../src/scale/run-publisher.js';
 import { decodeStreamEntry } from '../../src/scale/stream-entry.js';
 import { startTestRedis, type TestRedis } from './redis-server.js';
@@ -75,7 +76,12 @@ describe('attachRunPublisher', () => {
     redis.disconnect();
     await server.stop();
   });
-  beforeEach(() => redis.flushall());
+  let sender: OrderedSender;
+  beforeEach(async () => {
+    await redis.flushall();
+    sender = createOrderedSender(redis, createSilentLogger());
+  });
+  afterEach(() => sender.close());
 
   it('appends events in order, marks the last, and sets the after-run TTL at the end', async () => {
     const runtime = fakeRuntime();
@@ -85,13 +91,14 @@ describe('attachRunPublisher', () => {
       streamTtlMs: 60_000,
       instanceId: 'a',
       logger: createSilentLogger(),
+      sender,
     });
     runtime.emit(start('r1'));
-    await redis.ping();
+    await sender.drained();
     const activeTtl = await redis.pttl(keys.runEvents('r1'));
     expect(activeTtl).to.be.greaterThan(60_000);
     runtime.emit(end('r1', 1));
-    await redis.ping();
+    await sender.drained();
     const entries = await streamOf(redis, keys.runEvents('r1'));
     expect(entries.map((e) => [e?.event.seq, e?.event.type, e?.last])).to.deep.equal([
       [0, 'workflow_start', false],
@@ -111,11 +118,12 @@ describe('attachRunPublisher', () => {
       streamTtlMs: 60_000,
       instanceId: 'a',
       logger: createSilentLogger(),
+      sender,
     });
     runtime.record(record('r2', 'running', true), 'x_r2.json');
     runtime.emit(start('r2'));
     runtime.emit(end('r2', 1));
-    await redis.ping();
+    await sender.drained();
     const entries = await streamOf(redis, keys.runEvents('r2'));
     expect(entries.map((e) => e?.last)).to.deep.equal([false, false]);
     const notes = await redis.xrange(keys.records, '-', '+');
@@ -133,6 +141,7 @@ describe('attachRunPublisher', () => {
       streamTtlMs: 60_000,
       instanceId: 'a',
       logger: createSilentLogger(),
+      sender,
     });
     runtime.emit(start('r3'));
     for (let seq = 1; seq < 600; seq += 1) {
@@ -144,12 +153,12 @@ describe('attachRunPublisher', () => {
       } as unknown as WorkflowEvent);
     }
     runtime.emit(end('r3', 600));
-    await redis.ping();
+    await sender.drained();
     const capped = await streamOf(redis, keys.runEvents('r3'));
     expect(capped).to.have.length(500);
     expect(capped[0]?.event.seq).to.equal(101);
     runtime.emit(start('r3'));
-    await redis.ping();
+    await sender.drained();
     const reused = await streamOf(redis, keys.runEvents('r3'));
     expect(reused.map((e) => e?.event.seq)).to.deep.equal([0]);
     detach();

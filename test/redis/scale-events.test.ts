@@ -155,6 +155,29 @@ describe('scale-out: event streams and history shared through Redis', function (
     expectWholeRun(await untilEnd(waiting));
   });
 
+  it('watches many runs on B with one blocking connection, whatever the number of clients', async () => {
+    const clientCount = async (): Promise<number> =>
+      String(await a.scale!.redis.client('LIST'))
+        .trim()
+        .split('\n').length;
+    const before = await clientCount();
+    const runIds = [await startWaitingRun(), await startWaitingRun(), await startWaitingRun()];
+    const watchers = runIds.flatMap((runId) =>
+      [1, 2, 3].map(() => {
+        const client = connectWs(wsUrl(b, runId));
+        clients.push(client);
+        return client;
+      }),
+    );
+    for (const client of watchers) {
+      await client.events.until((items) => items.some((e) => e.type === 'approval_required'));
+    }
+    expect(b.scale!.remote.stats()).to.deep.equal({ runs: 3, listeners: 9 });
+    expect(await clientCount()).to.equal(before);
+    for (const runId of runIds) await approve(runId);
+    for (const client of watchers) expectWholeRun(await untilEnd(client));
+  });
+
   it('answers 404 over SSE for a run not started while a WebSocket client waits for it', async () => {
     const runId = `unstarted-${Date.now()}`;
     const waiting = connectWs(wsUrl(b, runId));
@@ -202,6 +225,7 @@ describe('scale-out: event streams and history shared through Redis', function (
     const streamed = await untilEnd(fromStream);
     expectWholeRun(streamed);
     await finishedOnB(runId);
+    await a.scale!.sender.drained();
     await a.scale!.redis.del(a.scale!.keys.runEvents(runId));
     const fromFile = connectWs(wsUrl(b, runId));
     clients.push(fromFile);
@@ -216,7 +240,7 @@ describe('scale-out: event streams and history shared through Redis', function (
     expect(await a.scale!.redis.pttl(key)).to.be.greaterThan(3_600_000);
     await approve(runId);
     await a.finished(runId);
-    await a.scale!.redis.ping();
+    await a.scale!.sender.drained();
     const ttl = await a.scale!.redis.pttl(key);
     expect(ttl).to.be.within(3_500_000, 3_600_000);
   });

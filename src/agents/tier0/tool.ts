@@ -19,6 +19,7 @@ export function createToolAgent(workflow: string, toolkit: () => Promise<ToolKit
       args,
       { workflow, step: request.step.name, runId: request.runId, allowed: request.step.tools },
       request.signal,
+      (waiting) => request.onApproval?.(waiting),
     );
     return { output: { result }, modelUsed: null, tokensUsed: null };
   };

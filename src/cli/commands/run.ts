@@ -7,6 +7,7 @@ import type { CliContext } from './index.js';
 import { err, out, parseJsonObject } from '../io.js';
 import { progressLine } from '../progress.js';
 import { createCliRuntime } from '../cli-runtime.js';
+import { startInspectorServer, type InspectorServer } from '../inspector-server.js';
 import { settings, withSettings, type SettingsOptions } from '../settings.js';
 import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
 
@@ -14,10 +15,31 @@ interface RunOptions extends SettingsOptions {
   input?: Record<string, unknown>;
   adapter?: AdapterName;
   json?: boolean;
+  /** `--inspect` alone is true (a free port); `--inspect <port>` a port. */
+  inspect?: true | number;
 }
 
 /** Exit code of a run cancelled by Ctrl-C (128 + SIGINT), as shells report it. */
 const INTERRUPTED_EXIT = 130;
+
+function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65535) throw new InvalidArgumentError('a TCP port (0-65535)');
+  return port;
+}
+
+/**
+ * `--inspect`: starts the inspector server, prints where to connect, and waits for a receiver,
+ * so the whole run is seen.
+ */
+async function openInspector(port: number): Promise<InspectorServer> {
+  const inspector = await startInspectorServer({ port });
+  err(`inspector: open ${inspector.page} (the Stately inspector, fed by this run)`);
+  err(`inspector: or connect a WebSocket receiver to ${inspector.url}`);
+  err('inspector: the run starts when a receiver connects (Ctrl-C to quit)');
+  await inspector.receiverConnected();
+  return inspector;
+}
 
 function parseAdapter(text: string): AdapterName {
   if (!isAdapterName(text)) throw new InvalidArgumentError(`one of ${ADAPTERS.join(', ')}`);
@@ -36,12 +58,21 @@ export function registerRun(program: Command, context: CliContext): void {
       .description('run a workflow (a YAML file, or a name in the workflows directory)')
       .option('-i, --input <json>', 'workflow inputs as a JSON object', parseJsonObject)
       .option('-a, --adapter <name>', 'engine adapter: graph or native', parseAdapter)
-      .option('--json', 'print only the run record (JSON) on stdout, no progress'),
+      .option('--json', 'print only the run record (JSON) on stdout, no progress')
+      .option(
+        '--inspect [port]',
+        'serve the run to the XState/Stately inspector on 127.0.0.1 (a free port unless given); the run starts once a receiver connects',
+        parsePort,
+      ),
   ).action(async (workflow: string, options: RunOptions) => {
     const config = settings(options, context.env);
     const arg = await readWorkflowArg(workflow);
+    const inspector =
+      options.inspect === undefined
+        ? undefined
+        : await openInspector(options.inspect === true ? 0 : options.inspect);
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
-    const runtime = await createCliRuntime(config, llm);
+    const runtime = await createCliRuntime(config, llm, inspector?.inspect);
     let handle: RunHandle;
     try {
       handle = await runtime.start({
@@ -52,6 +83,7 @@ export function registerRun(program: Command, context: CliContext): void {
     } catch (error) {
       await runtime.shutdown({ graceMs: 0 });
       await llm?.close();
+      await inspector?.close();
       if (isAppError(error) && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
         throw workflowNotFound(workflow, config.workflowsDir);
       }
@@ -83,6 +115,7 @@ export function registerRun(program: Command, context: CliContext): void {
       process.off('SIGTERM', onSignal);
       await runtime.shutdown({ graceMs: 0 });
       await llm?.close();
+      await inspector?.close();
     }
   });
 }

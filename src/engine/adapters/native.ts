@@ -1,8 +1,9 @@
-import { createNativeSchedulerLogic } from '../../../machines/native-scheduler.machine.js';
+import { createNativeSchedulerLogic } from '../../../machines/native-scheduler.logic.js';
 import { isTruthy } from '../../workflow/values.js';
-import { asEngineLogic, type EngineAdapter, type EngineLogic } from '../adapter.js';
+import type { EngineLogic } from '../../../machines/engine-contract.js';
+import type { EngineAdapter } from '../adapter.js';
 
-const logic: EngineLogic = asEngineLogic(createNativeSchedulerLogic({ isTruthy }));
+const logic: EngineLogic = createNativeSchedulerLogic({ isTruthy });
 
 /**
  * The native adapter: the dependency-counting scheduler actor. One logic object serves every

@@ -11,8 +11,8 @@ import type { SanitizationState } from './sanitize.js';
 /** The route label of a request no route matched (SPA files, 404s, 405s). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** Methods counted by name; anything else is `OTHER` (the method is client-chosen). */
-const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+/** Methods counted (and traced) by name; anything else is `OTHER` (the method is client-chosen). */
+export const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /**
  * Times every request; outermost, so the status is the one the error funnel wrote. A

@@ -24,6 +24,7 @@ import { RUN_ID } from '../../store/history.js';
 import { param, requestBody } from '../context.js';
 import { parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
+import { traceContextOf } from '../middleware/tracing.js';
 
 /** Seconds clients are told to wait while the run history loads at start-up. */
 const HISTORY_RETRY_AFTER_SECONDS = 2;
@@ -147,6 +148,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     // changes) and validates the inputs before it answers, so the workflow is looked up once
     // per request: 422 for an unknown workflow or bad inputs, 409 for an active run_id.
     let handle: StartedRun;
+    const traceContext = traceContextOf(ctx);
     try {
       handle = await runtime.start({
         workflow: request.workflow,
@@ -154,6 +156,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
         inputLocPrefix: ['body', 'input_data'],
         adapter: request.adapter ?? deps.config.defaultAdapter,
         ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
+        ...(traceContext !== undefined ? { traceContext } : {}),
         ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
         ...(profile?.max_duration_minutes != null
           ? { timeoutMs: profile.max_duration_minutes * 60_000 }

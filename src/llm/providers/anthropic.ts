@@ -110,6 +110,7 @@ function toWireMessages(messages: readonly ChatMessage[]): Record<string, unknow
         type: 'tool_result',
         tool_use_id: message.toolCallId ?? '',
         content: message.content,
+        ...(message.isError === true ? { is_error: true } : {}),
       });
     } else {
       if (message.content !== '') blocks.push({ type: 'text', text: message.content });

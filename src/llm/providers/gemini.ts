@@ -7,6 +7,7 @@
 import type { HttpClient } from '../http.js';
 import { LlmError } from '../llm-error.js';
 import { readSseJson } from '../stream-reader.js';
+import { vectorOf } from './openai.js';
 import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
 
 export interface GeminiOptions {
@@ -61,6 +62,27 @@ export function createGeminiProvider(options: GeminiOptions): Provider {
       });
       return result.finish(false);
     },
+    async embed(request) {
+      const answer = (await options.http.json({
+        method: 'POST',
+        url: `${modelUrl(request.model)}:batchEmbedContents`,
+        headers,
+        body: {
+          requests: request.input.map((text) => ({
+            model: `models/${request.model}`,
+            content: { parts: [{ text }] },
+          })),
+        },
+        signal: request.signal,
+      })) as { embeddings?: { values?: unknown }[] } | null;
+      const embeddings = answer?.embeddings;
+      if (!Array.isArray(embeddings) || embeddings.length !== request.input.length) {
+        throw new LlmError('transient', 'embeddings answer without one vector per input', {
+          provider: name,
+        });
+      }
+      return embeddings.map((entry) => vectorOf(name, entry.values));
+    },
     async listModels(signal) {
       const answer = (await options.http.json({
         method: 'GET',
@@ -85,7 +107,10 @@ function requestBody(request: ChatRequest): Record<string, unknown> {
   const generation: Record<string, unknown> = {};
   if (request.temperature !== undefined) generation.temperature = request.temperature;
   if (request.maxTokens !== undefined) generation.maxOutputTokens = request.maxTokens;
-  if (request.json === true) generation.responseMimeType = 'application/json';
+  // Gemini refuses a JSON mime type together with function calling; the prompt still asks for
+  // a JSON object, which the answer reader finds in the text.
+  const tools = request.tools !== undefined && request.tools.length > 0;
+  if (request.json === true && !tools) generation.responseMimeType = 'application/json';
   if (Object.keys(generation).length > 0) body.generationConfig = generation;
   if (request.tools !== undefined && request.tools.length > 0) {
     body.tools = [

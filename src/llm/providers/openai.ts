@@ -6,7 +6,14 @@
 import { readJson, type HttpClient } from '../http.js';
 import { LlmError } from '../llm-error.js';
 import { readSseJson } from '../stream-reader.js';
-import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResult,
+  EmbedRequest,
+  Provider,
+  ToolCall,
+} from '../types.js';
 
 export interface OpenAiCompatibleOptions {
   /** The model-id prefix (`openai`, `azure`, `github`, `ollama`, ...). */
@@ -21,6 +28,8 @@ export interface OpenAiCompatibleOptions {
   headers: Record<string, string>;
   /** Send `stream_options.include_usage`. @default true */
   streamUsage?: boolean;
+  /** Embeddings URL of a model (`POST {base}/embeddings`); none: the provider cannot embed. */
+  embeddingsUrl?: (model: string) => string;
 }
 
 interface OpenAiToolCall {
@@ -73,6 +82,29 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       }
       return readStream(name, request, answer.body);
     },
+    ...(options.embeddingsUrl === undefined
+      ? {}
+      : {
+          async embed(request: EmbedRequest): Promise<number[][]> {
+            const answer = (await http.json({
+              method: 'POST',
+              url: options.embeddingsUrl!(request.model),
+              headers: options.headers,
+              body: { model: request.model, input: request.input },
+              signal: request.signal,
+            })) as { data?: { index?: number; embedding?: unknown }[] } | null;
+            const data = answer?.data;
+            if (!Array.isArray(data) || data.length !== request.input.length) {
+              throw new LlmError('transient', 'embeddings answer without one vector per input', {
+                provider: name,
+              });
+            }
+            // `index` says which input a vector belongs to; servers may answer out of order.
+            return [...data]
+              .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+              .map((entry) => vectorOf(name, entry.embedding));
+          },
+        }),
     async listModels(signal) {
       const answer = await http.json({
         method: 'GET',
@@ -83,6 +115,14 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
       return (options.readModels ?? readOpenAiModels)(answer);
     },
   };
+}
+
+/** A vector of numbers from an embeddings answer, or a transient error naming the provider. */
+export function vectorOf(provider: string, value: unknown): number[] {
+  if (!Array.isArray(value) || value.length === 0 || !value.every((x) => typeof x === 'number')) {
+    throw new LlmError('transient', 'embeddings answer with a malformed vector', { provider });
+  }
+  return value;
 }
 
 /** `{data: [{id}]}`. */

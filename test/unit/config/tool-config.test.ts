@@ -5,7 +5,7 @@ import { ConfigError } from '../../../src/errors.js';
 import { toolsOptionsFromConfig } from '../../../src/tools/index.js';
 
 describe('config: tool variables', () => {
-  it('defaults to denied approvals, no commands, 1 MiB, 30 s and 5 redirects', () => {
+  it('defaults to denied approvals, no commands, 1 MiB, 30 s, 5 redirects, and agent loops of 8 rounds × 12 calls with 12,000-character results', () => {
     const config = loadConfig({}, '/srv');
     expect(toolsOptionsFromConfig(config)).to.deep.equal({
       shellAllowedCommands: [],
@@ -18,6 +18,9 @@ describe('config: tool variables', () => {
       maxBytes: 1048576,
       timeoutMs: 30_000,
       maxRedirects: 5,
+      agentMaxRounds: 8,
+      agentMaxCallsPerRound: 12,
+      toolResultMaxChars: 12_000,
     });
   });
 
@@ -35,6 +38,9 @@ describe('config: tool variables', () => {
         AGENTIC_HTTP_MAX_REDIRECTS: '0',
         AGENTIC_APPROVAL_TIMEOUT_SECONDS: '2.5',
         AGENTIC_APPROVAL_EVENT_ARGUMENTS: '1',
+        AGENTIC_AGENT_MAX_ROUNDS: '3',
+        AGENTIC_AGENT_MAX_CALLS_PER_ROUND: '2',
+        AGENTIC_TOOL_RESULT_MAX_CHARS: '500',
       },
       '/srv',
     );
@@ -50,6 +56,9 @@ describe('config: tool variables', () => {
       maxRedirects: 0,
       approvalTimeoutMs: 2500,
       approvalEventArguments: true,
+      agentMaxRounds: 3,
+      agentMaxCallsPerRound: 2,
+      toolResultMaxChars: 500,
     });
   });
 

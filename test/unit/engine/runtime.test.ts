@@ -53,7 +53,7 @@ describe('createRuntime', () => {
     const rt = make();
     const bad = await rejection(rt.start({ workflow: ECHO, runId: 'has space' }));
     expect(bad).to.be.instanceOf(ValidationError);
-    expect((bad as ValidationError).details![0]!.loc).to.deep.equal(['run_id']);
+    expect((bad as ValidationError).details[0]!.loc).to.deep.equal(['run_id']);
     expect(await rejection(rt.start({ workflow: ECHO, runId: 'x'.repeat(129) }))).to.be.instanceOf(
       ValidationError,
     );

@@ -111,7 +111,7 @@ steps:
     );
     expect(error).to.be.instanceOf(ValidationError);
     expect(
-      (error as ValidationError).details!.map((detail) => [detail.loc, detail.type]),
+      (error as ValidationError).details.map((detail) => [detail.loc, detail.type]),
     ).to.deep.equal([
       [['steps', 0, 'tools', 0], 'value_error.unknown_tool'],
       [['steps', 1, 'inputs', 'tool'], 'value_error.tool_not_listed'],

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime } from '../../../src/engine/types.js';
 import { createLogger } from '../../../src/log.js';
-import { sharedWriteThread } from '../../../src/store/write-thread.js';
+import { internalsOf } from '../../../src/engine/runtime-internals.js';
 
 describe('runtime and the write worker', () => {
   let dir: string;
@@ -33,15 +33,45 @@ describe('runtime and the write worker', () => {
       logger: createLogger({ format: 'json', destination: sink }),
     }));
     expect((await rt.run({ workflow: 'test_deterministic' })).status).to.equal('success');
-    const deaths = sharedWriteThread().deathCount;
-    await sharedWriteThread().close(); // the worker is terminated, as if killed
-    expect(sharedWriteThread().deathCount).to.equal(deaths + 1);
+    const thread = internalsOf(rt)!.writeThread!;
+    const deaths = thread.deathCount;
+    await thread.close(); // the worker is terminated, as if killed
+    expect(thread.deathCount).to.equal(deaths + 1);
     const logged = lines.filter((line) => line.level === 50);
     expect(logged.map((line) => line.msg)).to.deep.equal([
       'run-file write worker died; its writes are retried on a new worker',
     ]);
     expect((await rt.run({ workflow: 'test_deterministic' })).status).to.equal('success');
     expect((await readdir(dir)).filter((name) => name.endsWith('.json'))).to.have.length(2);
-    expect(sharedWriteThread().status()).to.equal('worker');
+    expect(thread.status()).to.equal('worker');
+  });
+
+  it('owns its write thread: another runtime has its own, and shutdown ends it without a death', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const logger = createLogger({ format: 'json', destination: sink });
+    const a = (runtime = createRuntime({ runsDir: join(dir, 'a'), logger }));
+    const b = createRuntime({ runsDir: join(dir, 'b'), logger });
+    try {
+      await Promise.all([
+        a.run({ workflow: 'test_deterministic' }),
+        b.run({ workflow: 'test_deterministic' }),
+      ]);
+      const threadA = internalsOf(a)!.writeThread!;
+      expect(threadA).not.to.equal(internalsOf(b)!.writeThread);
+      expect(threadA.status()).to.equal('worker');
+      // Killing one runtime's worker is no event of the other's.
+      await threadA.close();
+      expect(internalsOf(b)!.writeThread!.deathCount).to.equal(0);
+    } finally {
+      await b.shutdown({ graceMs: 0 });
+    }
+    expect(internalsOf(b)!.writeThread!.deathCount).to.equal(0);
+    expect(lines.filter((line) => line.level === 50)).to.have.length(1);
   });
 });

@@ -305,11 +305,8 @@ describe('Gemini provider (fake server on 127.0.0.1)', () => {
         },
       ],
       systemInstruction: { parts: [{ text: 'sys' }] },
-      generationConfig: {
-        temperature: 0.1,
-        maxOutputTokens: 50,
-        responseMimeType: 'application/json',
-      },
+      // No responseMimeType beside tools: Gemini refuses JSON mode with function calling.
+      generationConfig: { temperature: 0.1, maxOutputTokens: 50 },
       tools: [
         {
           functionDeclarations: [

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { StepOutcome } from '../../../src/engine/adapter.js';
+import type { StepOutcome } from '../../../machines/engine-contract.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 import { INTERRUPTED, runFileName, writeRunFile } from '../../../src/store/run-files.js';
 import { recoverInterruptedRuns } from '../../../src/store/startup-recovery.js';

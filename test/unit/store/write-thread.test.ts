@@ -5,21 +5,19 @@ import { join } from 'node:path';
 import { writeRunFile } from '../../../src/store/run-files.js';
 import { writeFileAtomic } from '../../../src/store/atomic-write.js';
 import { packageRoot } from '../../../src/config/index.js';
-import {
-  WORKER_DIED,
-  WriteThread,
-  writeFileAtomicOffThread,
-  writeThreadStatus,
-  type WorkerDeath,
-} from '../../../src/store/write-thread.js';
+import { WORKER_DIED, WriteThread, type WorkerDeath } from '../../../src/store/write-thread.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 
-describe('writeFileAtomicOffThread', () => {
+describe('WriteThread.write (atomic writes off the main thread)', () => {
   let dir: string;
+  let thread: WriteThread;
+  const writeFileAtomicOffThread = (path: string, data: string) => thread.write(path, data);
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agentic-write-thread-'));
+    thread = new WriteThread();
   });
   afterEach(async () => {
+    await thread.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -31,7 +29,7 @@ describe('writeFileAtomicOffThread', () => {
     expect(await readFile(path, 'utf8')).to.equal('{"n":49}');
     expect(await readdir(dir)).to.deep.equal(['a.json']);
     // Written by the worker thread, not by the async fallback.
-    expect(writeThreadStatus()).to.equal('worker');
+    expect(thread.status()).to.equal('worker');
   });
 
   it('rejects with the errno code when the directory does not exist', async () => {
@@ -45,9 +43,9 @@ describe('writeFileAtomicOffThread', () => {
   it('writeRunFile creates the runs dir again when it was removed between writes', async () => {
     const runsDir = join(dir, 'runs');
     const record = { run_id: 'r1', status: 'running' } as unknown as RunRecord;
-    await writeRunFile(runsDir, 'one.json', record);
+    await writeRunFile(runsDir, 'one.json', record, writeFileAtomicOffThread);
     await rm(runsDir, { recursive: true });
-    await writeRunFile(runsDir, 'two.json', record);
+    await writeRunFile(runsDir, 'two.json', record, writeFileAtomicOffThread);
     const text = await readFile(join(runsDir, 'two.json'), 'utf8');
     expect(JSON.parse(text)).to.deep.equal(record);
     expect(text.endsWith('\n')).to.equal(true);

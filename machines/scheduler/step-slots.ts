@@ -4,8 +4,8 @@
  * `ready-heap.ts`). One array instead of six saves about 0.25 KB per run of a small workflow,
  * which would otherwise pay an array header and backing store for each.
  */
-import type { StepOutcome } from '../src/engine/adapter.js';
-import type { CompiledStep } from '../src/workflow/types.js';
+import type { StepOutcome } from '../engine-contract.js';
+import type { CompiledStep } from '../../src/workflow/types.js';
 
 /** Step states (`slots[i * FIELDS + F_STATE]`). */
 export const PENDING = 0;

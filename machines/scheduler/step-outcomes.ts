@@ -2,7 +2,7 @@
  * Building step outcomes (`StepOutcome`, ARCHITECTURE §6) and the attempt result of a runner
  * that threw. Pure functions over plain values; the scheduler passes in what it keeps per step.
  */
-import type { AttemptResult, StepOutcome } from '../src/engine/adapter.js';
+import type { AttemptResult, StepOutcome } from '../engine-contract.js';
 
 /**
  * A step outcome. A class rather than object literals: V8 tracks object literals by allocation
@@ -24,6 +24,7 @@ class Outcome implements StepOutcome {
     readonly startTime: number | null,
     readonly endTime: number,
     readonly verification: StepOutcome['verification'] = undefined,
+    readonly messages: StepOutcome['messages'] = undefined,
   ) {}
 }
 
@@ -48,6 +49,7 @@ export function successOutcome(
     startTime,
     now,
     result.verification,
+    result.messages,
   );
 }
 
@@ -76,6 +78,7 @@ export function failedOutcome(
     attempts > 0 ? startTime : null,
     now,
     result?.verification,
+    result?.messages,
   );
 }
 

@@ -2,7 +2,7 @@
  * Retry timers of a run, by step index, in an array made when the first retry is scheduled (most
  * runs never retry). The timers come from the run's injected clock.
  */
-import type { EngineInput } from '../src/engine/adapter.js';
+import type { EngineInput } from '../engine-contract.js';
 
 /** Cancels the retry timer of step `index`, if it has one. */
 export function clearRetryTimer(

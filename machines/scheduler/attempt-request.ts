@@ -2,8 +2,8 @@
  * The request the scheduler hands to the attempt runner for one attempt of one step. Its `signal`
  * is the run's, made only when first read (see {@link RunAbort}).
  */
-import type { AttemptRunner } from '../src/engine/adapter.js';
-import type { CompiledStep, EvalScope } from '../src/workflow/types.js';
+import type { AttemptRunner } from '../engine-contract.js';
+import type { CompiledStep, EvalScope } from '../../src/workflow/types.js';
 import type { RunAbort } from './run-abort.js';
 
 /** The request handed to the attempt runner. */
@@ -13,6 +13,7 @@ export type AttemptRequest = Parameters<AttemptRunner>[0];
 export class Attempt implements AttemptRequest {
   readonly #runAbort: RunAbort;
   declare onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
+  declare onApproval?: (waiting: boolean) => void;
 
   constructor(
     readonly step: CompiledStep,

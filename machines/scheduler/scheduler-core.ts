@@ -3,30 +3,31 @@
  * concurrency limit), retries and `engine.abort`, over per-step numbers in one plain array
  * (`step-slots.ts`, `ready-heap.ts`); outcomes come from `step-outcomes.ts`, skips from
  * `skip-propagation.ts`. Every per-event operation is O(1) or O(log n) (abort, rare, scans once).
- * Semantics are ARCHITECTURE §6 and the adapter contract (`src/engine/adapter.ts`); both engines
+ * Semantics are ARCHITECTURE §6 and the adapter contract (`machines/engine-contract.ts`); both engines
  * run this code, so they produce the same event sequence for the same run.
  *
  * Engine events collect in an outbox that the actor empties once per transition
  * ({@link SchedulerCore.takeEmitted}). A subclass provides how attempt results, retry timers and
  * loop iterations come back:
- * - the native scheduler (`native-scheduler.machine.ts`, a custom `ActorLogic`) emits the outbox
+ * - the native scheduler (`native-scheduler.logic.ts`, a custom `ActorLogic`) emits the outbox
  *   with `actorScope.emit` at the end of each transition and receives `step.result` /
  *   `step.retry` events;
- * - the graph machine (`graph-run.ts`, `graph-compiler.ts`, `graph-logic.ts`) emits it after each
+ * - the graph machine (`graph-run.ts`, `graph.machine.ts`, `graph.logic.ts`) emits it after each
  *   step event (`step.settled` / `.retry` / `.iteration`, addressed by index) and moves the regions
  *   of the steps its events name ({@link SchedulerCore.stepStatus} is what their guards read).
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
  * truthiness comes in through {@link SchedulerDeps}. */
-import type {
-  AttemptResult,
-  EngineEmitted,
-  EngineEvent,
-  EngineInput,
-  EngineOutput,
-  StepOutcome,
-} from '../src/engine/adapter.js';
-import type { CompiledStep, EvalScope, StepView } from '../src/workflow/types.js';
+import {
+  notifyObserver,
+  type AttemptResult,
+  type EngineEmitted,
+  type EngineEvent,
+  type EngineInput,
+  type EngineOutput,
+  type StepOutcome,
+} from '../engine-contract.js';
+import type { CompiledStep, EvalScope, StepView } from '../../src/workflow/types.js';
 import { Attempt } from './attempt-request.js';
 import { heapPop, heapPush } from './ready-heap.js';
 import { clearRetryTimer } from './retry-timers.js';
@@ -60,10 +61,12 @@ import {
 } from './step-slots.js';
 
 export type { AttemptRequest } from './attempt-request.js';
+export { Attempt } from './attempt-request.js';
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagation.js';
 
 /** The states of a step: its region's states in the graph machine. */
-export type StepRegionState = 'pending' | 'running' | 'retrying' | StepOutcome['status'];
+export type StepRegionState =
+  'pending' | 'running' | 'awaiting_approval' | 'retrying' | StepOutcome['status'];
 
 /** What a scheduler needs besides its input. */
 export interface SchedulerDeps {
@@ -125,6 +128,16 @@ export abstract class SchedulerCore {
     index: number,
     attempt: number,
   ): (iteration: number, output: Record<string, unknown> | null) => void;
+  /**
+   * The `onApproval` callback of an attempt of a step with `tools:` (told while one of its tool
+   * calls waits for the approval gate); none by default (the native engine shows no step states).
+   */
+  protected approvalListener(
+    _index: number,
+    _attempt: number,
+  ): ((waiting: boolean) => void) | undefined {
+    return undefined;
+  }
 
   /** Whether engine events are waiting in the outbox. */
   get hasEmitted(): boolean {
@@ -134,15 +147,22 @@ export abstract class SchedulerCore {
   /**
    * The pending engine events as one emitted event, and the outbox emptied: the event itself when
    * one is pending, else an `engine.batch` of them in order (one XState emit per transition
-   * instead of one per event; the run's engine dispatch unpacks batches).
+   * instead of one per event). The input's observer gets them here, one at a time, so every path
+   * that drains the outbox (native flush, the graph logic, the graph machine's `emitEvents`)
+   * reaches it.
    */
   takeEmitted(): EngineEmitted {
     const first = this.pendingFirst;
     const all = this.pendingAll;
     this.pendingFirst = undefined;
     this.pendingAll = undefined;
-    if (all !== undefined) return { type: 'engine.batch', events: all };
-    return first ?? { type: 'engine.batch', events: [] };
+    const emitted: EngineEmitted =
+      all !== undefined
+        ? { type: 'engine.batch', events: all }
+        : (first ?? { type: 'engine.batch', events: [] });
+    const observer = this.input.observer;
+    if (observer !== undefined) notifyObserver(observer, emitted);
+    return emitted;
   }
 
   /** Queues the steps without dependencies and starts as many as the limit allows. */
@@ -384,6 +404,26 @@ export abstract class SchedulerCore {
       this.runAbort,
     );
     if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
+    if (step.tools.length > 0) {
+      const onApproval = this.approvalListener(index, attempt);
+      if (onApproval !== undefined) request.onApproval = onApproval;
+    }
+    this.launch(request);
+  }
+
+  /** When an attempt's runner is called: at once here; the native scheduler defers it. */
+  protected launch(request: Attempt): void {
+    this.launchNow(request);
+  }
+
+  /**
+   * Calls the attempt runner for a started attempt; its result comes back through
+   * {@link sendSettled}. The native scheduler defers this out of `transition` (see
+   * `native-scheduler.logic.ts`).
+   */
+  protected launchNow(request: Attempt): void {
+    const index = request.step.index;
+    const attempt = request.attempt;
     let pending: Promise<AttemptResult>;
     try {
       pending = this.input.runAttempt(request);

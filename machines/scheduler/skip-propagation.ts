@@ -3,7 +3,7 @@
  * dependents are skipped with `dependency failed: <step>` (O(dependents)), and an abort skips
  * every pending step.
  */
-import type { CompiledStep } from '../src/workflow/types.js';
+import type { CompiledStep } from '../../src/workflow/types.js';
 import { F_STATE, FIELDS, FINISHED, PENDING } from './step-slots.js';
 
 /** Reason of a step skipped because its `when:` was false. */

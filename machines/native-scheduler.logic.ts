@@ -6,12 +6,18 @@
  * binary heap): no scan of all steps per event and no copy of per-step arrays.
  *
  * The scheduling state and its rules (skips, retries, abort, outcomes) are the shared
- * {@link SchedulerCore} (`scheduler-core.ts`, also run by the graph machine); this file is the
+ * {@link SchedulerCore} (`scheduler/scheduler-core.ts`, also run by the graph machine); this file is the
  * actor around it. The state is mutable and private to the actor (it lives in `snapshot.core`,
- * which nothing outside reads). Step attempts are started inside `start`/`transition`, the same way
- * XState's own promise logic starts its promise; their results come back as `step.result`
- * events, retries as `step.retry` events from the injected clock. Engine events are emitted with
- * `actorScope.emit` for observers (`actor.on('*', ...)`).
+ * which nothing outside reads; `transition` updates it in place, O(1) per event, where an immutable
+ * copy would be O(steps)). Work starts outside `transition`: the root steps' attempts in `start`
+ * (as XState's promise logic starts its promise), later attempts through `actorScope.defer`, which
+ * XState runs once the transition's snapshot is committed. Their results come back as
+ * `step.result` events, retries as `step.retry` events from the injected clock. Engine events go
+ * to the input's observer and are emitted with `actorScope.emit` (`actor.on('*', ...)`).
+ *
+ * The snapshot is not restorable (`getPersistedSnapshot` is a progress summary): its input holds
+ * the attempt runner and the compiled workflow's evaluators, and its attempts are promises in
+ * this process. Runs are recovered from their journals instead (README "Engine design").
  *
  * Pure: imports xstate and types only; truthiness is passed in by the adapter.
  */
@@ -22,10 +28,10 @@ import type {
   EngineInput,
   EngineOutput,
   EngineSystem,
-} from '../src/engine/adapter.js';
-import { SchedulerCore, type SchedulerDeps } from './scheduler-core.js';
+} from './engine-contract.js';
+import { SchedulerCore, type Attempt, type SchedulerDeps } from './scheduler/scheduler-core.js';
 
-export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler-core.js';
+export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler/scheduler-core.js';
 
 /** Events the native scheduler handles (`engine.abort` from the run actor; the rest internal). */
 export type NativeSchedulerEvent =
@@ -56,7 +62,13 @@ type Scope = ActorScope<NativeSchedulerSnapshot, AnyEventObject, System, EngineE
 /** Creates the native scheduler's actor logic. One logic serves every workflow and run. */
 export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSchedulerLogic {
   return {
-    config: { name: 'native-scheduler' },
+    // What an inspector shows for the engine actor (`logic.config`): not a state machine, so a
+    // description rather than states.
+    config: {
+      id: 'native-scheduler',
+      description:
+        'Native engine: a dependency-counting scheduler (custom actor logic, no states); ready steps start in YAML order up to maxConcurrency. Its snapshot shows each step status under core.steps.',
+    },
     getInitialSnapshot(actorScope, input) {
       return {
         status: 'active',
@@ -68,6 +80,7 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
     start(snapshot) {
       snapshot.core.begin();
       snapshot.core.flush();
+      snapshot.core.started = true;
     },
     transition(snapshot, anyEvent) {
       if (snapshot.status !== 'active') return snapshot;
@@ -109,12 +122,33 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
 
 /** The shared scheduling core, connected to the native actor: emits with `actorScope.emit`. */
 export class NativeRun extends SchedulerCore {
+  /** Set once `start` ran: from then on attempts are launched after the transition. */
+  started = false;
+  /** Attempts started by the current transition, launched by {@link launchQueued}. */
+  private readonly queued: Attempt[] = [];
+  private readonly launchQueued: () => void;
+
   constructor(
     input: EngineInput,
     private readonly actorScope: Scope,
     deps: SchedulerDeps,
   ) {
     super(input, deps);
+    // Bound once: one deferred function per run, not per transition.
+    this.launchQueued = this.launchAll.bind(this);
+  }
+
+  /** In `start` the attempt runs at once; in `transition` it waits for the committed snapshot. */
+  protected override launch(request: Attempt): void {
+    if (!this.started) this.launchNow(request);
+    else if (this.queued.push(request) === 1) this.actorScope.defer(this.launchQueued);
+  }
+
+  /** The deferred effect of a transition: calls the runners of the attempts it started. */
+  private launchAll(): void {
+    const queued = this.queued;
+    for (let i = 0; i < queued.length; i++) this.launchNow(queued[i]!);
+    queued.length = 0;
   }
 
   /** Starts the root steps; a run that finished inside `start` settles through a self-event. */

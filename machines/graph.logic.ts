@@ -1,18 +1,19 @@
 /**
- * How the runtime runs a compiled graph machine (`graph-compiler.ts`): the machine's own actor
+ * How the runtime runs a compiled graph machine (`graph.machine.ts`): the machine's own actor
  * logic, with the step events applied to the one region they concern.
  *
  * XState's generic algorithm offers every event to every active region, re-evaluates every
  * region's eventless transitions after it, and rebuilds the state value and the configuration:
  * O(steps) per event (measured ~7 µs per region per event, 1.4 ms per event at 200 steps). Here a
- * step event (`step.settled` / `.retry` / `.iteration`) runs the same scheduler-core call the
+ * step event (`step.settled` / `.retry` / `.iteration` / `.approval`) runs the same scheduler-core call the
  * machine's `running` actions make (`onResult` is `attemptSucceeded ? completeStep :
  * retryAllowed ? scheduleRetry : failStep`), then moves exactly the regions whose step the core
  * reported in its engine events (`step.started` → running, `step.retrying` → retrying,
- * `step.finished` → the outcome's status): what the regions' `always` guards (`ready`,
+ * `step.finished` → the outcome's status; `step.approval` moves a running step's region to
+ * `awaiting_approval` and back, with no engine event): what the regions' `always` guards (`ready`,
  * `conditionFalse`, `stepIs`) select in the generic path, in O(1) per changed step. Every other
  * event (`engine.finished`, `engine.abort`, XState's own) takes XState's generic transition.
- * `test/machines/graph-logic.test.ts` checks both paths give the same states.
+ * `test/machines/graph.machine.test.ts` checks both paths give the same states.
  *
  * `engine.start` (sent by `start`, as the machine's `requestStart` entry sends it) begins the run
  * the same way.
@@ -22,20 +23,22 @@
  * shared by the run's successive snapshots: read `snapshot.value` when notified (an inspector
  * callback, `subscribe`), copy it to keep it.
  */
+import type { Snapshot } from 'xstate';
 import {
   forEachEngineEvent,
   type EngineEmitted,
   type EngineEvent,
   type EngineInput,
-} from '../src/engine/adapter.js';
+} from './engine-contract.js';
 import {
   startRun,
   type GraphContext,
   type GraphMachine,
   type GraphMachineEvent,
-} from './graph-compiler.js';
+} from './graph.machine.js';
 import {
   GraphRun,
+  STEP_APPROVAL,
   STEP_ITERATION,
   STEP_RETRY,
   STEP_SETTLED,
@@ -58,7 +61,7 @@ export interface GraphLogic {
   getInitialSnapshot(scope: GraphScope, input: EngineInput): GraphSnapshot;
   transition(snapshot: GraphSnapshot, event: GraphMachineEvent, scope: GraphScope): GraphSnapshot;
   start(snapshot: GraphSnapshot, scope: GraphScope): void;
-  getPersistedSnapshot(snapshot: GraphSnapshot): unknown;
+  getPersistedSnapshot(snapshot: GraphSnapshot): Snapshot<unknown>;
 }
 
 /** Builds the runtime logic of `machine` (compiled from `stepNames`, in YAML order). */
@@ -137,6 +140,18 @@ export function createGraphLogic(
         case STEP_RETRY:
           run.retry(step);
           break;
+        case STEP_APPROVAL: {
+          if (event.attempt === undefined) return snapshot;
+          run.approval(step, event.attempt, event.waiting === true);
+          const state = run.stepStatus(step);
+          const regions = (snapshot.value as { running: Record<string, string> }).running;
+          const name = stepNames[step];
+          const node = regionStates[step]?.[state];
+          if (name === undefined || node === undefined || regions[name] === state) return snapshot;
+          regions[name] = state;
+          snapshot._nodes[2 + n + step] = node;
+          return { ...snapshot };
+        }
         case STEP_ITERATION:
           if (event.attempt === undefined || event.iteration === undefined) return snapshot;
           run.iteration(step, event.attempt, event.iteration, event.output ?? null);

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { createActor, createMachine, type AnyMachineSnapshot, type AnyStateMachine } from 'xstate';
-import type { EngineInput, EngineOutput } from '../../src/engine/adapter.js';
+import type { EngineInput, EngineOutput } from '../../machines/engine-contract.js';
 import {
-  compileGraphMachine,
+  createGraphAdapter,
   graphImplementations,
   graphMachineDefinition,
 } from '../../src/engine/adapters/graph.js';
@@ -81,6 +81,7 @@ describe('graph compiler', () => {
       'step.settled',
       'step.retry',
       'step.iteration',
+      'step.approval',
       'engine.finished',
       'engine.abort',
     ]);
@@ -231,8 +232,11 @@ describe('graph compiler', () => {
     ]);
   });
 
-  it('compiles a workflow once and reuses the machine', () => {
+  it("compiles a workflow once per runtime's adapter and reuses the machine", () => {
     const wf = diamond();
-    expect(compileGraphMachine(wf)).to.equal(compileGraphMachine(wf));
+    const adapter = createGraphAdapter();
+    expect(adapter.compile(wf).machine).to.equal(adapter.compile(wf).machine);
+    // Owned by the adapter (so by its runtime), not by the module.
+    expect(createGraphAdapter().compile(wf)).not.to.equal(adapter.compile(wf));
   });
 });

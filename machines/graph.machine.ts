@@ -11,18 +11,22 @@
  *     on engine.start   → startReadySteps (steps without dependencies start)
  *        step.settled   attemptSucceeded → completeStep | retryAllowed → scheduleRetry | failStep
  *        step.retry     → startNextAttempt       step.iteration → emitIteration
+ *        step.approval  → markApproval (a tool call started or stopped waiting for approval)
  *        engine.finished → completed             engine.abort   → aborted (abortRun)
  *     <step> (one region per step)
  *       pending    ready {dependsOn, when} → running   conditionFalse {when} → skipped
  *                  stepIs skipped → skipped             stepIs failed → failed
  *       running    stepIs retrying → retrying | success → success | failed → failed
+ *                  (steps with tools:) stepIs awaiting_approval → awaiting_approval
+ *       awaiting_approval   a tool call waits for the approval gate (step.approval)
+ *                  stepIs running → running | failed → failed (cancelled while waiting)
  *       retrying   stepIs running → running | failed → failed
  *       success | failed | skipped (final)
  *   completed (final)    every step finished
  *   aborted   (final)    engine.abort: running steps failed, the rest skipped
  * ```
  *
- * The scheduler core (`scheduler-core.ts`, shared with the native engine) decides what runs: the
+ * The scheduler core (`scheduler/scheduler-core.ts`, shared with the native engine) decides what runs: the
  * `running` state's actions hand it each step event, and each region's eventless (`always`)
  * transitions follow the core's decision through guards that read it, named and parameterised
  * after the conditions the core applied (`ready` carries the step's `dependsOn` and `when:`). Step
@@ -34,21 +38,16 @@
  * serves) loads with `createMachine(json).provide(graphMachineImplementations(deps))` and runs.
  * That generic XState path costs O(steps) per event (XState offers each event to every region
  * and re-evaluates every region's `always`); the runtime runs the same machine through
- * `graph-logic.ts`, which applies the same transitions to the one region each event concerns.
+ * `graph.logic.ts`, which applies the same transitions to the one region each event concerns.
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
 import { assign, createMachine, emit, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
-import type {
-  AttemptResult,
-  EngineEmitted,
-  EngineInput,
-  EngineOutput,
-} from '../src/engine/adapter.js';
+import type { AttemptResult, EngineEmitted, EngineInput, EngineOutput } from './engine-contract.js';
 import type { CompiledWorkflow } from '../src/workflow/types.js';
 import { stepWords } from './graph-descriptions.js';
 import { GraphRun, type GraphRunDeps } from './graph-run.js';
-import { SKIP_CONDITION_FALSE } from './skip-propagation.js';
+import { SKIP_CONDITION_FALSE } from './scheduler/skip-propagation.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
@@ -67,6 +66,8 @@ export interface GraphMachineEvent {
   result?: AttemptResult;
   /** `iteration`: the loop iteration that finished, and its output. */
   iteration?: number;
+  /** `approval`: whether the tool call now waits for the approval gate. */
+  waiting?: boolean;
   output?: Record<string, unknown> | null;
   /** `xstate.init`: the engine input. */
   input?: EngineInput;
@@ -122,6 +123,8 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
     dependsOn: [...step.dependsOn],
     ...(when === undefined ? {} : { when: String(when) }),
   };
+  // Only a step with tools has calls that can wait for approval.
+  const approvals = step.tools.length > 0;
   const pending: unknown[] = [
     {
       target: 'running',
@@ -155,11 +158,37 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
       running: {
         description: words.running,
         always: [
+          ...(approvals
+            ? [
+                follow(
+                  index,
+                  name,
+                  'awaiting_approval',
+                  'A high-risk tool call asked the approval gate.',
+                ),
+              ]
+            : []),
           follow(index, name, 'retrying', 'The attempt failed with attempts left.'),
           follow(index, name, 'success', 'The attempt succeeded.'),
           follow(index, name, 'failed', 'The last attempt failed, or the run was aborted.'),
         ],
       },
+      ...(approvals
+        ? {
+            awaiting_approval: {
+              description: words.awaitingApproval,
+              always: [
+                follow(
+                  index,
+                  name,
+                  'running',
+                  'Approved, denied or timed out: the attempt goes on with the answer.',
+                ),
+                follow(index, name, 'failed', 'The run was cancelled or timed out while waiting.'),
+              ],
+            },
+          }
+        : {}),
       retrying: {
         description: words.retrying,
         always: [
@@ -229,6 +258,11 @@ export function graphMachineConfig(workflow: CompiledWorkflow): GraphMachineConf
             actions: [{ type: 'emitIteration' }, { type: 'emitEvents' }],
             description: 'A loop iteration finished (loop_until not yet true).',
           },
+          'step.approval': {
+            actions: [{ type: 'markApproval' }],
+            description:
+              'A tool call of a step started or stopped waiting for the approval gate (its region shows awaiting_approval meanwhile).',
+          },
           'engine.finished': {
             target: 'completed',
             description: 'The last step finished (the run sends this once).',
@@ -282,7 +316,7 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
         runOf(context).canRetry(event.step ?? 0, event.attempt ?? 0),
       ready: ({ context }: Args, params: StepParams) => {
         const now = status(context, params);
-        return now === 'running' || now === 'retrying';
+        return now === 'running' || now === 'retrying' || now === 'awaiting_approval';
       },
       conditionFalse: ({ context }: Args, params: StepParams) =>
         runOf(context).skipReason(params.step) === SKIP_CONDITION_FALSE,
@@ -318,6 +352,10 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
           event.iteration,
           event.output ?? null,
         );
+      },
+      markApproval: ({ context, event }: Args) => {
+        if (event.attempt === undefined) return;
+        runOf(context).approval(event.step ?? -1, event.attempt, event.waiting === true);
       },
       abortRun: ({ context, event }: Args) => runOf(context).abort(event.reason ?? 'aborted'),
     },

@@ -1,0 +1,30 @@
+/**
+ * What a runtime owns that the HTTP service serving it (and tests) reach, but that is not part of
+ * the public `Runtime` type: its workflow registry (one per runtime, so the service's workflow
+ * endpoints validate with the runtime's custom agent names and share its compiled workflows) and
+ * its run-file write thread. Held under a symbol on the runtime object, not in a module-level
+ * table.
+ */
+import type { WriteThread } from '../store/write-thread.js';
+import type { WorkflowRegistry } from '../workflow/index.js';
+import type { Runtime } from './types.js';
+
+const INTERNALS = Symbol('agentic-runtime.internals');
+
+export interface RuntimeInternals {
+  /** The runtime's workflow registry. */
+  readonly workflows: WorkflowRegistry;
+  /** The runtime's run-file write thread (undefined when it does not persist). */
+  readonly writeThread: WriteThread | undefined;
+}
+
+/** `runtime` with its internals attached, as `createRuntime` returns it. */
+export function withInternals<T extends Runtime>(runtime: T, internals: RuntimeInternals): T {
+  Object.defineProperty(runtime, INTERNALS, { value: internals, enumerable: false });
+  return runtime;
+}
+
+/** The internals of a runtime made by `createRuntime`; undefined for anything else (a queued runtime). */
+export function internalsOf(runtime: object): RuntimeInternals | undefined {
+  return (runtime as Partial<Record<typeof INTERNALS, RuntimeInternals>>)[INTERNALS];
+}

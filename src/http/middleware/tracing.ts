@@ -1,0 +1,65 @@
+/**
+ * A server span per HTTP request (AGENTIC_TRACING=1). The span continues the caller's trace
+ * when the request carries a W3C `traceparent` (and `tracestate`); it is named by method and
+ * route template (`POST /api/run`), never by the raw path, which holds run ids and file names.
+ * Routes that start a run pass {@link TracingState.traceContext} on, so the run's span is a
+ * child of the request's.
+ */
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Tracer,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { Context as KoaContext, Middleware } from 'koa';
+import { KNOWN_METHODS, UNMATCHED_ROUTE } from './metrics.js';
+
+/** What the tracing middleware leaves in `ctx.state`. */
+export interface TracingState {
+  /** The request span's context (absent when tracing is off). */
+  traceContext?: Context;
+}
+
+const propagator = new W3CTraceContextPropagator();
+
+/** Reads the propagation headers from Koa's lower-cased header object. */
+const headerGetter = {
+  keys: (carrier: KoaContext['headers']) => Object.keys(carrier),
+  get: (carrier: KoaContext['headers'], key: string) => carrier[key],
+};
+
+/** The request's trace context, from the incoming `traceparent` when it is well formed. */
+export function traceContextOf(ctx: KoaContext): Context | undefined {
+  return (ctx.state as TracingState).traceContext;
+}
+
+/** Outermost: the status is the one the error funnel wrote; an SSE stream ends with its headers. */
+export function createHttpTracing(tracer: Tracer): Middleware {
+  return async (ctx, next) => {
+    const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : 'OTHER';
+    const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, headerGetter);
+    const span = tracer.startSpan(
+      method,
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+      parent,
+    );
+    (ctx.state as TracingState).traceContext = trace.setSpan(parent, span);
+    let status = 500;
+    try {
+      await next();
+      status = ctx.status;
+    } finally {
+      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      const route = typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
+      // Semantic conventions: `{method} {route}`, or the method alone when no route matched.
+      span.updateName(route === UNMATCHED_ROUTE ? method : `${method} ${route}`);
+      if (route !== UNMATCHED_ROUTE) span.setAttribute('http.route', route);
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    }
+  };
+}

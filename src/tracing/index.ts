@@ -1,0 +1,14 @@
+/** OpenTelemetry traces of a runtime and its service (issue 14; README "Tracing"). */
+export { ATTR, MAX_SENSITIVE_CHARS } from './attributes.js';
+export { createRunSpans, type RunSpans } from './run-spans.js';
+export { traceModelCalls } from './model-spans.js';
+export { traceToolCalls } from './tool-spans.js';
+export {
+  createOtlpTracerProvider,
+  DEFAULT_OTLP_ENDPOINTS,
+  OTLP_EXPORT_TIMEOUT_MS,
+  otlpTracesUrl,
+  TRACE_SERVICE_NAME,
+  type OtlpProtocol,
+  type OtlpTracingOptions,
+} from './otlp-provider.js';

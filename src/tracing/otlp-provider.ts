@@ -1,0 +1,90 @@
+/**
+ * The service's own TracerProvider (AGENTIC_TRACING=1): spans batched and exported over OTLP,
+ * gRPC or HTTP/protobuf. It is never registered as the global provider: the runtime and the
+ * HTTP app take their tracer from it explicitly, so an embedding app's own OpenTelemetry set-up
+ * is left alone.
+ */
+import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
+import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+
+/** The `service.name` resource of the service's spans. */
+export const TRACE_SERVICE_NAME = 'agentic-runtime';
+
+/** OTLP transports (OTEL_EXPORTER_OTLP_PROTOCOL). */
+export type OtlpProtocol = 'grpc' | 'http/protobuf';
+
+/** Collector address when OTEL_EXPORTER_OTLP_ENDPOINT is unset (the OTLP defaults). */
+export const DEFAULT_OTLP_ENDPOINTS: Readonly<Record<OtlpProtocol, string>> = {
+  grpc: 'http://localhost:4317',
+  'http/protobuf': 'http://localhost:4318',
+};
+
+/**
+ * Longest one export may take, retries included, in ms. The SDK's 10 s made a graceful
+ * shutdown wait 8 s for a collector that is down (the HTTP exporter retries with backoff).
+ */
+export const OTLP_EXPORT_TIMEOUT_MS = 3000;
+
+export interface OtlpTracingOptions {
+  protocol: OtlpProtocol;
+  /** Base URL of the collector. @default {@link DEFAULT_OTLP_ENDPOINTS} of the protocol */
+  endpoint?: string | undefined;
+  /** `service.version`. */
+  serviceVersion: string;
+  /** Longest wait between batch exports, in ms. @default 5000 (the SDK's) */
+  scheduledDelayMs?: number;
+  /**
+   * Share of traces recorded, 0–1, decided where a trace starts (a request without a sampled
+   * `traceparent`, an embedded run); a caller's `traceparent` decides for its own trace.
+   * @default 1
+   */
+  sampleRatio?: number;
+}
+
+/** Where spans go: a gRPC collector's base URL, or `<base>/v1/traces` over HTTP (OTLP spec). */
+export function otlpTracesUrl(protocol: OtlpProtocol, endpoint: string | undefined): string {
+  const base = endpoint ?? DEFAULT_OTLP_ENDPOINTS[protocol];
+  if (protocol === 'grpc') return base;
+  return `${base.replace(/\/+$/, '')}/v1/traces`;
+}
+
+/**
+ * A provider exporting to the OTLP collector of `options`, with the service's resources. Its
+ * `shutdown()` flushes what is batched (the service calls it on graceful shutdown).
+ */
+export function createOtlpTracerProvider(options: OtlpTracingOptions): BasicTracerProvider {
+  const url = otlpTracesUrl(options.protocol, options.endpoint);
+  const exporter: SpanExporter =
+    options.protocol === 'grpc'
+      ? new GrpcExporter({ url, timeoutMillis: OTLP_EXPORT_TIMEOUT_MS })
+      : new ProtoExporter({ url, timeoutMillis: OTLP_EXPORT_TIMEOUT_MS });
+  const ratio = options.sampleRatio ?? 1;
+  return new BasicTracerProvider({
+    // Explicit, so the SDK's OTEL_TRACES_SAMPLER is not read behind the config's back.
+    sampler: new ParentBasedSampler({
+      root: ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(ratio),
+    }),
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: TRACE_SERVICE_NAME,
+      [ATTR_SERVICE_VERSION]: options.serviceVersion,
+    }),
+    spanProcessors: [
+      new BatchSpanProcessor(exporter, {
+        exportTimeoutMillis: OTLP_EXPORT_TIMEOUT_MS,
+        ...(options.scheduledDelayMs === undefined
+          ? {}
+          : { scheduledDelayMillis: options.scheduledDelayMs }),
+      }),
+    ],
+  });
+}
