@@ -12,6 +12,7 @@ import type { RunService, Runtime, RuntimeOptions } from '../engine/types.js';
 import type { Logger } from '../log.js';
 import { createQueuedRuntime } from './queued-runtime.js';
 import { createScaleKeys } from './keys.js';
+import { closeConnection, closeWithin } from './quiet-close.js';
 import { openRedis } from './redis-connection.js';
 import { createRunClaims } from './run-claims.js';
 import { RUN_QUEUE, createRunQueue } from './run-queue.js';
@@ -172,10 +173,8 @@ export function startDispatch(options: DispatchOptions): Dispatch {
       await sharedApprovals?.close();
       await worker?.close(graceMs);
       await stopSharing?.();
-      await queue?.close();
-      for (const connection of Object.values(connections)) {
-        await connection.quit().catch(() => connection.disconnect());
-      }
+      if (queue !== undefined) await closeWithin(connections.queue, queue.close());
+      for (const connection of Object.values(connections)) await closeConnection(connection);
     },
   };
 }

@@ -36,6 +36,7 @@ import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import { parseClaimChange, type RunClaims } from './run-claims.js';
 import type { RunJob } from './run-queue.js';
 import { createActiveMirror } from './active-mirror.js';
+import { unsubscribeQuietly } from './quiet-close.js';
 
 export interface QueuedRuntimeOptions {
   /** As for the workers' runtime: workflows dir, runs dir, limits, adapter, custom agent names. */
@@ -203,7 +204,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
       await subscribed;
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);
-      await subscriber.unsubscribe(claims.changesChannel).catch(() => undefined);
+      await unsubscribeQuietly(subscriber, claims.changesChannel);
       mirror.close();
       for (const runId of [...ended.keys()]) settle(runId, undefined);
     },

@@ -21,6 +21,7 @@ import type { Logger } from '../log.js';
 import type { Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError } from '../errors.js';
 import { parseCancelRequest, type RunClaims } from './run-claims.js';
+import { closeWithin, unsubscribeQuietly } from './quiet-close.js';
 import { finaliseInterruptedRun } from './run-finaliser.js';
 import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
 
@@ -194,13 +195,13 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       // No new jobs from here; the jobs running are awaited by BullMQ's close.
       const closed = worker.close();
       await runtime.shutdown({ graceMs });
-      await closed;
+      await closeWithin(options.connection, closed);
       stop.abort();
       await Promise.all(finalising);
       offRecord();
       await subscribed;
       subscriber.off('message', onMessage);
-      await subscriber.unsubscribe(claims.cancelChannel).catch(() => undefined);
+      await unsubscribeQuietly(subscriber, claims.cancelChannel);
     },
   };
 }

@@ -16,6 +16,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ApprovalAnswer, PendingApproval } from '../tools/index.js';
 import type { ScaleKeys } from './keys.js';
+import { unsubscribeQuietly } from './quiet-close.js';
 
 /** 503: the calls of other processes cannot be reached while Redis is away. */
 function redisAway(cause: unknown): DependencyError {
@@ -93,7 +94,7 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
     offEvents();
     await subscribed;
     subscriber.off('message', onMessage);
-    await subscriber.unsubscribe(keys.approvalsAnswers).catch(() => undefined);
+    await unsubscribeQuietly(subscriber, keys.approvalsAnswers);
   };
 }
 
@@ -204,7 +205,7 @@ export function createSharedApprovals(
       for (const settle of [...waiting.values()]) settle(undefined);
       await subscribed;
       subscriber.off('message', onMessage);
-      await subscriber.unsubscribe(replyTo).catch(() => undefined);
+      await unsubscribeQuietly(subscriber, replyTo);
     },
   };
 }
