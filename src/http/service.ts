@@ -59,20 +59,24 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
     throw error;
   }
   const logger = createLogger({ format: config.logFormat, level: config.logLevel });
-  let running: { close(): Promise<void> };
+  // A worker serves no HTTP: it only executes queued runs. (Both check Redis first.)
+  const starting: Promise<{ close(): Promise<void> }> =
+    config.role === 'worker' ? startWorker(config, logger) : startServer({ config, logger });
+  // Signals are handled from the start: one arriving just after the start-up log line still
+  // shuts down gracefully (a failed start has nothing to close).
+  onStopSignals(logger, () =>
+    starting.then(
+      (running) => running.close(),
+      () => undefined,
+    ),
+  );
   try {
-    // A worker serves no HTTP: it only executes queued runs. (Both check Redis first.)
-    running =
-      config.role === 'worker'
-        ? await startWorker(config, logger)
-        : await startServer({ config, logger });
+    await starting;
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message);
     const line = startupProblem(error, config);
     if (line !== undefined) return fail(line);
     logger.fatal({ err: error }, 'start-up failed');
     process.exitCode = 1;
-    return;
   }
-  onStopSignals(logger, () => running.close());
 }
