@@ -237,6 +237,11 @@ describe('scale-out: event streams and history shared through Redis', function (
   it('expires a run stream AGENTIC_EVENT_STREAM_TTL_SECONDS after the run ends', async () => {
     const runId = await startWaitingRun();
     const key = a.scale!.keys.runEvents(runId);
+    // A's own client sees approval_required from the local hub, possibly before the ordered
+    // sender has appended it: the stream exists once what was sent so far reached Redis.
+    await a.scale!.sender.drained();
+    const entries = await a.scale!.redis.xrange(key, '-', '+');
+    expect(entries.length).to.be.greaterThan(0);
     expect(await a.scale!.redis.pttl(key)).to.be.greaterThan(3_600_000);
     await approve(runId);
     await a.finished(runId);
