@@ -201,10 +201,9 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     onRecord: (listener) => events?.onRecord(listener) ?? (() => undefined),
     async shutdown() {
       closed = true;
-      await subscribed;
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);
-      await unsubscribeQuietly(subscriber, claims.changesChannel);
+      await unsubscribeQuietly(subscriber, claims.changesChannel, subscribed);
       mirror.close();
       for (const runId of [...ended.keys()]) settle(runId, undefined);
     },

@@ -21,7 +21,7 @@ import type { Logger } from '../log.js';
 import type { Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError } from '../errors.js';
 import { parseCancelRequest, type RunClaims } from './run-claims.js';
-import { closeWithin, unsubscribeQuietly } from './quiet-close.js';
+import { closeWithin, dropBlockingConnection, unsubscribeQuietly } from './quiet-close.js';
 import { finaliseInterruptedRun } from './run-finaliser.js';
 import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
 
@@ -195,13 +195,12 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       // No new jobs from here; the jobs running are awaited by BullMQ's close.
       const closed = worker.close();
       await runtime.shutdown({ graceMs });
-      await closeWithin(options.connection, closed);
+      if (!(await closeWithin(options.connection, closed))) await dropBlockingConnection(worker);
       stop.abort();
       await Promise.all(finalising);
       offRecord();
-      await subscribed;
       subscriber.off('message', onMessage);
-      await unsubscribeQuietly(subscriber, claims.cancelChannel);
+      await unsubscribeQuietly(subscriber, claims.cancelChannel, subscribed);
     },
   };
 }

@@ -92,9 +92,8 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
   const subscribed = subscriber.subscribe(keys.approvalsAnswers).catch(warn('channel'));
   return async () => {
     offEvents();
-    await subscribed;
     subscriber.off('message', onMessage);
-    await unsubscribeQuietly(subscriber, keys.approvalsAnswers);
+    await unsubscribeQuietly(subscriber, keys.approvalsAnswers, subscribed);
   };
 }
 
@@ -203,9 +202,8 @@ export function createSharedApprovals(
     },
     async close() {
       for (const settle of [...waiting.values()]) settle(undefined);
-      await subscribed;
       subscriber.off('message', onMessage);
-      await unsubscribeQuietly(subscriber, replyTo);
+      await unsubscribeQuietly(subscriber, replyTo, subscribed);
     },
   };
 }
