@@ -1,20 +1,29 @@
 /**
- * Closing Redis-backed parts while Redis may be away. A command sent to a connection that is
- * down waits in its offline queue until Redis returns, so a shutdown must not send one then:
- * unsubscribing is skipped, QUIT becomes a plain disconnect, and closes that need Redis (BullMQ's)
- * are given a bounded wait.
+ * Closing Redis-backed parts while Redis may be away. A command written to a connection that
+ * is down (or that ioredis has not yet seen go down: its `status` lags the socket) is resent
+ * once Redis returns, so its promise stays pending until then. A shutdown therefore never
+ * awaits a Redis reply without a bound: each close that needs Redis gets
+ * {@link CLOSE_WITH_REDIS_MS} (or {@link CLOSE_WITHOUT_REDIS_MS} while the connection is known
+ * to be away), and what did not finish in that time is dropped with a disconnect, which rejects
+ * the commands still pending.
  */
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 
-/** How long a close that needs Redis is waited for while Redis is away. */
+/** How long a close that needs Redis is waited for while the connection is known to be away. */
 export const CLOSE_WITHOUT_REDIS_MS = 1_000;
+/** How long a close that needs Redis is waited for while the connection looks up. */
+export const CLOSE_WITH_REDIS_MS = 5_000;
+
+/** The bound for a close over `redis`, by what its status says now. */
+const boundFor = (redis: Redis): number =>
+  redis.status === 'ready' ? CLOSE_WITH_REDIS_MS : CLOSE_WITHOUT_REDIS_MS;
 
 /**
- * Unsubscribes while connected; a subscription of a dropped connection ends with it anyway.
- * `subscribed` (the SUBSCRIBE's own promise) is awaited only while connected: a SUBSCRIBE still
- * queued for a Redis that is away gets no reply until Redis returns, so awaiting it then hangs
- * the shutdown (it is rejected when the connection is dropped; callers catch it).
+ * Unsubscribes while connected, within a bound; a subscription of a dropped connection ends
+ * with it anyway. `subscribed` (the SUBSCRIBE's own promise) is part of the wait: a SUBSCRIBE
+ * still queued for a Redis that is away gets no reply until Redis returns (it is rejected when
+ * the connection is dropped; callers catch it).
  */
 export async function unsubscribeQuietly(
   redis: Redis,
@@ -22,20 +31,33 @@ export async function unsubscribeQuietly(
   subscribed: Promise<unknown> = Promise.resolve(),
 ): Promise<void> {
   if (redis.status !== 'ready') return;
-  await subscribed.catch(() => undefined);
-  if (redis.status !== 'ready') return;
-  await redis.unsubscribe(channel).catch(() => undefined);
-}
-
-/** QUIT (after the replies of what was sent) when connected, else drop the connection. */
-export async function closeConnection(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-  else redis.disconnect();
+  const unsubscribing = subscribed
+    .catch(() => undefined)
+    .then(() => (redis.status === 'ready' ? redis.unsubscribe(channel) : undefined))
+    .catch(() => undefined);
+  await settledWithin(unsubscribing, CLOSE_WITH_REDIS_MS, undefined);
 }
 
 /**
- * Waits for `closing` when `redis` is up; while it is away, at most
- * {@link CLOSE_WITHOUT_REDIS_MS} (then the connections are dropped under it).
+ * QUIT (after the replies of what was sent) when connected and Redis answers within the bound;
+ * otherwise the connection is dropped.
+ */
+export async function closeConnection(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status === 'ready') {
+    const quit = redis.quit().then(
+      () => true,
+      () => false,
+    );
+    if (await settledWithin(quit, CLOSE_WITH_REDIS_MS, false)) return;
+  }
+  redis.disconnect();
+}
+
+/**
+ * Waits for `closing`, a close that needs Redis (BullMQ's), at most
+ * {@link CLOSE_WITH_REDIS_MS} while `redis` looks up and {@link CLOSE_WITHOUT_REDIS_MS} while it
+ * is away; the caller then drops the connections under it.
  * @returns whether `closing` settled (false: cut short)
  */
 export async function closeWithin(redis: Redis, closing: Promise<unknown>): Promise<boolean> {
@@ -43,12 +65,11 @@ export async function closeWithin(redis: Redis, closing: Promise<unknown>): Prom
     () => true,
     () => true,
   );
-  if (redis.status === 'ready') return settled;
-  return settledWithin(settled, CLOSE_WITHOUT_REDIS_MS, false);
+  return settledWithin(settled, boundFor(redis), false);
 }
 
 /** `promise`'s value, or `fallback` after `ms`. */
-async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+export async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -66,6 +87,7 @@ async function settledWithin<T>(promise: Promise<T>, ms: number, fallback: T): P
  * Drops the blocking connection of a BullMQ Worker whose close was cut short. The Worker blocks
  * on a duplicate of the connection it was given, which only its own close ends (by QUIT, which
  * waits for a Redis that is away): left alone it reconnects forever and keeps the process alive.
+ * Its main loop does not reconnect it once the Worker is closing.
  */
 export async function dropBlockingConnection(worker: Worker): Promise<void> {
   // Resolves with the duplicate once it was set up (at start, with Redis there).
