@@ -13,6 +13,7 @@
  *     the figure is the service's loop).
  */
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +39,20 @@ function percentile(sorted: number[], p: number): number {
   );
 }
 const ms = (value: number): string => `${value.toFixed(3)} ms`;
+
+/**
+ * The main thread's CPU time and its time waiting for a core (run queue), in ms, from
+ * /proc/thread-self/schedstat (Linux; undefined elsewhere). On a shared machine the loop delay
+ * includes time the OS gave other processes; these separate the service's own work from that.
+ */
+function mainThreadSched(): { cpu: number; queued: number } | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return { cpu: Number(run) / 1e6, queued: Number(wait) / 1e6 };
+  } catch {
+    return undefined;
+  }
+}
 
 async function startFake(): Promise<{ url: string; stop: () => void }> {
   const child = fork(join(here, 'llm-fake-server.ts'), [], {
@@ -178,9 +193,16 @@ async function streamedSteps(url: string): Promise<void> {
   const streamDelay = monitorEventLoopDelay({ resolution: 10 });
   burstDelay.enable();
   const cpuBefore = process.cpuUsage();
+  const schedBefore = mainThreadSched();
   const started = performance.now();
+  let burst = { ms: 0, cpu: process.cpuUsage(cpuBefore), sched: schedBefore };
   const results = await batch(STEPS, 'bench', () => {
     burstDelay.disable();
+    burst = {
+      ms: performance.now() - started,
+      cpu: process.cpuUsage(cpuBefore),
+      sched: mainThreadSched(),
+    };
     streamDelay.enable();
   });
   clients.kill();
@@ -202,6 +224,16 @@ async function streamedSteps(url: string): Promise<void> {
     `max ${(h.max / 1e6).toFixed(1)} ms, p99 ${(h.percentile(99) / 1e6).toFixed(1)} ms`;
   console.log(
     `event loop delay while ${STEPS} runs start: ${fmtDelay(burstDelay)}; while they stream: ${fmtDelay(streamDelay)} (limit 20 ms); this process had ${cpuShare.toFixed(0)} % of a core, load average ${loadavg()[0]?.toFixed(1) ?? '?'}`,
+  );
+  // The burst's cost per run (a POST /api/run, a WebSocket upgrade, a run start, and the
+  // streaming of the runs already going): a machine-independent reading of the start path.
+  const perRun = (microseconds: number): string => `${(microseconds / STEPS).toFixed(0)} µs`;
+  const main =
+    burst.sched === undefined || schedBefore === undefined
+      ? ''
+      : `, main thread ${perRun((burst.sched.cpu - schedBefore.cpu) * 1000)} (it waited ${(burst.sched.queued - schedBefore.queued).toFixed(0)} ms for a core)`;
+  console.log(
+    `start burst: ${burst.ms.toFixed(0)} ms until every subscriber was connected; CPU per run: process ${perRun(burst.cpu.user + burst.cpu.system)}${main}`,
   );
   await service.close();
   await rm(root, { recursive: true, force: true });

@@ -86,7 +86,7 @@ describe('runtime: run starts arriving together', () => {
             beginTurns.push(turn);
             const until = performance.now() + 1;
             while (performance.now() < until);
-            return { output: { ok: true } };
+            return Promise.resolve({ output: { ok: true }, modelUsed: null, tokensUsed: null });
           },
         },
       }));
