@@ -15,15 +15,19 @@
 /** The turn-slicing gate of one runtime. */
 export interface TurnSlicer {
   /**
-   * Undefined when the caller may go on now (the current slice has budget left and nobody is
-   * queued), else a promise that resolves when its turn comes (first come, first served).
+   * Undefined when the caller may go on now (the first piece of a turn), else a promise that
+   * resolves when its turn comes (first come, first served).
    */
   slot(): Promise<void> | undefined;
 }
 
 /**
- * A slicer giving each turn `budgetMs` of begins (the piece that crosses the budget still runs
- * whole: pieces are not interrupted). `now` is injectable for tests.
+ * A slicer giving each turn `budgetMs` of pieces. The first piece of a turn goes at once; the
+ * next ones go one at a time, each once everything the previous one queued on the microtask
+ * queue has run (a run's begin does most of its work in promise continuations: measuring after
+ * its synchronous part alone would let a slice run far past its budget), while the turn's
+ * budget lasts; the rest wait for the next turns. Pieces are not interrupted: the one that
+ * crosses the budget still runs whole. `now` is injectable for tests.
  */
 export function createTurnSlicer(
   budgetMs: number,
@@ -32,51 +36,54 @@ export function createTurnSlicer(
   const waiting: (() => void)[] = [];
   /** When the current slice began; undefined between slices (a new turn starts one). */
   let sliceStart: number | undefined;
-  let scheduled = false;
+  let nextTurnScheduled = false;
+  let checkQueued = false;
 
-  const schedule = (): void => {
-    if (scheduled) return;
-    scheduled = true;
+  const scheduleNextTurn = (): void => {
+    if (nextTurnScheduled) return;
+    nextTurnScheduled = true;
     setImmediate(nextSlice);
   };
 
-  /** Ends the slice at the end of this turn: the next piece, in a later turn, starts a new one. */
+  /** Ends the slice at the end of this turn, and lets the first waiter start the next one. */
   function nextSlice(): void {
-    scheduled = false;
+    nextTurnScheduled = false;
     sliceStart = undefined;
     if (waiting.length > 0) {
       sliceStart = now();
-      schedule();
-      release();
+      scheduleNextTurn();
+      waiting.shift()?.();
+      queueCheck();
     }
   }
 
   /**
-   * Lets the next waiter go, then checks the budget again once its synchronous part has run:
-   * its continuation is queued before this microtask, so the clock is read after it.
+   * Checks the budget once the microtask queue is empty: a tick queued from a microtask runs
+   * after every microtask queued so far and those they queue in turn.
    */
-  function release(): void {
-    const next = waiting.shift();
-    if (next === undefined) return;
-    next();
-    queueMicrotask(() => {
-      if (waiting.length > 0 && sliceStart !== undefined && now() - sliceStart < budgetMs) {
-        release();
-      }
-    });
+  function queueCheck(): void {
+    if (checkQueued) return;
+    checkQueued = true;
+    queueMicrotask(() => process.nextTick(check));
+  }
+
+  function check(): void {
+    checkQueued = false;
+    if (waiting.length === 0 || sliceStart === undefined) return;
+    if (now() - sliceStart >= budgetMs) return; // the next turn's slice takes them
+    waiting.shift()?.();
+    queueCheck();
   }
 
   return {
     slot() {
-      if (waiting.length === 0) {
-        if (sliceStart === undefined) {
-          sliceStart = now();
-          schedule();
-          return undefined;
-        }
-        if (now() - sliceStart < budgetMs) return undefined;
+      if (sliceStart === undefined && waiting.length === 0) {
+        sliceStart = now();
+        scheduleNextTurn();
+        return undefined;
       }
-      schedule();
+      scheduleNextTurn();
+      queueCheck();
       return new Promise<void>((resolve) => waiting.push(resolve));
     },
   };

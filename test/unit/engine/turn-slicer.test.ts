@@ -5,35 +5,65 @@ import { createRuntime, type Runtime } from '../../../src/index.js';
 import { createTurnSlicer } from '../../../src/engine/turn-slicer.js';
 import { removeDir, tempDir } from '../../conformance/helpers.js';
 
+/** Counts event-loop turns (one `setImmediate` callback per check phase) until the suite's `afterEach` stops it. */
+let counters: (() => void)[] = [];
+function countTurns(): { readonly now: number } {
+  const counter = { now: 0 };
+  let counting = true;
+  const tick = (): void => {
+    counter.now++;
+    if (counting) setImmediate(tick);
+  };
+  setImmediate(tick);
+  counters.push(() => (counting = false));
+  return counter;
+}
+function stopCounters(): void {
+  for (const stop of counters) stop();
+  counters = [];
+}
+
 describe('createTurnSlicer', () => {
+  afterEach(stopCounters);
+
   it('lets pieces go at once while the turn has budget, then one slice per later turn, in order', async () => {
     let clock = 0;
     const slicer = createTurnSlicer(4, () => clock);
     const order: number[] = [];
     const turnOf: number[] = [];
-    let turn = 0;
-    // Counts turns: each setImmediate callback is one turn's check phase.
-    let counting = true;
-    const countTurns = (): void => {
-      turn++;
-      if (counting) setImmediate(countTurns);
-    };
-    setImmediate(countTurns);
+    const turns = countTurns();
     const piece = async (n: number): Promise<void> => {
       const slot = slicer.slot();
       if (slot !== undefined) await slot;
       order.push(n);
-      turnOf.push(turn);
+      turnOf.push(turns.now);
       clock += 1; // each piece costs 1 ms
     };
-    // Pieces 0-3 fit the first slice (0, 1, 2, 3 ms spent before each); 4 onwards wait.
+    // Piece 0 goes at once; 1-3 follow while the slice has budget (1, 2, 3 ms spent before
+    // each); 4 onwards wait for later turns.
     const pieces = Array.from({ length: 10 }, (_, n) => piece(n));
-    expect(order).to.deep.equal([0, 1, 2, 3]);
+    expect(order).to.deep.equal([0]);
     await Promise.all(pieces);
-    counting = false;
     expect(order).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
     // 4 pieces a slice, each slice in its own turn.
     expect(turnOf).to.deep.equal([0, 0, 0, 0, 1, 1, 1, 1, 2, 2]);
+  });
+
+  it('counts the work a piece does in promise continuations against the slice', async () => {
+    let clock = 0;
+    const slicer = createTurnSlicer(4, () => clock);
+    const turnOf: number[] = [];
+    const turns = countTurns();
+    const piece = async (): Promise<void> => {
+      const slot = slicer.slot();
+      if (slot !== undefined) await slot;
+      turnOf.push(turns.now);
+      // As a run's begin: little at once, most of it a few continuations later.
+      for (let i = 0; i < 3; i++) await Promise.resolve();
+      clock += 2;
+    };
+    await Promise.all(Array.from({ length: 6 }, () => piece()));
+    expect(turnOf).to.deep.equal([0, 0, 1, 1, 2, 2]);
   });
 
   it('starts a fresh slice in a later turn when nobody waits', async () => {
@@ -59,6 +89,7 @@ describe('runtime: run starts arriving together', () => {
     dir = await tempDir('agentic-slices-');
   });
   afterEach(async () => {
+    stopCounters();
     await runtime?.shutdown({ graceMs: 1000 });
     runtime = undefined;
     await removeDir(dir);
@@ -68,13 +99,7 @@ describe('runtime: run starts arriving together', () => {
     it(`are spread over event-loop turns, a few milliseconds of begins each, in order (persist ${persist})`, async () => {
       const begun: string[] = [];
       const beginTurns: number[] = [];
-      let turn = 0;
-      let counting = true;
-      const countTurns = (): void => {
-        turn++;
-        if (counting) setImmediate(countTurns);
-      };
-      setImmediate(countTurns);
+      const turns = countTurns();
       const rt = (runtime = createRuntime({
         runsDir: join(dir, 'runs'),
         workflowsDir: dir,
@@ -83,7 +108,7 @@ describe('runtime: run starts arriving together', () => {
           // 1 ms of synchronous work per run, as a run's begin costs on a busy service.
           busy: (request) => {
             begun.push(request.runId);
-            beginTurns.push(turn);
+            beginTurns.push(turns.now);
             const until = performance.now() + 1;
             while (performance.now() < until);
             return Promise.resolve({ output: { ok: true }, modelUsed: null, tokensUsed: null });
@@ -94,7 +119,6 @@ describe('runtime: run starts arriving together', () => {
       const ids = Array.from({ length: 40 }, (_, n) => `burst-${n}`);
       const handles = await Promise.all(ids.map((runId) => rt.start({ workflow, runId })));
       const records = await Promise.all(handles.map((handle) => handle.done));
-      counting = false;
       expect(records.map((record) => record.status)).to.deep.equal(ids.map(() => 'success'));
       // The slice budget is 4 ms: at most 4 one-millisecond begins go in a slice, and a turn
       // (counted from check phase to check phase) overlaps at most two slices.
