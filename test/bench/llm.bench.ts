@@ -10,9 +10,13 @@
  *     must arrive complete (seq 0..n without a gap, ending in workflow_end), and the service's
  *     event loop must never be blocked more than 20 ms (perf_hooks monitorEventLoopDelay,
  *     10 ms resolution; the clients run in their own process, test/bench/llm-clients.ts, so
- *     the figure is the service's loop).
+ *     the figure is the service's loop). Also printed, for a loaded machine: the start burst's CPU
+ *     per run (process, and the main thread's with its wait for a core, from
+ *     /proc/thread-self/schedstat), and the longest main-thread CPU between two ticks of a 1 ms
+ *     timer: the loop delay without the time the OS gave other processes.
  */
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +42,42 @@ function percentile(sorted: number[], p: number): number {
   );
 }
 const ms = (value: number): string => `${value.toFixed(3)} ms`;
+
+/**
+ * The main thread's CPU time and its time waiting for a core (run queue), in ms, from
+ * /proc/thread-self/schedstat (Linux; undefined elsewhere). On a shared machine the loop delay
+ * includes time the OS gave other processes; these separate the service's own work from that.
+ */
+function mainThreadSched(): { cpu: number; queued: number } | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return { cpu: Number(run) / 1e6, queued: Number(wait) / 1e6 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The longest stretch of main-thread CPU between two ticks of a 1 ms timer: what the loop delay
+ * would be if this process had a core to itself (time spent waiting for a core is left out, as
+ * it is not the service's doing). Linux only (undefined elsewhere).
+ */
+function monitorLoopCpu(): { stop: () => number | undefined } {
+  let last = mainThreadSched()?.cpu;
+  if (last === undefined) return { stop: () => undefined };
+  let max = 0;
+  const timer = setInterval(() => {
+    const now = mainThreadSched()?.cpu ?? last ?? 0;
+    max = Math.max(max, now - (last ?? now));
+    last = now;
+  }, 1);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return max;
+    },
+  };
+}
 
 async function startFake(): Promise<{ url: string; stop: () => void }> {
   const child = fork(join(here, 'llm-fake-server.ts'), [], {
@@ -177,16 +217,29 @@ async function streamedSteps(url: string): Promise<void> {
   const burstDelay = monitorEventLoopDelay({ resolution: 10 });
   const streamDelay = monitorEventLoopDelay({ resolution: 10 });
   burstDelay.enable();
+  const burstLoopCpu = monitorLoopCpu();
+  let streamLoopCpu: ReturnType<typeof monitorLoopCpu> | undefined;
+  let burstBusiest: number | undefined;
   const cpuBefore = process.cpuUsage();
+  const schedBefore = mainThreadSched();
   const started = performance.now();
+  let burst = { ms: 0, cpu: process.cpuUsage(cpuBefore), sched: schedBefore };
   const results = await batch(STEPS, 'bench', () => {
     burstDelay.disable();
+    burst = {
+      ms: performance.now() - started,
+      cpu: process.cpuUsage(cpuBefore),
+      sched: mainThreadSched(),
+    };
     streamDelay.enable();
+    burstBusiest = burstLoopCpu.stop();
+    streamLoopCpu = monitorLoopCpu();
   });
   clients.kill();
   const elapsed = performance.now() - started;
   burstDelay.disable();
   streamDelay.disable();
+  const streamBusiest = streamLoopCpu?.stop();
   const cpu = process.cpuUsage(cpuBefore);
   // CPU time over wall time: far below 100 % with the loop delayed means the process was waiting
   // for a core (other processes), not running our code.
@@ -203,6 +256,21 @@ async function streamedSteps(url: string): Promise<void> {
   console.log(
     `event loop delay while ${STEPS} runs start: ${fmtDelay(burstDelay)}; while they stream: ${fmtDelay(streamDelay)} (limit 20 ms); this process had ${cpuShare.toFixed(0)} % of a core, load average ${loadavg()[0]?.toFixed(1) ?? '?'}`,
   );
+  // The burst's cost per run (a POST /api/run, a WebSocket upgrade, a run start, and the
+  // streaming of the runs already going): a machine-independent reading of the start path.
+  const perRun = (microseconds: number): string => `${(microseconds / STEPS).toFixed(0)} µs`;
+  const main =
+    burst.sched === undefined || schedBefore === undefined
+      ? ''
+      : `, main thread ${perRun((burst.sched.cpu - schedBefore.cpu) * 1000)} (it waited ${(burst.sched.queued - schedBefore.queued).toFixed(0)} ms for a core)`;
+  console.log(
+    `start burst: ${burst.ms.toFixed(0)} ms until every subscriber was connected; CPU per run: process ${perRun(burst.cpu.user + burst.cpu.system)}${main}`,
+  );
+  if (burstBusiest !== undefined && streamBusiest !== undefined) {
+    console.log(
+      `longest main-thread CPU between two 1 ms ticks (the loop delay without the waits for a core): ${burstBusiest.toFixed(1)} ms while runs start, ${streamBusiest.toFixed(1)} ms while they stream`,
+    );
+  }
   await service.close();
   await rm(root, { recursive: true, force: true });
   if (lost > 0 || failed > 0) process.exitCode = 1;
