@@ -111,7 +111,7 @@ export interface Config {
   logFormat: 'json' | 'text';
   logLevel: string;
   redisUrl: string | undefined;
-  /** AGENTIC_ROLE: api and worker need {@link Config.redisUrl}. */
+  /** AGENTIC_ROLE: only `all` in this version (api and worker are refused at load). */
   role: 'all' | 'api' | 'worker';
   /** AGENTIC_WORKER_CONCURRENCY: runs a worker executes at once. */
   workerConcurrency: number;
@@ -167,9 +167,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     }
   }
   const tierChains = readTierOverrides(env, problems);
-  if (raw.AGENTIC_ROLE !== 'all' && raw.REDIS_URL === undefined && problems.length === 0) {
+  // Separate api and worker processes (BullMQ dispatch) are not in this version: refuse them
+  // rather than start a process that silently behaves as `all`.
+  if (raw.AGENTIC_ROLE !== undefined && raw.AGENTIC_ROLE !== 'all' && problems.length === 0) {
     problems.push(
-      `AGENTIC_ROLE=${String(raw.AGENTIC_ROLE)} needs REDIS_URL: api instances and workers meet only through Redis.`,
+      `AGENTIC_ROLE=${String(raw.AGENTIC_ROLE)}: separate api and worker processes are not in this version; use all (the default). REDIS_URL already shares events, history, limits and breaker state between instances.`,
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);

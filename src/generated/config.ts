@@ -353,11 +353,11 @@ export interface Environment {
    */
   REDIS_URL?: string;
   /**
-   * What this process does: all (HTTP, WebSocket, SSE and run execution in one process), api (HTTP, WebSocket, SSE; runs go to the queue; needs REDIS_URL), worker (executes queued runs; needs REDIS_URL).
+   * What this process does. Only all (HTTP, WebSocket, SSE and run execution in one process) in this version; api and worker (runs dispatched to worker processes) are refused at start-up until dispatch lands.
    */
   AGENTIC_ROLE?: 'all' | 'api' | 'worker';
   /**
-   * Runs one worker process executes at once (AGENTIC_ROLE=worker, or all with REDIS_URL).
+   * Runs one worker process executes at once (AGENTIC_ROLE=worker, not in this version; validated now).
    */
   AGENTIC_WORKER_CONCURRENCY?: number;
   /**

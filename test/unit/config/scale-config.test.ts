@@ -15,11 +15,17 @@ describe('config: scale-out variables', () => {
   });
 
   for (const role of ['api', 'worker']) {
-    it(`refuses AGENTIC_ROLE=${role} without REDIS_URL`, () => {
-      expect(() => loadConfig({ AGENTIC_ROLE: role }))
-        .to.throw(ConfigError)
-        .with.property('message')
-        .that.matches(new RegExp(`AGENTIC_ROLE=${role} needs REDIS_URL`));
+    it(`refuses AGENTIC_ROLE=${role} (not in this version), with or without REDIS_URL`, () => {
+      for (const env of [{}, { REDIS_URL: 'redis://127.0.0.1:6379' }]) {
+        expect(() => loadConfig({ ...env, AGENTIC_ROLE: role }))
+          .to.throw(ConfigError)
+          .with.property('message')
+          .that.matches(
+            new RegExp(
+              `AGENTIC_ROLE=${role}: separate api and worker processes are not in this version`,
+            ),
+          );
+      }
     });
   }
 
