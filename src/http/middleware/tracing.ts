@@ -15,7 +15,7 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context as KoaContext, Middleware } from 'koa';
-import { KNOWN_METHODS, UNMATCHED_ROUTE } from './metrics.js';
+import { methodLabel, routeLabel, UNMATCHED_ROUTE } from './metrics.js';
 
 /** What the tracing middleware leaves in `ctx.state`. */
 export interface TracingState {
@@ -39,7 +39,7 @@ export function traceContextOf(ctx: KoaContext): Context | undefined {
 /** Outermost: the status is the one the error funnel wrote; an SSE stream ends with its headers. */
 export function createHttpTracing(tracer: Tracer): Middleware {
   return async (ctx, next) => {
-    const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : 'OTHER';
+    const method = methodLabel(ctx);
     const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, headerGetter);
     const span = tracer.startSpan(
       method,
@@ -52,8 +52,7 @@ export function createHttpTracing(tracer: Tracer): Middleware {
       await next();
       status = ctx.status;
     } finally {
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      const route = typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
+      const route = routeLabel(ctx);
       // Semantic conventions: `{method} {route}`, or the method alone when no route matched.
       span.updateName(route === UNMATCHED_ROUTE ? method : `${method} ${route}`);
       if (route !== UNMATCHED_ROUTE) span.setAttribute('http.route', route);
