@@ -3,7 +3,7 @@
  * when the request carries a W3C `traceparent` (and `tracestate`); it is named by method and
  * route template (`POST /api/run`), never by the raw path, which holds run ids and file names.
  * Routes that start a run pass {@link TracingState.traceContext} on, so the run's span is a
- * child of the request's.
+ * child of the request's; `POST /api/chat` makes its model calls' spans children of it.
  */
 import {
   ROOT_CONTEXT,
@@ -36,7 +36,10 @@ export function traceContextOf(ctx: KoaContext): Context | undefined {
   return (ctx.state as TracingState).traceContext;
 }
 
-/** Outermost: the status is the one the error funnel wrote; an SSE stream ends with its headers. */
+/**
+ * Outermost: the status is the one the error funnel wrote. The streaming routes (SSE) return
+ * only when their stream has ended, so a stream's span lasts as long as the stream.
+ */
 export function createHttpTracing(tracer: Tracer): Middleware {
   return async (ctx, next) => {
     const method = methodLabel(ctx);
