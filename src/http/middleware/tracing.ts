@@ -15,6 +15,7 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context as KoaContext, Middleware } from 'koa';
+import type { IncomingHttpHeaders } from 'node:http';
 import { methodLabel, routeLabel, UNMATCHED_ROUTE } from './metrics.js';
 
 /** What the tracing middleware leaves in `ctx.state`. */
@@ -25,11 +26,19 @@ export interface TracingState {
 
 const propagator = new W3CTraceContextPropagator();
 
-/** Reads the propagation headers from Koa's lower-cased header object. */
+/** Reads the propagation headers from Node's lower-cased header object. */
 const headerGetter = {
-  keys: (carrier: KoaContext['headers']) => Object.keys(carrier),
-  get: (carrier: KoaContext['headers'], key: string) => carrier[key],
+  keys: (carrier: IncomingHttpHeaders) => Object.keys(carrier),
+  get: (carrier: IncomingHttpHeaders, key: string) => carrier[key],
 };
+
+/**
+ * The caller's trace context from a request's W3C `traceparent` (and `tracestate`), or the
+ * root context when it carries none or a malformed one.
+ */
+export function callerContext(headers: IncomingHttpHeaders): Context {
+  return propagator.extract(ROOT_CONTEXT, headers, headerGetter);
+}
 
 /** The request's trace context, from the incoming `traceparent` when it is well formed. */
 export function traceContextOf(ctx: KoaContext): Context | undefined {
@@ -43,7 +52,7 @@ export function traceContextOf(ctx: KoaContext): Context | undefined {
 export function createHttpTracing(tracer: Tracer): Middleware {
   return async (ctx, next) => {
     const method = methodLabel(ctx);
-    const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, headerGetter);
+    const parent = callerContext(ctx.headers);
     const span = tracer.startSpan(
       method,
       { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
