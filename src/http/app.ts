@@ -73,7 +73,7 @@ export interface AppDeps {
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
   /** The service's metrics: `/metrics` and the HTTP metrics are on when given. @default off */
   metrics?: ServiceMetrics;
-  /** Traces requests (a span each, parent of the runs they start). @default off */
+  /** Traces requests (a span each, parent of the runs they start and of chat's model calls). @default off */
   tracer?: Tracer;
   /** Readiness checks of shared dependencies (`redis`, `queue`). @default none */
   dependencyChecks?: HealthRouteDeps['dependencyChecks'];
@@ -104,7 +104,13 @@ export function createApp(runtime: Runtime, config: Config, deps: AppDeps): Agen
     ...(deps.dependencyChecks === undefined ? {} : { dependencyChecks: deps.dependencyChecks }),
   });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
-  registerModelRoutes(router, { ...deps.llm, logger });
+  registerModelRoutes(router, {
+    ...deps.llm,
+    logger,
+    ...(deps.tracer === undefined
+      ? {}
+      : { tracing: { tracer: deps.tracer, sensitive: config.traceSensitive } }),
+  });
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
   router.get(
     '/api/runs/:run_id/stream',

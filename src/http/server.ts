@@ -150,6 +150,7 @@ async function startWith(
         })
       : undefined;
   const tracerProvider = options.tracerProvider ?? ownTracerProvider;
+  const tracer = tracerProvider?.getTracer(TRACE_SERVICE_NAME, packageVersion);
   if (ownTracerProvider !== undefined) {
     logger.info(
       {
@@ -306,9 +307,7 @@ async function startWith(
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
-    ...(tracerProvider === undefined
-      ? {}
-      : { tracer: tracerProvider.getTracer(TRACE_SERVICE_NAME, packageVersion) }),
+    ...(tracer === undefined ? {} : { tracer }),
     ...(scale === undefined
       ? {}
       : { dependencyChecks: { redis: () => scale.check() }, admitRun: () => scale.admit() }),
@@ -325,6 +324,7 @@ async function startWith(
     config,
     logger,
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(tracer === undefined ? {} : { tracer }),
   });
   metrics?.readGauges({ wsClients: () => wsHub.clientCount });
   await new Promise<void>((resolve, reject) => {

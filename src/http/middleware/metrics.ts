@@ -27,7 +27,7 @@ export function routeLabel(ctx: object): string {
 
 /**
  * Times every request; outermost, so the status is the one the error funnel wrote. A
- * streaming response (SSE) is timed until its headers are sent.
+ * streaming response (SSE) is timed until its stream ends: its route returns only then.
  */
 export function createHttpMetrics(metrics: ServiceMetrics): Middleware {
   return async (ctx, next) => {
