@@ -14,10 +14,16 @@
  *     per run (process, and the main thread's with its wait for a core, from
  *     /proc/thread-self/schedstat), and the longest main-thread CPU between two ticks of a 1 ms
  *     timer: the loop delay without the time the OS gave other processes.
+ *
+ * The service (this process) is pinned to one CPU and the fake server and the clients to the
+ * others where `taskset` and two CPUs allow (test/bench/cpu-layout.ts; BENCH_LLM_PIN=0 turns it
+ * off); the layout used is printed first. BENCH_LLM_CPU_PROF=<file> writes a CPU profile of the
+ * service's main thread during the start burst (open it in Chrome DevTools).
  */
 import { fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -29,11 +35,14 @@ import { createHttpClient } from '../../src/llm/http.js';
 import { createOpenAiCompatibleProvider } from '../../src/llm/providers/openai.js';
 import { createLlmRouter } from '../../src/llm/router.js';
 import { createSilentLogger } from '../../src/log.js';
+import { planCpuLayout } from './cpu-layout.js';
 import type { ClientResult } from './llm-clients.js';
 
 const CALLS = Number(process.env.BENCH_LLM_CALLS ?? 3000);
 const STEPS = Number(process.env.BENCH_LLM_STEPS ?? 200);
+const CPU_PROF = process.env.BENCH_LLM_CPU_PROF;
 const here = fileURLToPath(new URL('.', import.meta.url));
+const layout = planCpuLayout();
 
 function percentile(sorted: number[], p: number): number {
   return (
@@ -55,6 +64,37 @@ function mainThreadSched(): { cpu: number; queued: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The threads this process had when the bench began (Node's and V8's own: GC helpers, pool). */
+const initialThreads = new Set(listThreads());
+
+function listThreads(): string[] {
+  try {
+    return readdirSync('/proc/self/task');
+  } catch {
+    return []; // not Linux
+  }
+}
+
+/**
+ * CPU time (ms) of this process's threads other than the main one, in two groups: those it
+ * started with (V8's GC and compiler helpers, the libuv thread pool) and those started since
+ * (the run-file write worker), from /proc/self/task (Linux; zeros elsewhere). Pinned to the
+ * service's CPU, these are what its main thread waits for besides other processes.
+ */
+function otherThreadsCpu(): { initial: number; later: number } {
+  const cpu = { initial: 0, later: 0 };
+  for (const tid of listThreads()) {
+    if (tid === String(process.pid)) continue;
+    try {
+      const run = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'latin1').split(' ')[0]);
+      cpu[initialThreads.has(tid) ? 'initial' : 'later'] += run / 1e6;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return cpu;
 }
 
 /**
@@ -79,11 +119,32 @@ function monitorLoopCpu(): { stop: () => number | undefined } {
   };
 }
 
+/**
+ * Profiles this process's main thread (100 µs sampling) until `stop`, which writes the profile
+ * to `file`. Profiling slows the service: the figures of a profiled run are not comparable.
+ */
+async function startCpuProfile(file: string): Promise<{ stop: () => Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return {
+    stop: async () => {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      await writeFile(file, JSON.stringify(profile));
+      console.log(`CPU profile of the start burst written to ${file}`);
+    },
+  };
+}
+
 async function startFake(): Promise<{ url: string; stop: () => void }> {
   const child = fork(join(here, 'llm-fake-server.ts'), [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  layout.pinHelper(child.pid);
   const url = await new Promise<string>((resolve) => {
     child.stdout?.once('data', (data: Buffer) => resolve(data.toString().trim()));
   });
@@ -196,6 +257,7 @@ async function streamedSteps(url: string): Promise<void> {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  layout.pinHelper(clients.pid);
   const batch = (count: number, prefix: string, onOpen: () => void = () => undefined) =>
     new Promise<ClientResult[]>((resolve, reject) => {
       const onMessage = (message: { open?: true; results?: ClientResult[]; error?: string }) => {
@@ -214,6 +276,8 @@ async function streamedSteps(url: string): Promise<void> {
   await batch(10, 'warm');
   // Two phases: the start burst (200 POST /api/run, 200 WebSocket upgrades, 200 run starts at
   // once) and the streaming phase once every subscriber is connected (the relay of chunks).
+  const profile = CPU_PROF === undefined ? undefined : await startCpuProfile(CPU_PROF);
+  let profileWritten: Promise<void> | undefined;
   const burstDelay = monitorEventLoopDelay({ resolution: 10 });
   const streamDelay = monitorEventLoopDelay({ resolution: 10 });
   burstDelay.enable();
@@ -222,6 +286,8 @@ async function streamedSteps(url: string): Promise<void> {
   let burstBusiest: number | undefined;
   const cpuBefore = process.cpuUsage();
   const schedBefore = mainThreadSched();
+  const threadsBefore = otherThreadsCpu();
+  let threadsBurst = threadsBefore;
   const started = performance.now();
   let burst = { ms: 0, cpu: process.cpuUsage(cpuBefore), sched: schedBefore };
   const results = await batch(STEPS, 'bench', () => {
@@ -231,10 +297,13 @@ async function streamedSteps(url: string): Promise<void> {
       cpu: process.cpuUsage(cpuBefore),
       sched: mainThreadSched(),
     };
+    threadsBurst = otherThreadsCpu();
     streamDelay.enable();
     burstBusiest = burstLoopCpu.stop();
     streamLoopCpu = monitorLoopCpu();
+    profileWritten = profile?.stop();
   });
+  await profileWritten;
   clients.kill();
   const elapsed = performance.now() - started;
   burstDelay.disable();
@@ -266,6 +335,11 @@ async function streamedSteps(url: string): Promise<void> {
   console.log(
     `start burst: ${burst.ms.toFixed(0)} ms until every subscriber was connected; CPU per run: process ${perRun(burst.cpu.user + burst.cpu.system)}${main}`,
   );
+  if (threadsBefore.initial + threadsBefore.later > 0) {
+    console.log(
+      `the service's other threads during the burst: ${(threadsBurst.initial - threadsBefore.initial).toFixed(0)} ms CPU in Node's and V8's (GC helpers, thread pool), ${(threadsBurst.later - threadsBefore.later).toFixed(0)} ms in threads started since (the run-file write worker)`,
+    );
+  }
   if (burstBusiest !== undefined && streamBusiest !== undefined) {
     console.log(
       `longest main-thread CPU between two 1 ms ticks (the loop delay without the waits for a core): ${burstBusiest.toFixed(1)} ms while runs start, ${streamBusiest.toFixed(1)} ms while they stream`,
@@ -276,6 +350,8 @@ async function streamedSteps(url: string): Promise<void> {
   if (lost > 0 || failed > 0) process.exitCode = 1;
 }
 
+console.log(`CPU layout: ${layout.description}`);
+layout.pinService();
 const fake = await startFake();
 try {
   await routerOverhead(fake.url);
