@@ -30,7 +30,8 @@ describe('turn slicing of requests and upgrades', () => {
         handled.push(ctx.path);
         ctx.body = { path: ctx.path };
       });
-      server = createServer(app.callback());
+      const handle = app.callback();
+      server = createServer((req, res) => void handle(req, res));
       await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     }
