@@ -392,6 +392,14 @@ async function streamedSteps(url: string): Promise<void> {
 }
 
 console.log(`CPU layout: ${layout.description}`);
+const loadBefore = loadavg()[0] ?? 0;
+if (layout.pinned && loadBefore >= 0.5) {
+  // Pinning isolates the service from its own load generators, not from other processes: they
+  // still run on its CPU, and a pinned process cannot move to a freer one.
+  console.log(
+    `note: load average ${loadBefore.toFixed(1)} before the bench: other processes share the service's CPU, so its figures include their work (BENCH_LLM_PIN=0 lets it use every CPU)`,
+  );
+}
 layout.pinService();
 const fake = await startFake();
 try {
