@@ -11,7 +11,7 @@ import { createAgentCatalogueLoader, findAgent, type AgentInfo } from '../agents
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
-import { createTurnSlicer } from './turn-slicer.js';
+import { createTurnSlicer, TURN_SLICE_MS } from './turn-slicer.js';
 import { isAdapterName } from '../config/adapter-names.js';
 import {
   AdapterUnavailableError,
@@ -84,13 +84,6 @@ const WRITE_RETRY_AFTER_SECONDS = 5;
  */
 const ACTIVE_RUNS_RETRY_AFTER_SECONDS = 5;
 
-/**
- * Milliseconds of run begins per event-loop turn before the rest wait for the next turn
- * (turn-slicer.ts): a fraction of the 20 ms loop-delay target, so the relay of running streams
- * (timers, socket reads) gets turns in between, and several begins (~0.5 ms each) per slice.
- */
-const RUN_BEGIN_SLICE_MS = 4;
-
 function runtimeClosed(): AppError {
   return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
     status: 503,
@@ -151,7 +144,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
     limits: resolved.limits,
   });
-  const slicer = createTurnSlicer(RUN_BEGIN_SLICE_MS);
+  const slicer = createTurnSlicer(TURN_SLICE_MS);
   const newRunId = createRunIdGenerator();
   // The run records' time formatter and its cache, this runtime's own.
   const isoTime = createIsoTime();
@@ -640,5 +633,5 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return withInternals(runtime, { workflows: registry, writeThread });
+  return withInternals(runtime, { workflows: registry, writeThread, slicer });
 }

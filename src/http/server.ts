@@ -47,6 +47,7 @@ import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { internalsOf } from '../engine/runtime-internals.js';
+import { createTurnSlicer, TURN_SLICE_MS } from '../engine/turn-slicer.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -284,6 +285,9 @@ async function startWith(
       customAgents: customAgentNames(agents),
       limits: config.limits,
     });
+  // Requests and upgrades take turn slots from the runtime's slicer, so one budget per turn holds
+  // for them and the run starts together; a `Runtime` not made by createRuntime gets its own.
+  const slicer = internalsOf(runtime)?.slicer ?? createTurnSlicer(TURN_SLICE_MS);
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
@@ -311,6 +315,7 @@ async function startWith(
     ...(scale === undefined
       ? {}
       : { dependencyChecks: { redis: () => scale.check() }, admitRun: () => scale.admit() }),
+    slicer,
   });
 
   const handle = app.callback();
@@ -323,6 +328,7 @@ async function startWith(
     rateLimit,
     config,
     logger,
+    slicer,
     ...(metrics !== undefined ? { metrics } : {}),
     ...(tracer === undefined ? {} : { tracer }),
   });
