@@ -85,6 +85,7 @@ export {
   type ChatResult,
   type HttpClient,
   type HttpTimeouts,
+  type LlmAttemptOutcome,
   type LlmClient,
   type LlmErrorKind,
   type LlmRequest,

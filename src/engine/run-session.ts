@@ -26,6 +26,7 @@ import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engin
 import { RunEventStream } from './event-stream.js';
 import type { RunObserver } from './run-observer.js';
 import type { RunHandle } from './types.js';
+import type { TurnSlicer } from './turn-slicer.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
@@ -66,6 +67,8 @@ export interface RunSessionOptions {
   released: (session: RunSession) => void;
   /** Longest a streamed model chunk waits to go out as a `token_delta`, in ms. */
   tokenDeltaIntervalMs: number;
+  /** The runtime's gate spreading run begins over event-loop turns (see turn-slicer.ts). */
+  slicer?: TurnSlicer;
   /** Follows the run's engine events and its end (tracing); absent costs one check per event. */
   observer?: RunObserver | undefined;
 }
@@ -180,7 +183,10 @@ export class RunSession {
     this.end({ status: 'failed', error: errorMessage(error), engine: null });
   }
 
-  /** Starts the run actor, writes the initial run file, then lets the engine begin. */
+  /**
+   * Starts the run actor, writes the initial run file, then (in its slot of the turn slicer)
+   * lets the engine begin.
+   */
   async start(): Promise<RunHandle> {
     this.actor.start();
     try {
@@ -200,6 +206,10 @@ export class RunSession {
       const code = error instanceof RecordNotWrittenError ? ` (${error.code})` : '';
       throw new DependencyError(`cannot write the run file in the runs directory${code}`, error);
     }
+    // Begins released together (a batch of initial run files written at once) are spread over
+    // event-loop turns: each costs its engine, first steps and model calls.
+    const slot = this.options.slicer?.slot();
+    if (slot !== undefined) await slot;
     // `run.begin` takes a pending run actor to `running` (its machine emits `run.started`); a run
     // cancelled meanwhile has left `pending` and never starts. workflow_start is published here,
     // just before, rather than from an `actor.on('run.started')` listener: that listener costs a

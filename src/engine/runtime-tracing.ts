@@ -27,7 +27,13 @@ export function createRuntimeTracing(provider: TracerProvider, sensitive: boolea
   const calls = { tracer, sensitive, parentOf: runs.attemptContext };
   return {
     runs,
-    models: (client) => traceModelCalls(client, calls),
+    models: (client) =>
+      traceModelCalls(client, {
+        tracer,
+        sensitive,
+        parentOf: ({ caller }) =>
+          caller === undefined ? undefined : runs.attemptContext(caller.runId, caller.step),
+      }),
     tools: (kit) => traceToolCalls(kit, calls),
   };
 }

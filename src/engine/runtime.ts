@@ -7,15 +7,11 @@ import { mkdir } from 'node:fs/promises';
 import { createActor, type AnyActorRef } from 'xstate';
 import { createAgentSet, type AgentLookup } from '../agents/agent-set.js';
 import { createToolKit, type ToolKit } from '../tools/index.js';
-import {
-  findAgent,
-  loadAgentCatalogue,
-  type AgentCatalogueCache,
-  type AgentInfo,
-} from '../agents/catalogue.js';
+import { createAgentCatalogueLoader, findAgent, type AgentInfo } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
+import { createTurnSlicer, TURN_SLICE_MS } from './turn-slicer.js';
 import {
   AdapterUnavailableError,
   AppError,
@@ -142,7 +138,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
-  const catalogueCache: AgentCatalogueCache = new Map();
+  const loadCatalogue = createAgentCatalogueLoader({
+    files: [shippedAgentCatalogue()],
+    dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
+    limits: resolved.limits,
+  });
+  const slicer = createTurnSlicer(TURN_SLICE_MS);
   const newRunId = createRunIdGenerator();
   // The run records' time formatter and its cache, this runtime's own.
   const isoTime = createIsoTime();
@@ -356,6 +357,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     let session: RunSession;
     let observer: RunObserver | undefined;
     try {
+      // Starts arriving together (one poll phase can hold dozens of POST /api/run) are spread
+      // over turns from here on: loading, session and actor creation, the initial record.
+      const slot = slicer.slot();
+      if (slot !== undefined) await slot;
       const owner = await lease;
       const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
       if (runId === undefined) {
@@ -467,6 +472,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       released,
       tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
       observer,
+      slicer,
     });
     made.session = session;
     return session;
@@ -512,16 +518,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   /**
    * The agent catalogue (personas) for a run with LLM steps, looked up per run so an edited file
-   * applies to the next run; files are parsed again only when they change.
+   * applies to the next run; files are parsed again only when they change, and runs starting
+   * while a lookup is in flight share it (a burst of starts costs one lookup, not one each).
    */
   async function personas(): Promise<readonly AgentInfo[]> {
     try {
-      return await loadAgentCatalogue({
-        files: [shippedAgentCatalogue()],
-        dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
-        limits: resolved.limits,
-        cache: catalogueCache,
-      });
+      return await loadCatalogue();
     } catch (error) {
       log.debug(
         { err: errorMessage(error) },
@@ -623,5 +625,5 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return withInternals(runtime, { workflows: registry, writeThread });
+  return withInternals(runtime, { workflows: registry, writeThread, slicer });
 }

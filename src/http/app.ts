@@ -1,15 +1,16 @@
 /**
  * The Koa application (ARCHITECTURE §10). Middleware order: request context (id + access log)
- * → error funnel → CORS → security headers → rate limit → auth (+ lockout) → body parse (size
- * limit) → sanitization → SPA fallback/404 → routes. With metrics on, the request timer goes
- * first, the rate limit and auth are wrapped to count their refusals, and the sanitizer's
- * findings are counted in front of it. With tracing on, the request span comes first of all.
+ * → the request's turn slot (middleware/turn-slice.ts) → error funnel → CORS → security headers
+ * → rate limit → auth (+ lockout) → body parse (size limit) → sanitization → SPA fallback/404 →
+ * routes. With metrics on, the request timer goes first, the rate limit and auth are wrapped to
+ * count their refusals, and the sanitizer's findings are counted in front of it. With tracing on, the request span comes first of all.
  */
 import Router from '@koa/router';
 import type { Tracer } from '@opentelemetry/api';
 import Koa from 'koa';
 import { join } from 'node:path';
 import { packageRoot, packageVersion, type Config } from '../config/index.js';
+import type { TurnSlicer } from '../engine/turn-slicer.js';
 import type { RunService } from '../engine/types.js';
 import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
@@ -29,6 +30,7 @@ import { createRateLimiter, type RateLimiter } from './middleware/rate-limit.js'
 import { createRequestContext } from './middleware/request-context.js';
 import { createSanitizer } from './middleware/sanitize.js';
 import { createHttpTracing } from './middleware/tracing.js';
+import { sliceRequests } from './middleware/turn-slice.js';
 import { securityHeaders } from './middleware/security-headers.js';
 import { registerApprovalRoutes } from './routes/approvals.js';
 import { registerCatalogueRoutes, type AgentEntry } from './routes/catalogue.js';
@@ -73,7 +75,7 @@ export interface AppDeps {
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
   /** The service's metrics: `/metrics` and the HTTP metrics are on when given. @default off */
   metrics?: ServiceMetrics;
-  /** Traces requests (a span each, parent of the runs they start). @default off */
+  /** Traces requests (a span each, parent of the runs they start and of chat's model calls). @default off */
   tracer?: Tracer;
   /** Readiness checks of shared dependencies (`redis`, `queue`). @default none */
   dependencyChecks?: HealthRouteDeps['dependencyChecks'];
@@ -82,6 +84,11 @@ export interface AppDeps {
    * the deployment needs is away. @default always admits
    */
   admitRun?: () => void;
+  /**
+   * Spreads requests arriving together over event-loop turns (the runtime's slicer, shared with
+   * the WebSocket upgrades and run starts). @default none: each request goes on at once
+   */
+  slicer?: TurnSlicer;
 }
 
 /** The app plus its router (tests check every route against the OpenAPI document). */
@@ -104,7 +111,13 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
     ...(deps.dependencyChecks === undefined ? {} : { dependencyChecks: deps.dependencyChecks }),
   });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
-  registerModelRoutes(router, { ...deps.llm, logger });
+  registerModelRoutes(router, {
+    ...deps.llm,
+    logger,
+    ...(deps.tracer === undefined
+      ? {}
+      : { tracing: { tracer: deps.tracer, sensitive: config.traceSensitive } }),
+  });
   registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
   router.get(
     '/api/runs/:run_id/stream',
@@ -144,6 +157,7 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
   if (deps.tracer !== undefined) app.use(createHttpTracing(deps.tracer));
   if (metrics !== undefined) app.use(createHttpMetrics(metrics));
   app.use(createRequestContext(logger));
+  if (deps.slicer !== undefined) app.use(sliceRequests(deps.slicer));
   app.use(createErrorFunnel(logger));
   app.use(createCors(config));
   app.use(securityHeaders());

@@ -48,6 +48,7 @@ import type { FileWriter } from '../store/write-thread.js';
 import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { internalsOf } from '../engine/runtime-internals.js';
+import { createTurnSlicer, TURN_SLICE_MS } from '../engine/turn-slicer.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -152,6 +153,7 @@ async function startWith(
         })
       : undefined;
   const tracerProvider = options.tracerProvider ?? ownTracerProvider;
+  const tracer = tracerProvider?.getTracer(TRACE_SERVICE_NAME, packageVersion);
   if (ownTracerProvider !== undefined) {
     logger.info(
       {
@@ -277,6 +279,9 @@ async function startWith(
       customAgents: customAgentNames(agents),
       limits: config.limits,
     });
+  // Requests and upgrades take turn slots from the runtime's slicer, so one budget per turn holds
+  // for them and the run starts together; a `Runtime` not made by createRuntime gets its own.
+  const slicer = internalsOf(runtime)?.slicer ?? createTurnSlicer(TURN_SLICE_MS);
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],
@@ -300,9 +305,7 @@ async function startWith(
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),
     ...(metrics !== undefined ? { metrics } : {}),
-    ...(tracerProvider === undefined
-      ? {}
-      : { tracer: tracerProvider.getTracer(TRACE_SERVICE_NAME, packageVersion) }),
+    ...(tracer === undefined ? {} : { tracer }),
     ...(scale === undefined
       ? {}
       : {
@@ -312,6 +315,7 @@ async function startWith(
           },
           admitRun: () => scale.admit(),
         }),
+    slicer,
   });
 
   const handle = app.callback();
@@ -324,7 +328,9 @@ async function startWith(
     rateLimit,
     config,
     logger,
+    slicer,
     ...(metrics !== undefined ? { metrics } : {}),
+    ...(tracer === undefined ? {} : { tracer }),
   });
   metrics?.readGauges({ wsClients: () => wsHub.clientCount });
   await new Promise<void>((resolve, reject) => {

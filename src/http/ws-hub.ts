@@ -1,7 +1,9 @@
+import type { Tracer } from '@opentelemetry/api';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../config/index.js';
+import type { TurnSlicer } from '../engine/turn-slicer.js';
 import { errorMessage } from '../errors.js';
 import { queryCarriesKey } from '../security/query-key-params.js';
 import { attachFeed } from '../events/feed.js';
@@ -15,6 +17,7 @@ import { isOriginAllowed } from './middleware/cors.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import { startHeartbeat } from './ws-heartbeat.js';
 import { safeDecode } from './safe-decode.js';
+import { startUpgradeSpan, WS_OUTCOME, type UpgradeSpan } from './ws-upgrade-span.js';
 
 /** Close codes sent by the WebSocket hub. */
 export const WS_CLOSE = {
@@ -42,6 +45,8 @@ export const DEFAULT_WS_MAX_PAYLOAD = 4096;
 export const DEFAULT_WS_MAX_PENDING_PER_CLIENT = 10;
 
 const WS_PATH = /^\/ws\/execution\/([^/]+)$/;
+/** The route template of {@link WS_PATH} (span names, like the HTTP routes' templates). */
+export const WS_ROUTE = '/ws/execution/:run_id';
 
 type UpgradeGuardResult = { ok: true } | { ok: false; reason: string; status?: number };
 
@@ -73,6 +78,14 @@ export interface WebSocketHubOptions {
   maxPendingPerClient?: number;
   /** How long close() waits for closing handshakes before terminating. @default 2000 */
   closeGraceMs?: number;
+  /** Traces upgrade requests: a server span each, until admitted or refused. @default off */
+  tracer?: Tracer;
+  /**
+   * Spreads upgrades arriving together over event-loop turns (the runtime's slicer, shared with
+   * HTTP requests and run starts): an upgrade's handshake, checks and replay wait for its slot.
+   * @default none: each upgrade goes on at once
+   */
+  slicer?: TurnSlicer;
 }
 
 export interface WebSocketHub {
@@ -100,7 +113,9 @@ export interface WebSocketHub {
  * such sockets (more close with 1013). Client messages are ignored and limited to `maxPayload`
  * bytes. Pings every `pingIntervalMs` find clients that vanished: one that misses a pong is
  * terminated. A client whose send queue exceeds `maxBufferedBytes` is terminated: it never slows
- * the run or other clients. Other upgrade paths get an HTTP 404.
+ * the run or other clients. Other upgrade paths get an HTTP 404. With a tracer, each upgrade
+ * request gets a server span until it is admitted or refused (`ws-upgrade-span.ts`). With a
+ * `slicer`, each upgrade waits for its turn slot first.
  */
 export function attachWebSocketHub(server: Server, options: WebSocketHubOptions): WebSocketHub {
   const { hub, guard, config, logger } = options;
@@ -124,8 +139,17 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     socket.on('error', (error) => {
       logger.debug({ err: errorMessage(error) }, 'upgrade socket error');
     });
-    admitUpgrade(req, socket, head).catch((error: unknown) => {
+    const span = startUpgradeSpan(options.tracer, req, socket);
+    // A start burst's upgrades (handshake, checks, subscription and replay: 0.2-0.3 ms each)
+    // would otherwise all run in the poll phase they arrived in.
+    const slot = options.slicer?.slot();
+    const admitted =
+      slot === undefined
+        ? admitUpgrade(req, socket, head, span)
+        : slot.then(() => admitUpgrade(req, socket, head, span));
+    admitted.catch((error: unknown) => {
       logger.error({ err: errorMessage(error) }, 'WebSocket upgrade failed');
+      span.failed(error);
       socket.destroy();
     });
   };
@@ -135,30 +159,36 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
+    span: UpgradeSpan,
   ): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const match = WS_PATH.exec(url.pathname);
+    if (match?.[1] !== undefined) span.routed(WS_ROUTE);
     const rate = await options.rateLimit.checkUpgrade(req);
     if (!rate.ok) {
       options.metrics?.refusals.inc({ reason: 'rate_limit' });
+      span.refused(WS_OUTCOME.RATE_LIMITED, { status: 429 });
       refuseUpgrade(socket, 429, 'Too Many Requests', {
         ...rate.headers,
         'Retry-After': String(rate.retryAfterSeconds),
       });
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const match = WS_PATH.exec(url.pathname);
     if (match?.[1] === undefined) {
+      span.refused(WS_OUTCOME.NOT_FOUND, { status: 404 });
       refuseUpgrade(socket, 404, 'Not Found');
       return;
     }
     const rawRunId = match[1];
     wss.handleUpgrade(req, socket, head, (ws) => {
+      span.switched();
       heartbeat.track(ws);
       ws.once('close', () => {
         for (const listener of disconnectListeners) listener();
       });
-      serve(ws, req, url, rawRunId).catch((error: unknown) => {
+      serve(ws, req, url, rawRunId, span).catch((error: unknown) => {
         logger.error({ err: errorMessage(error) }, 'WebSocket session failed');
+        span.failed(error);
         ws.terminate();
       });
     });
@@ -169,6 +199,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     req: IncomingMessage,
     url: URL,
     rawRunId: string,
+    span: UpgradeSpan,
   ): Promise<void> => {
     ws.on('error', (error) => {
       logger.debug({ err: errorMessage(error) }, 'WebSocket error');
@@ -178,6 +209,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
 
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {
+      span.refused(WS_OUTCOME.ORIGIN_NOT_ALLOWED, { closeCode: WS_CLOSE.POLICY });
       ws.close(WS_CLOSE.POLICY, 'origin not allowed');
       return;
     }
@@ -185,17 +217,23 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     const auth = await guard.checkUpgrade(req);
     if (queryCarriesKey(url.searchParams)) {
       options.metrics?.refusals.inc({ reason: 'auth' });
+      span.refused(WS_OUTCOME.KEY_IN_QUERY, { closeCode: WS_CLOSE.POLICY });
       ws.close(WS_CLOSE.POLICY, 'API key in query string not allowed');
       return;
     }
     if (!auth.ok) {
-      options.metrics?.refusals.inc({ reason: auth.status === 429 ? 'lockout' : 'auth' });
+      const locked = auth.status === 429;
+      options.metrics?.refusals.inc({ reason: locked ? 'lockout' : 'auth' });
+      span.refused(locked ? WS_OUTCOME.LOCKED_OUT : WS_OUTCOME.UNAUTHORIZED, {
+        closeCode: WS_CLOSE.POLICY,
+      });
       ws.close(WS_CLOSE.POLICY, auth.reason.slice(0, 120));
       return;
     }
 
     const runId = safeDecode(rawRunId);
     if (runId === undefined || !RUN_ID.test(runId)) {
+      span.refused(WS_OUTCOME.INVALID_RUN_ID, { closeCode: WS_CLOSE.RUN_NOT_FOUND });
       ws.close(WS_CLOSE.RUN_NOT_FOUND, 'invalid run id');
       return;
     }
@@ -258,14 +296,23 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
         ...(options.history ? { history: options.history } : {}),
       },
     );
-    if (found || ws.readyState !== WebSocket.OPEN) return;
+    if (found) {
+      span.subscribed(runId);
+      return;
+    }
+    if (ws.readyState !== WebSocket.OPEN) {
+      span.gone();
+      return;
+    }
     if (refused) {
       logger.info({ client, runId, max: pendingQuota.max }, 'WebSocket refused: too many waiting');
+      span.refused(WS_OUTCOME.TOO_MANY_WAITING, { closeCode: WS_CLOSE.TRY_AGAIN_LATER });
       ws.close(
         WS_CLOSE.TRY_AGAIN_LATER,
         `too many sockets waiting for runs not started (max ${pendingQuota.max})`,
       );
     } else {
+      span.refused(WS_OUTCOME.SHUTTING_DOWN, { closeCode: WS_CLOSE.GOING_AWAY });
       ws.close(WS_CLOSE.GOING_AWAY, 'server shutting down');
     }
   };

@@ -2,6 +2,7 @@ export type {
   ChatMessage,
   ChatRequest,
   ChatResult,
+  LlmAttemptOutcome,
   LlmCaller,
   LlmClient,
   LlmRequest,

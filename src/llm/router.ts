@@ -164,6 +164,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       let waitedRetryAfter = false;
       for (;;) {
         const startedAt = now();
+        const attempt = request.onAttempt?.(id);
         try {
           const result = await callProvider(provider, ref.model, request, onDelta);
           breaker.succeeded();
@@ -174,14 +175,17 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             durationMs: now() - startedAt,
             usage: result.usage,
           });
-          return {
+          const response: LlmResponse = {
             text: result.text,
             model: `${ref.provider}:${result.model}`,
             tokensUsed: result.usage,
             finishReason: result.finishReason,
             toolCalls: result.toolCalls,
           };
+          attempt?.({ response });
+          return response;
         } catch (error) {
+          attempt?.({ error });
           if (request.signal.aborted) {
             breaker.released();
             throw error;

@@ -113,6 +113,13 @@ export interface LlmRequest {
   /** Called with the model id each time the router tries a candidate (chat's `route` frame). */
   onRoute?: (model: string) => void;
   /**
+   * Called as the router starts each provider call (every candidate it tries, and the same
+   * candidate again after a Retry-After wait) with the candidate's id; the function returned
+   * is told how that call ended. Tracing makes a span per provider call with it. A client
+   * without candidates (the no-LLM placeholder) never calls it.
+   */
+  onAttempt?: (model: string) => (outcome: LlmAttemptOutcome) => void;
+  /**
    * The tool calls the no-LLM placeholder makes (a step's `placeholder_tool_calls` input: one
    * array of `{tool, args}` per round); read by the no-LLM client only, never sent to a provider.
    */
@@ -120,6 +127,9 @@ export interface LlmRequest {
   /** The run and step making the call (a step's model-call span is a child of its attempt's). */
   caller?: LlmCaller;
 }
+
+/** How one provider call of the router ended: the answer it gave, or its error. */
+export type LlmAttemptOutcome = { response: LlmResponse } | { error: unknown };
 
 /** Who makes a model call: a run's step. */
 export interface LlmCaller {

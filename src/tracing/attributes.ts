@@ -34,6 +34,10 @@ export const ATTR = {
   /** Sensitive: a tool call's result, as JSON. */
   TOOL_RESULT: 'agentic.tool.result',
   TOOL_OUTCOME: 'agentic.tool.outcome',
+  /** How a WebSocket upgrade ended: `subscribed`, or why it was refused. */
+  WS_OUTCOME: 'agentic.ws.outcome',
+  /** The close code a WebSocket was refused with after its handshake. */
+  WS_CLOSE_CODE: 'agentic.ws.close_code',
   GEN_AI_OPERATION: 'gen_ai.operation.name',
   GEN_AI_PROVIDER: 'gen_ai.provider.name',
   GEN_AI_REQUEST_MODEL: 'gen_ai.request.model',

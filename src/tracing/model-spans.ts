@@ -1,8 +1,12 @@
 /**
- * A span per model call: wraps the runtime's {@link LlmClient} so that every `complete` of a
- * step is a client span under the step's running attempt, with the provider, the models asked
- * for and answering, tokens, and the outcome (`success` or the error kind). The prompt and the
- * answer are attributes only when sensitive data is allowed.
+ * A span per model call: wraps an {@link LlmClient} so that every provider call it makes is a
+ * client span under the caller's context (a step's running attempt, a chat request's span),
+ * with the provider, the model asked for and the one answering, tokens, and the outcome
+ * (`success` or the error kind). The tier router reports each provider call (each candidate it
+ * falls back to, and a call repeated after a Retry-After wait) through `onAttempt`, so each
+ * gets its own span; a client that reports none (the no-LLM placeholder, an app's own client)
+ * gets one span for the whole call. The prompt and the answer are attributes only when
+ * sensitive data is allowed.
  */
 import {
   ROOT_CONTEXT,
@@ -15,6 +19,7 @@ import {
 import {
   LlmError,
   parseModelId,
+  type LlmAttemptOutcome,
   type LlmClient,
   type LlmRequest,
   type LlmResponse,
@@ -24,58 +29,100 @@ import { ATTR, defined, setSensitive } from './attributes.js';
 export interface ModelSpanOptions {
   tracer: Tracer;
   sensitive: boolean;
-  /** The parent of a call made by a run's step (its attempt's span). */
-  parentOf: (runId: string, step: string) => Context | undefined;
+  /** The parent of a call's spans (a step's running attempt, a chat request's span). */
+  parentOf: (request: LlmRequest) => Context | undefined;
 }
 
-/** `client` with a span around each call. */
+/** `client` with a span around each provider call (or around each call, see the module). */
 export function traceModelCalls(client: LlmClient, options: ModelSpanOptions): LlmClient {
-  const { tracer, sensitive, parentOf } = options;
   return {
     complete(request: LlmRequest): Promise<LlmResponse> {
-      const caller = request.caller;
-      const parent = caller === undefined ? undefined : parentOf(caller.runId, caller.step);
-      const asked = request.model ?? `tier${request.tier}`;
-      const span = tracer.startSpan(
-        `chat ${asked}`,
-        {
-          kind: SpanKind.CLIENT,
-          attributes: defined({
-            [ATTR.GEN_AI_OPERATION]: 'chat',
-            [ATTR.GEN_AI_REQUEST_MODEL]: request.model,
-            [ATTR.TIER]: request.tier,
-            [ATTR.RUN_ID]: caller?.runId,
-            [ATTR.STEP]: caller?.step,
-          }),
-        },
-        parent ?? ROOT_CONTEXT,
-      );
-      setSensitive(span, sensitive, ATTR.SYSTEM_PROMPT, request.system);
-      setSensitive(
-        span,
-        sensitive,
-        ATTR.PROMPT,
-        request.messages === undefined ? request.prompt : request.messages,
-      );
+      const parent = options.parentOf(request) ?? ROOT_CONTEXT;
+      const startedAt = performance.now();
+      let attempts = 0;
+      const onAttempt = (model: string): ((outcome: LlmAttemptOutcome) => void) => {
+        attempts += 1;
+        const span = startSpan(options, request, parent, model);
+        const outer = request.onAttempt?.(model);
+        return (outcome) => {
+          outer?.(outcome);
+          settle(span, options.sensitive, outcome);
+        };
+      };
+      // No provider call was reported: the call itself is the span, started when it was.
+      const whole = (outcome: LlmAttemptOutcome): void => {
+        if (attempts > 0) return;
+        settle(startSpan(options, request, parent, request.model, startedAt), options.sensitive, {
+          ...outcome,
+          endTime: performance.now(),
+        });
+      };
       let call: Promise<LlmResponse>;
       try {
-        call = client.complete(request);
+        call = client.complete({ ...request, onAttempt });
       } catch (error) {
-        failed(span, error);
+        whole({ error });
         throw error;
       }
       return call.then(
         (response) => {
-          answered(span, sensitive, response);
+          whole({ response });
           return response;
         },
         (error: unknown) => {
-          failed(span, error);
+          whole({ error });
           throw error;
         },
       );
     },
   };
+}
+
+/** A span for a call to `model` (a candidate's `provider:model` id, or the pinned model). */
+function startSpan(
+  options: ModelSpanOptions,
+  request: LlmRequest,
+  parent: Context,
+  model: string | undefined,
+  startTime?: number,
+): Span {
+  const { sensitive } = options;
+  const caller = request.caller;
+  const span = options.tracer.startSpan(
+    `chat ${model ?? `tier${request.tier}`}`,
+    {
+      kind: SpanKind.CLIENT,
+      ...(startTime === undefined ? {} : { startTime }),
+      attributes: defined({
+        [ATTR.GEN_AI_OPERATION]: 'chat',
+        [ATTR.GEN_AI_REQUEST_MODEL]: model,
+        [ATTR.GEN_AI_PROVIDER]: model === undefined ? undefined : parseModelId(model)?.provider,
+        [ATTR.TIER]: request.tier,
+        [ATTR.RUN_ID]: caller?.runId,
+        [ATTR.STEP]: caller?.step,
+      }),
+    },
+    parent,
+  );
+  setSensitive(span, sensitive, ATTR.SYSTEM_PROMPT, request.system);
+  setSensitive(
+    span,
+    sensitive,
+    ATTR.PROMPT,
+    request.messages === undefined ? request.prompt : request.messages,
+  );
+  return span;
+}
+
+/** Ends `span` with the call's answer or error (at `endTime`, on the clock of a given start). */
+function settle(
+  span: Span,
+  sensitive: boolean,
+  outcome: LlmAttemptOutcome & { endTime?: number },
+): void {
+  if ('response' in outcome) answered(span, sensitive, outcome.response);
+  else failed(span, outcome.error);
+  span.end(outcome.endTime);
 }
 
 function answered(span: Span, sensitive: boolean, response: LlmResponse): void {
@@ -92,21 +139,22 @@ function answered(span: Span, sensitive: boolean, response: LlmResponse): void {
     }),
   );
   setSensitive(span, sensitive, ATTR.COMPLETION, response.text);
-  span.end();
 }
 
 /** The error kind of an LLM failure (`rate_limited`, ...), else `error`; its message is scrubbed. */
 function failed(span: Span, error: unknown): void {
   const kind = error instanceof LlmError ? error.kind : 'error';
-  const attributes = defined({
-    [ATTR.STATUS]: kind,
-    [ATTR.ERROR_TYPE]: kind,
-    [ATTR.GEN_AI_PROVIDER]: error instanceof LlmError ? error.provider : undefined,
-  });
-  span.setAttributes(attributes);
+  span.setAttributes(
+    defined({
+      [ATTR.STATUS]: kind,
+      [ATTR.ERROR_TYPE]: kind,
+      // A provider's own error names it; the router's summary of a whole call names none ('').
+      [ATTR.GEN_AI_PROVIDER]:
+        error instanceof LlmError && error.provider !== '' ? error.provider : undefined,
+    }),
+  );
   span.setStatus({
     code: SpanStatusCode.ERROR,
     message: error instanceof Error ? error.message : 'failed',
   });
-  span.end();
 }

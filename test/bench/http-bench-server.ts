@@ -1,7 +1,8 @@
 /**
  * The service under test for `npm run bench:http`, run as a child process so the load generator
  * does not share its event loop. Reports over IPC: `ready` (url), `done` (run id, time its final
- * run file was written), `event` timings of one watched run, and `rss` on request.
+ * run file was written), `event` timings of one watched run, and on request `cpu` (the
+ * process's CPU time and the runs it finished so far) and `rss`.
  */
 import { loadConfig, packageVersion } from '../../src/config/index.js';
 import { createRuntime } from '../../src/engine/runtime.js';
@@ -10,21 +11,32 @@ import { startServer } from '../../src/http/server.js';
 import { createLogger, createSilentLogger } from '../../src/log.js';
 import { createOtlpTracerProvider } from '../../src/tracing/index.js';
 
-export type ParentMessage = { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };
+export type ParentMessage =
+  { type: 'cpu' } | { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };
+
+/** The service's CPU use so far, with the runs it finished so far (taken together). */
+export interface CpuSample {
+  /** process.cpuUsage() user + system, every thread (write thread, thread pool), µs. */
+  cpuMicros: number;
+  /** Event-loop active time (main thread), ms. */
+  loopActiveMs: number;
+  /** Runs whose final record (success or failed) was written. */
+  finishedRuns: number;
+}
+
 export type ChildMessage =
   | { type: 'ready'; url: string }
   | { type: 'done'; runs: { runId: string; at: number; status: string }[] }
   | { type: 'event'; runId: string; seq: number; at: number; eventType: WorkflowEvent['type'] }
+  | ({ type: 'cpu' } & CpuSample)
   | {
       type: 'rss';
       rss: number;
       heapUsed: number;
       hub: { activeRuns: number; finishedRuns: number; listeners: number };
       historySize: number;
-      /** process.cpuUsage() of the service (every thread), µs. */
-      cpuMicros: number;
-      /** Event-loop active time since start (main thread), ms. */
-      loopActiveMs: number;
+      /** CPU the two forced GCs of this sample took, µs (not the service's own work). */
+      gcCpuMicros: number;
     };
 
 // CLOCK_MONOTONIC is one clock for every process on the machine; performance.timeOrigin is
@@ -76,8 +88,10 @@ const running = await startServer({
 // Finished runs are reported in one IPC message per event-loop turn: the time of each is taken
 // when its final record is written, so batching costs the service less without moving the times.
 let finished: { runId: string; at: number; status: string }[] = [];
+let finishedRuns = 0;
 running.runtime.onRecord((record) => {
   if (record.status === 'success' || record.status === 'failed') {
+    finishedRuns += 1;
     if (finished.length === 0) {
       setImmediate(() => {
         const runs = finished;
@@ -89,22 +103,33 @@ running.runtime.onRecord((record) => {
   }
 });
 
+function cpuSample(): CpuSample {
+  const cpu = process.cpuUsage();
+  return {
+    cpuMicros: cpu.user + cpu.system,
+    loopActiveMs: performance.eventLoopUtilization().active,
+    finishedRuns,
+  };
+}
+
 process.on('message', (message: ParentMessage) => {
   switch (message.type) {
+    case 'cpu':
+      send({ type: 'cpu', ...cpuSample() });
+      break;
     case 'rss': {
+      const before = cpuSample().cpuMicros;
       const gc = (globalThis as { gc?: () => void }).gc;
       gc?.();
       gc?.();
       const memory = process.memoryUsage();
-      const cpu = process.cpuUsage();
       send({
         type: 'rss',
         rss: memory.rss,
         heapUsed: memory.heapUsed,
         hub: running.hub.stats(),
         historySize: running.history.size,
-        cpuMicros: cpu.user + cpu.system,
-        loopActiveMs: performance.eventLoopUtilization().active,
+        gcCpuMicros: cpuSample().cpuMicros - before,
       });
       break;
     }

@@ -5,9 +5,14 @@
  *  2. POST /api/run of `test_deterministic` at concurrency 10 (closed loop: each of 10 workers
  *     posts a run and waits for its final run file before posting the next): sustained
  *     completed runs/s, p50/p99 from POST to final run file written, RSS after 20k and 100k runs,
- *     the service's CPU time per run between those two samples.
+ *     and the service's CPU time (user + system, every thread) per run it finished after the
+ *     warm-up: robust to a shared machine, where runs/s depends on what else runs, so the
+ *     figure to compare runs with metrics or tracing on and off by.
  *  3. Event delivery latency to 500 WebSocket subscribers of one run (emit time in the server →
  *     receipt time in the client, both on the same high-resolution clock).
+ *
+ * The runs' figures leave out a warm-up: the first min(2000, BENCH_RSS_AT / 2) runs, or the
+ * first fifth of the runs phase's time budget when that ends sooner.
  *
  * The service runs in a child process (test/bench/http-bench-server.ts) in open mode with a
  * rate limit high enough not to interfere. Knobs: BENCH_RUNS (100000), BENCH_RSS_AT (20000),
@@ -29,7 +34,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { WebSocket } from 'ws';
-import type { ChildMessage, ParentMessage } from './http-bench-server.js';
+import type { ChildMessage, CpuSample, ParentMessage } from './http-bench-server.js';
 
 const env = (name: string, fallback: number): number => {
   const value = Number(process.env[name]);
@@ -37,7 +42,10 @@ const env = (name: string, fallback: number): number => {
 };
 const TOTAL_RUNS = env('BENCH_RUNS', 100_000);
 const RSS_AT = Math.min(env('BENCH_RSS_AT', 20_000), TOTAL_RUNS);
+/** Runs of the warm-up, not measured; it also ends after {@link WARMUP_SHARE} of the budget. */
 const WARMUP_RUNS = Math.min(2_000, Math.floor(RSS_AT / 2));
+/** Share of BENCH_RUN_SECONDS after which the warm-up ends anyway (short or slow runs). */
+const WARMUP_SHARE = 0.2;
 const HEALTH_SECONDS = env('BENCH_HEALTH_SECONDS', 10);
 const RUN_SECONDS = env('BENCH_RUN_SECONDS', 240);
 const SUBSCRIBERS = env('BENCH_SUBSCRIBERS', 500);
@@ -101,6 +109,8 @@ class Service {
   private readonly doneWaiters = new Map<string, (at: number, status: string) => void>();
   readonly events: { seq: number; at: number; eventType: string }[] = [];
   private rssWaiter: ((message: Extract<ChildMessage, { type: 'rss' }>) => void) | undefined;
+  /** In request order: IPC messages arrive in the order they were sent. */
+  private readonly cpuWaiters: ((sample: CpuSample) => void)[] = [];
   private readyWaiter: (() => void) | undefined;
 
   constructor(childEnv: NodeJS.ProcessEnv) {
@@ -149,6 +159,9 @@ class Service {
       case 'rss':
         this.rssWaiter?.(message);
         break;
+      case 'cpu':
+        this.cpuWaiters.shift()?.(message);
+        break;
       default: {
         const exhaustive: never = message;
         throw new Error(`unknown message ${JSON.stringify(exhaustive)}`);
@@ -169,6 +182,14 @@ class Service {
     }
     return new Promise((resolve) => {
       this.doneWaiters.set(runId, (at, status) => resolve({ at, status }));
+    });
+  }
+
+  /** The service's CPU time and finished runs, taken together (no GC forced). */
+  cpu(): Promise<CpuSample> {
+    return new Promise((resolve) => {
+      this.cpuWaiters.push(resolve);
+      this.send({ type: 'cpu' });
     });
   }
 
@@ -314,9 +335,9 @@ interface RunsResult {
     heapUsed: number;
     hubFinished: number;
     history: number;
-    cpuMicros: number;
-    loopActiveMs: number;
   }[];
+  /** The service's CPU per run finished after the warm-up (absent when none was). */
+  cpu: { runs: number; perRunMicros: number; loopPerRunMicros: number } | undefined;
   stoppedEarly: boolean;
 }
 
@@ -325,9 +346,14 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
   let next = 0;
   let completed = 0;
   let failed = 0;
+  let measuring = false;
   let measuredFrom = 0;
   let measuredRuns = 0;
+  let cpuFrom: Promise<CpuSample> | undefined;
+  // CPU of the forced GCs of the RSS samples taken in the CPU window (not the service's work).
+  let sampleGcMicros = 0;
   const deadline = now() + RUN_SECONDS * 1000;
+  const warmupEnds = now() + RUN_SECONDS * 1000 * WARMUP_SHARE;
   let stoppedEarly = false;
 
   const phase = async (until: number): Promise<void> => {
@@ -345,8 +371,12 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
         const { at, status } = await waiter;
         if (status !== 'success') failed += 1;
         completed += 1;
-        if (index === WARMUP_RUNS) measuredFrom = now();
-        if (index >= WARMUP_RUNS) latencies[measuredRuns++] = at - started;
+        if (!measuring && (index >= WARMUP_RUNS || now() >= warmupEnds)) {
+          measuring = true;
+          measuredFrom = now();
+          cpuFrom = service.cpu();
+        }
+        if (measuring) latencies[measuredRuns++] = at - started;
       }
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
@@ -361,9 +391,8 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
       heapUsed: report.heapUsed,
       hubFinished: report.hub.finishedRuns,
       history: report.historySize,
-      cpuMicros: report.cpuMicros,
-      loopActiveMs: report.loopActiveMs,
     });
+    if (cpuFrom !== undefined) sampleGcMicros += report.gcCpuMicros;
   };
   await phase(RSS_AT);
   const pauseStart = now();
@@ -372,7 +401,10 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
   const pausedMs = now() - pauseStart;
   await phase(TOTAL_RUNS);
   const endedAt = now();
+  const cpuTo = await service.cpu();
   await sample();
+  const from = await cpuFrom;
+  const cpuRuns = from === undefined ? 0 : cpuTo.finishedRuns - from.finishedRuns;
   const sorted = latencies.subarray(0, measuredRuns).sort();
   const seconds = (endedAt - measuredFrom - pausedMs) / 1000;
   return {
@@ -384,6 +416,14 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
     p99: percentile(sorted, 99),
     max: sorted.at(-1) ?? Number.NaN,
     rssAt,
+    cpu:
+      from === undefined || cpuRuns <= 0
+        ? undefined
+        : {
+            runs: cpuRuns,
+            perRunMicros: (cpuTo.cpuMicros - from.cpuMicros - sampleGcMicros) / cpuRuns,
+            loopPerRunMicros: ((cpuTo.loopActiveMs - from.loopActiveMs) * 1000) / cpuRuns,
+          },
     stoppedEarly,
   };
 }
@@ -446,17 +486,6 @@ async function main(): Promise<void> {
     const first = runs.rssAt[0];
     const last = runs.rssAt.at(-1);
     const drift = first && last ? ((last.rss - first.rss) / first.rss) * 100 : Number.NaN;
-    // CPU the service spent per run between the two samples: robust to a shared machine, where
-    // runs/s depends on what else is running.
-    const windowRuns = first && last ? last.runs - first.runs : 0;
-    const cpuPerRun =
-      first && last && windowRuns > 0
-        ? (last.cpuMicros - first.cpuMicros) / windowRuns
-        : Number.NaN;
-    const loopPerRun =
-      first && last && windowRuns > 0
-        ? ((last.loopActiveMs - first.loopActiveMs) * 1000) / windowRuns
-        : Number.NaN;
     const rows: [string, string, string, string][] = [
       [
         'GET /api/health',
@@ -479,7 +508,9 @@ async function main(): Promise<void> {
       ],
       [
         'service CPU per run',
-        `${fmt(cpuPerRun, 0)} µs, all threads (event loop busy ${fmt(loopPerRun, 0)} µs)`,
+        runs.cpu === undefined
+          ? 'n/a (no run finished after the warm-up)'
+          : `${fmt(runs.cpu.perRunMicros, 0)} µs user+system, all threads (event loop busy ${fmt(runs.cpu.loopPerRunMicros, 0)} µs), over ${runs.cpu.runs} runs`,
         '',
         '',
       ],

@@ -10,13 +10,23 @@
  *     must arrive complete (seq 0..n without a gap, ending in workflow_end), and the service's
  *     event loop must never be blocked more than 20 ms (perf_hooks monitorEventLoopDelay,
  *     10 ms resolution; the clients run in their own process, test/bench/llm-clients.ts, so
- *     the figure is the service's loop).
+ *     the figure is the service's loop). Also printed, for a loaded machine: the start burst's CPU
+ *     per run (process, and the main thread's with its wait for a core, from
+ *     /proc/thread-self/schedstat), and the longest main-thread CPU between two ticks of a 1 ms
+ *     timer: the loop delay without the time the OS gave other processes.
+ *
+ * The service (this process) is pinned to one CPU and the fake server and the clients to the
+ * others where `taskset` and two CPUs allow (test/bench/cpu-layout.ts; BENCH_LLM_PIN=0 turns it
+ * off); the layout used is printed first. BENCH_LLM_CPU_PROF=<file> writes a CPU profile of the
+ * service's main thread during the start burst (open it in Chrome DevTools).
  */
 import { fork } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config/index.js';
@@ -25,11 +35,14 @@ import { createHttpClient } from '../../src/llm/http.js';
 import { createOpenAiCompatibleProvider } from '../../src/llm/providers/openai.js';
 import { createLlmRouter } from '../../src/llm/router.js';
 import { createSilentLogger } from '../../src/log.js';
+import { planCpuLayout } from './cpu-layout.js';
 import type { ClientResult } from './llm-clients.js';
 
 const CALLS = Number(process.env.BENCH_LLM_CALLS ?? 3000);
 const STEPS = Number(process.env.BENCH_LLM_STEPS ?? 200);
+const CPU_PROF = process.env.BENCH_LLM_CPU_PROF;
 const here = fileURLToPath(new URL('.', import.meta.url));
+const layout = planCpuLayout();
 
 function percentile(sorted: number[], p: number): number {
   return (
@@ -39,11 +52,138 @@ function percentile(sorted: number[], p: number): number {
 }
 const ms = (value: number): string => `${value.toFixed(3)} ms`;
 
+/**
+ * The main thread's CPU time and its time waiting for a core (run queue), in ms, from
+ * /proc/thread-self/schedstat (Linux; undefined elsewhere). On a shared machine the loop delay
+ * includes time the OS gave other processes; these separate the service's own work from that.
+ */
+function mainThreadSched(): { cpu: number; queued: number } | undefined {
+  try {
+    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
+    return { cpu: Number(run) / 1e6, queued: Number(wait) / 1e6 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The threads this process had when the bench began (Node's and V8's own: GC helpers, pool). */
+const initialThreads = new Set(listThreads());
+
+function listThreads(): string[] {
+  try {
+    return readdirSync('/proc/self/task');
+  } catch {
+    return []; // not Linux
+  }
+}
+
+/**
+ * CPU time (ms) of this process's threads other than the main one, in two groups: those it
+ * started with (V8's GC and compiler helpers, the libuv thread pool) and those started since
+ * (the run-file write worker), from /proc/self/task (Linux; zeros elsewhere). Pinned to the
+ * service's CPU, these are what its main thread waits for besides other processes.
+ */
+function otherThreadsCpu(): { initial: number; later: number } {
+  const cpu = { initial: 0, later: 0 };
+  for (const tid of listThreads()) {
+    if (tid === String(process.pid)) continue;
+    try {
+      const run = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'latin1').split(' ')[0]);
+      cpu[initialThreads.has(tid) ? 'initial' : 'later'] += run / 1e6;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return cpu;
+}
+
+/** The main thread's garbage collections (start and duration, ms), observed from the start. */
+const gcPauses: { start: number; duration: number }[] = [];
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    gcPauses.push({ start: entry.startTime, duration: entry.duration });
+  }
+}).observe({ entryTypes: ['gc'] });
+
+/** The GC time within [from, to] (performance.now() ms). */
+function gcWithin(from: number, to: number): number {
+  let sum = 0;
+  for (const pause of gcPauses) {
+    sum += Math.max(0, Math.min(to, pause.start + pause.duration) - Math.max(from, pause.start));
+  }
+  return sum;
+}
+
+/** What {@link monitorLoopCpu} found. */
+interface LoopCpu {
+  /** The longest main-thread CPU between two ticks (ms). */
+  busiest: number;
+  /** The garbage collectors' pauses within that stretch (ms). */
+  busiestGc: number;
+  /** The longest GC pause of the whole phase (ms). */
+  longestGc: number;
+}
+
+/**
+ * The longest stretch of main-thread CPU between two ticks of a 1 ms timer: what the loop delay
+ * would be if this process had a core to itself (time spent waiting for a core is left out, as
+ * it is not the service's doing), with the GC pauses inside it. Linux only (undefined elsewhere).
+ */
+function monitorLoopCpu(): { stop: () => LoopCpu | undefined } {
+  let last = mainThreadSched()?.cpu;
+  if (last === undefined) return { stop: () => undefined };
+  const from = performance.now();
+  let lastTick = from;
+  let max = 0;
+  let window = [from, from];
+  const timer = setInterval(() => {
+    const tick = performance.now();
+    const now = mainThreadSched()?.cpu ?? last ?? 0;
+    if (now - (last ?? now) > max) {
+      max = now - (last ?? now);
+      window = [lastTick, tick];
+    }
+    last = now;
+    lastTick = tick;
+  }, 1);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      const to = performance.now();
+      const longestGc = gcPauses
+        .filter((pause) => pause.start >= from && pause.start <= to)
+        .reduce((longest, pause) => Math.max(longest, pause.duration), 0);
+      return { busiest: max, busiestGc: gcWithin(window[0] ?? from, window[1] ?? to), longestGc };
+    },
+  };
+}
+
+/**
+ * Profiles this process's main thread (100 µs sampling) until `stop`, which writes the profile
+ * to `file`. Profiling slows the service: the figures of a profiled run are not comparable.
+ */
+async function startCpuProfile(file: string): Promise<{ stop: () => Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  return {
+    stop: async () => {
+      const { profile } = await session.post('Profiler.stop');
+      session.disconnect();
+      await writeFile(file, JSON.stringify(profile));
+      console.log(`CPU profile of the start burst written to ${file}`);
+    },
+  };
+}
+
 async function startFake(): Promise<{ url: string; stop: () => void }> {
   const child = fork(join(here, 'llm-fake-server.ts'), [], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  layout.pinHelper(child.pid);
   const url = await new Promise<string>((resolve) => {
     child.stdout?.once('data', (data: Buffer) => resolve(data.toString().trim()));
   });
@@ -156,6 +296,7 @@ async function streamedSteps(url: string): Promise<void> {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
+  layout.pinHelper(clients.pid);
   const batch = (count: number, prefix: string, onOpen: () => void = () => undefined) =>
     new Promise<ClientResult[]>((resolve, reject) => {
       const onMessage = (message: { open?: true; results?: ClientResult[]; error?: string }) => {
@@ -174,19 +315,39 @@ async function streamedSteps(url: string): Promise<void> {
   await batch(10, 'warm');
   // Two phases: the start burst (200 POST /api/run, 200 WebSocket upgrades, 200 run starts at
   // once) and the streaming phase once every subscriber is connected (the relay of chunks).
+  const profile = CPU_PROF === undefined ? undefined : await startCpuProfile(CPU_PROF);
+  let profileWritten: Promise<void> | undefined;
   const burstDelay = monitorEventLoopDelay({ resolution: 10 });
   const streamDelay = monitorEventLoopDelay({ resolution: 10 });
   burstDelay.enable();
+  const burstLoopCpu = monitorLoopCpu();
+  let streamLoopCpu: ReturnType<typeof monitorLoopCpu> | undefined;
+  let burstBusiest: LoopCpu | undefined;
   const cpuBefore = process.cpuUsage();
+  const schedBefore = mainThreadSched();
+  const threadsBefore = otherThreadsCpu();
+  let threadsBurst = threadsBefore;
   const started = performance.now();
+  let burst = { ms: 0, cpu: process.cpuUsage(cpuBefore), sched: schedBefore };
   const results = await batch(STEPS, 'bench', () => {
     burstDelay.disable();
+    burst = {
+      ms: performance.now() - started,
+      cpu: process.cpuUsage(cpuBefore),
+      sched: mainThreadSched(),
+    };
+    threadsBurst = otherThreadsCpu();
     streamDelay.enable();
+    burstBusiest = burstLoopCpu.stop();
+    streamLoopCpu = monitorLoopCpu();
+    profileWritten = profile?.stop();
   });
+  await profileWritten;
   clients.kill();
   const elapsed = performance.now() - started;
   burstDelay.disable();
   streamDelay.disable();
+  const streamBusiest = streamLoopCpu?.stop();
   const cpu = process.cpuUsage(cpuBefore);
   // CPU time over wall time: far below 100 % with the loop delayed means the process was waiting
   // for a core (other processes), not running our code.
@@ -203,11 +364,43 @@ async function streamedSteps(url: string): Promise<void> {
   console.log(
     `event loop delay while ${STEPS} runs start: ${fmtDelay(burstDelay)}; while they stream: ${fmtDelay(streamDelay)} (limit 20 ms); this process had ${cpuShare.toFixed(0)} % of a core, load average ${loadavg()[0]?.toFixed(1) ?? '?'}`,
   );
+  // The burst's cost per run (a POST /api/run, a WebSocket upgrade, a run start, and the
+  // streaming of the runs already going): a machine-independent reading of the start path.
+  const perRun = (microseconds: number): string => `${(microseconds / STEPS).toFixed(0)} µs`;
+  const main =
+    burst.sched === undefined || schedBefore === undefined
+      ? ''
+      : `, main thread ${perRun((burst.sched.cpu - schedBefore.cpu) * 1000)} (it waited ${(burst.sched.queued - schedBefore.queued).toFixed(0)} ms for a core)`;
+  console.log(
+    `start burst: ${burst.ms.toFixed(0)} ms until every subscriber was connected; CPU per run: process ${perRun(burst.cpu.user + burst.cpu.system)}${main}`,
+  );
+  if (threadsBefore.initial + threadsBefore.later > 0) {
+    console.log(
+      `the service's other threads during the burst: ${(threadsBurst.initial - threadsBefore.initial).toFixed(0)} ms CPU in Node's and V8's (GC helpers, thread pool), ${(threadsBurst.later - threadsBefore.later).toFixed(0)} ms in threads started since (the run-file write worker)`,
+    );
+  }
+  if (burstBusiest !== undefined && streamBusiest !== undefined) {
+    const fmt = (found: LoopCpu): string =>
+      `${found.busiest.toFixed(1)} ms (GC ${found.busiestGc.toFixed(1)} ms of it; longest GC pause ${found.longestGc.toFixed(1)} ms)`;
+    console.log(
+      `longest main-thread CPU between two 1 ms ticks (the loop delay without the waits for a core): ${fmt(burstBusiest)} while runs start, ${fmt(streamBusiest)} while they stream`,
+    );
+  }
   await service.close();
   await rm(root, { recursive: true, force: true });
   if (lost > 0 || failed > 0) process.exitCode = 1;
 }
 
+console.log(`CPU layout: ${layout.description}`);
+const loadBefore = loadavg()[0] ?? 0;
+if (layout.pinned && loadBefore >= 0.5) {
+  // Pinning isolates the service from its own load generators, not from other processes: they
+  // still run on its CPU, and a pinned process cannot move to a freer one.
+  console.log(
+    `note: load average ${loadBefore.toFixed(1)} before the bench: other processes share the service's CPU, so its figures include their work (BENCH_LLM_PIN=0 lets it use every CPU)`,
+  );
+}
+layout.pinService();
 const fake = await startFake();
 try {
   await routerOverhead(fake.url);

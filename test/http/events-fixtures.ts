@@ -102,7 +102,7 @@ export interface TestServerOptions {
   ws?: Partial<
     Pick<
       WebSocketHubOptions,
-      'maxBufferedBytes' | 'pingIntervalMs' | 'maxPendingPerClient' | 'maxPayload'
+      'maxBufferedBytes' | 'pingIntervalMs' | 'maxPendingPerClient' | 'maxPayload' | 'slicer'
     >
   >;
 }

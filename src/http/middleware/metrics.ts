@@ -14,9 +14,20 @@ export const UNMATCHED_ROUTE = 'unmatched';
 /** Methods counted (and traced) by name; anything else is `OTHER` (the method is client-chosen). */
 export const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
+/** A request's method as a bounded label: one of {@link KNOWN_METHODS}, or `OTHER`. */
+export function methodLabel(ctx: { method: string }): string {
+  return KNOWN_METHODS.has(ctx.method) ? ctx.method : 'OTHER';
+}
+
+/** The route template the router matched (never the raw path), or {@link UNMATCHED_ROUTE}. */
+export function routeLabel(ctx: object): string {
+  const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+  return typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
+}
+
 /**
  * Times every request; outermost, so the status is the one the error funnel wrote. A
- * streaming response (SSE) is timed until its headers are sent.
+ * streaming response (SSE) is timed until its stream ends: its route returns only then.
  */
 export function createHttpMetrics(metrics: ServiceMetrics): Middleware {
   return async (ctx, next) => {
@@ -26,12 +37,7 @@ export function createHttpMetrics(metrics: ServiceMetrics): Middleware {
       await next();
       status = ctx.status;
     } finally {
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      end({
-        method: KNOWN_METHODS.has(ctx.method) ? ctx.method : 'OTHER',
-        route: typeof matched === 'string' ? matched : UNMATCHED_ROUTE,
-        status: String(status),
-      });
+      end({ method: methodLabel(ctx), route: routeLabel(ctx), status: String(status) });
     }
   };
 }

@@ -3,7 +3,7 @@
  * when the request carries a W3C `traceparent` (and `tracestate`); it is named by method and
  * route template (`POST /api/run`), never by the raw path, which holds run ids and file names.
  * Routes that start a run pass {@link TracingState.traceContext} on, so the run's span is a
- * child of the request's.
+ * child of the request's; `POST /api/chat` makes its model calls' spans children of it.
  */
 import {
   ROOT_CONTEXT,
@@ -15,7 +15,8 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context as KoaContext, Middleware } from 'koa';
-import { KNOWN_METHODS, UNMATCHED_ROUTE } from './metrics.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { methodLabel, routeLabel, UNMATCHED_ROUTE } from './metrics.js';
 
 /** What the tracing middleware leaves in `ctx.state`. */
 export interface TracingState {
@@ -25,22 +26,33 @@ export interface TracingState {
 
 const propagator = new W3CTraceContextPropagator();
 
-/** Reads the propagation headers from Koa's lower-cased header object. */
+/** Reads the propagation headers from Node's lower-cased header object. */
 const headerGetter = {
-  keys: (carrier: KoaContext['headers']) => Object.keys(carrier),
-  get: (carrier: KoaContext['headers'], key: string) => carrier[key],
+  keys: (carrier: IncomingHttpHeaders) => Object.keys(carrier),
+  get: (carrier: IncomingHttpHeaders, key: string) => carrier[key],
 };
+
+/**
+ * The caller's trace context from a request's W3C `traceparent` (and `tracestate`), or the
+ * root context when it carries none or a malformed one.
+ */
+export function callerContext(headers: IncomingHttpHeaders): Context {
+  return propagator.extract(ROOT_CONTEXT, headers, headerGetter);
+}
 
 /** The request's trace context, from the incoming `traceparent` when it is well formed. */
 export function traceContextOf(ctx: KoaContext): Context | undefined {
   return (ctx.state as TracingState).traceContext;
 }
 
-/** Outermost: the status is the one the error funnel wrote; an SSE stream ends with its headers. */
+/**
+ * Outermost: the status is the one the error funnel wrote. The streaming routes (SSE) return
+ * only when their stream has ended, so a stream's span lasts as long as the stream.
+ */
 export function createHttpTracing(tracer: Tracer): Middleware {
   return async (ctx, next) => {
-    const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : 'OTHER';
-    const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, headerGetter);
+    const method = methodLabel(ctx);
+    const parent = callerContext(ctx.headers);
     const span = tracer.startSpan(
       method,
       { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
@@ -52,8 +64,7 @@ export function createHttpTracing(tracer: Tracer): Middleware {
       await next();
       status = ctx.status;
     } finally {
-      const matched = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      const route = typeof matched === 'string' ? matched : UNMATCHED_ROUTE;
+      const route = routeLabel(ctx);
       // Semantic conventions: `{method} {route}`, or the method alone when no route matched.
       span.updateName(route === UNMATCHED_ROUTE ? method : `${method} ${route}`);
       if (route !== UNMATCHED_ROUTE) span.setAttribute('http.route', route);

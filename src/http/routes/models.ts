@@ -3,15 +3,19 @@
  * configured provider for its model list; chat streams one completion as SSE frames: `route`
  * (tier requests, each candidate tried), `token` per chunk, then `done` or one terminal `error`
  * (a provider failure is an HTTP 200 stream ending in an error frame). A client that goes away
- * aborts the upstream request at once.
+ * aborts the upstream request at once. The handler returns when the stream has ended, so the
+ * request's span and duration cover the whole stream.
  */
 import type Router from '@koa/router';
+import type { Tracer } from '@opentelemetry/api';
 import { errorMessage, isAppError } from '../../errors.js';
 import type { ChatStreamFrame } from '../../generated/api/chat-frame.js';
 import type { ModelProbeResponse } from '../../generated/api/model-probe-response.js';
 import { LlmError } from '../../llm/llm-error.js';
 import type { ChatMessage, LlmClient, LlmResponse } from '../../llm/types.js';
 import type { Logger } from '../../log.js';
+import { traceModelCalls } from '../../tracing/index.js';
+import { traceContextOf } from '../middleware/tracing.js';
 import { parseChatRequest } from '../request-validation.js';
 import { SseWriter } from '../sse.js';
 
@@ -21,6 +25,11 @@ export interface ModelRouteDeps {
   /** The client chat goes through: the tier router, or the placeholder one in no-LLM mode. */
   client: LlmClient;
   logger: Logger;
+  /**
+   * Traces chat's model calls: each provider call (fallbacks included) is a span under the
+   * request's span, prompts and answers in it only when `sensitive`. @default off
+   */
+  tracing?: { tracer: Tracer; sensitive: boolean };
 }
 
 export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void {
@@ -58,9 +67,14 @@ export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void 
     const messages: ChatMessage[] = body.messages
       .filter((m) => m.role !== 'system')
       .map((m) => ({ role: m.role, content: m.content }));
+    const parent = deps.tracing === undefined ? undefined : traceContextOf(ctx);
+    const client =
+      deps.tracing === undefined || parent === undefined
+        ? deps.client
+        : traceModelCalls(deps.client, { ...deps.tracing, parentOf: () => parent });
     let streamed = false;
     try {
-      const response: LlmResponse = await deps.client.complete({
+      const response: LlmResponse = await client.complete({
         tier: body.tier ?? 0,
         ...(body.model === undefined ? {} : { model: body.model }),
         system,

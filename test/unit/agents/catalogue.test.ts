@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AppError, ERROR_CODES } from '../../../src/errors.js';
 import {
+  createAgentCatalogueLoader,
   findAgent,
   loadAgentCatalogue,
   type AgentCatalogueCache,
@@ -56,6 +57,30 @@ describe('loadAgentCatalogue', () => {
     const error = await loadAgentCatalogue({ files: [file], cache }).catch((e: unknown) => e);
     expect(error).to.be.instanceOf(AppError);
     expect(cache.has(file)).to.equal(false);
+  });
+
+  it('a loader shares the load in flight among concurrent calls, and loads again after it', async () => {
+    const file = join(dir, 'agents.yaml');
+    const entry = (name: string): string =>
+      `agents:\n  helper:\n    name: ${name}\n    description: Helps.\n    tier: 1\n    persona: You help.\n`;
+    await writeFile(file, entry('First'));
+    const load = createAgentCatalogueLoader({ files: [file] });
+    // A burst: every call made before the first load settles gets that load's result.
+    const burst = await Promise.all(Array.from({ length: 20 }, () => load()));
+    for (const agents of burst) expect(agents).to.equal(burst[0]);
+    expect(burst[0]?.[0]?.name).to.equal('First');
+    // A later call looks the file up again (a new list), reusing the parsed entries.
+    const later = await load();
+    expect(later).to.not.equal(burst[0]);
+    expect(later[0]).to.equal(burst[0]?.[0]);
+    await writeFile(file, entry('Second one'));
+    expect((await load())[0]?.name).to.equal('Second one');
+    // A failed load is shared too, and the next call tries again.
+    await rm(file);
+    const failures = await Promise.all([load(), load()].map((p) => rejection(p)));
+    expect(failures[1]).to.equal(failures[0]);
+    await writeFile(file, entry('Back'));
+    expect((await load())[0]?.name).to.equal('Back');
   });
 
   it('loads the shipped catalogue with every documented role', async () => {
