@@ -44,18 +44,29 @@ function percentile(sorted: number[], p: number): number {
 async function load(api: ClusterProcess, runsDir: string, label: string): Promise<LoadReport> {
   const waiting = new Map<string, (status: string) => void>();
   const reading = new Set<string>();
-  const watcher = watch(runsDir, (_event, filename) => {
-    const match = filename === null ? null : /_(bench-[a-z0-9-]+)\.json$/.exec(filename);
-    const runId = match?.[1];
-    if (runId === undefined || !waiting.has(runId) || reading.has(runId)) return;
+  // A write that lands while the previous version is being read is read again afterwards.
+  const again = new Set<string>();
+  const check = (runId: string, filename: string): void => {
+    if (reading.has(runId)) {
+      again.add(runId);
+      return;
+    }
     reading.add(runId);
-    readFile(join(runsDir, filename!), 'utf8')
+    readFile(join(runsDir, filename), 'utf8')
       .then((text) => {
         const status = (JSON.parse(text) as { status?: string }).status ?? '';
         if (FINAL.has(status)) waiting.get(runId)?.(status);
       })
-      .catch(() => undefined) // a file replaced while read: the next event reads it again
-      .finally(() => reading.delete(runId));
+      .catch(() => again.add(runId)) // a file replaced while read: read it again
+      .finally(() => {
+        reading.delete(runId);
+        if (again.delete(runId) && waiting.has(runId)) check(runId, filename);
+      });
+  };
+  const watcher = watch(runsDir, (_event, filename) => {
+    const match = filename === null ? null : /_(bench-[a-z0-9-]+)\.json$/.exec(filename);
+    const runId = match?.[1];
+    if (runId !== undefined && filename !== null && waiting.has(runId)) check(runId, filename);
   });
   const latencies: number[] = [];
   let failed = 0;
