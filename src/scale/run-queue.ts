@@ -1,8 +1,8 @@
 /**
  * The run queue: BullMQ queue `queue` under the deployment's prefix (`<prefix>:queue:*` keys).
  * An api instance adds one job per accepted run, its id the run's id; workers take them
- * (run-worker.ts). A job is never retried: a run is executed at most once, and a run whose
- * worker died is finalised as interrupted instead (run-finaliser.ts).
+ * (run-worker.ts). A run is executed at most once: a run whose worker died is finalised as
+ * interrupted (run-finaliser.ts); only a job that failed before its run started is tried again.
  */
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -23,10 +23,15 @@ export interface RunJob {
 
 /**
  * Jobs are removed when they complete (the run file is the record); failed ones are kept a
- * while for inspection. One attempt: a run is never started twice.
+ * while for inspection. A run is never started twice: a job whose worker died mid-run is found
+ * stalled and failed (maxStalledCount 0, which BullMQ never retries) and its run finalised as
+ * interrupted. Attempts only count failures of the worker's processor, which fails only before
+ * the run starts (Redis lost while a worker takes the job): such a job is tried again, with
+ * BullMQ recording the failure once Redis answers, so an accepted run is not lost to an outage.
  */
 export const RUN_JOB_OPTIONS: JobsOptions = {
-  attempts: 1,
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1_000 },
   removeOnComplete: true,
   removeOnFail: { age: 24 * 3600, count: 1000 },
 };

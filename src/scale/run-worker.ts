@@ -14,6 +14,7 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import { errorMessage } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
@@ -108,9 +109,16 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     const record = await handle.done;
     const filename = files.get(runId);
     files.delete(runId);
-    await claims.release(runId, filename).catch((error: unknown) => {
-      logger.error({ runId, err: errorMessage(error) }, 'run claim not released');
-    });
+    // The run ended and its file is written: the claim must go, or its id stays active on
+    // every api instance. Redis lost meanwhile is waited for (the job's lock may lapse: then a
+    // finaliser finds the file ended and releases the claim itself).
+    await persistently(
+      () => claims.release(runId, filename),
+      stop.signal,
+      (error) => {
+        logger.warn({ runId, err: errorMessage(error) }, 'run claim not released yet; retrying');
+      },
+    );
     return { filename, status: record.status };
   }
 
@@ -127,8 +135,13 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
   worker.on('failed', (job, error) => {
     if (job === undefined) return;
     if (error.message !== STALLED_REASON) {
-      // Failed before its run started (Redis lost while taking it): nothing runs, so its id
-      // is free again rather than claimed for ever.
+      // Failed before its run started (Redis lost while taking it): nothing ran. BullMQ tries
+      // it again while attempts remain (RUN_JOB_OPTIONS); after the last, its id is free again
+      // rather than claimed for ever.
+      if (job.attemptsMade < (job.opts.attempts ?? 1)) {
+        logger.warn({ runId: job.data.runId, err: error.message }, 'queued run not started yet');
+        return;
+      }
       logger.error({ runId: job.data.runId, err: error.message }, 'queued run not started');
       claims.release(job.data.runId, undefined).catch((again: unknown) => {
         logger.error({ runId: job.data.runId, err: errorMessage(again) }, 'claim not released');
@@ -206,4 +219,31 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       await unsubscribeQuietly(subscriber, claims.cancelChannel, subscribed);
     },
   };
+}
+
+/** Retry pauses while Redis does not answer, in ms: doubling from the first to the last. */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 2_000;
+
+/**
+ * Calls `attempt` until it resolves or `signal` aborts (a shutdown: then the claim is left to
+ * a finaliser or the next start-up scan). `failed` hears the first failure only.
+ */
+async function persistently(
+  attempt: () => Promise<unknown>,
+  signal: AbortSignal,
+  failed: (error: unknown) => void,
+): Promise<void> {
+  let pauseMs = RETRY_FIRST_MS;
+  for (let tries = 0; !signal.aborted; tries += 1) {
+    try {
+      await attempt();
+      return;
+    } catch (error) {
+      if (tries === 0) failed(error);
+    }
+    // Rejects when aborted: the loop then ends.
+    await delay(pauseMs, undefined, { signal }).catch(() => undefined);
+    pauseMs = Math.min(pauseMs * 2, RETRY_MAX_MS);
+  }
 }
