@@ -19,6 +19,10 @@
  * others where `taskset` and two CPUs allow (test/bench/cpu-layout.ts; BENCH_LLM_PIN=0 turns it
  * off); the layout used is printed first. BENCH_LLM_CPU_PROF=<file> writes a CPU profile of the
  * service's main thread during the start burst (open it in Chrome DevTools).
+ * BENCH_LLM_HEAP_SNAPSHOT=<prefix> writes heap snapshots `<prefix>-before.heapsnapshot` (after
+ * the warm-up) and `<prefix>-burst.heapsnapshot` (once every subscriber is connected): what the
+ * starting runs keep alive, which the burst's scavenges copy (the snapshots stall the loop: not
+ * for figures).
  */
 import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -28,6 +32,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { writeHeapSnapshot } from 'node:v8';
 import { Agent, request } from 'undici';
 import { loadConfig } from '../../src/config/index.js';
 import { startServer } from '../../src/http/server.js';
@@ -41,6 +46,7 @@ import type { ClientResult } from './llm-clients.js';
 const CALLS = Number(process.env.BENCH_LLM_CALLS ?? 3000);
 const STEPS = Number(process.env.BENCH_LLM_STEPS ?? 200);
 const CPU_PROF = process.env.BENCH_LLM_CPU_PROF;
+const HEAP_SNAPSHOT = process.env.BENCH_LLM_HEAP_SNAPSHOT;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const layout = planCpuLayout();
 
@@ -178,6 +184,11 @@ async function startCpuProfile(file: string): Promise<{ stop: () => Promise<void
   };
 }
 
+/** Writes a heap snapshot of this process to `<prefix>.heapsnapshot` (blocks for seconds). */
+function writeSnapshot(prefix: string): void {
+  console.log(`heap snapshot written to ${writeHeapSnapshot(`${prefix}.heapsnapshot`)}`);
+}
+
 async function startFake(): Promise<{ url: string; stop: () => void }> {
   const child = fork(join(here, 'llm-fake-server.ts'), [], {
     execArgv: ['--import', 'tsx'],
@@ -313,6 +324,7 @@ async function streamedSteps(url: string): Promise<void> {
   // A first small batch loads and compiles every code path (tsx transpiles modules on first
   // import, on the main thread) before the loop delay is measured.
   await batch(10, 'warm');
+  if (HEAP_SNAPSHOT !== undefined) writeSnapshot(`${HEAP_SNAPSHOT}-before`);
   // Two phases: the start burst (200 POST /api/run, 200 WebSocket upgrades, 200 run starts at
   // once) and the streaming phase once every subscriber is connected (the relay of chunks).
   const profile = CPU_PROF === undefined ? undefined : await startCpuProfile(CPU_PROF);
@@ -341,6 +353,7 @@ async function streamedSteps(url: string): Promise<void> {
     burstBusiest = burstLoopCpu.stop();
     streamLoopCpu = monitorLoopCpu();
     profileWritten = profile?.stop();
+    if (HEAP_SNAPSHOT !== undefined) writeSnapshot(`${HEAP_SNAPSHOT}-burst`);
   });
   await profileWritten;
   clients.kill();
