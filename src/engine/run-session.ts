@@ -334,6 +334,11 @@ export class RunSession {
       status = 'failed';
       record = { ...record, status, error };
     }
+    // Ends released together (a batch of end files written at once resumes every run in it in
+    // one turn) are spread over event-loop turns like begins: each sends its workflow_end to
+    // every subscriber and settles the run.
+    const slot = this.options.slicer?.slot();
+    if (slot !== undefined) await slot;
     this.sendEnd({
       status,
       durationMs: Math.max(0, endTime - base.startTime),

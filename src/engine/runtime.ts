@@ -552,7 +552,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const runtime: Runtime = {
     options: resolved,
     approvals: gate.approvals,
-    start: (request) => launch(request, true),
+    start: (request) => launch(request, request.events !== false),
     run(request) {
       // The handle is dropped here (nothing waits on it), so its events need no buffer.
       return launch(request, false).then((handle) => handle.done);

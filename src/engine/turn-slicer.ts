@@ -9,9 +9,11 @@
  * other run was served. With a slicer the begins of one turn stop once it has spent its budget,
  * and the rest continue on the next turns (after a `setImmediate`, so timers and I/O run between
  * slices). The work and its order are unchanged; a begin waits at most for the slices queued
- * before it. The service passes its HTTP requests and WebSocket upgrades through the same
- * slicer (src/http/middleware/turn-slice.ts, src/http/ws-hub.ts): a start burst's requests
- * arrive together too, and one budget per turn bounds all of it.
+ * before it. Run ends take slots too: their end files are batched the same way, and each end
+ * then sends its workflow_end to every subscriber. The service passes its HTTP requests and
+ * WebSocket upgrades through the same slicer (src/http/middleware/turn-slice.ts,
+ * src/http/ws-hub.ts): a start burst's requests arrive together too, and one budget per turn
+ * bounds all of it.
  */
 
 /**

@@ -170,6 +170,13 @@ export interface RunRequest {
    * runtime has no `tracerProvider`. @default none (the run span is a trace root)
    */
   traceContext?: Context;
+  /**
+   * `false`: `runtime.start` keeps nothing for the handle's `events`, which then yields nothing.
+   * For callers that follow runs through `subscribe` instead (the HTTP service, through its
+   * event hub): the handle's buffer holds every event of the run until it ends, unbounded.
+   * @default true
+   */
+  events?: boolean;
 }
 
 /** A started run (`runtime.start`): its id, actor, live events and final record. */
@@ -181,7 +188,10 @@ export interface RunHandle {
    * failed`, its engine as the `engine` child. Observe it; send it nothing but `run.cancel`.
    */
   actor: RunActor;
-  /** This run's wire events, from `workflow_start` to `workflow_end`. */
+  /**
+   * This run's wire events, from `workflow_start` to `workflow_end` (none when the request said
+   * `events: false`).
+   */
   events: AsyncIterable<WorkflowEvent>;
   /** Resolves with the final run record (never rejects). */
   done: Promise<RunRecord>;

@@ -32,10 +32,14 @@ export function startHeartbeat(clients: ReadonlySet<WebSocket>, intervalMs: numb
     }
   }, intervalMs);
   timer.unref();
+  // One listener for every client (`this` is the client that answered), not a closure per client.
+  function onPong(this: WebSocket): void {
+    answered.add(this);
+  }
   return {
     track(ws) {
       answered.add(ws);
-      ws.on('pong', () => answered.add(ws));
+      ws.on('pong', onPong);
     },
     stop() {
       clearInterval(timer);

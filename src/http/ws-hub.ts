@@ -135,10 +135,23 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
   let pendingCount = 0;
   let closing = false;
 
+  // The listeners that live as long as a socket are made once per hub, not inside the upgrade's
+  // handlers: a closure shares its scope's context with every other closure made there, so a
+  // per-upgrade listener kept the upgrade request (headers, URL, span and head buffer, about
+  // 1 KB) alive for the socket's lifetime; each start burst's scavenges copied them.
+  const onUpgradeSocketError = (error: Error): void => {
+    logger.debug({ err: errorMessage(error) }, 'upgrade socket error');
+  };
+  const onClientClose = (): void => {
+    for (const listener of disconnectListeners) listener();
+  };
+  const onClientError = (error: Error): void => {
+    logger.debug({ err: errorMessage(error) }, 'WebSocket error');
+  };
+  const ignoreMessage = (): void => undefined;
+
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    socket.on('error', (error) => {
-      logger.debug({ err: errorMessage(error) }, 'upgrade socket error');
-    });
+    socket.on('error', onUpgradeSocketError);
     const span = startUpgradeSpan(options.tracer, req, socket);
     // A start burst's upgrades (handshake, checks, subscription and replay: 0.2-0.3 ms each)
     // would otherwise all run in the poll phase they arrived in.
@@ -183,9 +196,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     wss.handleUpgrade(req, socket, head, (ws) => {
       span.switched();
       heartbeat.track(ws);
-      ws.once('close', () => {
-        for (const listener of disconnectListeners) listener();
-      });
+      ws.once('close', onClientClose);
       serve(ws, req, url, rawRunId, span).catch((error: unknown) => {
         logger.error({ err: errorMessage(error) }, 'WebSocket session failed');
         span.failed(error);
@@ -201,11 +212,9 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     rawRunId: string,
     span: UpgradeSpan,
   ): Promise<void> => {
-    ws.on('error', (error) => {
-      logger.debug({ err: errorMessage(error) }, 'WebSocket error');
-    });
+    ws.on('error', onClientError);
     // Spec: "Any text the client sends is ignored (ping)."
-    ws.on('message', () => undefined);
+    ws.on('message', ignoreMessage);
 
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) {

@@ -19,6 +19,10 @@
  * others where `taskset` and two CPUs allow (test/bench/cpu-layout.ts; BENCH_LLM_PIN=0 turns it
  * off); the layout used is printed first. BENCH_LLM_CPU_PROF=<file> writes a CPU profile of the
  * service's main thread during the start burst (open it in Chrome DevTools).
+ * BENCH_LLM_HEAP_SNAPSHOT=<prefix> writes heap snapshots `<prefix>-before.heapsnapshot` (after
+ * the warm-up) and `<prefix>-burst.heapsnapshot` (once every subscriber is connected): what the
+ * starting runs keep alive, which the burst's scavenges copy (the snapshots stall the loop: not
+ * for figures).
  */
 import { fork } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -28,19 +32,39 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
+import { writeHeapSnapshot } from 'node:v8';
 import { Agent, request } from 'undici';
-import { loadConfig } from '../../src/config/index.js';
-import { startServer } from '../../src/http/server.js';
-import { createHttpClient } from '../../src/llm/http.js';
-import { createOpenAiCompatibleProvider } from '../../src/llm/providers/openai.js';
-import { createLlmRouter } from '../../src/llm/router.js';
-import { createSilentLogger } from '../../src/log.js';
+import type * as ConfigModule from '../../src/config/index.js';
+import type * as ServerModule from '../../src/http/server.js';
+import type * as HttpModule from '../../src/llm/http.js';
+import type * as OpenAiModule from '../../src/llm/providers/openai.js';
+import type * as RouterModule from '../../src/llm/router.js';
+import type * as LogModule from '../../src/log.js';
 import { planCpuLayout } from './cpu-layout.js';
 import type { ClientResult } from './llm-clients.js';
+
+// The service measured is the compiled dist/ that `npm start` ships (`npm run bench:llm` builds it
+// first), not the tsx loader's transform of src/: its keepNames wraps every named closure in a
+// `__name()` call, which gives each such closure its own property store (about 16 per run, 4 KiB
+// a run that the burst's scavenges copied). `--src` measures src/ through tsx instead.
+const FROM = process.argv.includes('--src')
+  ? new URL('../../', import.meta.url)
+  : new URL('../../dist/', import.meta.url);
+const ext = process.argv.includes('--src') ? '.ts' : '.js';
+const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
+const { loadConfig } = await load<typeof ConfigModule>('src/config/index');
+const { startServer } = await load<typeof ServerModule>('src/http/server');
+const { createHttpClient } = await load<typeof HttpModule>('src/llm/http');
+const { createOpenAiCompatibleProvider } = await load<typeof OpenAiModule>(
+  'src/llm/providers/openai',
+);
+const { createLlmRouter } = await load<typeof RouterModule>('src/llm/router');
+const { createSilentLogger } = await load<typeof LogModule>('src/log');
 
 const CALLS = Number(process.env.BENCH_LLM_CALLS ?? 3000);
 const STEPS = Number(process.env.BENCH_LLM_STEPS ?? 200);
 const CPU_PROF = process.env.BENCH_LLM_CPU_PROF;
+const HEAP_SNAPSHOT = process.env.BENCH_LLM_HEAP_SNAPSHOT;
 const here = fileURLToPath(new URL('.', import.meta.url));
 const layout = planCpuLayout();
 
@@ -178,6 +202,11 @@ async function startCpuProfile(file: string): Promise<{ stop: () => Promise<void
   };
 }
 
+/** Writes a heap snapshot of this process to `<prefix>.heapsnapshot` (blocks for seconds). */
+function writeSnapshot(prefix: string): void {
+  console.log(`heap snapshot written to ${writeHeapSnapshot(`${prefix}.heapsnapshot`)}`);
+}
+
 async function startFake(): Promise<{ url: string; stop: () => void }> {
   const child = fork(join(here, 'llm-fake-server.ts'), [], {
     execArgv: ['--import', 'tsx'],
@@ -313,6 +342,7 @@ async function streamedSteps(url: string): Promise<void> {
   // A first small batch loads and compiles every code path (tsx transpiles modules on first
   // import, on the main thread) before the loop delay is measured.
   await batch(10, 'warm');
+  if (HEAP_SNAPSHOT !== undefined) writeSnapshot(`${HEAP_SNAPSHOT}-before`);
   // Two phases: the start burst (200 POST /api/run, 200 WebSocket upgrades, 200 run starts at
   // once) and the streaming phase once every subscriber is connected (the relay of chunks).
   const profile = CPU_PROF === undefined ? undefined : await startCpuProfile(CPU_PROF);
@@ -341,6 +371,7 @@ async function streamedSteps(url: string): Promise<void> {
     burstBusiest = burstLoopCpu.stop();
     streamLoopCpu = monitorLoopCpu();
     profileWritten = profile?.stop();
+    if (HEAP_SNAPSHOT !== undefined) writeSnapshot(`${HEAP_SNAPSHOT}-burst`);
   });
   await profileWritten;
   clients.kill();

@@ -57,7 +57,9 @@ describe('service process: SIGTERM with many runs ending together', function () 
         resolve((JSON.parse(line) as { url: string }).url);
       };
       child.stdout.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`service exited with ${String(code)}`)));
+      child.once('exit', (code) =>
+        reject(new Error(`service exited with ${String(code)}: ${stdout.slice(-2000)}`)),
+      );
     });
     // A few connections at a time: the client's sockets count against the server's limit too.
     let next = 0;

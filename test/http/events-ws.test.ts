@@ -92,6 +92,34 @@ describe('WS /ws/execution/{run_id}', () => {
     expect((await leave(client)).code).to.equal(1000);
   });
 
+  it('keeps no upgrade request alive while its socket streams (what a start burst scavenges)', async () => {
+    t = await startTestServer();
+    // Only weak references to the upgrade requests (this listener keeps nothing).
+    const requests: WeakRef<object>[] = [];
+    t.server.prependListener('upgrade', (req: object) => requests.push(new WeakRef(req)));
+    t.runtime.emit('run1', { type: 'workflow_start', workflow_name: 'wf' });
+    const clients = [connectWs(runUrl('run1')), connectWs(runUrl('run1'))];
+    for (const client of clients) await client.events.until((e) => e.length === 1, 'the replay');
+    t.runtime.step('run1', 'a');
+    for (const client of clients) await client.events.until((e) => e.length === 3, 'live events');
+    expect(requests).to.have.length(2);
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A WeakRef's target lives at least until the current job ends.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    gc();
+    const reachable = requests.filter((ref) => ref.deref() !== undefined).length;
+    expect(reachable, 'upgrade requests still reachable').to.equal(0);
+    for (const client of clients) expect(client.ws.readyState).to.equal(client.ws.OPEN);
+    // The sockets still stream and close normally.
+    t.runtime.emit('run1', { type: 'workflow_end', status: 'success' });
+    for (const client of clients) {
+      expect(seqs(await untilEnd(client))).to.deep.equal(range(0, 3));
+      expect((await leave(client)).code).to.equal(1000);
+    }
+    await t.disconnects.until((counts) => counts.at(-1) === 0, 'the server-side closes');
+  });
+
   it('gives many clients joining while events flow every event once, in order', async () => {
     t = await startTestServer();
     t.runtime.emit('run1', { type: 'workflow_start', workflow_name: 'wf' });

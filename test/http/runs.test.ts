@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { call, startTestService, type TestService } from './harness.js';
 
 const SLOW = `name: slow
@@ -205,6 +207,36 @@ describe('HTTP run endpoints', () => {
       evaluation: { dataset_source: 'elsewhere' },
     });
     expect(bad.status).to.equal(422);
+  });
+
+  it('keeps no event of a running run beyond the replay buffer (nothing buffers them for the POST)', async () => {
+    // 1 + 2 × 260 + 1 events while the first step sleeps: more than the 500 the hub keeps.
+    const echoes = Array.from(
+      { length: 260 },
+      (_, i) => `  - { name: e${i}, agent: tier0_echo, inputs: { v: ${i} } }`,
+    );
+    const many = `name: many\nsteps:\n  - { name: wait, agent: tier0_sleep, inputs: { ms: 60000 } }\n${echoes.join('\n')}\n`;
+    await writeFile(join(svc.workflowsDir, 'many.yaml'), many);
+    // Only weak references to the events (this listener keeps nothing).
+    const seen: WeakRef<object>[] = [];
+    const off = svc.runtime.subscribe((event) => {
+      if (event.run_id === 'many-1') seen.push(new WeakRef(event));
+    });
+    try {
+      await startRun({ workflow: 'many', run_id: 'many-1' });
+      while (seen.length < 522) await new Promise<void>((resolve) => setImmediate(resolve));
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      // A WeakRef's target lives at least until the current job ends.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      gc();
+      const alive = seen.filter((ref) => ref.deref() !== undefined).length;
+      expect(alive, 'events reachable while the run sleeps').to.be.at.most(500);
+      expect((await call(svc.url, 'POST', '/api/runs/many-1/cancel')).status).to.equal(200);
+      expect((await svc.finished('many-1')).status).to.equal('failed');
+    } finally {
+      off();
+    }
   });
 
   it('a duplicate active run_id is 409; cancel answers cancelling, then 409, unknown 404', async () => {

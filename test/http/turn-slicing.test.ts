@@ -91,7 +91,7 @@ describe('turn slicing of requests and upgrades', () => {
       await service.dispose();
     });
 
-    it("passes its requests and upgrades through the runtime's slicer, which run starts use too", async () => {
+    it("passes its requests and upgrades through the runtime's slicer, which run starts and ends use too", async () => {
       service = await startTestService();
       const slicer = internalsOf(service.runtime)?.slicer;
       expect(slicer, 'the runtime exposes its slicer').to.not.equal(undefined);
@@ -110,7 +110,7 @@ describe('turn slicing of requests and upgrades', () => {
       expect(asked).to.equal(2);
       client.ws.close(1000);
       await client.closed;
-      // A run start: its request, its launch and its begin.
+      // A run: its request, its launch, its begin and its end.
       const response = await fetch(`${service.url}/api/run`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -119,7 +119,7 @@ describe('turn slicing of requests and upgrades', () => {
       expect(response.status).to.equal(200);
       const { run_id: runId } = (await response.json()) as { run_id: string };
       await service.finished(runId);
-      expect(asked).to.equal(5);
+      expect(asked).to.equal(6);
     });
   });
 });

@@ -162,6 +162,9 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
           ? { timeoutMs: profile.max_duration_minutes * 60_000 }
           : {}),
         extra,
+        // Clients follow runs through the event hub (WebSocket, SSE): a buffer of every event
+        // for the handle, which nothing here reads, would hold them all until the run ends.
+        events: false,
       });
     } catch (error) {
       if (error instanceof NotFoundError && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime, RuntimeOptions, WorkflowEvent } from '../../../src/engine/types.js';
@@ -109,6 +111,52 @@ describe('createRuntime', () => {
     ]);
     expect(events[0]).to.include({ workflow_name: 'echo', adapter: 'native', step_count: 1 });
     expect(record.status).to.equal('success');
+  });
+
+  it('keeps no events for the handle of a run started with events: false; subscribers get them all', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const rt = make({
+      persist: false,
+      agents: {
+        hold: () =>
+          released.then(() => ({ output: { ok: true }, modelUsed: null, tokensUsed: null })),
+      },
+    });
+    // Only weak references to the events (this listener keeps nothing).
+    const seen = new Map<string, WeakRef<WorkflowEvent>[]>();
+    rt.subscribe((event) => {
+      seen.set(event.run_id, [...(seen.get(event.run_id) ?? []), new WeakRef(event)]);
+    });
+    const workflow = { name: 'held', steps: [{ name: 'a', agent: 'hold' }] };
+    const kept = await rt.start({ workflow, runId: 'kept' });
+    const dropped = await rt.start({ workflow, runId: 'dropped', events: false });
+    // Both runs are waiting in their step: workflow_start and step_start are out.
+    while ((seen.get('dropped')?.length ?? 0) < 2 || (seen.get('kept')?.length ?? 0) < 2) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    // A WeakRef's target lives at least until the current job ends.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    gc();
+    const alive = (runId: string): number =>
+      (seen.get(runId) ?? []).filter((ref) => ref.deref() !== undefined).length;
+    expect(alive('kept'), "the default handle's buffer").to.equal(2);
+    expect(alive('dropped'), 'events kept for a handle without events').to.equal(0);
+    release();
+    expect((await dropped.done).status).to.equal('success');
+    expect(seen.get('dropped')).to.have.length(4);
+    const events: WorkflowEvent[] = [];
+    for await (const event of dropped.events) events.push(event);
+    expect(events).to.deep.equal([]);
+    for await (const event of kept.events) events.push(event);
+    expect(sequence(events)).to.deep.equal([
+      'workflow_start',
+      'step_start:a',
+      'step_end:a',
+      'workflow_end',
+    ]);
   });
 
   it('publishes every event to subscribers and every record write to onRecord, files only when persisting', async () => {

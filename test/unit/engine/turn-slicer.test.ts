@@ -131,3 +131,55 @@ describe('runtime: run starts arriving together', () => {
     });
   }
 });
+
+describe('runtime: run ends written together', () => {
+  let dir: string;
+  let runtime: Runtime | undefined;
+  beforeEach(async () => {
+    dir = await tempDir('agentic-end-slices-');
+  });
+  afterEach(async () => {
+    stopCounters();
+    await runtime?.shutdown({ graceMs: 1000 });
+    runtime = undefined;
+    await removeDir(dir);
+  });
+
+  it('send their workflow_end over event-loop turns, a few milliseconds of ends each', async () => {
+    let release!: () => void;
+    const finishTogether = new Promise<void>((resolve) => (release = resolve));
+    const rt = (runtime = createRuntime({
+      runsDir: join(dir, 'runs'),
+      workflowsDir: dir,
+      persist: true,
+      // Every step finishes at once, so the end files go to the write thread together.
+      agents: {
+        wait: () =>
+          finishTogether.then(() => ({ output: { ok: true }, modelUsed: null, tokensUsed: null })),
+      },
+    }));
+    const turns = countTurns();
+    const endTurns: number[] = [];
+    const ended: string[] = [];
+    rt.subscribe((event) => {
+      if (event.type !== 'workflow_end') return;
+      ended.push(event.run_id);
+      endTurns.push(turns.now);
+      // 1 ms of synchronous work per end, as a subscriber's fan-out costs on a busy service.
+      const until = performance.now() + 1;
+      while (performance.now() < until);
+    });
+    const workflow = { name: 'w', steps: [{ name: 'a', agent: 'wait' }] };
+    const ids = Array.from({ length: 40 }, (_, n) => `end-${n}`);
+    const handles = await Promise.all(ids.map((runId) => rt.start({ workflow, runId })));
+    release();
+    const records = await Promise.all(handles.map((handle) => handle.done));
+    expect(records.map((record) => record.status)).to.deep.equal(ids.map(() => 'success'));
+    expect([...ended].sort()).to.deep.equal([...ids].sort());
+    // The slice budget is 4 ms: at most 4 one-millisecond ends go in a slice, and a turn
+    // (counted from check phase to check phase) overlaps at most two slices.
+    const perTurn = new Map<number, number>();
+    for (const at of endTurns) perTurn.set(at, (perTurn.get(at) ?? 0) + 1);
+    expect(Math.max(...perTurn.values())).to.be.at.most(8);
+  });
+});
