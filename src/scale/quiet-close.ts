@@ -84,12 +84,16 @@ export async function settledWithin<T>(promise: Promise<T>, ms: number, fallback
 }
 
 /**
- * Drops the blocking connection of a BullMQ Worker whose close was cut short. The Worker blocks
- * on a duplicate of the connection it was given, which only its own close ends (by QUIT, which
- * waits for a Redis that is away): left alone it reconnects forever and keeps the process alive.
- * Its main loop does not reconnect it once the Worker is closing.
+ * Lets go of a BullMQ Worker whose close was cut short (Redis lost during it). Its unforced close
+ * waits for its blocking connection's `end`, which ioredis never emits for a connection without
+ * a socket (one reconnecting), so it stays stuck before it stops the lock renewal timer and
+ * drops that duplicate connection, which reconnects forever: both would keep the process alive.
+ * Its main loop does not reconnect the connection once the Worker is closing.
  */
-export async function dropBlockingConnection(worker: Worker): Promise<void> {
+export async function abandonWorker(worker: Worker): Promise<void> {
+  // BullMQ 5 declares `lockManager` protected; its close() only clears the renewal timer.
+  const { lockManager } = worker as unknown as { lockManager?: { close(): Promise<void> } };
+  await lockManager?.close().catch(() => undefined);
   // Resolves with the duplicate once it was set up (at start, with Redis there).
   const ready = worker.waitUntilReady().catch(() => undefined);
   const blocking = await settledWithin(ready, CLOSE_WITHOUT_REDIS_MS, undefined);

@@ -22,7 +22,7 @@ import type { Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError } from '../errors.js';
 import { extractTraceContext } from '../tracing/index.js';
 import { parseCancelRequest, type RunClaims } from './run-claims.js';
-import { closeWithin, dropBlockingConnection, unsubscribeQuietly } from './quiet-close.js';
+import { abandonWorker, closeWithin, unsubscribeQuietly } from './quiet-close.js';
 import { finaliseInterruptedRun } from './run-finaliser.js';
 import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
 
@@ -200,10 +200,13 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     isActive: (runId) => runtime.isActive(runId),
     activeRuns: () => runtime.activeRuns(),
     async close(graceMs) {
-      // No new jobs from here; the jobs running are awaited by BullMQ's close.
-      const closed = worker.close();
+      // No new jobs from here (needs no Redis); the runs going on finish within the grace.
+      await worker.pause(true);
       await runtime.shutdown({ graceMs });
-      if (!(await closeWithin(options.connection, closed))) await dropBlockingConnection(worker);
+      // BullMQ's unforced close finishes its bookkeeping of those jobs in Redis; while Redis is
+      // away only a forced one ends (the claims and run files are already settled).
+      const closed = worker.close(options.connection.status !== 'ready');
+      if (!(await closeWithin(options.connection, closed))) await abandonWorker(worker);
       stop.abort();
       await Promise.all(finalising);
       offRecord();

@@ -13,6 +13,11 @@ import { packageRoot } from '../../src/config/index.js';
 // Resolved here: children may run in a directory without node_modules.
 const TSX = pathToFileURL(createRequire(join(packageRoot, 'package.json')).resolve('tsx')).href;
 const MAIN = join(packageRoot, 'src', 'main.ts');
+/** What `npm start` runs: the compiled entry point (benchmarks measure what ships). */
+const DIST_MAIN = join(packageRoot, 'dist', 'src', 'main.js');
+
+/** `src`: the TypeScript sources through tsx (tests); `dist`: the build `npm start` runs. */
+export type ClusterEntry = 'src' | 'dist';
 
 /** One service process of the cluster. */
 export interface ClusterProcess {
@@ -39,6 +44,8 @@ export interface ClusterOptions {
   workers?: number;
   /** Extra variables for every process (e.g. AGENTIC_WORKER_LOCK_SECONDS). */
   env?: Record<string, string>;
+  /** @default 'src' */
+  entry?: ClusterEntry;
 }
 
 export interface Cluster {
@@ -67,8 +74,10 @@ function parseLines(text: string): Record<string, unknown>[] {
 export function spawnService(
   role: 'api' | 'worker' | 'all',
   env: Record<string, string>,
+  entry: ClusterEntry = 'src',
 ): Promise<ClusterProcess> {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], {
+  const args = entry === 'dist' ? ['--max-semi-space-size=64', DIST_MAIN] : ['--import', TSX, MAIN];
+  const child = spawn(process.execPath, args, {
     cwd: packageRoot,
     env: { PATH: process.env.PATH ?? '', AGENTIC_ROLE: role, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -118,7 +127,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     role: 'api' | 'worker' | 'all',
     env: Record<string, string> = {},
   ): Promise<ClusterProcess> => {
-    const started = await spawnService(role, { ...base, ...env });
+    const started = await spawnService(role, { ...base, ...env }, options.entry);
     all.push(started);
     return started;
   };
