@@ -115,6 +115,11 @@ export interface Config {
   role: 'all' | 'api' | 'worker';
   /** AGENTIC_WORKER_CONCURRENCY: runs a worker executes at once. */
   workerConcurrency: number;
+  /**
+   * AGENTIC_WORKER_PORT: the port of a worker's endpoint (metrics, health), or undefined when
+   * the worker listens on no port. Unset, it is {@link DEFAULT_WORKER_PORT} with metrics on.
+   */
+  workerPort: number | undefined;
   /** AGENTIC_WORKER_LOCK_SECONDS, in ms: a worker silent this long is taken for dead. */
   workerLockMs: number;
   /** AGENTIC_EVENT_STREAM_TTL_SECONDS, in ms: a run's Redis event stream lives this long after it ends. */
@@ -124,6 +129,13 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * A worker's endpoint port when AGENTIC_METRICS=1 and AGENTIC_WORKER_PORT is unset: the port
+ * Prometheus exporters conventionally use (OpenTelemetry's Prometheus exporter), distinct from
+ * AGENTIC_PORT so an api instance and a worker on one host do not collide.
+ */
+export const DEFAULT_WORKER_PORT = 9464;
 
 const DEFAULT_CORS_ORIGINS = [5173, 8000, 8010].flatMap((port) => [
   `http://localhost:${port}`,
@@ -302,6 +314,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     redisUrl: str('REDIS_URL'),
     role: raw.AGENTIC_ROLE as Config['role'],
     workerConcurrency: num('AGENTIC_WORKER_CONCURRENCY'),
+    // A worker with metrics must be scrapable; without, it listens only when asked to.
+    workerPort:
+      raw.AGENTIC_WORKER_PORT !== undefined
+        ? num('AGENTIC_WORKER_PORT')
+        : bool('AGENTIC_METRICS')
+          ? DEFAULT_WORKER_PORT
+          : undefined,
     workerLockMs: num('AGENTIC_WORKER_LOCK_SECONDS') * 1000,
     eventStreamTtlMs: num('AGENTIC_EVENT_STREAM_TTL_SECONDS') * 1000,
     redisPrefix: String(raw.AGENTIC_REDIS_PREFIX),

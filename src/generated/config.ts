@@ -361,6 +361,10 @@ export interface Environment {
    */
   AGENTIC_WORKER_CONCURRENCY?: number;
   /**
+   * AGENTIC_ROLE=worker: port (on AGENTIC_HOST) of the worker's own HTTP endpoint, GET /metrics (with AGENTIC_METRICS=1) and the health probes /api/health and /api/health/ready; 0 picks a free port (logged). Unset: 9464 when AGENTIC_METRICS=1, else the worker listens on no port.
+   */
+  AGENTIC_WORKER_PORT?: number;
+  /**
    * With REDIS_URL: how long a worker's hold on a running run lasts without renewal (renewed every half of it). A worker silent for longer (killed, its machine gone) is taken for dead: its runs end failed with error interrupted, never run again.
    */
   AGENTIC_WORKER_LOCK_SECONDS?: number;

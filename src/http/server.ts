@@ -223,7 +223,9 @@ async function startWith(
       history.markLoaded();
     },
   );
-  const stopObserving = metrics === undefined ? undefined : observeRuntime(runtime, metrics);
+  // Metrics count what this process executes: an api instance's queued runs are counted by the
+  // worker that runs them, so a deployment's series add up to each run once.
+  const stopObserving = metrics === undefined ? undefined : observeRuntime(executor, metrics);
   const hub = createEventHub({
     ...(metrics === undefined ? {} : { onEviction: () => metrics.replayEvictions.inc() }),
     runtime: executor,

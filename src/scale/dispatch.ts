@@ -27,6 +27,11 @@ export interface DispatchOptions {
   runtime: RuntimeOptions;
   /** Which parts to start. @default from `config.role` */
   role?: Config['role'];
+  /**
+   * The runtime the worker executes runs on (a worker process makes it first, for its
+   * endpoint). @default one made from `runtime`, `AGENTIC_WORKER_CONCURRENCY` runs at most
+   */
+  workerRuntime?: Runtime;
 }
 
 export interface Dispatch {
@@ -39,9 +44,10 @@ export interface Dispatch {
   /**
    * What executes runs in this process: the worker, or for an api instance nothing (no events,
    * no records, no run active here). The event hub serves these runs from memory, the run
-   * publisher sends their events and records to the shared replay store.
+   * publisher sends their events and records to the shared replay store, and the run metrics
+   * count them (an api instance counts none: each run is counted once, by its worker).
    */
-  executor: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive'>;
+  executor: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive' | 'activeRuns'>;
   /** Readiness: rejects with a safe message when the run queue does not answer. */
   checkQueue(): Promise<void>;
   /** Ends everything (see the module comment); runs get `graceMs` to finish. */
@@ -56,7 +62,13 @@ const NOTHING_EXECUTES: Dispatch['executor'] = {
   subscribe: () => () => undefined,
   onRecord: () => () => undefined,
   isActive: () => false,
+  activeRuns: () => [],
 };
+
+/** A worker's runtime: it runs what the queue gives it, so its concurrency is the limit. */
+export function createWorkerRuntime(config: Config, runtime: RuntimeOptions): Runtime {
+  return createRuntime({ ...runtime, maxActiveRuns: config.workerConcurrency });
+}
 
 /** Starts the dispatch parts of `role` on `config.redisUrl` (checked reachable beforehand). */
 export function startDispatch(options: DispatchOptions): Dispatch {
@@ -79,11 +91,7 @@ export function startDispatch(options: DispatchOptions): Dispatch {
   let workerRuntime: Runtime | undefined;
   let worker: RunWorker | undefined;
   if (role !== 'api') {
-    // A worker's runtime runs what the queue gives it: its concurrency is the limit.
-    workerRuntime = createRuntime({
-      ...options.runtime,
-      maxActiveRuns: config.workerConcurrency,
-    });
+    workerRuntime = options.workerRuntime ?? createWorkerRuntime(config, options.runtime);
     worker = createRunWorker({
       runtime: workerRuntime,
       claims,

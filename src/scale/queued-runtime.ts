@@ -31,6 +31,7 @@ import {
 import { AppError, ConflictError, ERROR_CODES, errorMessage } from '../errors.js';
 import type { RunRecord } from '../generated/run-record.js';
 import { emptyRecoveryReport } from '../store/startup-recovery.js';
+import { injectTraceContext } from '../tracing/index.js';
 import { readRunFile } from '../store/run-files.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import { parseClaimChange, type RunClaims } from './run-claims.js';
@@ -160,10 +161,13 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     }
     if (!claimed) throw new ConflictError(`run '${runId}' is already active`);
     mirror.apply(runId, true);
-    const { inputLocPrefix: _loc, ...rest } = request;
+    // The trace context travels as W3C strings: a Context object does not survive JSON.
+    const { inputLocPrefix: _loc, traceContext, ...rest } = request;
+    const trace = traceContext === undefined ? undefined : injectTraceContext(traceContext);
     const job: RunJob = {
       runId,
       request: { ...rest, workflow: request.workflow, runId, adapter },
+      ...(trace === undefined ? {} : { trace }),
     };
     try {
       await queue.add(runId, job, { jobId: runId });

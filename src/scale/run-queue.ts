@@ -7,6 +7,7 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { RunRequest } from '../engine/types.js';
+import type { TraceCarrier } from '../tracing/index.js';
 import { RUN_QUEUE } from './keys.js';
 
 export { RUN_QUEUE };
@@ -18,7 +19,12 @@ export const STALLED_REASON = 'job stalled more than allowable limit';
 export interface RunJob {
   runId: string;
   /** The request; `workflow` is a name or a YAML path of the shared workflows directory. */
-  request: RunRequest & { runId: string; workflow: string };
+  request: Omit<RunRequest, 'traceContext'> & { runId: string; workflow: string };
+  /**
+   * The W3C trace context of the request that queued the run (tracing on at the api
+   * instance): the worker's run span continues it. Absent without tracing.
+   */
+  trace?: TraceCarrier;
 }
 
 /**

@@ -21,6 +21,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError } from '../errors.js';
+import { extractTraceContext } from '../tracing/index.js';
 import { parseCancelRequest, type RunClaims } from './run-claims.js';
 import { abandonWorker, closeWithin, unsubscribeQuietly } from './quiet-close.js';
 import { finaliseInterruptedRun } from './run-finaliser.js';
@@ -57,6 +58,8 @@ export interface RunWorker {
   onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
   /** Whether a run executes here. */
   isActive(runId: string): boolean;
+  /** The runs executing here (not those queued or executing on other workers). */
+  activeRuns(): string[];
   /** Stops taking runs; runs finish within `graceMs`, then are cancelled. Shuts the runtime down. */
   close(graceMs: number): Promise<void>;
 }
@@ -82,14 +85,18 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
   });
 
   async function execute(job: Job<RunJob>): Promise<RunJobResult> {
-    const { runId, request } = job.data;
+    const { runId, request, trace } = job.data;
     if (!(await claims.markRunning(runId, label))) {
       logger.warn({ runId }, 'queued run has no claim (released meanwhile); not run');
       return { filename: undefined, status: 'failed' };
     }
     let handle;
     try {
-      handle = await runtime.start(request);
+      // The run span continues the trace of the request that queued the run (ignored when
+      // this runtime traces nothing).
+      handle = await runtime.start(
+        trace === undefined ? request : { ...request, traceContext: extractTraceContext(trace) },
+      );
     } catch (error) {
       if (error instanceof AppError && error.code === ERROR_CODES.RUNTIME_CLOSED) {
         // Shutting down: back to the queue unstarted, for another worker.
@@ -204,6 +211,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       };
     },
     isActive: (runId) => runtime.isActive(runId),
+    activeRuns: () => runtime.activeRuns(),
     async close(graceMs) {
       // No new jobs from here (needs no Redis); the runs going on finish within the grace.
       await worker.pause(true);

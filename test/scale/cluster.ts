@@ -29,7 +29,10 @@ export interface ClusterProcess {
   logs(): Record<string, unknown>[];
   /** Settles with the exit code (null after a signal). */
   exit: Promise<number | null>;
-  /** `http://127.0.0.1:<port>` of an api instance; empty for a worker. */
+  /**
+   * `http://127.0.0.1:<port>` of an api instance, or of a worker's endpoint (metrics, health;
+   * each worker of the cluster has one on a free port); empty for a worker that listens on none.
+   */
   url: string;
 }
 
@@ -111,6 +114,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     REDIS_URL: options.redisUrl,
     AGENTIC_HOST: '127.0.0.1',
     AGENTIC_PORT: '0',
+    // Several workers on one machine: each endpoint on a free port (its start line names it).
+    AGENTIC_WORKER_PORT: '0',
     AGENTIC_RUNS_DIR: options.runsDir,
     AGENTIC_WORKFLOWS_DIR: options.workflowsDir,
     AGENTIC_NO_LLM: '1',

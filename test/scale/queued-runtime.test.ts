@@ -7,11 +7,14 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/index.js';
 import { AppError } from '../../src/errors.js';
 import { createSilentLogger } from '../../src/log.js';
 import { startDispatch, type Dispatch } from '../../src/scale/dispatch.js';
+import { RUN_QUEUE, type RunJob } from '../../src/scale/run-queue.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
 
 const ECHO = `name: echo_in
@@ -122,5 +125,33 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
     expect(record).to.include({ status: 'failed', error: 'cancelled' });
     expect(runs.isActive('q-wait')).to.equal(false);
     expect(await runs.cancel('q-wait')).to.equal(false);
+  });
+
+  it("queues the request's trace context as W3C strings, and nothing without one", async () => {
+    const runs = dispatch.runs!;
+    const traceContext = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: TraceFlags.SAMPLED,
+    });
+    await runs.start({ workflow: 'waiting', runId: 'q-traced', traceContext });
+    await runs.start({ workflow: 'waiting', runId: 'q-plain' });
+    const queue = new Queue<RunJob>(RUN_QUEUE, { connection: client, prefix: 'agentic' });
+    try {
+      const traced = (await queue.getJob('q-traced'))!.data;
+      expect(traced.trace).to.deep.equal({
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      });
+      expect(traced.request).not.to.have.property('traceContext');
+      const plain = (await queue.getJob('q-plain'))!.data;
+      expect(plain).to.deep.equal({
+        runId: 'q-plain',
+        request: { workflow: 'waiting', runId: 'q-plain', adapter: plain.request.adapter },
+      });
+    } finally {
+      await queue.close();
+    }
+    expect(await runs.cancel('q-traced')).to.equal(true);
+    expect(await runs.cancel('q-plain')).to.equal(true);
   });
 });
