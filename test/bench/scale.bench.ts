@@ -5,14 +5,16 @@
  *     load: BENCH_SCALE_RUNS (2000) runs of `test_deterministic` in no-LLM mode,
  *     BENCH_SCALE_CONCURRENCY (20) in flight (a client starts the next run when one's file is
  *     final);
- *  2. the cross-instance event latency (a run's event on one instance → a WebSocket client on
+ *  2. Redis memory per active and per ended run (streams not yet expired);
+ *  3. the cross-instance event latency (a run's event on one instance → a WebSocket client on
  *     another, through the Redis stream): {@link measureCrossInstanceLatency}, target p99 ≤ 20 ms.
  * A run counts as done when its run file holds a final status (seen through fs.watch on the
  * shared runs directory, then read), so the figure includes the write through the worker.
  * Processes, Redis and this client share the machine's cores: read the figures side by side.
  */
 import { watch } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { Redis } from 'ioredis';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -106,12 +108,71 @@ async function load(api: ClusterProcess, runsDir: string, label: string): Promis
   };
 }
 
+const HELD = 200;
+const HOLD_WORKFLOW = `name: bench_hold
+description: Benchmark only - two echo steps, then holds for hold_ms.
+inputs:
+  hold_ms: { type: integer, default: 8000 }
+steps:
+  - { name: a, agent: tier0_echo, inputs: { text: one } }
+  - { name: b, agent: tier0_echo, depends_on: [a], inputs: { text: two } }
+  - { name: hold, agent: tier0_sleep, depends_on: [b], inputs: { ms: \${inputs.hold_ms} } }
+`;
+
+interface MemoryReport {
+  perActiveBytes: number;
+  perFinishedBytes: number;
+}
+
+/**
+ * Redis memory per active run: `used_memory` with {@link HELD} runs of `bench_hold` all
+ * executing (claim, job, event stream so far) against before them, and once they ended (what
+ * stays until the streams expire: the streams and the history notices).
+ */
+async function redisMemory(api: ClusterProcess, client: Redis): Promise<MemoryReport> {
+  const used = async (): Promise<number> => {
+    const info = await client.info('memory');
+    return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN);
+  };
+  const before = await used();
+  await Promise.all(
+    Array.from({ length: HELD }, async (_, i) => {
+      const response = await fetch(`${api.url}/api/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow: 'bench_hold', run_id: `held-${i}` }),
+      });
+      if (response.status !== 200) throw new Error(`POST answered ${response.status}`);
+      await response.arrayBuffer();
+    }),
+  );
+  // Every run holding: its claim marked running and its stream past step b's end.
+  const holding = async (): Promise<boolean> => {
+    const lengths = await Promise.all(
+      Array.from({ length: HELD }, (_, i) => client.xlen(`agentic:run:held-${i}:events`)),
+    );
+    return lengths.every((length) => length >= 6);
+  };
+  while (!(await holding())) await new Promise((resolve) => setTimeout(resolve, 100));
+  const active = await used();
+  while ((await client.scard('agentic:claims:active')) > 0) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const finished = await used();
+  return {
+    perActiveBytes: (active - before) / HELD,
+    perFinishedBytes: (finished - before) / HELD,
+  };
+}
+
 function row(name: string, report: LoadReport): string {
   return `| ${name} | ${report.runsPerSecond.toFixed(0)} runs/s | ${report.p50Ms.toFixed(1)} ms | ${report.p99Ms.toFixed(1)} ms | ${report.failed} |`;
 }
 
 const root = await mkdtemp(join(tmpdir(), 'agentic-bench-scale-'));
-const workflowsDir = join(packageRoot, 'workflows');
+const workflowsDir = join(root, 'workflows');
+await cp(join(packageRoot, 'workflows'), workflowsDir, { recursive: true });
+await writeFile(join(workflowsDir, 'bench_hold.yaml'), HOLD_WORKFLOW);
 const common = {
   AGENTIC_HOST: '127.0.0.1',
   AGENTIC_PORT: '0',
@@ -142,14 +203,19 @@ try {
     workflowsDir,
     apis: 1,
     workers: 2,
-    env: common,
+    // Every held run executes at once for the memory figure (the loads keep 20 in flight).
+    env: { ...common, AGENTIC_WORKER_CONCURRENCY: String(HELD) },
     entry: 'dist',
   });
   let scaled: LoadReport;
+  let memory: MemoryReport;
+  const client = new Redis(redis.url);
   try {
     await load(cluster.apis[0]!, clusterDir, 'warm');
     scaled = await load(cluster.apis[0]!, clusterDir, 'scaled');
+    memory = await redisMemory(cluster.apis[0]!, client);
   } finally {
+    client.disconnect();
     await cluster.stop();
   }
   console.log('');
@@ -157,6 +223,9 @@ try {
   console.log('| --- | --- | --- | --- | --- |');
   console.log(row('1 process (all, no Redis)', one));
   console.log(row('1 api + 2 workers + Redis', scaled));
+  console.log(
+    `\nRedis memory per run (${HELD} runs of bench_hold, 6 events each so far): ${(memory.perActiveBytes / 1024).toFixed(1)} KiB while active (claim, job, event stream), ${(memory.perFinishedBytes / 1024).toFixed(1)} KiB once ended (stream and history notice, until AGENTIC_EVENT_STREAM_TTL_SECONDS)`,
+  );
   const latency = await measureCrossInstanceLatency();
   console.log(
     `\ncross-instance event latency (run on A → WebSocket client on B via Redis): p50 ${latency.p50Ms.toFixed(2)} ms, p99 ${latency.p99Ms.toFixed(2)} ms, max ${latency.maxMs.toFixed(1)} ms over ${latency.events} events of ${latency.runs} runs (target p99 ≤ 20 ms)`,
