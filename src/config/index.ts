@@ -1,4 +1,4 @@
-export { loadConfig, type Config } from './load-config.js';
+export { loadConfig, DEFAULT_WORKER_PORT, type Config } from './load-config.js';
 export { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 export { packageRoot, packageVersion } from './package-info.js';
 export { shippedAgentCatalogue, shippedModelsFile } from './package-info.js';

@@ -111,10 +111,17 @@ export interface Config {
   logFormat: 'json' | 'text';
   logLevel: string;
   redisUrl: string | undefined;
-  /** AGENTIC_ROLE: only `all` in this version (api and worker are refused at load). */
+  /** AGENTIC_ROLE: api and worker need {@link Config.redisUrl}. */
   role: 'all' | 'api' | 'worker';
   /** AGENTIC_WORKER_CONCURRENCY: runs a worker executes at once. */
   workerConcurrency: number;
+  /**
+   * AGENTIC_WORKER_PORT: the port of a worker's endpoint (metrics, health), or undefined when
+   * the worker listens on no port. Unset, it is {@link DEFAULT_WORKER_PORT} with metrics on.
+   */
+  workerPort: number | undefined;
+  /** AGENTIC_WORKER_LOCK_SECONDS, in ms: a worker silent this long is taken for dead. */
+  workerLockMs: number;
   /** AGENTIC_EVENT_STREAM_TTL_SECONDS, in ms: a run's Redis event stream lives this long after it ends. */
   eventStreamTtlMs: number;
   /** AGENTIC_REDIS_PREFIX: prefix of every Redis key and BullMQ queue. */
@@ -122,6 +129,13 @@ export interface Config {
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * A worker's endpoint port when AGENTIC_METRICS=1 and AGENTIC_WORKER_PORT is unset: the port
+ * Prometheus exporters conventionally use (OpenTelemetry's Prometheus exporter), distinct from
+ * AGENTIC_PORT so an api instance and a worker on one host do not collide.
+ */
+export const DEFAULT_WORKER_PORT = 9464;
 
 const DEFAULT_CORS_ORIGINS = [5173, 8000, 8010].flatMap((port) => [
   `http://localhost:${port}`,
@@ -167,11 +181,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     }
   }
   const tierChains = readTierOverrides(env, problems);
-  // Separate api and worker processes (BullMQ dispatch) are not in this version: refuse them
-  // rather than start a process that silently behaves as `all`.
-  if (raw.AGENTIC_ROLE !== undefined && raw.AGENTIC_ROLE !== 'all' && problems.length === 0) {
+  if (raw.AGENTIC_ROLE !== 'all' && raw.REDIS_URL === undefined && problems.length === 0) {
     problems.push(
-      `AGENTIC_ROLE=${String(raw.AGENTIC_ROLE)}: separate api and worker processes are not in this version; use all (the default). REDIS_URL already shares events, history, limits and breaker state between instances.`,
+      `AGENTIC_ROLE=${String(raw.AGENTIC_ROLE)} needs REDIS_URL: api instances and workers meet only through Redis.`,
     );
   }
   if (problems.length > 0) throw new ConfigError(problems);
@@ -302,6 +314,14 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     redisUrl: str('REDIS_URL'),
     role: raw.AGENTIC_ROLE as Config['role'],
     workerConcurrency: num('AGENTIC_WORKER_CONCURRENCY'),
+    // A worker with metrics must be scrapable; without, it listens only when asked to.
+    workerPort:
+      raw.AGENTIC_WORKER_PORT !== undefined
+        ? num('AGENTIC_WORKER_PORT')
+        : bool('AGENTIC_METRICS')
+          ? DEFAULT_WORKER_PORT
+          : undefined,
+    workerLockMs: num('AGENTIC_WORKER_LOCK_SECONDS') * 1000,
     eventStreamTtlMs: num('AGENTIC_EVENT_STREAM_TTL_SECONDS') * 1000,
     redisPrefix: String(raw.AGENTIC_REDIS_PREFIX),
   });

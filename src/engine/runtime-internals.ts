@@ -28,7 +28,7 @@ export function withInternals<T extends Runtime>(runtime: T, internals: RuntimeI
   return runtime;
 }
 
-/** The internals of a runtime made by `createRuntime`; undefined for any other `Runtime`. */
-export function internalsOf(runtime: Runtime): RuntimeInternals | undefined {
+/** The internals of a runtime made by `createRuntime`; undefined for anything else (a queued runtime). */
+export function internalsOf(runtime: object): RuntimeInternals | undefined {
   return (runtime as Partial<Record<typeof INTERNALS, RuntimeInternals>>)[INTERNALS];
 }

@@ -12,7 +12,6 @@ import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
 import { createTurnSlicer, TURN_SLICE_MS } from './turn-slicer.js';
-import { isAdapterName } from '../config/adapter-names.js';
 import {
   AdapterUnavailableError,
   AppError,
@@ -45,6 +44,7 @@ import { createGraphAdapter } from './adapters/graph.js';
 import { agentLoopLimits } from '../agents/agent-loop.js';
 import { nativeAdapter } from './adapters/native.js';
 import { runMachine } from '../../machines/run.machine.js';
+import { chooseAdapter } from './adapter-choice.js';
 import { stableInspection } from './inspection.js';
 import { withInternals } from './runtime-internals.js';
 import { createRetryDelay } from './retry-policy.js';
@@ -58,7 +58,6 @@ import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createAttemptRunner } from './step-runner.js';
 import { systemClock } from './system-clock.js';
 import {
-  ADAPTERS,
   type AdapterName,
   type RunHandle,
   type RunRequest,
@@ -323,14 +322,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
 
   function pickAdapter(name: string | undefined): EngineAdapter {
-    const adapterName = name ?? resolved.defaultAdapter;
-    if (!isAdapterName(adapterName)) {
-      const msg = `unknown adapter '${adapterName}'; adapters are ${ADAPTERS.join(', ')}`;
-      throw new AppError(ERROR_CODES.ADAPTER_UNKNOWN, msg, {
-        status: 422,
-        details: [{ loc: ['adapter'], msg, type: 'value_error.adapter' }],
-      });
-    }
+    const adapterName = chooseAdapter(name, resolved.defaultAdapter);
     const adapter = adapters[adapterName];
     if (adapter === undefined) {
       throw new AdapterUnavailableError(`adapter '${adapterName}' is not available in this build`);

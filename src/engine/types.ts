@@ -1,4 +1,4 @@
-import type { ToolsOptions } from '../tools/index.js';
+import type { ApprovalAnswer, PendingApproval, ToolsOptions } from '../tools/index.js';
 /**
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
@@ -253,6 +253,52 @@ export interface Runtime {
   readonly options: ResolvedRuntimeOptions;
   /** High-risk tool calls waiting for approval, and the way to answer them (README "Approval"). */
   readonly approvals: RuntimeApprovals;
+}
+
+/**
+ * Approvals as the HTTP layer sees them: a runtime's own ({@link RuntimeApprovals}), or those of
+ * the workers of a deployment, asked through Redis (`src/scale/shared-approvals.ts`).
+ */
+export interface RunServiceApprovals {
+  readonly provider: string;
+  readonly showArguments: boolean;
+  pending(): PendingApproval[] | Promise<PendingApproval[]>;
+  answer(
+    callId: string,
+    approve: boolean,
+    reason?: string,
+  ): ApprovalAnswer | Promise<ApprovalAnswer>;
+}
+
+/** A run a {@link RunService} accepted: its id, and its final record once it has ended. */
+export interface StartedRun {
+  runId: string;
+  /** Resolves with the final run record (never rejects). */
+  done: Promise<RunRecord>;
+}
+
+/**
+ * What the HTTP service needs of whatever executes its runs: a {@link Runtime} in one process,
+ * or on an api instance (`AGENTIC_ROLE=api`) the run queue, whose workers execute the runs
+ * elsewhere (`src/scale/queued-runtime.ts`). Every `Runtime` is one.
+ */
+export interface RunService {
+  /** Accepts a run: validated (workflow, inputs, run id) before it resolves. */
+  start(request: RunRequest): Promise<StartedRun>;
+  /** Cancels an active run wherever it executes; false when no such run is active. */
+  cancel(runId: string, reason?: string): boolean | Promise<boolean>;
+  isActive(runId: string): boolean;
+  activeRuns(): string[];
+  getWorkflow(name: string): Promise<CompiledWorkflow>;
+  subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  shutdown(options?: { graceMs?: number }): Promise<void>;
+  writes(): RunWriterStatus;
+  unwrittenRecord(runId: string): UnwrittenRecord | undefined;
+  readonly recovery: Promise<RecoveryReport>;
+  readonly options: ResolvedRuntimeOptions;
+  /** Pending tool-call approvals, wherever the runs execute. */
+  readonly approvals: RunServiceApprovals;
 }
 
 /** {@link RuntimeOptions} with every default applied (`runtime.options`). */

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { errorMessage, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import type { EvalBatchRequest } from '../generated/api/eval-batch-request.js';
 import type { EvalAggregate, EvalBatchResponse } from '../generated/api/eval-batch-response.js';
-import type { AdapterName, Runtime } from '../engine/types.js';
+import type { AdapterName, RunService } from '../engine/types.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import { parseDatasetSource, sampleAt, type DatasetCatalogue } from './datasets.js';
 import type { Evaluator } from './evaluator.js';
@@ -25,7 +25,7 @@ export const BATCH_ID = /^batch-[a-z0-9]{1,40}$/;
 export type BatchItem = EvalBatchResponse['items'][number];
 
 export interface BatchManagerOptions {
-  runtime: Pick<Runtime, 'start' | 'getWorkflow'>;
+  runtime: Pick<RunService, 'start' | 'getWorkflow'>;
   evaluator: Evaluator;
   datasets: DatasetCatalogue;
   /** Called after each sample finishes (with it), and once when the batch ends (CLI progress). */

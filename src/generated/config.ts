@@ -353,13 +353,21 @@ export interface Environment {
    */
   REDIS_URL?: string;
   /**
-   * What this process does. Only all (HTTP, WebSocket, SSE and run execution in one process) in this version; api and worker (runs dispatched to worker processes) are refused at start-up until dispatch lands.
+   * What this process does: all (HTTP, WebSocket, SSE and run execution in one process), api (HTTP, WebSocket, SSE; runs go to the queue; needs REDIS_URL), worker (executes queued runs; needs REDIS_URL).
    */
   AGENTIC_ROLE?: 'all' | 'api' | 'worker';
   /**
-   * Runs one worker process executes at once (AGENTIC_ROLE=worker, not in this version; validated now).
+   * Runs one worker process executes at once (AGENTIC_ROLE=worker, or all with REDIS_URL).
    */
   AGENTIC_WORKER_CONCURRENCY?: number;
+  /**
+   * AGENTIC_ROLE=worker: port (on AGENTIC_HOST) of the worker's own HTTP endpoint, GET /metrics (with AGENTIC_METRICS=1) and the health probes /api/health and /api/health/ready; 0 picks a free port (logged). Unset: 9464 when AGENTIC_METRICS=1, else the worker listens on no port.
+   */
+  AGENTIC_WORKER_PORT?: number;
+  /**
+   * With REDIS_URL: how long a worker's hold on a running run lasts without renewal (renewed every half of it). A worker silent for longer (killed, its machine gone) is taken for dead: its runs end failed with error interrupted, never run again.
+   */
+  AGENTIC_WORKER_LOCK_SECONDS?: number;
   /**
    * With REDIS_URL: how long a run's Redis event stream lives after the run ends (then replay comes from the run file).
    */

@@ -11,7 +11,7 @@ import Koa from 'koa';
 import { join } from 'node:path';
 import { packageRoot, packageVersion, type Config } from '../config/index.js';
 import type { TurnSlicer } from '../engine/turn-slicer.js';
-import type { Runtime } from '../engine/types.js';
+import type { RunService } from '../engine/types.js';
 import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
 import type { BatchManager } from '../eval/batch.js';
@@ -94,7 +94,7 @@ export interface AppDeps {
 /** The app plus its router (tests check every route against the OpenAPI document). */
 export type AgenticApp = Koa & { router: Router };
 
-export function createApp(runtime: Runtime, config: Config, deps: AppDeps): AgenticApp {
+export function createApp(runtime: RunService, config: Config, deps: AppDeps): AgenticApp {
   const { logger, history, hub, registry, metrics } = deps;
   // ctx.ip (unused by the guards, which call clientIp) then means the same entry clientIp trusts.
   const app = new Koa({ proxy: config.trustProxy, maxIpsCount: config.trustedProxyHops });

@@ -14,7 +14,7 @@ import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
-import type { Runtime } from '../engine/types.js';
+import type { RunService, Runtime } from '../engine/types.js';
 import { listAgents } from '../agents/agent-listing.js';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
@@ -38,12 +38,13 @@ import {
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
+import { startDispatch } from '../scale/dispatch.js';
+import { runtimeOptionsFromConfig } from '../scale/runtime-config.js';
 import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
 import { wireScaleOut } from '../scale/wiring.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
-import { toolsOptionsFromConfig } from '../tools/index.js';
 import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { internalsOf } from '../engine/runtime-internals.js';
@@ -87,7 +88,8 @@ export interface ServerOptions {
 export interface RunningServer {
   server: Server;
   app: AgenticApp;
-  runtime: Runtime;
+  /** What runs the service's runs: its runtime, or with `REDIS_URL` the run queue's facade. */
+  runtime: RunService;
   history: HistoryIndex;
   hub: EventHub;
   /** Batch evaluations. */
@@ -169,41 +171,35 @@ async function startWith(
     logger,
     recordCacheBytes: config.runCacheBytes,
   });
+  const runtimeOptions = runtimeOptionsFromConfig(config, {
+    logger,
+    llm: llm.router,
+    providers: llm.providers,
+    agents,
+    ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
+    ...(tracerProvider === undefined ? {} : { tracerProvider }),
+    ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
+  });
+  // With REDIS_URL runs go through the queue to workers (this process's own, in role `all`).
+  const dispatch =
+    options.runtime === undefined && config.redisUrl !== undefined
+      ? startDispatch({ config, logger, runtime: runtimeOptions })
+      : undefined;
   // The runtime's one start-up scan (recovery) feeds the index; an injected runtime did its own,
-  // so the index reads the directory itself. Either way in the background: the service listens
-  // at once, and readiness and the history endpoints answer 503 until the index is loaded.
-  const runtime =
+  // and runs dispatched to workers are indexed from the directory, so the index reads it itself.
+  // Either way in the background: the service listens at once, and readiness and the history
+  // endpoints answer 503 until the index is loaded.
+  const runtime: RunService =
     options.runtime ??
+    dispatch?.runs ??
     createRuntime({
       onStartupRecord: (record, filename) => history.addScanned(record, filename),
-      workflowsDir: config.workflowsDir,
-      ...(config.workflowsReadOnlyReason !== undefined
-        ? { workflowsReadOnlyReason: config.workflowsReadOnlyReason }
-        : {}),
-      runsDir: config.runsDir,
-      noLlm: config.noLlm,
-      llm: llm.router,
-      maxConcurrency: config.maxConcurrency,
-      maxActiveRuns: config.maxActiveRuns,
-      defaultAdapter: config.defaultAdapter,
-      logger,
-      writeConcurrency: config.writeConcurrency,
-      writeQueueMax: config.writeQueueMax,
-      writeRetryMaxMs: config.writeRetryMaxMs,
-      limits: config.limits,
-      tools: {
-        ...toolsOptionsFromConfig(config, llm.providers),
-        ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
-      },
-      ...(tracerProvider === undefined
-        ? {}
-        : { tracerProvider, traceSensitive: config.traceSensitive }),
-      ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
-      agents,
-      ...(config.externalAgentsDir !== undefined
-        ? { externalAgentsDir: config.externalAgentsDir }
-        : {}),
+      ...runtimeOptions,
     });
+  const indexedByRecovery = options.runtime === undefined && dispatch === undefined;
+  // What executes runs in this process: the hub serves these from memory (others from the
+  // shared replay store) and the publisher sends their events and records to Redis.
+  const executor = dispatch === undefined ? runtime : dispatch.executor;
   const retention = createRetention({
     runsDir: config.runsDir,
     history,
@@ -218,9 +214,7 @@ async function startWith(
     retention.written(history.runCount);
   });
   const historyLoaded = (
-    options.runtime === undefined
-      ? runtime.recovery.then(() => history.markLoaded())
-      : history.load()
+    indexedByRecovery ? runtime.recovery.then(() => history.markLoaded()) : history.load()
   ).then(
     () => retention.prune(),
     (error: unknown) => {
@@ -229,10 +223,12 @@ async function startWith(
       history.markLoaded();
     },
   );
-  const stopObserving = metrics === undefined ? undefined : observeRuntime(runtime, metrics);
+  // Metrics count what this process executes: an api instance's queued runs are counted by the
+  // worker that runs them, so a deployment's series add up to each run once.
+  const stopObserving = metrics === undefined ? undefined : observeRuntime(executor, metrics);
   const hub = createEventHub({
     ...(metrics === undefined ? {} : { onEviction: () => metrics.replayEvictions.inc() }),
-    runtime,
+    runtime: executor,
     history,
     finishedBuffers: config.finishedBuffers,
     finishedBuffersMaxBytes: config.finishedBuffersMaxBytes,
@@ -242,7 +238,7 @@ async function startWith(
   const wiring =
     scale === undefined
       ? undefined
-      : wireScaleOut(scale, { runtime, hub, history, config, logger });
+      : wireScaleOut(scale, { runtime: executor, hub, history, config, logger });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
@@ -314,7 +310,13 @@ async function startWith(
     ...(tracer === undefined ? {} : { tracer }),
     ...(scale === undefined
       ? {}
-      : { dependencyChecks: { redis: () => scale.check() }, admitRun: () => scale.admit() }),
+      : {
+          dependencyChecks: {
+            redis: () => scale.check(),
+            ...(dispatch === undefined ? {} : { queue: () => dispatch.checkQueue() }),
+          },
+          admitRun: () => scale.admit(),
+        }),
     slicer,
   });
 
@@ -378,6 +380,7 @@ async function startWith(
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     const batchesClosed = batches.close();
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
+    await dispatch?.close(config.shutdownGraceSeconds * 1000);
     await historyLoaded;
     await retention.stop();
     // Runs that ended during the shutdown are still scored and their evaluation events sent;

@@ -1,13 +1,17 @@
 /**
  * The service process (`npm start`, `agentic serve`): configuration from the environment,
  * start-up, and signal handling. Configuration errors (bad variables, an adapter that cannot be
- * loaded) print one message without a stack and exit 1. SIGTERM/SIGINT shut down gracefully
- * and exit 0; a second signal exits at once with 1.
+ * loaded, Redis unreachable) print one message without a stack and exit 1. SIGTERM/SIGINT shut
+ * down gracefully and exit 0; a second signal exits at once with 1. `AGENTIC_ROLE=worker`
+ * starts a worker instead of the HTTP service (no API; its metrics and health endpoint on
+ * AGENTIC_WORKER_PORT when one is configured).
  */
 import { loadConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { onStopSignals, startWorker } from '../scale/worker-service.js';
 import { startServer } from './server.js';
+import { startWorkerEndpoint } from './worker-endpoint.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -22,10 +26,13 @@ function fail(message: string): void {
  */
 export function startupProblem(error: unknown, config: Config): string | undefined {
   const { code, syscall, path } = error as NodeJS.ErrnoException;
-  const where = `${config.host}:${config.port}`;
+  // A worker listens only on its endpoint's port.
+  const worker = config.role === 'worker';
+  const where = `${config.host}:${worker ? (config.workerPort ?? '') : config.port}`;
+  const portHint = worker ? 'AGENTIC_WORKER_PORT' : 'AGENTIC_PORT or --port';
   switch (code) {
     case 'EADDRINUSE':
-      return `cannot listen on ${where}: the port is in use; pick another with AGENTIC_PORT or --port`;
+      return `cannot listen on ${where}: the port is in use; pick another with ${portHint}`;
     case 'EADDRNOTAVAIL':
       return `cannot listen on ${where}: the address is not one of this machine's; set AGENTIC_HOST or --host (e.g. 127.0.0.1)`;
     case 'ENOTFOUND':
@@ -33,7 +40,7 @@ export function startupProblem(error: unknown, config: Config): string | undefin
       return `cannot listen on ${where}: the host name does not resolve; set AGENTIC_HOST or --host (e.g. 127.0.0.1)`;
     case 'EACCES':
       if (syscall === 'listen' || syscall === 'bind') {
-        return `cannot listen on ${where}: permission denied (ports below 1024 need privileges); set AGENTIC_PORT or --port`;
+        return `cannot listen on ${where}: permission denied (ports below 1024 need privileges); set ${portHint}`;
       }
       return `cannot start: permission denied on ${path ?? 'a file'}`;
     case 'EEXIST':
@@ -57,33 +64,27 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
     throw error;
   }
   const logger = createLogger({ format: config.logFormat, level: config.logLevel });
-  let running;
+  // A worker serves no API: it executes queued runs, with an endpoint for metrics and probes
+  // when AGENTIC_WORKER_PORT (or AGENTIC_METRICS) asks for one. (Both check Redis first.)
+  const starting: Promise<{ close(): Promise<void> }> =
+    config.role === 'worker'
+      ? startWorker(config, logger, { serve: startWorkerEndpoint })
+      : startServer({ config, logger });
+  // Signals are handled from the start: one arriving just after the start-up log line still
+  // shuts down gracefully (a failed start has nothing to close).
+  onStopSignals(logger, () =>
+    starting.then(
+      (running) => running.close(),
+      () => undefined,
+    ),
+  );
   try {
-    running = await startServer({ config, logger });
+    await starting;
   } catch (error) {
     if (error instanceof ConfigError) return fail(error.message);
     const line = startupProblem(error, config);
     if (line !== undefined) return fail(line);
     logger.fatal({ err: error }, 'start-up failed');
     process.exitCode = 1;
-    return;
   }
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
 }

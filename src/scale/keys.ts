@@ -26,7 +26,29 @@ export interface ScaleKeys {
   readonly breakers: string;
   /** `<prefix>:breakers:changes`: the pub/sub channel of circuit transitions. */
   readonly breakerChanges: string;
+  /** `<prefix>:claim:<run_id>`: an active run's claim (hash, run-claims.ts). */
+  claim(runId: string): string;
+  /** `<prefix>:claims:active`: the ids of the claimed runs (set). */
+  readonly claimsActive: string;
+  /** `<prefix>:claims:changes`: pub/sub channel, a run claimed or released. */
+  readonly claimsChanges: string;
+  /** `<prefix>:claims:cancel`: pub/sub channel, cancel requests for the workers. */
+  readonly claimsCancel: string;
+  /** `<prefix>:approvals:pending`: tool calls waiting for approval on the workers (hash). */
+  readonly approvalsPending: string;
+  /** `<prefix>:approval:decided:<call_id>`: a call decided (expires after an hour). */
+  approvalDecided(callId: string): string;
+  /** `<prefix>:approvals:answers`: pub/sub channel, answers for the worker holding the call. */
+  readonly approvalsAnswers: string;
+  /** `<prefix>:approvals:reply:<instance>`: pub/sub channel, the outcome of an answer. */
+  approvalsReply(instanceId: string): string;
 }
+
+/**
+ * The run queue's BullMQ name: its keys are `<prefix>:queue:*` (jobs `<prefix>:queue:<run_id>`),
+ * apart from every key above.
+ */
+export const RUN_QUEUE = 'queue';
 
 export function createScaleKeys(prefix: string): ScaleKeys {
   return {
@@ -36,5 +58,13 @@ export function createScaleKeys(prefix: string): ScaleKeys {
     lockout: (client) => `${prefix}:lockout:${client}`,
     breakers: `${prefix}:breakers`,
     breakerChanges: `${prefix}:breakers:changes`,
+    claim: (runId) => `${prefix}:claim:${runId}`,
+    claimsActive: `${prefix}:claims:active`,
+    claimsChanges: `${prefix}:claims:changes`,
+    claimsCancel: `${prefix}:claims:cancel`,
+    approvalsPending: `${prefix}:approvals:pending`,
+    approvalDecided: (callId) => `${prefix}:approval:decided:${callId}`,
+    approvalsAnswers: `${prefix}:approvals:answers`,
+    approvalsReply: (instanceId) => `${prefix}:approvals:reply:${instanceId}`,
   };
 }

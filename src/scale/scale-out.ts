@@ -17,18 +17,12 @@ import { createScaleKeys, type ScaleKeys } from './keys.js';
 import { checkRedisAtStart, openRedis, redactRedisUrl } from './redis-connection.js';
 import { createOrderedSender, type OrderedSender } from './ordered-sender.js';
 import { createSharedBreakers, type SharedBreakers } from './shared-breakers.js';
+import { closeConnection, settledWithin } from './quiet-close.js';
 import { createRemoteEvents, type RemoteEvents } from './remote-events.js';
 import { createStreamReader, type StreamReader } from './stream-reader.js';
 
 /** How long the shutdown waits for queued events to reach Redis. */
 const DRAIN_TIMEOUT_MS = 2_000;
-
-/** Resolves when `promise` settles or after `ms`, whichever comes first. */
-async function withTimeout(promise: Promise<void>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
-}
 
 /** How long the readiness probe waits for Redis's PONG. */
 const READY_PING_TIMEOUT_MS = 1_000;
@@ -161,12 +155,12 @@ export async function startScaleOut(options: ScaleOutOptions): Promise<ScaleOut>
       breakers.close();
       await reader.close();
       // The last events of the runs that ended during the shutdown, unless Redis is away.
-      if (redis.status === 'ready') await withTimeout(sender.drained(), DRAIN_TIMEOUT_MS);
+      if (redis.status === 'ready')
+        await settledWithin(sender.drained(), DRAIN_TIMEOUT_MS, undefined);
       sender.close();
-      // QUIT waits for the replies of commands already sent (the last events of finished runs);
-      // a Redis that is away gets no QUIT, only a disconnect.
-      if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
-      else redis.disconnect();
+      // QUIT waits for the replies of commands already sent (the last events of finished runs),
+      // within a bound; a Redis that is away gets no QUIT, only a disconnect.
+      await closeConnection(redis);
     },
   };
 }

@@ -12,3 +12,4 @@ export {
   type OtlpProtocol,
   type OtlpTracingOptions,
 } from './otlp-provider.js';
+export { extractTraceContext, injectTraceContext, type TraceCarrier } from './propagation.js';

@@ -38,7 +38,8 @@ export async function measureCrossInstanceLatency(
   const redis = await startTestRedis();
   const env = { REDIS_URL: redis.url, AGENTIC_RATE_LIMIT_DEFAULT: '1000000/second' };
   const a = await startTestService({ env });
-  const b = await startTestService({ env, root: a.root });
+  // B executes nothing (role api): every run executes on A, whose runtime stamps the emit time.
+  const b = await startTestService({ env: { ...env, AGENTIC_ROLE: 'api' }, root: a.root });
   const emitted = new Map<string, number>();
   const off = a.runtime.subscribe((event) => {
     emitted.set(`${event.run_id}:${event.seq}`, performance.now());

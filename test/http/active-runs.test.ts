@@ -16,7 +16,7 @@ describe('POST /api/run with AGENTIC_MAX_ACTIVE_RUNS active', () => {
     await writeFile(join(svc.workflowsDir, 'slow.yaml'), SLOW);
   });
   afterEach(async () => {
-    for (const runId of svc.runtime.activeRuns()) svc.runtime.cancel(runId);
+    for (const runId of svc.runtime.activeRuns()) await svc.runtime.cancel(runId);
     await svc.dispose();
   });
 

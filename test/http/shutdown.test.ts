@@ -51,7 +51,7 @@ describe('HTTP during shutdown', () => {
     const second = await halfSentRequest(s.url, '/api/health');
     const closing = s.close();
     const responses = [await finish(first), await finish(second)];
-    s.runtime.cancel(run.runId);
+    await s.runtime.cancel(run.runId);
     await closing;
 
     for (const response of responses) {

@@ -102,7 +102,7 @@ describe('custom agents in the service (AGENTIC_AGENTS_MODULE)', () => {
     const unknown = yaml.replace('agent: shout', 'agent: whisper');
     const bad = await call(running.url, 'POST', '/api/workflows/validate', { yaml_text: unknown });
     expect(bad.status).to.equal(422);
-    const run = await running.runtime.run({ workflow: 'loud' });
+    const run = await (await running.runtime.start({ workflow: 'loud' })).done;
     expect(run.steps[0]?.output).to.deep.equal({ text: 'HI' });
   });
 });

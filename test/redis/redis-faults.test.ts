@@ -54,7 +54,8 @@ describe('scale-out: Redis lost and back while serving', function () {
       AGENTIC_FILE_BASE_DIR: files,
     };
     a = await startTestService({ env });
-    b = await startTestService({ env, root: a.root });
+    // B executes nothing (role api): every run queued on A executes on A's worker.
+    b = await startTestService({ env: { ...env, AGENTIC_ROLE: 'api' }, root: a.root });
     await writeFile(join(a.workflowsDir, 'approve_write.yaml'), WORKFLOW);
   });
   after(async () => {

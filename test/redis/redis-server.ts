@@ -1,18 +1,25 @@
 /**
  * A real `redis-server` (Debian's package) for the scale-out tests: started on a free loopback
- * port with no persistence, stopped and restarted on demand (the fault tests stop it mid-load).
+ * port, stopped and restarted on demand (the fault tests stop it mid-load). No persistence by
+ * default; `persistent` keeps an append-only file in a temp directory, as a deployment's Redis
+ * must (queued runs live only in Redis), so a restart finds the data the stop left.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface TestRedis {
   port: number;
   /** `redis://127.0.0.1:<port>` */
   url: string;
-  /** Stops the server (SIGTERM, waits for the exit). Safe to call twice. */
+  /** Stops the server (SIGTERM, waits for the exit); `restart` finds its data. Safe twice. */
   stop(): Promise<void>;
-  /** Starts it again on the same port (after `stop`). */
+  /** Stops the server and removes its data directory (with `persistent`). */
+  destroy(): Promise<void>;
+  /** Starts it again on the same port, stopping it first if it runs (SIGTERM: an append-only file is flushed first). */
   restart(): Promise<void>;
 }
 
@@ -28,10 +35,14 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-async function launch(port: number): Promise<ChildProcess> {
+async function launch(port: number, dataDir: string | undefined): Promise<ChildProcess> {
+  const persistence =
+    dataDir === undefined
+      ? ['--appendonly', 'no']
+      : ['--dir', dataDir, '--appendonly', 'yes', '--appendfsync', 'everysec'];
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const output: string[] = [];
@@ -45,7 +56,7 @@ async function launch(port: number): Promise<ChildProcess> {
       }
     };
     child.stdout?.on('data', onData);
-    child.stderr?.resume();
+    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     child.once('error', (error) =>
       reject(
         new Error(
@@ -65,10 +76,12 @@ async function launch(port: number): Promise<ChildProcess> {
 }
 
 /** Starts a redis-server for one test suite; call `stop()` in `after`. */
-export async function startTestRedis(): Promise<TestRedis> {
+export async function startTestRedis(options: { persistent?: boolean } = {}): Promise<TestRedis> {
   const port = await freePort();
-  let child: ChildProcess | undefined = await launch(port);
-  const stop = async (): Promise<void> => {
+  const dataDir =
+    options.persistent === true ? await mkdtemp(join(tmpdir(), 'agentic-redis-')) : undefined;
+  let child: ChildProcess | undefined = await launch(port, dataDir);
+  const halt = async (): Promise<void> => {
     const running = child;
     child = undefined;
     if (running === undefined || running.exitCode !== null) return;
@@ -79,10 +92,14 @@ export async function startTestRedis(): Promise<TestRedis> {
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
-    stop,
+    stop: halt,
+    async destroy() {
+      await halt();
+      if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
+    },
     async restart() {
-      await stop();
-      child = await launch(port);
+      await halt();
+      child = await launch(port, dataDir);
     },
   };
 }

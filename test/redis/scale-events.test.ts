@@ -1,6 +1,7 @@
 /**
- * Two services sharing one Redis and one runs directory (role `all`, as two instances behind a
- * load balancer): a run started on A is watched on B over WebSocket and SSE, replay then live,
+ * Two services sharing one Redis and one runs directory (A in role `all`, B in role `api`, as two
+ * instances behind a load balancer): a run started on A (executed by A's worker, the only one)
+ * is watched on B over WebSocket and SSE, replay then live,
  * with no gap and no duplicate; B's history learns of A's runs without a restart.
  */
 import { expect } from 'chai';
@@ -54,7 +55,8 @@ describe('scale-out: event streams and history shared through Redis', function (
       AGENTIC_FILE_BASE_DIR: files,
     };
     a = await startTestService({ env });
-    b = await startTestService({ env, root: a.root });
+    // B executes nothing (role api): every run queued on A executes on A's worker.
+    b = await startTestService({ env: { ...env, AGENTIC_ROLE: 'api' }, root: a.root });
     await writeFile(`${a.workflowsDir}/approve_write.yaml`, WORKFLOW);
   });
   after(async () => {
@@ -235,6 +237,11 @@ describe('scale-out: event streams and history shared through Redis', function (
   it('expires a run stream AGENTIC_EVENT_STREAM_TTL_SECONDS after the run ends', async () => {
     const runId = await startWaitingRun();
     const key = a.scale!.keys.runEvents(runId);
+    // A's own client sees approval_required from the local hub, possibly before the ordered
+    // sender has appended it: the stream exists once what was sent so far reached Redis.
+    await a.scale!.sender.drained();
+    const entries = await a.scale!.redis.xrange(key, '-', '+');
+    expect(entries.length).to.be.greaterThan(0);
     expect(await a.scale!.redis.pttl(key)).to.be.greaterThan(3_600_000);
     await approve(runId);
     await a.finished(runId);

@@ -6,6 +6,7 @@ import { registerModels } from './models.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerValidate } from './validate.js';
+import { registerWorker } from './worker.js';
 
 /** What commands get from the entry point (the only place that reads the process's environment). */
 export interface CliContext {
@@ -18,6 +19,7 @@ export type RegisterCommand = (program: Command, context: CliContext) => void;
 /** Every `agentic` command, in help order: a new command is a file plus one entry here. */
 export const COMMANDS: readonly RegisterCommand[] = [
   registerServe,
+  registerWorker,
   registerRun,
   registerValidate,
   registerList,

@@ -12,6 +12,10 @@ export function registerServe(program: Command, context: CliContext): void {
     .option('-w, --workflows-dir <dir>', 'workflows directory (overrides AGENTIC_WORKFLOWS_DIR)')
     .option('-r, --runs-dir <dir>', 'run-file directory (overrides AGENTIC_RUNS_DIR)')
     .option('--no-llm', 'deterministic placeholder LLM answers (sets AGENTIC_NO_LLM=1)')
+    .option(
+      '--role <role>',
+      'all (HTTP and runs), api (HTTP; runs go to the queue; needs REDIS_URL) or worker (overrides AGENTIC_ROLE)',
+    )
     .action(
       async (options: {
         port?: string;
@@ -19,6 +23,7 @@ export function registerServe(program: Command, context: CliContext): void {
         workflowsDir?: string;
         runsDir?: string;
         llm?: boolean;
+        role?: string;
       }) => {
         const env = { ...context.env };
         if (options.port !== undefined) env.AGENTIC_PORT = options.port;
@@ -26,6 +31,7 @@ export function registerServe(program: Command, context: CliContext): void {
         if (options.workflowsDir !== undefined) env.AGENTIC_WORKFLOWS_DIR = options.workflowsDir;
         if (options.runsDir !== undefined) env.AGENTIC_RUNS_DIR = options.runsDir;
         if (options.llm === false) env.AGENTIC_NO_LLM = '1';
+        if (options.role !== undefined) env.AGENTIC_ROLE = options.role;
         await runService(env);
       },
     );

@@ -4,7 +4,7 @@
  * already answered (or timed out, or cancelled) is 409.
  */
 import type Router from '@koa/router';
-import type { Runtime } from '../../engine/types.js';
+import type { RunService } from '../../engine/types.js';
 import { ConflictError, ERROR_CODES, NotFoundError } from '../../errors.js';
 import type { ApprovalDecisionResponse } from '../../generated/api/approval-decision-response.js';
 import type { ApprovalsResponse } from '../../generated/api/approvals-response.js';
@@ -12,16 +12,16 @@ import { param, requestBody } from '../context.js';
 import { parseApprovalDecision } from '../request-validation.js';
 
 export interface ApprovalRouteDeps {
-  runtime: Pick<Runtime, 'approvals'>;
+  runtime: Pick<RunService, 'approvals'>;
 }
 
 export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps): void {
   const { approvals } = deps.runtime;
 
-  router.get('/api/approvals', (ctx) => {
+  router.get('/api/approvals', async (ctx) => {
     const body: ApprovalsResponse = {
       provider: approvals.provider,
-      approvals: approvals.pending().map((entry) => ({
+      approvals: (await approvals.pending()).map((entry) => ({
         call_id: entry.callId,
         run_id: entry.runId,
         workflow: entry.workflow,
@@ -35,10 +35,10 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
     ctx.body = body;
   });
 
-  router.post('/api/approvals/:call_id', (ctx) => {
+  router.post('/api/approvals/:call_id', async (ctx) => {
     const callId = param(ctx, 'call_id');
     const request = parseApprovalDecision(requestBody(ctx));
-    const outcome = approvals.answer(callId, request.decision === 'approve', request.reason);
+    const outcome = await approvals.answer(callId, request.decision === 'approve', request.reason);
     if (outcome === 'unknown') {
       throw new NotFoundError(
         'No tool call waits for approval with this id',

@@ -4,7 +4,9 @@
  * has `AGENTIC_RUNS_MIN_FREE_MB` free (`runs_dir_space`, statfs), a small temp file can be
  * written, fsynced and removed there (`runs_dir_write`), no run record is waiting on a failing
  * write and the write queue is not full (`run_writes`); the run history index is loaded
- * (`run_history`); the workflows directory is readable, the replay store answers.
+ * (`run_history`); the workflows directory is readable, the replay store answers. A worker's
+ * endpoint (worker-endpoint.ts) has neither history nor replay store: those two checks are left
+ * out there.
  * `active_runs` reports how many runs are active of `AGENTIC_MAX_ACTIVE_RUNS` and never fails:
  * at the limit the service still serves streams, history and cancels of its runs (only new
  * runs get 429), so it must stay in rotation.
@@ -30,9 +32,11 @@ export interface HealthRouteDeps {
    * @default {@link dirLabel} of the runs directory
    */
   runsDirLabel?: string;
-  hub: Pick<EventHub, 'stats'>;
+  /** The replay store (`replay_store`). @default none: no such check (a worker serves no replay) */
+  hub?: Pick<EventHub, 'stats'>;
   runtime: Pick<Runtime, 'writes' | 'activeRuns' | 'options'>;
-  history: Pick<HistoryIndex, 'loaded' | 'runCount'>;
+  /** The run history index (`run_history`). @default none: no such check (a worker keeps none) */
+  history?: Pick<HistoryIndex, 'loaded' | 'runCount'>;
   version: string;
   /**
    * Checks of shared dependencies, by name (`redis`, `queue`): each rejects with a message safe
@@ -87,7 +91,7 @@ export function dirLabel(dir: string, cwd: string): string {
 }
 
 export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): void {
-  const { config } = deps;
+  const { config, hub, history } = deps;
   const runsDirLabel = deps.runsDirLabel ?? dirLabel(config.runsDir, process.cwd());
   const runsDir = `runs directory '${runsDirLabel}'`;
   const health: HealthResponse = { status: 'ok', version: deps.version };
@@ -135,16 +139,20 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
         },
         (code) => `run writes unknown (${code})`,
       ),
-      run_history: await probe(
-        () => {
-          if (!deps.history.loaded) {
-            throw new CheckFailed(
-              `the run history is loading (${deps.history.runCount} runs indexed so far)`,
-            );
-          }
-        },
-        (code) => `run history unknown (${code})`,
-      ),
+      ...(history === undefined
+        ? {}
+        : {
+            run_history: await probe(
+              () => {
+                if (!history.loaded) {
+                  throw new CheckFailed(
+                    `the run history is loading (${history.runCount} runs indexed so far)`,
+                  );
+                }
+              },
+              (code) => `run history unknown (${code})`,
+            ),
+          }),
       active_runs: {
         ok: true,
         detail: `${deps.runtime.activeRuns().length} of at most ${deps.runtime.options.maxActiveRuns} runs active`,
@@ -153,10 +161,14 @@ export function registerHealthRoutes(router: Router, deps: HealthRouteDeps): voi
         () => readdir(config.workflowsDir),
         (code) => `workflows directory not readable (${code})`,
       ),
-      replay_store: await probe(
-        () => deps.hub.stats(),
-        (code) => `replay store unavailable (${code})`,
-      ),
+      ...(hub === undefined
+        ? {}
+        : {
+            replay_store: await probe(
+              () => hub.stats(),
+              (code) => `replay store unavailable (${code})`,
+            ),
+          }),
     };
     for (const [name, check] of Object.entries(deps.dependencyChecks ?? {})) {
       checks[name] = await check().then(

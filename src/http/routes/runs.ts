@@ -12,7 +12,7 @@ import {
   NotFoundError,
   ValidationError,
 } from '../../errors.js';
-import type { RunHandle, Runtime } from '../../engine/types.js';
+import type { RunService, StartedRun } from '../../engine/types.js';
 import { isWorkflowReference } from '../../engine/workflow-source.js';
 import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
 import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
@@ -43,7 +43,7 @@ function historyLoading(): AppError {
 }
 
 export interface RunRouteDeps {
-  runtime: Pick<Runtime, 'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow'>;
+  runtime: Pick<RunService, 'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow'>;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
   /** Scores runs that ask for evaluation; without it `evaluation.enabled: true` is a 422. */
@@ -91,7 +91,7 @@ function workflowNotFound(workflow: string): ValidationError {
 
 /** The compiled workflow of an evaluated run (an unknown workflow is the usual 422). */
 async function loadForEvaluation(
-  runtime: Pick<Runtime, 'getWorkflow'>,
+  runtime: Pick<RunService, 'getWorkflow'>,
   workflow: string,
 ): Promise<CompiledWorkflow> {
   try {
@@ -147,7 +147,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     // The runtime resolves the workflow (contained in the workflows dir, cached until the file
     // changes) and validates the inputs before it answers, so the workflow is looked up once
     // per request: 422 for an unknown workflow or bad inputs, 409 for an active run_id.
-    let handle: RunHandle;
+    let handle: StartedRun;
     const traceContext = traceContextOf(ctx);
     try {
       handle = await runtime.start({
@@ -182,7 +182,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   router.post('/api/runs/:run_id/cancel', async (ctx) => {
     const runId = param(ctx, 'run_id');
     if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    if (!runtime.cancel(runId, 'cancelled')) {
+    if (!(await runtime.cancel(runId, 'cancelled'))) {
       if (!history.loaded && !history.hasRunId(runId)) throw historyLoading();
       if ((await history.getByRunId(runId)) !== undefined) {
         throw new ConflictError(`run ${runId} has already finished`);

@@ -15,19 +15,27 @@ describe('config: scale-out variables', () => {
   });
 
   for (const role of ['api', 'worker']) {
-    it(`refuses AGENTIC_ROLE=${role} (not in this version), with or without REDIS_URL`, () => {
-      for (const env of [{}, { REDIS_URL: 'redis://127.0.0.1:6379' }]) {
-        expect(() => loadConfig({ ...env, AGENTIC_ROLE: role }))
-          .to.throw(ConfigError)
-          .with.property('message')
-          .that.matches(
-            new RegExp(
-              `AGENTIC_ROLE=${role}: separate api and worker processes are not in this version`,
-            ),
-          );
-      }
+    it(`refuses AGENTIC_ROLE=${role} without REDIS_URL`, () => {
+      expect(() => loadConfig({ AGENTIC_ROLE: role }))
+        .to.throw(ConfigError)
+        .with.property('message')
+        .that.matches(new RegExp(`AGENTIC_ROLE=${role} needs REDIS_URL`));
     });
   }
+
+  it("opens a worker's endpoint on AGENTIC_WORKER_PORT, else on 9464 only with metrics on", () => {
+    const redis = { AGENTIC_ROLE: 'worker', REDIS_URL: 'redis://127.0.0.1:6390' };
+    expect(loadConfig(redis).workerPort).to.equal(undefined);
+    expect(loadConfig({ ...redis, AGENTIC_METRICS: '1' }).workerPort).to.equal(9464);
+    expect(loadConfig({ ...redis, AGENTIC_WORKER_PORT: '0' }).workerPort).to.equal(0);
+    expect(
+      loadConfig({ ...redis, AGENTIC_METRICS: '1', AGENTIC_WORKER_PORT: '9100' }).workerPort,
+    ).to.equal(9100);
+    expect(() => loadConfig({ ...redis, AGENTIC_WORKER_PORT: '70000' })).to.throw(
+      ConfigError,
+      /AGENTIC_WORKER_PORT/,
+    );
+  });
 
   it('rejects a REDIS_URL that is not redis:// or rediss://', () => {
     expect(() => loadConfig({ REDIS_URL: 'http://127.0.0.1:6379' })).to.throw(

@@ -1,0 +1,257 @@
+/**
+ * The runtime of an api instance with `REDIS_URL`: the HTTP layer's {@link RunService}, whose
+ * runs execute on workers. `start` checks a run exactly as a runtime does before it runs one
+ * (run id, adapter, the workflow in the shared workflows directory, its inputs), claims the run
+ * id across the deployment (409 when it is active anywhere), queues the run and answers: the
+ * run's events and records come from the workers (through Redis, see the event modules).
+ * `cancel` reaches the worker running the run wherever it is; active runs are known from the
+ * claims, mirrored here from their change notices so `isActive`/`activeRuns` answer at once.
+ */
+import { join } from 'node:path';
+import { readdir } from 'node:fs/promises';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { customAgentNames } from '../agents/custom-agents.js';
+import { chooseAdapter } from '../engine/adapter-choice.js';
+import { assertRunId, createRunIdGenerator } from '../engine/run-id.js';
+import { createRuntimeApprovals } from '../engine/runtime-approvals.js';
+import { resolveRuntimeOptions } from '../engine/runtime-options.js';
+import type {
+  RunRequest,
+  RunService,
+  RuntimeOptions,
+  StartedRun,
+  WorkflowEvent,
+} from '../engine/types.js';
+import {
+  CompiledCache,
+  isWorkflowReference,
+  loadWorkflowSource,
+} from '../engine/workflow-source.js';
+import { AppError, ConflictError, ERROR_CODES, errorMessage } from '../errors.js';
+import type { RunRecord } from '../generated/run-record.js';
+import { emptyRecoveryReport } from '../store/startup-recovery.js';
+import { injectTraceContext } from '../tracing/index.js';
+import { readRunFile } from '../store/run-files.js';
+import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
+import { parseClaimChange, type RunClaims } from './run-claims.js';
+import type { RunJob } from './run-queue.js';
+import { createActiveMirror } from './active-mirror.js';
+import { unsubscribeQuietly } from './quiet-close.js';
+
+export interface QueuedRuntimeOptions {
+  /** As for the workers' runtime: workflows dir, runs dir, limits, adapter, custom agent names. */
+  runtime: RuntimeOptions;
+  queue: Queue<RunJob>;
+  claims: RunClaims;
+  /** A connection for the changes channel (it enters subscriber mode). */
+  subscriber: Redis;
+  /**
+   * Where the runs' events and records come from (the event streams); the facade itself
+   * executes nothing. @default none: no events, no records
+   */
+  events?: Pick<RunService, 'subscribe' | 'onRecord'>;
+  /**
+   * The deployment's approvals (shared-approvals.ts), given the configured provider's name.
+   * @default none waiting here
+   */
+  approvals?: (provider: string, showArguments: boolean) => RunService['approvals'];
+}
+
+/** Seconds a run refused while the runtime shuts down is told to wait. */
+const CLOSED_RETRY_AFTER = '5';
+
+export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
+  const resolved = resolveRuntimeOptions(options.runtime);
+  const { queue, claims, subscriber } = options;
+  const log = resolved.logger;
+  const registry = createWorkflowRegistry({
+    dir: resolved.workflowsDir,
+    customAgents: customAgentNames(options.runtime.agents),
+    limits: resolved.limits,
+  });
+  const compiled = new CompiledCache();
+  const newRunId = createRunIdGenerator();
+  const local = createRuntimeApprovals(options.runtime.tools, () => undefined).approvals;
+  const approvals = options.approvals?.(local.provider, local.showArguments) ?? local;
+  const ended = new Map<string, Set<(filename: string | undefined) => void>>();
+  const mirror = createActiveMirror({
+    load: () => claims.active(),
+    logger: log,
+    onGone: (runId) => void findAndSettle(runId),
+  });
+  let closed = false;
+
+  const onMessage = (channel: string, message: string): void => {
+    if (channel !== claims.changesChannel) return;
+    const change = parseClaimChange(message);
+    if (change === undefined) return;
+    mirror.apply(change.runId, change.active);
+    if (!change.active) settle(change.runId, change.filename);
+  };
+  subscriber.on('message', onMessage);
+  // A reconnect may have lost notices: the mirror is loaded again from the claims.
+  const onReady = (): void => mirror.resync();
+  subscriber.on('ready', onReady);
+  const subscribed = subscriber
+    .subscribe(claims.changesChannel)
+    .then(() => mirror.resync())
+    .catch((error: unknown) =>
+      log.error({ err: errorMessage(error) }, 'cannot subscribe to run changes'),
+    );
+
+  function settle(runId: string, filename: string | undefined): void {
+    const waiters = ended.get(runId);
+    if (waiters === undefined) return;
+    ended.delete(runId);
+    for (const wake of waiters) wake(filename);
+  }
+
+  /** A waiter's run ended while notices were lost: its file is found in the runs directory. */
+  async function findAndSettle(runId: string): Promise<void> {
+    if (!ended.has(runId)) return;
+    const suffix = `_${runId}.json`;
+    const names = await readdir(resolved.runsDir).catch(() => [] as string[]);
+    settle(
+      runId,
+      names.find((name) => name.endsWith(suffix)),
+    );
+  }
+
+  /** The record of an ended run, read from the shared runs directory once its claim is gone. */
+  function whenDone(runId: string, workflow: string): Promise<RunRecord> {
+    return new Promise<string | undefined>((resolve) => {
+      let waiters = ended.get(runId);
+      if (waiters === undefined) ended.set(runId, (waiters = new Set()));
+      waiters.add(resolve);
+      // Ended before the waiter was added: the mirror no longer has it.
+      if (!mirror.has(runId)) void findAndSettle(runId);
+    }).then(async (filename) => {
+      if (filename !== undefined) {
+        try {
+          return await readRunFile(join(resolved.runsDir, filename));
+        } catch (error) {
+          return lostRecord(runId, workflow, `run file unreadable: ${errorMessage(error)}`);
+        }
+      }
+      return lostRecord(runId, workflow, 'the run ended without a run file');
+    });
+  }
+
+  async function start(request: RunRequest): Promise<StartedRun> {
+    if (closed) throw shuttingDown();
+    const given = request.runId === undefined ? undefined : assertRunId(request.runId);
+    const adapter = chooseAdapter(request.adapter, resolved.defaultAdapter);
+    if (typeof request.workflow !== 'string' || !isWorkflowReference(request.workflow)) {
+      // Workers read workflows from the shared directory: only names and paths travel.
+      throw new AppError(
+        ERROR_CODES.VALIDATION,
+        'runs queued to workers name a workflow of the workflows directory',
+        { status: 422 },
+      );
+    }
+    const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
+    const runId = given ?? newRunId(workflow.name, Date.now());
+    resolveRunInputs(workflow, request.input ?? {}, request.inputLocPrefix ?? ['input']);
+    let claimed: boolean;
+    try {
+      claimed = await claims.claim(runId);
+    } catch (error) {
+      throw queueUnavailable(error);
+    }
+    if (!claimed) throw new ConflictError(`run '${runId}' is already active`);
+    mirror.apply(runId, true);
+    // The trace context travels as W3C strings: a Context object does not survive JSON.
+    const { inputLocPrefix: _loc, traceContext, ...rest } = request;
+    const trace = traceContext === undefined ? undefined : injectTraceContext(traceContext);
+    const job: RunJob = {
+      runId,
+      request: { ...rest, workflow: request.workflow, runId, adapter },
+      ...(trace === undefined ? {} : { trace }),
+    };
+    try {
+      await queue.add(runId, job, { jobId: runId });
+    } catch (error) {
+      await claims.release(runId, undefined).catch(() => undefined);
+      mirror.apply(runId, false);
+      throw queueUnavailable(error);
+    }
+    log.debug({ runId, workflow: request.workflow, adapter }, 'run queued');
+    let done: Promise<RunRecord> | undefined;
+    return {
+      runId,
+      // Made when asked for (evaluated runs, batches): most callers never wait for the end.
+      get done() {
+        return (done ??= whenDone(runId, workflow.name));
+      },
+    };
+  }
+
+  const events = options.events;
+  return {
+    options: resolved,
+    approvals,
+    start,
+    async cancel(runId, reason = 'cancelled') {
+      return claims.requestCancel(runId, reason);
+    },
+    isActive: (runId) => mirror.has(runId),
+    activeRuns: () => mirror.list(),
+    async getWorkflow(name) {
+      return (await registry.get(name)).compiled;
+    },
+    subscribe: (listener: (event: WorkflowEvent) => void) =>
+      events?.subscribe(listener) ?? (() => undefined),
+    onRecord: (listener) => events?.onRecord(listener) ?? (() => undefined),
+    async shutdown() {
+      closed = true;
+      subscriber.off('message', onMessage);
+      subscriber.off('ready', onReady);
+      await unsubscribeQuietly(subscriber, claims.changesChannel, subscribed);
+      mirror.close();
+      for (const runId of [...ended.keys()]) settle(runId, undefined);
+    },
+    writes: () => ({ pending: 0, failing: 0, lastError: undefined }),
+    unwrittenRecord: () => undefined,
+    recovery: Promise.resolve(emptyRecoveryReport()),
+  };
+}
+
+/** 503 for a run that cannot be queued (Redis unreachable): nothing was started. */
+function queueUnavailable(cause: unknown): AppError {
+  return new AppError(
+    ERROR_CODES.DEPENDENCY_UNAVAILABLE,
+    'the run queue (Redis) is unavailable; try again shortly',
+    { status: 503, expose: true, headers: { 'Retry-After': CLOSED_RETRY_AFTER }, cause },
+  );
+}
+
+function shuttingDown(): AppError {
+  return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
+    status: 503,
+    expose: true,
+    headers: { 'Retry-After': CLOSED_RETRY_AFTER, Connection: 'close' },
+  });
+}
+
+/** The record `done` resolves with when the run's file cannot be had: failed, saying why. */
+function lostRecord(runId: string, workflow: string, error: string): RunRecord {
+  const now = new Date().toISOString();
+  return {
+    run_id: runId,
+    workflow_name: workflow,
+    adapter: 'graph',
+    status: 'failed',
+    inputs: {},
+    steps: [],
+    final_output: null,
+    success_rate: 0,
+    total_duration_ms: null,
+    step_count: 0,
+    failed_step_count: 0,
+    start_time: now,
+    end_time: now,
+    error,
+    extra: {},
+  };
+}

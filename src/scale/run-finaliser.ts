@@ -1,0 +1,137 @@
+/**
+ * Ends the run of a worker that died mid-run. BullMQ finds the job stalled (its worker stopped
+ * renewing the job's lock for `AGENTIC_WORKER_LOCK_SECONDS`) and, as jobs are allowed no
+ * stall, fails it instead of running it again; the surviving worker that sees the failure calls
+ * {@link finaliseInterruptedRun}. The run file (still `running`) gets its journal folded in and
+ * is marked `failed` with `error: "interrupted"`, exactly as start-up recovery does for a dead
+ * process (store/startup-recovery.ts), and its end goes out once: a `workflow_end` event and
+ * the record, to the same listeners a runtime's events and records go to.
+ *
+ * Only a gone owner's run is touched (store/owner.ts): a worker that lost its lock but lives
+ * (a stalled event loop, Redis lost for a while) ends its run itself and releases the claim,
+ * so the finaliser waits and checks again meanwhile. The claim's atomic release makes the end
+ * once-only even when start-up recovery of a restarted worker marked the file first.
+ */
+import { readFile, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errorMessage } from '../errors.js';
+import { replayFromRecord } from '../events/replay-from-record.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import { INTERRUPTED, interruptedRecord } from '../store/interrupted-record.js';
+import { ownerFileName } from '../store/owner.js';
+import { journalFileName } from '../store/run-journal.js';
+import { readRunFile, writeRunFile } from '../store/run-files.js';
+import { ownerFileAlive } from '../store/stale-temp-files.js';
+import { foldJournal } from '../store/startup-recovery.js';
+import type { FileWriter } from '../store/write-thread.js';
+import type { RunClaims } from './run-claims.js';
+
+export interface FinaliseOptions {
+  runId: string;
+  claims: Pick<RunClaims, 'get' | 'release'>;
+  runsDir: string;
+  logger: Logger;
+  /** The run's end event, when this call ended the run. */
+  publish: (event: WorkflowEvent) => void;
+  /**
+   * The `seq` of the run's last event sent before its worker died (its shared stream's last
+   * entry), so the end event follows it. @default unknown: the seq of the rebuilt sequence
+   */
+  lastSeq?: (runId: string) => Promise<number | undefined>;
+  /** The run's interrupted record, when this call ended the run. */
+  recorded: (record: RunRecord, filename: string) => void;
+  /** Pause between checks while the owner still looks alive, in ms. */
+  recheckMs: number;
+  /** Stops waiting (the worker shuts down; another worker's start-up scan takes over). */
+  signal: AbortSignal;
+  /** @default the write thread */
+  writeFile?: FileWriter;
+}
+
+/** What became of the run. */
+export type FinaliseOutcome = 'interrupted' | 'ended' | 'released' | 'no-file' | 'aborted';
+
+/** Finalises one run whose job stalled (see the module comment). Never rejects. */
+export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<FinaliseOutcome> {
+  const { runId, claims, runsDir, logger } = options;
+  try {
+    while (!options.signal.aborted) {
+      const claim = await claims.get(runId);
+      // Released: the run ended (its worker lived after all, or another finaliser ended it).
+      if (claim === undefined) return 'released';
+      const filename = claim.filename;
+      if (filename === undefined) {
+        // The worker died before the run's start record: no run began, nothing to record.
+        await claims.release(runId, undefined);
+        logger.warn({ runId }, 'run of a dead worker had not started; its claim is released');
+        return 'no-file';
+      }
+      const record = await readRunFile(join(runsDir, filename));
+      if (record.status !== 'running' && record.status !== 'pending') {
+        // Ended: by its worker (which releases the claim itself, and is given the time to), or
+        // marked interrupted by a restarted worker's start-up scan, which sends no end event.
+        if (record.error !== INTERRUPTED) {
+          await claims.release(runId, filename);
+          return 'ended';
+        }
+        if (await claims.release(runId, filename)) await announce(options, record, filename);
+        return 'interrupted';
+      }
+      if (!(await ownerGone(runsDir, record.owner))) {
+        await pause(options.recheckMs, options.signal);
+        continue;
+      }
+      const repaired = interruptedRecord(await withJournal(runsDir, filename, record), Date.now());
+      await writeRunFile(runsDir, filename, repaired, options.writeFile);
+      await unlink(join(runsDir, journalFileName(filename))).catch(() => undefined);
+      if (await claims.release(runId, filename)) await announce(options, repaired, filename);
+      logger.warn({ runId, filename }, 'run of a dead worker marked interrupted');
+      return 'interrupted';
+    }
+    return 'aborted';
+  } catch (error) {
+    logger.error(
+      { runId, err: errorMessage(error) },
+      'could not finalise the run of a dead worker; the next worker start-up marks it interrupted',
+    );
+    return 'aborted';
+  }
+}
+
+async function announce(options: FinaliseOptions, record: RunRecord, filename: string) {
+  options.recorded(record, filename);
+  const end = replayFromRecord(record, filename).at(-1);
+  if (end?.type !== 'workflow_end') return;
+  // Subscribers drop events at or below the last seq they saw: the end must come after it (a
+  // live run has more events than its rebuilt sequence: retries, deltas, approvals).
+  const last = await options.lastSeq?.(record.run_id).catch(() => undefined);
+  options.publish(last === undefined ? end : { ...end, seq: Math.max(end.seq, last + 1) });
+}
+
+/** Whether the run's owner is gone for good (a record without owner has none alive). */
+async function ownerGone(runsDir: string, owner: string | undefined): Promise<boolean> {
+  if (owner === undefined) return true;
+  return !(await ownerFileAlive(runsDir, ownerFileName(owner)));
+}
+
+async function withJournal(runsDir: string, filename: string, record: RunRecord) {
+  try {
+    return foldJournal(record, await readFile(join(runsDir, journalFileName(filename)), 'utf8'));
+  } catch {
+    return record; // no journal: the run was shorter than a journal commit
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

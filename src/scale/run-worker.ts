@@ -1,0 +1,257 @@
+/**
+ * A worker of the run queue: takes queued runs (BullMQ, `AGENTIC_WORKER_CONCURRENCY` at once)
+ * and executes each on this process's runtime, which writes the run file to the shared runs
+ * directory. Around each run: the run's claim is marked running, a cancel request made before
+ * the run was registered here is honoured, and the claim is released once the end record is
+ * written (run-claims.ts). Cancel requests from any api instance arrive on the cancel channel.
+ *
+ * Jobs may not stall (BullMQ `maxStalledCount: 0`): the job of a worker that stopped renewing
+ * its lock (killed) is failed, never run again, and the worker that sees the failure finalises
+ * the run as interrupted (run-finaliser.ts). A graceful close stops taking jobs, lets running
+ * runs finish within the grace period, then cancels them (they end and are recorded); a job
+ * taken while closing goes back to the queue unstarted.
+ */
+import { DelayedError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
+import { errorMessage } from '../errors.js';
+import type { WorkflowEvent } from '../generated/events.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import type { Runtime } from '../engine/types.js';
+import { ERROR_CODES, AppError } from '../errors.js';
+import { extractTraceContext } from '../tracing/index.js';
+import { parseCancelRequest, type RunClaims } from './run-claims.js';
+import { abandonWorker, closeWithin, unsubscribeQuietly } from './quiet-close.js';
+import { finaliseInterruptedRun } from './run-finaliser.js';
+import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
+
+export interface RunWorkerOptions {
+  runtime: Runtime;
+  claims: RunClaims;
+  /** BullMQ's blocking connection (`openRedis({ blocking: true })`). */
+  connection: Redis;
+  /** A connection for the cancel channel (it enters subscriber mode). */
+  subscriber: Redis;
+  prefix: string;
+  concurrency: number;
+  /** How long a job's lock lasts without renewal (AGENTIC_WORKER_LOCK_SECONDS), in ms. */
+  lockMs: number;
+  logger: Logger;
+  /** The seq of a run's last published event (its shared stream), for a finalised run's end. */
+  lastSeq?: (runId: string) => Promise<number | undefined>;
+}
+
+/** What a finished job returns (the queue keeps nothing else of the run). */
+export interface RunJobResult {
+  filename: string | undefined;
+  status: RunRecord['status'];
+}
+
+export interface RunWorker {
+  /**
+   * The runtime's events and records plus the ends of dead workers' runs this worker
+   * finalised: what is published for the api instances.
+   */
+  subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  /** Whether a run executes here. */
+  isActive(runId: string): boolean;
+  /** The runs executing here (not those queued or executing on other workers). */
+  activeRuns(): string[];
+  /** Stops taking runs; runs finish within `graceMs`, then are cancelled. Shuts the runtime down. */
+  close(graceMs: number): Promise<void>;
+}
+
+export function createRunWorker(options: RunWorkerOptions): RunWorker {
+  const { runtime, claims, logger } = options;
+  const label = `${hostname()}:${process.pid}`;
+  const files = new Map<string, string>();
+  const eventListeners = new Set<(event: WorkflowEvent) => void>();
+  const recordListeners = new Set<(record: RunRecord, filename: string) => void>();
+  const stop = new AbortController();
+  const finalising = new Set<Promise<unknown>>();
+
+  // The run file's name goes to the claim with the start record: a finaliser needs it.
+  const offRecord = runtime.onRecord((record, filename) => {
+    if (record.status !== 'running' || files.has(record.run_id)) return;
+    files.set(record.run_id, filename);
+    claims
+      .setFile(record.run_id, filename)
+      .catch((error: unknown) =>
+        logger.warn({ runId: record.run_id, err: errorMessage(error) }, 'run file not recorded'),
+      );
+  });
+
+  async function execute(job: Job<RunJob>): Promise<RunJobResult> {
+    const { runId, request, trace } = job.data;
+    if (!(await claims.markRunning(runId, label))) {
+      logger.warn({ runId }, 'queued run has no claim (released meanwhile); not run');
+      return { filename: undefined, status: 'failed' };
+    }
+    let handle;
+    try {
+      // The run span continues the trace of the request that queued the run (ignored when
+      // this runtime traces nothing).
+      handle = await runtime.start(
+        trace === undefined ? request : { ...request, traceContext: extractTraceContext(trace) },
+      );
+    } catch (error) {
+      if (error instanceof AppError && error.code === ERROR_CODES.RUNTIME_CLOSED) {
+        // Shutting down: back to the queue unstarted, for another worker.
+        await claims.markQueued(runId);
+        await job.moveToDelayed(Date.now(), job.token);
+        throw new DelayedError();
+      }
+      // The api instance checked the request; what fails here (the workflow file changed
+      // meanwhile, the runs directory unwritable) ends the claim with no run file.
+      logger.error({ runId, err: errorMessage(error) }, 'queued run could not start');
+      await claims.release(runId, undefined);
+      return { filename: undefined, status: 'failed' };
+    }
+    // A cancel made before the run was registered here reached nobody: honour it now.
+    const claim = await claims.get(runId).catch(() => undefined);
+    if (claim?.cancel !== undefined) runtime.cancel(runId, claim.cancel);
+    const record = await handle.done;
+    const filename = files.get(runId);
+    files.delete(runId);
+    // The run ended and its file is written: the claim must go, or its id stays active on
+    // every api instance. Redis lost meanwhile is waited for (the job's lock may lapse: then a
+    // finaliser finds the file ended and releases the claim itself).
+    await persistently(
+      () => claims.release(runId, filename),
+      stop.signal,
+      (error) => {
+        logger.warn({ runId, err: errorMessage(error) }, 'run claim not released yet; retrying');
+      },
+    );
+    return { filename, status: record.status };
+  }
+
+  const worker = new Worker<RunJob, RunJobResult>(RUN_QUEUE, (job) => execute(job), {
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    lockDuration: options.lockMs,
+    stalledInterval: Math.max(500, Math.round(options.lockMs / 2)),
+    maxStalledCount: 0,
+    autorun: true,
+  });
+  worker.on('error', (error) => logger.warn({ err: errorMessage(error) }, 'run queue error'));
+  worker.on('failed', (job, error) => {
+    if (job === undefined) return;
+    if (error.message !== STALLED_REASON) {
+      // Failed before its run started (Redis lost while taking it): nothing ran. BullMQ tries
+      // it again while attempts remain (RUN_JOB_OPTIONS); after the last, its id is free again
+      // rather than claimed for ever.
+      if (job.attemptsMade < (job.opts.attempts ?? 1)) {
+        logger.warn({ runId: job.data.runId, err: error.message }, 'queued run not started yet');
+        return;
+      }
+      logger.error({ runId: job.data.runId, err: error.message }, 'queued run not started');
+      claims.release(job.data.runId, undefined).catch((again: unknown) => {
+        logger.error({ runId: job.data.runId, err: errorMessage(again) }, 'claim not released');
+      });
+      return;
+    }
+    logger.warn({ runId: job.data.runId }, 'worker of a run stopped; finalising the run');
+    const finalised = finaliseInterruptedRun({
+      runId: job.data.runId,
+      claims,
+      runsDir: runtime.options.runsDir,
+      logger,
+      publish: (event) => emit(eventListeners, (listener) => listener(event)),
+      recorded: (record, filename) =>
+        emit(recordListeners, (listener) => listener(record, filename)),
+      recheckMs: options.lockMs,
+      ...(options.lastSeq === undefined ? {} : { lastSeq: options.lastSeq }),
+      signal: stop.signal,
+    });
+    finalising.add(finalised);
+    void finalised.finally(() => finalising.delete(finalised));
+  });
+
+  const { subscriber } = options;
+  const onMessage = (channel: string, message: string): void => {
+    if (channel !== claims.cancelChannel) return;
+    const request = parseCancelRequest(message);
+    if (request !== undefined) runtime.cancel(request.runId, request.reason);
+  };
+  subscriber.on('message', onMessage);
+  const subscribed = subscriber.subscribe(claims.cancelChannel).catch((error: unknown) => {
+    logger.error({ err: errorMessage(error) }, 'cannot subscribe to cancel requests');
+  });
+
+  function emit<T>(listeners: Set<T>, call: (listener: T) => void): void {
+    for (const listener of listeners) {
+      try {
+        call(listener);
+      } catch (error) {
+        logger.error({ err: errorMessage(error) }, 'listener threw');
+      }
+    }
+  }
+
+  return {
+    subscribe(listener) {
+      const off = runtime.subscribe(listener);
+      eventListeners.add(listener);
+      return () => {
+        off();
+        eventListeners.delete(listener);
+      };
+    },
+    onRecord(listener) {
+      const off = runtime.onRecord(listener);
+      recordListeners.add(listener);
+      return () => {
+        off();
+        recordListeners.delete(listener);
+      };
+    },
+    isActive: (runId) => runtime.isActive(runId),
+    activeRuns: () => runtime.activeRuns(),
+    async close(graceMs) {
+      // No new jobs from here (needs no Redis); the runs going on finish within the grace.
+      await worker.pause(true);
+      await runtime.shutdown({ graceMs });
+      // BullMQ's unforced close finishes its bookkeeping of those jobs in Redis; while Redis is
+      // away only a forced one ends (the claims and run files are already settled).
+      const closed = worker.close(options.connection.status !== 'ready');
+      if (!(await closeWithin(options.connection, closed))) await abandonWorker(worker);
+      stop.abort();
+      await Promise.all(finalising);
+      offRecord();
+      subscriber.off('message', onMessage);
+      await unsubscribeQuietly(subscriber, claims.cancelChannel, subscribed);
+    },
+  };
+}
+
+/** Retry pauses while Redis does not answer, in ms: doubling from the first to the last. */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 2_000;
+
+/**
+ * Calls `attempt` until it resolves or `signal` aborts (a shutdown: then the claim is left to
+ * a finaliser or the next start-up scan). `failed` hears the first failure only.
+ */
+async function persistently(
+  attempt: () => Promise<unknown>,
+  signal: AbortSignal,
+  failed: (error: unknown) => void,
+): Promise<void> {
+  let pauseMs = RETRY_FIRST_MS;
+  for (let tries = 0; !signal.aborted; tries += 1) {
+    try {
+      await attempt();
+      return;
+    } catch (error) {
+      if (tries === 0) failed(error);
+    }
+    // Rejects when aborted: the loop then ends.
+    await delay(pauseMs, undefined, { signal }).catch(() => undefined);
+    pauseMs = Math.min(pauseMs * 2, RETRY_MAX_MS);
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The runtime options of a service process, from its configuration: the same for the runtime of
+ * a single process, the workers' runtimes and an api instance's checks of the runs it queues.
+ */
+import type { TracerProvider } from '@opentelemetry/api';
+import type { Agent } from '../agents/types.js';
+import type { Config } from '../config/index.js';
+import type { RuntimeOptions } from '../engine/types.js';
+import type { LlmClient } from '../llm/types.js';
+import type { Logger } from '../log.js';
+import type { EmbeddingProviders } from '../memory/provider-embedder.js';
+import type { FileWriter } from '../store/write-thread.js';
+import { toolsOptionsFromConfig, type ToolsOptions } from '../tools/index.js';
+
+export interface RuntimeParts {
+  logger: Logger;
+  /** The LLM layer's router. */
+  llm: LlmClient;
+  /** The LLM layer's providers (the vector memory store's embeddings). */
+  providers: EmbeddingProviders;
+  /** The custom agents of `AGENTIC_AGENTS_MODULE`. */
+  agents: Readonly<Record<string, Agent>>;
+  /** Tool call reports (metrics). @default none */
+  onToolCall?: ToolsOptions['onToolCall'];
+  /** Run and step spans (tracing). @default none */
+  tracerProvider?: TracerProvider;
+  writeFile?: FileWriter;
+}
+
+export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): RuntimeOptions {
+  return {
+    workflowsDir: config.workflowsDir,
+    ...(config.workflowsReadOnlyReason !== undefined
+      ? { workflowsReadOnlyReason: config.workflowsReadOnlyReason }
+      : {}),
+    runsDir: config.runsDir,
+    noLlm: config.noLlm,
+    llm: parts.llm,
+    maxConcurrency: config.maxConcurrency,
+    maxActiveRuns: config.maxActiveRuns,
+    defaultAdapter: config.defaultAdapter,
+    logger: parts.logger,
+    writeConcurrency: config.writeConcurrency,
+    writeQueueMax: config.writeQueueMax,
+    writeRetryMaxMs: config.writeRetryMaxMs,
+    limits: config.limits,
+    tools: {
+      ...toolsOptionsFromConfig(config, parts.providers),
+      ...(parts.onToolCall === undefined ? {} : { onToolCall: parts.onToolCall }),
+    },
+    ...(parts.tracerProvider === undefined
+      ? {}
+      : { tracerProvider: parts.tracerProvider, traceSensitive: config.traceSensitive }),
+    ...(parts.writeFile !== undefined ? { writeFile: parts.writeFile } : {}),
+    agents: parts.agents,
+    ...(config.externalAgentsDir !== undefined
+      ? { externalAgentsDir: config.externalAgentsDir }
+      : {}),
+  };
+}

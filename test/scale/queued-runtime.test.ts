@@ -1,0 +1,157 @@
+/**
+ * The queued runtime and its worker in one process (role `all` with Redis), against a real
+ * redis-server: what an api instance answers before any worker runs anything, and the final
+ * record of a run executed through the queue.
+ */
+import { expect } from 'chai';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config/index.js';
+import { AppError } from '../../src/errors.js';
+import { createSilentLogger } from '../../src/log.js';
+import { startDispatch, type Dispatch } from '../../src/scale/dispatch.js';
+import { RUN_QUEUE, type RunJob } from '../../src/scale/run-queue.js';
+import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
+
+const ECHO = `name: echo_in
+inputs:
+  count: { type: integer }
+steps:
+  - { name: only, agent: tier0_echo, inputs: { text: hi } }
+`;
+const WAITING = `name: waiting
+steps:
+  - { name: wait, agent: tier0_sleep, inputs: { ms: 60000 } }
+`;
+
+/** The error a promise rejects with (fails when it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AppError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('queued runtime (role all with REDIS_URL, one process)', function () {
+  this.timeout(20_000);
+  let redis: TestRedis;
+  let root: string;
+  let dispatch: Dispatch;
+  let client: Redis;
+
+  before(async () => {
+    redis = await startTestRedis();
+    client = new Redis(redis.url);
+  });
+  after(async () => {
+    client.disconnect();
+    await redis.stop();
+  });
+  beforeEach(async () => {
+    await client.flushall();
+    root = await mkdtemp(join(tmpdir(), 'agentic-queued-'));
+    await writeFile(join(root, 'echo_in.yaml'), ECHO);
+    await writeFile(join(root, 'waiting.yaml'), WAITING);
+    const config = loadConfig({
+      REDIS_URL: redis.url,
+      AGENTIC_RUNS_DIR: join(root, 'runs'),
+      AGENTIC_WORKFLOWS_DIR: root,
+      AGENTIC_NO_LLM: '1',
+    });
+    const logger = createSilentLogger();
+    dispatch = startDispatch({
+      config,
+      logger,
+      runtime: {
+        workflowsDir: config.workflowsDir,
+        runsDir: config.runsDir,
+        noLlm: true,
+        logger,
+      },
+    });
+  });
+  afterEach(async () => {
+    await dispatch.close(0);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("resolves a queued run's done with the worker's final record", async () => {
+    const runs = dispatch.runs!;
+    const started = await runs.start({ workflow: 'echo_in', input: { count: '3' }, runId: 'q-1' });
+    expect(started.runId).to.equal('q-1');
+    const record = await started.done;
+    expect(record).to.include({ run_id: 'q-1', status: 'success', workflow_name: 'echo_in' });
+    expect(record.inputs).to.deep.equal({ count: 3 });
+    const files = (await readdir(join(root, 'runs'))).filter((n) => n.endsWith('.json'));
+    expect(files).to.deep.equal([files.find((n) => n.endsWith('_q-1.json'))]);
+    expect(runs.isActive('q-1')).to.equal(false);
+  });
+
+  it('refuses bad runs before claiming or queueing anything', async () => {
+    const runs = dispatch.runs!;
+    const unknown = await rejection(runs.start({ workflow: 'missing' }));
+    expect(unknown.status).to.equal(404);
+    const badInput = await rejection(runs.start({ workflow: 'echo_in', input: { count: 'x' } }));
+    expect(badInput.status).to.equal(422);
+    const inline = await rejection(runs.start({ workflow: 'name: x\nsteps: []\n' }));
+    expect(inline).to.include({ status: 422 });
+    expect(inline.message).to.equal(
+      'runs queued to workers name a workflow of the workflows directory',
+    );
+    const adapter = await rejection(
+      runs.start({ workflow: 'echo_in', adapter: 'other' as 'graph' }),
+    );
+    expect(adapter.status).to.equal(422);
+    expect(await client.keys('*claim*')).to.deep.equal([]);
+    expect(await client.keys('*queue:q*')).to.deep.equal([]);
+  });
+
+  it('knows a run active while a worker runs it, and cancels it through the worker', async () => {
+    const runs = dispatch.runs!;
+    const started = await runs.start({ workflow: 'waiting', runId: 'q-wait' });
+    expect(runs.isActive('q-wait')).to.equal(true);
+    expect(runs.activeRuns()).to.deep.equal(['q-wait']);
+    const conflict = await rejection(runs.start({ workflow: 'waiting', runId: 'q-wait' }));
+    expect(conflict.status).to.equal(409);
+    expect(await runs.cancel('q-wait')).to.equal(true);
+    const record = await started.done;
+    expect(record).to.include({ status: 'failed', error: 'cancelled' });
+    expect(runs.isActive('q-wait')).to.equal(false);
+    expect(await runs.cancel('q-wait')).to.equal(false);
+  });
+
+  it("queues the request's trace context as W3C strings, and nothing without one", async () => {
+    const runs = dispatch.runs!;
+    const traceContext = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: TraceFlags.SAMPLED,
+    });
+    await runs.start({ workflow: 'waiting', runId: 'q-traced', traceContext });
+    await runs.start({ workflow: 'waiting', runId: 'q-plain' });
+    const queue = new Queue<RunJob>(RUN_QUEUE, { connection: client, prefix: 'agentic' });
+    try {
+      const traced = (await queue.getJob('q-traced'))!.data;
+      expect(traced.trace).to.deep.equal({
+        traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      });
+      expect(traced.request).not.to.have.property('traceContext');
+      const plain = (await queue.getJob('q-plain'))!.data;
+      expect(plain).to.deep.equal({
+        runId: 'q-plain',
+        request: { workflow: 'waiting', runId: 'q-plain', adapter: plain.request.adapter },
+      });
+    } finally {
+      await queue.close();
+    }
+    expect(await runs.cancel('q-traced')).to.equal(true);
+    expect(await runs.cancel('q-plain')).to.equal(true);
+  });
+});
