@@ -197,7 +197,7 @@ async function crossProcessLatency(
   const wsBase = api.url.replace(/^http/, 'ws');
   let next = 0;
   const one = async (): Promise<void> => {
-    const runId = `latency-${next++}`;
+    const runId = `latency-${concurrency}-${next++}`;
     const ws = new WebSocket(`${wsBase}/ws/execution/${runId}`);
     const ended = new Promise<void>((resolve, reject) => {
       ws.on('message', (data: Buffer) => {
