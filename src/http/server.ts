@@ -27,25 +27,28 @@ import { createEvaluator } from '../eval/evaluator.js';
 import { createDeterministicJudge, createLlmJudge } from '../eval/judge.js';
 import { createEventHub, type EventHub } from '../events/hub.js';
 import type { LlmClient } from '../llm/index.js';
-import { createLlmService, type LlmService } from '../llm/llm-service.js';
+import type { LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
 import {
   countEvaluation,
-  createLlmCallObserver,
   createServiceMetrics,
   createToolCallObserver,
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
 import { startDispatch } from '../scale/dispatch.js';
-import { runtimeOptionsFromConfig } from '../scale/runtime-config.js';
+import {
+  createObservedLlm,
+  runtimeOptionsFromConfig,
+  tracerProviderFromConfig,
+} from '../scale/runtime-config.js';
 import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
 import { wireScaleOut } from '../scale/wiring.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
-import { createOtlpTracerProvider, otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
+import { otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { internalsOf } from '../engine/runtime-internals.js';
 import { createTurnSlicer, TURN_SLICE_MS } from '../engine/turn-slicer.js';
@@ -135,23 +138,11 @@ async function startWith(
       )
     : undefined;
   // An injected LLM layer reports no calls (its router was built without this observer).
-  const llm =
-    options.llm ??
-    createLlmService(config.llm, {
-      ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
-      ...(scale === undefined ? {} : { breakerSharing: scale.breakers }),
-    });
+  const llm = options.llm ?? createObservedLlm(config, metrics, scale?.breakers);
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
   // The service's own provider is shut down (flushed) by close(); an injected one is its owner's.
   const ownTracerProvider =
-    options.tracerProvider === undefined && config.tracing
-      ? createOtlpTracerProvider({
-          protocol: config.otlpProtocol,
-          endpoint: config.otlpEndpoint,
-          serviceVersion: packageVersion,
-          sampleRatio: config.traceSampleRatio,
-        })
-      : undefined;
+    options.tracerProvider === undefined ? tracerProviderFromConfig(config) : undefined;
   const tracerProvider = options.tracerProvider ?? ownTracerProvider;
   const tracer = tracerProvider?.getTracer(TRACE_SERVICE_NAME, packageVersion);
   if (ownTracerProvider !== undefined) {

@@ -136,6 +136,9 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     lockDuration: options.lockMs,
     stalledInterval: Math.max(500, Math.round(options.lockMs / 2)),
     maxStalledCount: 0,
+    // BullMQ waits this long before it fetches jobs again after a connection error (15 s by
+    // default): once Redis is back, queued runs start within about a second.
+    runRetryDelay: 1_000,
     autorun: true,
   });
   worker.on('error', (error) => logger.warn({ err: errorMessage(error) }, 'run queue error'));

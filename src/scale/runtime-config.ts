@@ -1,13 +1,20 @@
 /**
- * The runtime options of a service process, from its configuration: the same for the runtime of
- * a single process, the workers' runtimes and an api instance's checks of the runs it queues.
+ * The parts of a service process built from its configuration, the same for a single process,
+ * an api instance and a worker: the runtime options (of the runtime of a single process, the
+ * workers' runtimes and an api instance's checks of the runs it queues), the LLM layer observed
+ * by the metrics, and the OTLP tracer provider.
  */
 import type { TracerProvider } from '@opentelemetry/api';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { Agent } from '../agents/types.js';
-import type { Config } from '../config/index.js';
+import { packageVersion, type Config } from '../config/index.js';
 import type { RuntimeOptions } from '../engine/types.js';
+import { createLlmService, type LlmService } from '../llm/llm-service.js';
+import type { RouterOptions } from '../llm/router.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
+import { createLlmCallObserver, type ServiceMetrics } from '../metrics/index.js';
+import { createOtlpTracerProvider } from '../tracing/index.js';
 import type { EmbeddingProviders } from '../memory/provider-embedder.js';
 import type { FileWriter } from '../store/write-thread.js';
 import { toolsOptionsFromConfig, type ToolsOptions } from '../tools/index.js';
@@ -57,4 +64,30 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
       ? { externalAgentsDir: config.externalAgentsDir }
       : {}),
   };
+}
+
+/**
+ * The LLM layer of `config`, its calls reported to `metrics`; with `breakerSharing`, the
+ * circuits are the deployment's (shared through Redis).
+ */
+export function createObservedLlm(
+  config: Config,
+  metrics: ServiceMetrics | undefined,
+  breakerSharing?: RouterOptions['breakerSharing'],
+): LlmService {
+  return createLlmService(config.llm, {
+    ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
+    ...(breakerSharing === undefined ? {} : { breakerSharing }),
+  });
+}
+
+/** The OTLP tracer provider `config` asks for (AGENTIC_TRACING=1); none when tracing is off. */
+export function tracerProviderFromConfig(config: Config): BasicTracerProvider | undefined {
+  if (!config.tracing) return undefined;
+  return createOtlpTracerProvider({
+    protocol: config.otlpProtocol,
+    endpoint: config.otlpEndpoint,
+    serviceVersion: packageVersion,
+    sampleRatio: config.traceSampleRatio,
+  });
 }

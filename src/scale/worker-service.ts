@@ -13,22 +13,24 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { loadAgentsModule } from '../agents/agents-module.js';
-import { packageVersion, type Config } from '../config/index.js';
+import type { Config } from '../config/index.js';
 import type { Runtime } from '../engine/types.js';
-import { createLlmService } from '../llm/llm-service.js';
 import type { Logger } from '../log.js';
 import {
-  createLlmCallObserver,
   createServiceMetrics,
   createToolCallObserver,
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
-import { createOtlpTracerProvider, otlpTracesUrl } from '../tracing/index.js';
+import { otlpTracesUrl } from '../tracing/index.js';
 import { createWorkerRuntime, startDispatch, type Dispatch } from './dispatch.js';
 import { redactRedisUrl } from './redis-connection.js';
 import { attachRunPublisher } from './run-publisher.js';
-import { runtimeOptionsFromConfig } from './runtime-config.js';
+import {
+  createObservedLlm,
+  runtimeOptionsFromConfig,
+  tracerProviderFromConfig,
+} from './runtime-config.js';
 import { startScaleOut, type ScaleOut } from './scale-out.js';
 
 /** What a worker's endpoint serves: its metrics, and what its readiness checks. */
@@ -99,19 +101,9 @@ async function startWith(
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   const metrics = config.metrics ? createServiceMetrics() : undefined;
   // Circuit states are the deployment's: a provider failing for one worker is skipped by all.
-  const llm = createLlmService(config.llm, {
-    breakerSharing: scale.breakers,
-    ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
-  });
+  const llm = createObservedLlm(config, metrics, scale.breakers);
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
-  const tracerProvider = config.tracing
-    ? createOtlpTracerProvider({
-        protocol: config.otlpProtocol,
-        endpoint: config.otlpEndpoint,
-        serviceVersion: packageVersion,
-        sampleRatio: config.traceSampleRatio,
-      })
-    : undefined;
+  const tracerProvider = tracerProviderFromConfig(config);
   const runtimeOptions = runtimeOptionsFromConfig(config, {
     logger,
     llm: llm.router,

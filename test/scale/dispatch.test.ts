@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
 import { RUN_QUEUE } from '../../src/scale/run-queue.js';
-import { connectWs } from '../http/events-fixtures.js';
+import { connectWs, openSse } from '../http/events-fixtures.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
 import { spawnService, startCluster, type Cluster, type ClusterProcess } from './cluster.js';
 
@@ -178,6 +178,30 @@ describe('scale-out dispatch: 2 api instances, 2 workers, one Redis (real proces
       'the claims released',
       async () => (await client.scard('agentic:claims:active')) === 0,
     );
+  });
+
+  it('serves a run started on api A live on api B over WebSocket and SSE, each event once', async () => {
+    const runId = 'watched-on-b';
+    const ws = connectWs(`${apiB.url.replace(/^http/, 'ws')}/ws/execution/${runId}`);
+    await ws.opened;
+    const answer = await post(`${apiA.url}/api/run`, { workflow: 'short', run_id: runId });
+    expect(answer.status).to.equal(200);
+    // SSE answers 404 for a run not started: it joins once the run runs (replay, then live).
+    await until('the run running', async () => (await recordOf(runId))?.status === 'running');
+    const sse = await openSse(`${apiB.url}/api/runs/${runId}/stream`);
+    try {
+      expect(sse.status).to.equal(200);
+      const end = (items: { type?: unknown }[]) => items.some((e) => e.type === 'workflow_end');
+      await ws.events.until(end, 'workflow_end over WebSocket');
+      await sse.frames.until(end, 'workflow_end over SSE');
+      const overWs = ws.events.items.map((event) => event.seq);
+      expect(overWs).to.deep.equal(Array.from({ length: overWs.length }, (_, i) => i));
+      expect(sse.events().map((event) => event.seq)).to.deep.equal(overWs);
+      expect(ws.events.items.at(-1)).to.include({ type: 'workflow_end', status: 'success' });
+    } finally {
+      sse.abort();
+      ws.ws.close();
+    }
   });
 
   it('answers 409 on api B for a run_id active through api A, and cancels it from B', async () => {
