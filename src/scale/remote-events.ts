@@ -94,11 +94,18 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
     }
   };
 
-  /** Reads the stream and follows it; resolves false when it holds nothing. */
+  /**
+   * Whether the run is claimed (accepted by some instance, maybe not started or with its first
+   * events not yet in its stream): a client is then served what comes, not a 404.
+   */
+  const claimed = async (runId: string): Promise<boolean> =>
+    (await redis.exists(keys.claim(runId))) === 1;
+
+  /** Reads the stream and follows it; resolves false when it holds nothing and none will come. */
   const load = async (watch: Watch, waitForStart: boolean): Promise<boolean> => {
     const key = keys.runEvents(watch.runId);
     const entries = await redis.xrange(key, '-', '+', 'COUNT', RUN_STREAM_MAXLEN);
-    if (entries.length === 0 && !waitForStart) return false;
+    if (entries.length === 0 && !waitForStart && !(await claimed(watch.runId))) return false;
     let lastId = '0-0';
     for (const [id, fields] of entries) {
       lastId = id;
@@ -146,7 +153,9 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
         if (watches.get(runId) === existing && !existing.finished) {
           // Another client waits for the run to start: nothing is known of it yet, so a caller
           // that does not wait must look elsewhere (the run file) rather than wait too.
-          if (existing.buffer.size === 0 && !waitForStart) return undefined;
+          if (existing.buffer.size === 0 && !waitForStart && !(await claimed(runId))) {
+            return undefined;
+          }
           return join(existing, listener, openOptions.onClose);
         }
       }

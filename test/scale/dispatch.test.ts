@@ -204,6 +204,31 @@ describe('scale-out dispatch: 2 api instances, 2 workers, one Redis (real proces
     }
   });
 
+  it('serves SSE on api B for a run accepted by api A that has not started yet (no 404)', async () => {
+    // Claimed and queued by A; no worker takes it while the queue is paused, so none of its
+    // events exists anywhere when the client (sent to B by a load balancer) asks for them.
+    const queue = new Queue(RUN_QUEUE, { connection: client, prefix: 'agentic' });
+    await queue.pause();
+    let sse: Awaited<ReturnType<typeof openSse>> | undefined;
+    try {
+      const answer = await post(`${apiA.url}/api/run`, { workflow: 'quick', run_id: 'sse-early' });
+      expect(answer.status).to.equal(200);
+      sse = await openSse(`${apiB.url}/api/runs/sse-early/stream`);
+      expect(sse.status).to.equal(200);
+    } finally {
+      await queue.resume();
+      await queue.close();
+    }
+    try {
+      await sse.frames.until((items) => items.some((e) => e.type === 'workflow_end'));
+      const events = sse.events();
+      expect(events.map((event) => event.seq)).to.deep.equal(events.map((_, i) => i));
+      expect(events.at(-1)).to.include({ type: 'workflow_end', status: 'success' });
+    } finally {
+      sse.abort();
+    }
+  });
+
   it('answers 409 on api B for a run_id active through api A, and cancels it from B', async () => {
     const first = await post(`${apiA.url}/api/run`, { workflow: 'sleepy', run_id: 'shared-id' });
     expect(first.status).to.equal(200);
