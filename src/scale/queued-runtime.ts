@@ -37,6 +37,7 @@ import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import { parseClaimChange, type RunClaims } from './run-claims.js';
 import type { RunJob } from './run-queue.js';
 import { createActiveMirror } from './active-mirror.js';
+import { persistently } from './persistently.js';
 import { unsubscribeQuietly } from './quiet-close.js';
 
 export interface QueuedRuntimeOptions {
@@ -81,6 +82,22 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     onGone: (runId) => void findAndSettle(runId),
   });
   let closed = false;
+  /** Ends the background releases of refused runs' claims at shutdown. */
+  const stopping = new AbortController();
+
+  /** Releases a refused run's claim in the background, retrying while Redis does not answer. */
+  function unclaimLater(runId: string): void {
+    void persistently(
+      () => claims.releaseQueued(runId),
+      stopping.signal,
+      (error) => {
+        log.warn(
+          { runId, err: errorMessage(error) },
+          'refused run claim not released yet; retrying',
+        );
+      },
+    );
+  }
 
   const onMessage = (channel: string, message: string): void => {
     if (channel !== claims.changesChannel) return;
@@ -157,6 +174,8 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     try {
       claimed = await claims.claim(runId);
     } catch (error) {
+      // The claim may have been made with its reply lost: undone once Redis answers.
+      unclaimLater(runId);
       throw queueUnavailable(error);
     }
     if (!claimed) throw new ConflictError(`run '${runId}' is already active`);
@@ -172,7 +191,9 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     try {
       await queue.add(runId, job, { jobId: runId });
     } catch (error) {
-      await claims.release(runId, undefined).catch(() => undefined);
+      // Refused (503): the claim goes, now or once Redis answers, unless a worker took a job
+      // whose adding only lost its reply (that run then runs, its only run).
+      unclaimLater(runId);
       mirror.apply(runId, false);
       throw queueUnavailable(error);
     }
@@ -205,6 +226,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     onRecord: (listener) => events?.onRecord(listener) ?? (() => undefined),
     async shutdown() {
       closed = true;
+      stopping.abort();
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);
       await unsubscribeQuietly(subscriber, claims.changesChannel, subscribed);

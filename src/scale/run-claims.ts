@@ -57,6 +57,8 @@ export interface RunClaims {
   requestCancel(runId: string, reason: string): Promise<boolean>;
   /** Releases the claim; true only for the one caller that released it. */
   release(runId: string, filename: string | undefined): Promise<boolean>;
+  /** Releases the claim only while no worker has taken the run; true when it did. */
+  releaseQueued(runId: string): Promise<boolean>;
   /** Every claimed run id. */
   active(): Promise<string[]>;
 }
@@ -85,6 +87,12 @@ const REQUEST_CANCEL = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'cancel', ARGV[1])
 redis.call('PUBLISH', KEYS[2], ARGV[2])
+return 1`;
+const RELEASE_QUEUED = `
+if redis.call('HGET', KEYS[1], 'state') ~= 'queued' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+redis.call('PUBLISH', KEYS[3], ARGV[2])
 return 1`;
 const RELEASE = `
 local released = redis.call('DEL', KEYS[1])
@@ -156,6 +164,18 @@ export function createRunClaims(redis: Redis, keys: ScaleKeys): RunClaims {
         changesChannel,
         runId,
         change({ runId, active: false, ...(filename === undefined ? {} : { filename }) }),
+      );
+      return released === 1;
+    },
+    async releaseQueued(runId) {
+      const released = await redis.eval(
+        RELEASE_QUEUED,
+        3,
+        key(runId),
+        activeKey,
+        changesChannel,
+        runId,
+        change({ runId, active: false }),
       );
       return released === 1;
     },

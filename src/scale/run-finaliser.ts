@@ -12,7 +12,7 @@
  * so the finaliser waits and checks again meanwhile. The claim's atomic release makes the end
  * once-only even when start-up recovery of a restarted worker marked the file first.
  */
-import { readFile, unlink } from 'node:fs/promises';
+import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { replayFromRecord } from '../events/replay-from-record.js';
@@ -46,12 +46,18 @@ export interface FinaliseOptions {
   recheckMs: number;
   /** Stops waiting (the worker shuts down; another worker's start-up scan takes over). */
   signal: AbortSignal;
+  /**
+   * Puts a run that never began back on the queue, its claim kept (see the `requeued` outcome).
+   * @default none: such a run's claim is released
+   */
+  requeue?: () => Promise<void>;
   /** @default the write thread */
   writeFile?: FileWriter;
 }
 
 /** What became of the run. */
-export type FinaliseOutcome = 'interrupted' | 'ended' | 'released' | 'no-file' | 'aborted';
+export type FinaliseOutcome =
+  'interrupted' | 'ended' | 'released' | 'requeued' | 'no-file' | 'aborted';
 
 /** Finalises one run whose job stalled (see the module comment). Never rejects. */
 export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<FinaliseOutcome> {
@@ -63,7 +69,15 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
       if (claim === undefined) return 'released';
       const filename = claim.filename;
       if (filename === undefined) {
-        // The worker died before the run's start record: no run began, nothing to record.
+        // No start record: the run never began. Its worker died before starting it, or took the
+        // job just as Redis went away and never heard of it. An accepted run is not dropped: it
+        // goes back to the queue (it has not run, so running it now is its only run), unless
+        // a run file of it exists after all (its start record written, the claim not told).
+        if (options.requeue !== undefined && !(await hasRunFile(runsDir, runId))) {
+          await options.requeue();
+          logger.warn({ runId }, 'run of a dead worker had not started; queued again');
+          return 'requeued';
+        }
         await claims.release(runId, undefined);
         logger.warn({ runId }, 'run of a dead worker had not started; its claim is released');
         return 'no-file';
@@ -108,6 +122,12 @@ async function announce(options: FinaliseOptions, record: RunRecord, filename: s
   // live run has more events than its rebuilt sequence: retries, deltas, approvals).
   const last = await options.lastSeq?.(record.run_id).catch(() => undefined);
   options.publish(last === undefined ? end : { ...end, seq: Math.max(end.seq, last + 1) });
+}
+
+/** Whether the runs directory holds a run file of `runId` (`<time>_<workflow>_<run_id>.json`). */
+async function hasRunFile(runsDir: string, runId: string): Promise<boolean> {
+  const suffix = `_${runId}.json`;
+  return (await readdir(runsDir)).some((name) => name.endsWith(suffix));
 }
 
 /** Whether the run's owner is gone for good (a record without owner has none alive). */

@@ -14,7 +14,6 @@
 import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
-import { setTimeout as delay } from 'node:timers/promises';
 import { errorMessage } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
@@ -23,6 +22,7 @@ import type { Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError } from '../errors.js';
 import { extractTraceContext } from '../tracing/index.js';
 import { parseCancelRequest, type RunClaims } from './run-claims.js';
+import { persistently } from './persistently.js';
 import { abandonWorker, closeWithin, unsubscribeQuietly } from './quiet-close.js';
 import { finaliseInterruptedRun } from './run-finaliser.js';
 import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
@@ -170,6 +170,11 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       recheckMs: options.lockMs,
       ...(options.lastSeq === undefined ? {} : { lastSeq: options.lastSeq }),
       signal: stop.signal,
+      // Never begun: back to the queue (BullMQ moves the failed job to waiting again).
+      requeue: async () => {
+        await claims.markQueued(job.data.runId);
+        await job.retry('failed');
+      },
     });
     finalising.add(finalised);
     void finalised.finally(() => finalising.delete(finalised));
@@ -230,31 +235,4 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       await unsubscribeQuietly(subscriber, claims.cancelChannel, subscribed);
     },
   };
-}
-
-/** Retry pauses while Redis does not answer, in ms: doubling from the first to the last. */
-const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 2_000;
-
-/**
- * Calls `attempt` until it resolves or `signal` aborts (a shutdown: then the claim is left to
- * a finaliser or the next start-up scan). `failed` hears the first failure only.
- */
-async function persistently(
-  attempt: () => Promise<unknown>,
-  signal: AbortSignal,
-  failed: (error: unknown) => void,
-): Promise<void> {
-  let pauseMs = RETRY_FIRST_MS;
-  for (let tries = 0; !signal.aborted; tries += 1) {
-    try {
-      await attempt();
-      return;
-    } catch (error) {
-      if (tries === 0) failed(error);
-    }
-    // Rejects when aborted: the loop then ends.
-    await delay(pauseMs, undefined, { signal }).catch(() => undefined);
-    pauseMs = Math.min(pauseMs * 2, RETRY_MAX_MS);
-  }
 }
