@@ -22,6 +22,8 @@ export interface CpuSample {
   loopActiveMs: number;
   /** Runs whose final record (success or failed) was written. */
   finishedRuns: number;
+  /** When the sample was taken: CLOCK_MONOTONIC, ms (the same clock as the bench's). */
+  at: number;
 }
 
 export type ChildMessage =
@@ -109,6 +111,7 @@ function cpuSample(): CpuSample {
     cpuMicros: cpu.user + cpu.system,
     loopActiveMs: performance.eventLoopUtilization().active,
     finishedRuns,
+    at: now(),
   };
 }
 
