@@ -59,6 +59,9 @@ const ORDERS: ConfigName[][] = [
 interface Window {
   runsPerSecond: number;
   cpuPerRunMicros: number;
+  /** The CPU time and runs cpuPerRunMicros divides. */
+  cpuMicros: number;
+  runs: number;
 }
 
 interface Subject {
@@ -134,6 +137,8 @@ async function window(
   return {
     runsPerSecond: steadyRuns / ((to.at - from.at) / 1000),
     cpuPerRunMicros: (to.cpuMicros - previous.cpuMicros) / runs,
+    cpuMicros: to.cpuMicros - previous.cpuMicros,
+    runs,
   };
 }
 
@@ -149,20 +154,57 @@ async function checkMetricsEndpoint(subject: Subject): Promise<void> {
   }
 }
 
+const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
+
 function summarize(values: number[], digits = 0): string {
   return `${fmt(quantile(values, 0.5), digits)} (${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)})`;
 }
 
+/**
+ * A distribution-free confidence interval of the median: [x_(k), x_(n−k+1)] of the sorted values,
+ * k the largest rank with P(Binomial(n, ½) < k) ≤ 2.5 %. Undefined when n is too small for one.
+ */
+function medianInterval(
+  values: number[],
+): { low: number; high: number; level: number } | undefined {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  let below = 0; // P(X ≤ j), X ~ Binomial(n, ½)
+  let term = 0.5 ** n; // P(X = j)
+  let k = 0;
+  for (let j = 0; j < n; j += 1) {
+    below += term;
+    if (below > 0.025) break;
+    k = j + 1;
+    term = (term * (n - j)) / (j + 1);
+  }
+  if (k === 0) return undefined;
+  const tail = below - term;
+  return { low: sorted[k - 1]!, high: sorted[n - k]!, level: 1 - 2 * tail };
+}
+
+/**
+ * One paired figure: the median of the per-round ratios, its confidence interval and spread, and
+ * a verdict that claims only what the interval supports.
+ */
 function ratioLine(
   label: string,
   ratios: number[],
   target: number,
   higherIsWorse: boolean,
 ): string {
+  const cost = (ratio: number): number => (higherIsWorse ? ratio - 1 : 1 - ratio);
   const median = quantile(ratios, 0.5);
-  const cost = higherIsWorse ? median - 1 : 1 - median;
-  const verdict = cost <= target ? 'within' : 'OVER';
-  return `${label.padEnd(26)} median ${pct(median).padStart(8)}  (quartiles ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}; range ${pct(Math.min(...ratios))} … ${pct(Math.max(...ratios))})  target ≤ ${fmt(target * 100, 0)} %: ${verdict}`;
+  const interval = medianInterval(ratios);
+  let verdict = 'not resolved (too few rounds for an interval)';
+  let range = '';
+  if (interval !== undefined) {
+    const best = Math.min(cost(interval.low), cost(interval.high));
+    const worst = Math.max(cost(interval.low), cost(interval.high));
+    verdict = worst <= target ? 'met' : best > target ? 'NOT met' : 'not resolved at this noise';
+    range = `${fmt(interval.level * 100, 0)} % interval ${pct(interval.low)} … ${pct(interval.high)}; `;
+  }
+  return `${label.padEnd(26)} median ${pct(median).padStart(8)}  (${range}quartiles ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}; range ${pct(Math.min(...ratios))} … ${pct(Math.max(...ratios))})  target ≤ ${fmt(target * 100, 0)} %: ${verdict}`;
 }
 
 async function main(): Promise<void> {
@@ -226,7 +268,10 @@ async function main(): Promise<void> {
       const windows = results.get(name)!;
       const runsPerSecond = summarize(windows.map((w) => w.runsPerSecond));
       const cpuPerRun = summarize(windows.map((w) => w.cpuPerRunMicros));
-      console.log(`  ${name.padEnd(8)} ${runsPerSecond} runs/s   ${cpuPerRun} µs CPU per run`);
+      const pooled = sum(windows.map((w) => w.cpuMicros)) / sum(windows.map((w) => w.runs));
+      console.log(
+        `  ${name.padEnd(8)} ${runsPerSecond} runs/s   ${cpuPerRun} µs CPU per run (all windows pooled: ${fmt(pooled, 0)} µs)`,
+      );
     }
     console.log(
       '\npaired per round, against off in the same round (runs/s: negative is slower; CPU per run: positive is costlier):',
