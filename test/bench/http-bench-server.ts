@@ -140,6 +140,7 @@ process.on('message', (message: ParentMessage) => {
       watched = message.runId;
       break;
     case 'stop':
+      stopping = true;
       void running
         .close()
         .then(() => tracerProvider?.shutdown())
@@ -150,5 +151,11 @@ process.on('message', (message: ParentMessage) => {
       throw new Error(`unknown message ${JSON.stringify(exhaustive)}`);
     }
   }
+});
+// The bench stops the service with `stop`, which disconnects once closed; a disconnect without
+// it means the bench is gone (crashed or killed): nothing is left to serve, so do not linger.
+let stopping = false;
+process.once('disconnect', () => {
+  if (!stopping) process.exit(1);
 });
 send({ type: 'ready', url: running.url });

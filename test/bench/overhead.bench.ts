@@ -97,6 +97,16 @@ function quantile(values: number[], q: number): number {
 }
 
 /**
+ * Marks a promise awaited later as handled now: if its service dies first, the error reaches the
+ * bench through the clients' waits instead of crashing it as an unhandled rejection (which would
+ * skip stopping the other services).
+ */
+function observed<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
+
+/**
  * One window of load on one service: a closed loop of {@link CONCURRENCY} clients for `ms`,
  * then the runs in flight are awaited. Returns the window's figures (undefined for a warm-up).
  */
@@ -113,17 +123,23 @@ async function window(
   const client = async (): Promise<void> => {
     while (now() < ends) {
       const runId = `${subject.name}-${subject.posted++}`;
-      const done = service.waitDone(runId);
+      const done = observed(service.waitDone(runId));
       await postRun(pool, { workflow: 'test_deterministic', run_id: runId });
       const { status } = await done;
       if (status !== 'success') throw new Error(`${subject.name}: run ${runId} ended ${status}`);
       const at = now();
-      if (steady === undefined && at >= started + ms * SETTLE_SHARE) steady = service.cpu();
+      if (steady === undefined && at >= started + ms * SETTLE_SHARE)
+        steady = observed(service.cpu());
     }
     // The first client past the deadline takes the end sample while the others still run.
-    end ??= service.cpu();
+    end ??= observed(service.cpu());
   };
-  await Promise.all(Array.from({ length: CONCURRENCY }, client));
+  try {
+    await Promise.all(Array.from({ length: CONCURRENCY }, client));
+  } catch (error) {
+    // A refused connection says less than which service it was.
+    throw new Error(`${subject.name} service: ${(error as Error).message}`, { cause: error });
+  }
   const [from, to] = await Promise.all([steady, end]);
   const previous = subject.last;
   subject.last = to;
