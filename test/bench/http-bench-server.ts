@@ -22,6 +22,8 @@ export interface CpuSample {
   loopActiveMs: number;
   /** Runs whose final record (success or failed) was written. */
   finishedRuns: number;
+  /** When the sample was taken: CLOCK_MONOTONIC, ms (the same clock as the bench's). */
+  at: number;
 }
 
 export type ChildMessage =
@@ -109,6 +111,7 @@ function cpuSample(): CpuSample {
     cpuMicros: cpu.user + cpu.system,
     loopActiveMs: performance.eventLoopUtilization().active,
     finishedRuns,
+    at: now(),
   };
 }
 
@@ -137,6 +140,7 @@ process.on('message', (message: ParentMessage) => {
       watched = message.runId;
       break;
     case 'stop':
+      stopping = true;
       void running
         .close()
         .then(() => tracerProvider?.shutdown())
@@ -147,5 +151,11 @@ process.on('message', (message: ParentMessage) => {
       throw new Error(`unknown message ${JSON.stringify(exhaustive)}`);
     }
   }
+});
+// The bench stops the service with `stop`, which disconnects once closed; a disconnect without
+// it means the bench is gone (crashed or killed): nothing is left to serve, so do not linger.
+let stopping = false;
+process.once('disconnect', () => {
+  if (!stopping) process.exit(1);
 });
 send({ type: 'ready', url: running.url });

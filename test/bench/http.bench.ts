@@ -25,16 +25,14 @@
  * process that reads and drops every export; compare with a run without).
  */
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { copyFile, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { WebSocket } from 'ws';
-import type { ChildMessage, CpuSample, ParentMessage } from './http-bench-server.js';
+import { BenchService, benchWorkflowsDir, now, postRun, serviceEnv } from './bench-service.js';
+import type { CpuSample } from './http-bench-server.js';
+import { startTraceSink } from './trace-sink.js';
 
 const env = (name: string, fallback: number): number => {
   const value = Number(process.env[name]);
@@ -57,12 +55,6 @@ const TRACING = process.env.BENCH_TRACING === '1';
 const LOGGING = process.env.BENCH_LOG === '1';
 /** When set, the service writes a V8 CPU profile (`.cpuprofile`) into this directory on exit. */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
-
-const here = fileURLToPath(new URL('.', import.meta.url));
-const root = join(here, '..', '..');
-// CLOCK_MONOTONIC is one clock for every process on the machine; performance.timeOrigin is
-// not exact enough to compare times taken in two processes.
-const now = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 function percentile(sorted: Float64Array | number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -101,128 +93,6 @@ ${Array.from(
 `,
 ).join('')}`;
 
-/** The child process and its IPC reports. */
-class Service {
-  readonly child: ChildProcess;
-  url = '';
-  private readonly doneAt = new Map<string, { at: number; status: string }>();
-  private readonly doneWaiters = new Map<string, (at: number, status: string) => void>();
-  readonly events: { seq: number; at: number; eventType: string }[] = [];
-  private rssWaiter: ((message: Extract<ChildMessage, { type: 'rss' }>) => void) | undefined;
-  /** In request order: IPC messages arrive in the order they were sent. */
-  private readonly cpuWaiters: ((sample: CpuSample) => void)[] = [];
-  private readyWaiter: (() => void) | undefined;
-
-  constructor(childEnv: NodeJS.ProcessEnv) {
-    this.child = fork(join(here, 'http-bench-server.ts'), [], {
-      env: childEnv,
-      execArgv: [
-        '--import',
-        'tsx',
-        '--expose-gc',
-        // The same young-generation size as `npm start` (see README, Benchmarks).
-        '--max-semi-space-size=64',
-        ...(CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`]),
-      ],
-      stdio: ['ignore', LOGGING ? 'ignore' : 'inherit', 'inherit', 'ipc'],
-    });
-    this.child.on('message', (message: ChildMessage) => this.onMessage(message));
-  }
-
-  ready(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.readyWaiter = resolve;
-      this.child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
-    });
-  }
-
-  private onMessage(message: ChildMessage): void {
-    switch (message.type) {
-      case 'ready':
-        this.url = message.url;
-        this.readyWaiter?.();
-        break;
-      case 'done':
-        for (const { runId, at, status } of message.runs) {
-          const waiter = this.doneWaiters.get(runId);
-          if (waiter !== undefined) {
-            this.doneWaiters.delete(runId);
-            waiter(at, status);
-          } else {
-            this.doneAt.set(runId, { at, status });
-          }
-        }
-        break;
-      case 'event':
-        this.events.push({ seq: message.seq, at: message.at, eventType: message.eventType });
-        break;
-      case 'rss':
-        this.rssWaiter?.(message);
-        break;
-      case 'cpu':
-        this.cpuWaiters.shift()?.(message);
-        break;
-      default: {
-        const exhaustive: never = message;
-        throw new Error(`unknown message ${JSON.stringify(exhaustive)}`);
-      }
-    }
-  }
-
-  send(message: ParentMessage): void {
-    this.child.send(message);
-  }
-
-  /** Resolves with the time the run's final run file was written. */
-  waitDone(runId: string): Promise<{ at: number; status: string }> {
-    const early = this.doneAt.get(runId);
-    if (early !== undefined) {
-      this.doneAt.delete(runId);
-      return Promise.resolve(early);
-    }
-    return new Promise((resolve) => {
-      this.doneWaiters.set(runId, (at, status) => resolve({ at, status }));
-    });
-  }
-
-  /** The service's CPU time and finished runs, taken together (no GC forced). */
-  cpu(): Promise<CpuSample> {
-    return new Promise((resolve) => {
-      this.cpuWaiters.push(resolve);
-      this.send({ type: 'cpu' });
-    });
-  }
-
-  rss(): Promise<Extract<ChildMessage, { type: 'rss' }>> {
-    return new Promise((resolve) => {
-      this.rssWaiter = resolve;
-      this.send({ type: 'rss' });
-    });
-  }
-
-  async stop(): Promise<void> {
-    if (this.child.exitCode !== null || !this.child.connected) return;
-    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
-    this.send({ type: 'stop' });
-    const kill = setTimeout(() => this.child.kill('SIGKILL'), 15_000);
-    await exited;
-    clearTimeout(kill);
-  }
-}
-
-async function postRun(pool: Pool, body: Record<string, unknown>): Promise<void> {
-  const response = await pool.request({
-    path: '/api/run',
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const text = await response.body.text();
-  if (response.statusCode !== 200 && response.statusCode !== 202) {
-    throw new Error(`POST /api/run → ${response.statusCode}: ${text.slice(0, 300)}`);
-  }
-}
-
 async function benchHealth(
   url: string,
 ): Promise<{ rps: number; p50: number; p99: number; errors: number }> {
@@ -251,7 +121,7 @@ interface FanoutResult {
   complete: number;
 }
 
-async function benchFanout(service: Service, pool: Pool): Promise<FanoutResult> {
+async function benchFanout(service: BenchService, pool: Pool): Promise<FanoutResult> {
   const runId = 'bench-fanout';
   service.send({ type: 'watch', runId });
   const wsUrl = `${service.url.replace(/^http/, 'ws')}/ws/execution/${runId}`;
@@ -341,7 +211,7 @@ interface RunsResult {
   stoppedEarly: boolean;
 }
 
-async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
+async function benchRuns(service: BenchService, pool: Pool): Promise<RunsResult> {
   const latencies = new Float64Array(TOTAL_RUNS);
   let next = 0;
   let completed = 0;
@@ -430,38 +300,20 @@ async function benchRuns(service: Service, pool: Pool): Promise<RunsResult> {
 
 async function main(): Promise<void> {
   const runsDir = await mkdtemp(join(tmpdir(), 'agentic-bench-runs-'));
-  const workflowsDir = await mkdtemp(join(tmpdir(), 'agentic-bench-workflows-'));
-  const shipped = join(root, 'workflows');
-  for (const name of await readdir(shipped)) {
-    if (name.endsWith('.yaml')) await copyFile(join(shipped, name), join(workflowsDir, name));
-  }
-  await writeFile(join(workflowsDir, 'bench_fanout.yaml'), FANOUT_WORKFLOW);
-
-  // The collector stand-in: reads every export and answers an empty ExportTraceServiceResponse.
+  const workflowsDir = await benchWorkflowsDir({ 'bench_fanout.yaml': FANOUT_WORKFLOW });
   const sink = TRACING ? await startTraceSink() : undefined;
-  const childEnv: NodeJS.ProcessEnv = {
-    ...process.env,
-    AGENTIC_HOST: '127.0.0.1',
-    AGENTIC_PORT: '0',
-    AGENTIC_RUNS_DIR: runsDir,
-    AGENTIC_WORKFLOWS_DIR: workflowsDir,
-    AGENTIC_RATE_LIMIT_DEFAULT: '1000000/second',
-    // Runs end faster than they start, but their end records may queue: never refuse a bench run.
-    AGENTIC_MAX_ACTIVE_RUNS: '1000000',
-    AGENTIC_NO_LLM: '1',
-    AGENTIC_DEFAULT_ADAPTER: ADAPTER,
-    AGENTIC_METRICS: METRICS ? '1' : '0',
-    ...(sink === undefined
-      ? {}
-      : {
-          AGENTIC_TRACING: '1',
-          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-          OTEL_EXPORTER_OTLP_ENDPOINT: sink.url,
-        }),
-    LOG_LEVEL: LOGGING ? 'info' : 'silent',
-  };
-  delete childEnv.AGENTIC_API_KEY;
-  const service = new Service(childEnv);
+  const service = new BenchService({
+    env: serviceEnv({
+      runsDir,
+      workflowsDir,
+      adapter: ADAPTER,
+      metrics: METRICS,
+      otlpEndpoint: sink?.url,
+      logging: LOGGING,
+    }),
+    cpuProfDir: CPU_PROF_DIR,
+    discardStdout: LOGGING,
+  });
   try {
     await service.ready();
     console.log(
@@ -556,29 +408,6 @@ async function main(): Promise<void> {
     await rm(runsDir, { recursive: true, force: true });
     await rm(workflowsDir, { recursive: true, force: true });
   }
-}
-
-/** An OTLP/HTTP endpoint that counts and drops what it is sent. */
-async function startTraceSink(): Promise<{
-  url: string;
-  exports: number;
-  bytes: number;
-  close(): Promise<void>;
-}> {
-  const stats = { exports: 0, bytes: 0 };
-  const server = createServer((req, res) => {
-    req.on('data', (chunk: Buffer) => (stats.bytes += chunk.length));
-    req.on('end', () => {
-      stats.exports++;
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return Object.assign(stats, {
-    url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  });
 }
 
 await main();
