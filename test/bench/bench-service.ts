@@ -227,3 +227,12 @@ export class BenchService {
     clearTimeout(kill);
   }
 }
+
+/** A figure with `digits` decimals and thousands separators; `n/a` when not a number. */
+export const fmt = (value: number, digits = 1): string =>
+  Number.isFinite(value)
+    ? value.toLocaleString('en-US', {
+        maximumFractionDigits: digits,
+        minimumFractionDigits: digits,
+      })
+    : 'n/a';

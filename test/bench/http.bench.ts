@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { WebSocket } from 'ws';
-import { BenchService, benchWorkflowsDir, now, postRun, serviceEnv } from './bench-service.js';
+import { BenchService, benchWorkflowsDir, fmt, now, postRun, serviceEnv } from './bench-service.js';
 import type { CpuSample } from './http-bench-server.js';
 import { startTraceSink } from './trace-sink.js';
 
@@ -61,13 +61,6 @@ function percentile(sorted: Float64Array | number[], p: number): number {
   const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
   return sorted[index] ?? Number.NaN;
 }
-const fmt = (value: number, digits = 1): string =>
-  Number.isFinite(value)
-    ? value.toLocaleString('en-US', {
-        maximumFractionDigits: digits,
-        minimumFractionDigits: digits,
-      })
-    : 'n/a';
 const mb = (bytes: number): string => `${fmt(bytes / 1024 / 1024, 1)} MB`;
 
 const FANOUT_WORKFLOW = `# Benchmark only: holds so subscribers can join, then a chain of echo steps.

@@ -26,7 +26,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { BenchService, benchWorkflowsDir, now, postRun, serviceEnv } from './bench-service.js';
+import { BenchService, benchWorkflowsDir, fmt, now, postRun, serviceEnv } from './bench-service.js';
 import type { CpuSample } from './http-bench-server.js';
 import { startTraceSink } from './trace-sink.js';
 
@@ -73,13 +73,6 @@ interface Subject {
   posted: number;
 }
 
-const fmt = (value: number, digits = 1): string =>
-  Number.isFinite(value)
-    ? value.toLocaleString('en-US', {
-        maximumFractionDigits: digits,
-        minimumFractionDigits: digits,
-      })
-    : 'n/a';
 const pct = (ratio: number): string => `${ratio >= 1 ? '+' : ''}${fmt((ratio - 1) * 100, 1)} %`;
 const load = (): string =>
   loadavg()
