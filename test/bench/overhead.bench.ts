@@ -21,13 +21,21 @@
  * ratios with their spread, against the targets (≤ 5 % runs/s with metrics, ≤ 15 % with
  * tracing). Fails (exit code ≠ 0) if a service dies, a POST is refused or a run fails.
  * Knob BENCH_ADAPTER: the engine adapter runs use (native).
+ *
+ * BENCH_OVERHEAD_PROFILE=<dir> also runs every service under `--cpu-prof` (profiles written to
+ * <dir>/<configuration>/, one per thread, kept for Chrome DevTools) and reads, from the samples
+ * taken inside its measured windows, the share of its main thread's busy time spent in metrics
+ * code and in tracing code (test/bench/profile-share.ts): a direct reading of what each costs,
+ * which the machine's load does not move the way it moves whole-service figures. Profiling
+ * costs every service alike (one sample a millisecond), so the paired ratios stay comparable.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { BenchService, benchWorkflowsDir, fmt, now, postRun, serviceEnv } from './bench-service.js';
 import type { CpuSample } from './http-bench-server.js';
+import { profileShare } from './profile-share.js';
 import { startTraceSink } from './trace-sink.js';
 
 const env = (name: string, fallback: number): number => {
@@ -38,6 +46,29 @@ const ROUNDS = Math.floor(env('BENCH_OVERHEAD_ROUNDS', 12));
 const WINDOW_MS = env('BENCH_OVERHEAD_WINDOW_SECONDS', 3) * 1000;
 const WARMUP_MS = env('BENCH_OVERHEAD_WARMUP_SECONDS', 3) * 1000;
 const ADAPTER = process.env.BENCH_ADAPTER ?? 'native';
+/** Where the services' CPU profiles go (kept, to open in DevTools); undefined: not profiled. */
+const PROFILE_DIR = process.env.BENCH_OVERHEAD_PROFILE;
+/**
+ * The files of each part that a profile's samples are attributed to (substrings of script URLs):
+ * the code that runs only because metrics or tracing is on.
+ */
+const PROFILE_PARTS = {
+  metrics: [
+    '/src/metrics/',
+    '/src/http/middleware/metrics.',
+    '/src/http/routes/metrics.',
+    '/node_modules/prom-client/',
+  ],
+  tracing: [
+    '/src/tracing/',
+    '/src/engine/runtime-tracing.',
+    '/src/http/middleware/tracing.',
+    '/src/http/ws-upgrade-span.',
+    '/node_modules/@opentelemetry/',
+    '/node_modules/protobufjs/',
+    '/node_modules/@protobufjs/',
+  ],
+} as const;
 const CONCURRENCY = 10;
 /** Share of a window before its steady-state sample (the clients' ramp-up is left out). */
 const SETTLE_SHARE = 0.1;
@@ -71,6 +102,10 @@ interface Subject {
   /** The sample at the end of its previous window (the CPU-per-run baseline). */
   last: CpuSample | undefined;
   posted: number;
+  /** Its measured windows, ms on the monotonic clock (what its profile is read over). */
+  windows: { from: number; to: number }[];
+  /** Where its CPU profiles are written (BENCH_OVERHEAD_PROFILE). */
+  profileDir: string | undefined;
 }
 
 const pct = (ratio: number): string => `${ratio >= 1 ? '+' : ''}${fmt((ratio - 1) * 100, 1)} %`;
@@ -134,6 +169,7 @@ async function window(
     throw new Error(`${subject.name} service: ${(error as Error).message}`, { cause: error });
   }
   const [from, to] = await Promise.all([steady, end]);
+  if (measured) subject.windows.push({ from: started, to: now() });
   const previous = subject.last;
   subject.last = to;
   if (!measured || from === undefined || to === undefined || previous === undefined) {
@@ -216,19 +252,51 @@ function ratioLine(
   return `${label.padEnd(26)} median ${pct(median).padStart(8)}  (${range}quartiles ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}; range ${pct(Math.min(...ratios))} … ${pct(Math.max(...ratios))})  target ≤ ${fmt(target * 100, 0)} %: ${verdict}`;
 }
 
+/** The share of each part in `subject`'s profile, over its measured windows. */
+async function readProfile(subject: Subject): Promise<ReturnType<typeof profileShare>> {
+  // One profile per thread, named CPU.<date>.<time>.<pid>.<thread id>.<n>.cpuprofile: the main
+  // thread is thread 0 (the others are the run-file write worker).
+  const files = (await readdir(subject.profileDir!)).filter((f) => /\.0\.\d+\.cpuprofile$/.test(f));
+  if (files.length !== 1) throw new Error(`${subject.name}: ${files.length} main-thread profiles`);
+  const share = profileShare(join(subject.profileDir!, files[0]!), subject.windows, PROFILE_PARTS);
+  // V8's profile clock and the bench's are both CLOCK_MONOTONIC; no sample inside the windows
+  // would mean they are not (a figure of 0 % would then be wrong, not good news).
+  if (share.samples === 0) throw new Error(`${subject.name}: no profile sample in its windows`);
+  return share;
+}
+
+/** One service's profile line: busy time, GC and each part's share, per run too. */
+function reportProfile(
+  subject: Subject,
+  share: ReturnType<typeof profileShare>,
+  runs: number,
+): string {
+  const part = (ms: number): string =>
+    `${fmt((ms / share.busyMs) * 100, 2)} % (${fmt((ms * 1000) / runs, 1)} µs/run)`;
+  return `${subject.name.padEnd(8)} busy ${fmt(share.busyMs / 1000, 1)} s over ${fmt(runs, 0)} runs (${fmt((share.busyMs * 1000) / runs, 0)} µs/run); GC ${part(share.gcMs)}; metrics code ${part(share.parts.metrics ?? 0)}; tracing code ${part(share.parts.tracing ?? 0)}`;
+}
+
 async function main(): Promise<void> {
   console.log(`load average at start (1, 5, 15 min): ${load()}`);
   const workflowsDir = await benchWorkflowsDir();
   const sink = await startTraceSink();
   const dirs: string[] = [workflowsDir];
   const services = new Map<ConfigName, BenchService>();
+  const profileDirs = new Map<ConfigName, string>();
   const subjects: Subject[] = [];
   try {
     for (const name of CONFIGS) {
       const runsDir = await mkdtemp(join(tmpdir(), `agentic-bench-runs-${name}-`));
       dirs.push(runsDir);
+      if (PROFILE_DIR !== undefined) {
+        const profileDir = join(PROFILE_DIR, name);
+        await rm(profileDir, { recursive: true, force: true });
+        await mkdir(profileDir, { recursive: true });
+        profileDirs.set(name, profileDir);
+      }
       const service = new BenchService({
         name: `${name} service`,
+        cpuProfDir: profileDirs.get(name),
         env: serviceEnv({
           runsDir,
           workflowsDir,
@@ -243,7 +311,15 @@ async function main(): Promise<void> {
     await Promise.all([...services.values()].map((service) => service.ready()));
     for (const [name, service] of services) {
       const pool = new Pool(service.url, { connections: CONCURRENCY });
-      const subject: Subject = { name, service, pool, last: undefined, posted: 0 };
+      const subject: Subject = {
+        name,
+        service,
+        pool,
+        last: undefined,
+        posted: 0,
+        windows: [],
+        profileDir: profileDirs.get(name),
+      };
       subjects.push(subject);
       await checkMetricsEndpoint(subject);
     }
@@ -292,6 +368,17 @@ async function main(): Promise<void> {
       const cpu = windows.map((w, i) => w.cpuPerRunMicros / off[i]!.cpuPerRunMicros);
       console.log(`  ${ratioLine(`${name}/off runs/s`, throughput, TARGETS[name], false)}`);
       console.log(`  ${ratioLine(`${name}/off CPU per run`, cpu, TARGETS[name], true)}`);
+    }
+    if (PROFILE_DIR !== undefined) {
+      // A service writes its profile when it exits.
+      await Promise.all(subjects.map((subject) => subject.service.stop()));
+      console.log(
+        '\nCPU profiles (main thread, samples inside the measured windows; each sample charged to the innermost script frame, Node internals to their caller):',
+      );
+      for (const subject of subjects) {
+        const runs = sum(results.get(subject.name)!.map((w) => w.runs));
+        console.log(`  ${reportProfile(subject, await readProfile(subject), runs)}`);
+      }
     }
   } finally {
     await Promise.all(subjects.map((subject) => subject.pool.close()));
