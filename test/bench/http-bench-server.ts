@@ -4,12 +4,27 @@
  * run file was written), `event` timings of one watched run, and on request `cpu` (the
  * process's CPU time and the runs it finished so far) and `rss`.
  */
-import { loadConfig, packageVersion } from '../../src/config/index.js';
-import { createRuntime } from '../../src/engine/runtime.js';
+import type * as ConfigModule from '../../src/config/index.js';
+import type * as RuntimeModule from '../../src/engine/runtime.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
-import { startServer } from '../../src/http/server.js';
-import { createLogger, createSilentLogger } from '../../src/log.js';
-import { createOtlpTracerProvider } from '../../src/tracing/index.js';
+import type * as ServerModule from '../../src/http/server.js';
+import type * as LogModule from '../../src/log.js';
+import type * as TracingModule from '../../src/tracing/index.js';
+
+// The service is the compiled dist/ that `npm start` ships (the bench scripts build it first),
+// not the tsx loader's transform of src/, whose keepNames wraps every named closure in a
+// `__name()` call. BENCH_SRC=1 measures src/ through tsx instead.
+const fromSrc = process.env.BENCH_SRC === '1';
+const load = <T>(path: string) =>
+  import(
+    new URL(`../../${fromSrc ? '' : 'dist/'}${path}${fromSrc ? '.ts' : '.js'}`, import.meta.url)
+      .href
+  ) as Promise<T>;
+const { loadConfig, packageVersion } = await load<typeof ConfigModule>('src/config/index');
+const { createRuntime } = await load<typeof RuntimeModule>('src/engine/runtime');
+const { startServer } = await load<typeof ServerModule>('src/http/server');
+const { createLogger, createSilentLogger } = await load<typeof LogModule>('src/log');
+const { createOtlpTracerProvider } = await load<typeof TracingModule>('src/tracing/index');
 
 export type ParentMessage =
   { type: 'cpu' } | { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };
