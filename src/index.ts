@@ -233,6 +233,7 @@ export {
  * metrics, `createToolCallObserver(metrics)` (as `tools.onToolCall`) the tool-call metric.
  */
 export {
+  CountingCounter,
   CountingHistogram,
   createServiceMetrics,
   createToolCallObserver,

@@ -12,7 +12,12 @@ export {
   type StreamTransport,
 } from './service-metrics.js';
 export { createBoundedLabel, OTHER_LABEL } from './bounded-label.js';
-export { CountingHistogram, type CountingHistogramConfig } from './counting-histogram.js';
+export {
+  CountingHistogram,
+  type CountingHistogramConfig,
+  type ScrapedMetric,
+} from './counting-histogram.js';
+export { CountingCounter, type CountingCounterConfig } from './counting-counter.js';
 export { observeRuntime } from './run-observer.js';
 export { createLlmCallObserver } from './llm-observer.js';
 export { createToolCallObserver } from './tool-observer.js';

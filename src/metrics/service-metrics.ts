@@ -6,6 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { createBoundedLabel } from './bounded-label.js';
+import { CountingCounter } from './counting-counter.js';
 import { CountingHistogram } from './counting-histogram.js';
 
 /** Prefix of every metric name (the process defaults included). */
@@ -54,11 +55,14 @@ export interface GaugeSources {
 /** The metric objects; the runtime observer and the HTTP middleware write to them. */
 export interface ServiceMetrics {
   readonly registry: Registry;
-  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
-  readonly runsStarted: Counter<'workflow' | 'adapter'>;
-  readonly runsFinished: Counter<'workflow' | 'adapter' | 'status'>;
-  readonly runDuration: Histogram<'workflow' | 'adapter' | 'status'>;
-  /** Observed once per step: plain counting, read at scrape time (see CountingHistogram). */
+  /**
+   * Observed once per request, run or step: plain counting, read at scrape time (see
+   * CountingHistogram and CountingCounter).
+   */
+  readonly httpDuration: CountingHistogram<'method' | 'route' | 'status'>;
+  readonly runsStarted: CountingCounter<'workflow' | 'adapter'>;
+  readonly runsFinished: CountingCounter<'workflow' | 'adapter' | 'status'>;
+  readonly runDuration: CountingHistogram<'workflow' | 'adapter' | 'status'>;
   readonly stepDuration: CountingHistogram<'agent' | 'status'>;
   readonly activeRuns: Gauge;
   readonly retries: Counter<'agent'>;
@@ -105,26 +109,26 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
   const modelLabel = createBoundedLabel(MAX_NAME_LABELS);
   return {
     registry,
-    httpDuration: new Histogram({
+    httpDuration: new CountingHistogram({
       name: `${METRIC_PREFIX}http_request_duration_seconds`,
       help: 'HTTP request duration by route template (unmatched paths: "unmatched"), method and status.',
       labelNames: ['method', 'route', 'status'],
       buckets: HTTP_BUCKETS,
       registers,
     }),
-    runsStarted: new Counter({
+    runsStarted: new CountingCounter({
       name: `${METRIC_PREFIX}runs_started_total`,
       help: 'Runs started, by workflow and adapter.',
       labelNames: ['workflow', 'adapter'],
       registers,
     }),
-    runsFinished: new Counter({
+    runsFinished: new CountingCounter({
       name: `${METRIC_PREFIX}runs_finished_total`,
       help: 'Runs finished, by workflow, adapter and final status.',
       labelNames: ['workflow', 'adapter', 'status'],
       registers,
     }),
-    runDuration: new Histogram({
+    runDuration: new CountingHistogram({
       name: `${METRIC_PREFIX}run_duration_seconds`,
       help: 'Run duration, by workflow, adapter and final status.',
       labelNames: ['workflow', 'adapter', 'status'],

@@ -23,13 +23,14 @@
  * Knob BENCH_ADAPTER: the engine adapter runs use (native).
  *
  * BENCH_OVERHEAD_PROFILE=<dir> also runs every service under `--cpu-prof` (profiles written to
- * <dir>/<configuration>/, one per thread, kept for Chrome DevTools) and reads, from the samples
+ * <dir>/<configuration>/, one per thread, kept for Chrome DevTools, with windows.json: the
+ * measured windows and their runs) and reads, from the samples
  * taken inside its measured windows, the share of its main thread's busy time spent in metrics
  * code and in tracing code (test/bench/profile-share.ts): a direct reading of what each costs,
  * which the machine's load does not move the way it moves whole-service figures. Profiling
  * costs every service alike (one sample a millisecond), so the paired ratios stay comparable.
  */
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -377,6 +378,11 @@ async function main(): Promise<void> {
       );
       for (const subject of subjects) {
         const runs = sum(results.get(subject.name)!.map((w) => w.runs));
+        // Beside the profiles: the windows and runs they were read over, for other readings.
+        await writeFile(
+          join(subject.profileDir!, 'windows.json'),
+          JSON.stringify({ windows: subject.windows, runs }),
+        );
         console.log(`  ${reportProfile(subject, await readProfile(subject), runs)}`);
       }
     }

@@ -31,13 +31,16 @@ export function routeLabel(ctx: object): string {
  */
 export function createHttpMetrics(metrics: ServiceMetrics): Middleware {
   return async (ctx, next) => {
-    const end = metrics.httpDuration.startTimer();
+    const start = performance.now();
     let status = 500;
     try {
       await next();
       status = ctx.status;
     } finally {
-      end({ method: methodLabel(ctx), route: routeLabel(ctx), status: String(status) });
+      metrics.httpDuration.observe(
+        { method: methodLabel(ctx), route: routeLabel(ctx), status: String(status) },
+        (performance.now() - start) / 1000,
+      );
     }
   };
 }
