@@ -20,6 +20,9 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError } from '../errors.js';
+import { replayFromRecord } from '../events/replay-from-record.js';
+import { notStartedRecord, workflowNameOf } from '../store/not-started-record.js';
+import { runFileName, writeRunFile } from '../store/run-files.js';
 import { extractTraceContext } from '../tracing/index.js';
 import { parseCancelRequest, type RunClaims } from './run-claims.js';
 import { persistently } from './persistently.js';
@@ -104,11 +107,17 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
         await job.moveToDelayed(Date.now(), job.token);
         throw new DelayedError();
       }
-      // The api instance checked the request; what fails here (the workflow file changed
-      // meanwhile, the runs directory unwritable) ends the claim with no run file.
+      // The api instance checked the request; what fails here (the workflow file deleted or
+      // changed meanwhile, the runs directory unwritable) still ends the accepted run: a failed
+      // run file saying why, its events, then the claim.
       logger.error({ runId, err: errorMessage(error) }, 'queued run could not start');
-      await claims.release(runId, undefined);
-      return { filename: undefined, status: 'failed' };
+      const filename = await recordNotStarted(job.data, errorMessage(error));
+      await persistently(
+        () => claims.release(runId, filename),
+        stop.signal,
+        (again) => logger.warn({ runId, err: errorMessage(again) }, 'run claim not released yet'),
+      );
+      return { filename, status: 'failed' };
     }
     // A cancel made before the run was registered here reached nobody: honour it now.
     const claim = await claims.get(runId).catch(() => undefined);
@@ -127,6 +136,37 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       },
     );
     return { filename, status: record.status };
+  }
+
+  /**
+   * Writes the failed record of a run that could not start and sends its events and record to
+   * this worker's listeners, as the runtime does for a run it ran. Returns the run file's name,
+   * or undefined when even that write failed (the claim then goes without a file, logged).
+   */
+  async function recordNotStarted(job: RunJob, reason: string): Promise<string | undefined> {
+    const now = Date.now();
+    const record = notStartedRecord(
+      {
+        runId: job.runId,
+        workflowName: workflowNameOf(job.request.workflow),
+        adapter: job.request.adapter ?? runtime.options.defaultAdapter,
+        inputs: job.request.input ?? {},
+      },
+      reason,
+      now,
+    );
+    const filename = runFileName(now, record.workflow_name, job.runId);
+    try {
+      await writeRunFile(runtime.options.runsDir, filename, record);
+    } catch (error) {
+      logger.error({ runId: job.runId, err: errorMessage(error) }, 'run file not written');
+      return undefined;
+    }
+    emit(recordListeners, (listener) => listener(record, filename));
+    for (const event of replayFromRecord(record, filename)) {
+      emit(eventListeners, (listener) => listener(event));
+    }
+    return filename;
   }
 
   const worker = new Worker<RunJob, RunJobResult>(RUN_QUEUE, (job) => execute(job), {

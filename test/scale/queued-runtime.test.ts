@@ -4,17 +4,22 @@
  * record of a run executed through the queue.
  */
 import { expect } from 'chai';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
-import { Queue } from 'bullmq';
+import { Queue, QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { loadConfig } from '../../src/config/index.js';
 import { AppError } from '../../src/errors.js';
+import type { RunRecord } from '../../src/generated/run-record.js';
 import { createSilentLogger } from '../../src/log.js';
+import type { WorkflowEvent } from '../../src/generated/events.js';
 import { startDispatch, type Dispatch } from '../../src/scale/dispatch.js';
+import { createScaleKeys } from '../../src/scale/keys.js';
+import { createRunClaims } from '../../src/scale/run-claims.js';
 import { RUN_QUEUE, type RunJob } from '../../src/scale/run-queue.js';
+import type { RunJobResult } from '../../src/scale/run-worker.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
 
 const ECHO = `name: echo_in
@@ -125,6 +130,53 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
     expect(record).to.include({ status: 'failed', error: 'cancelled' });
     expect(runs.isActive('q-wait')).to.equal(false);
     expect(await runs.cancel('q-wait')).to.equal(false);
+  });
+
+  it('ends a run its worker cannot start: a failed run file saying why, its events, the claim released', async () => {
+    const runs = dispatch.runs!;
+    const events: WorkflowEvent[] = [];
+    const ended = new Promise<void>((resolve) => {
+      dispatch.executor.subscribe((event) => {
+        events.push(event);
+        if (event.type === 'workflow_end') resolve();
+      });
+    });
+    // Accepted and queued as an api instance does, for a workflow gone when the worker takes it.
+    const claims = createRunClaims(client, createScaleKeys('agentic'));
+    expect(await claims.claim('q-gone')).to.equal(true);
+    const queue = new Queue<RunJob>(RUN_QUEUE, { connection: client, prefix: 'agentic' });
+    const queueEvents = new QueueEvents(RUN_QUEUE, {
+      connection: { host: '127.0.0.1', port: redis.port },
+      prefix: 'agentic',
+    });
+    let result: RunJobResult;
+    try {
+      await queueEvents.waitUntilReady();
+      const request = { workflow: 'gone', runId: 'q-gone', input: { n: 1 } };
+      const job = await queue.add('q-gone', { runId: 'q-gone', request }, { jobId: 'q-gone' });
+      // The job completes once the claim is released (after the file and the events).
+      result = (await job.waitUntilFinished(queueEvents)) as RunJobResult;
+      await ended;
+    } finally {
+      await queueEvents.close();
+      await queue.close();
+    }
+    expect(events.map((event) => [event.type, event.run_id])).to.deep.equal([
+      ['workflow_start', 'q-gone'],
+      ['workflow_end', 'q-gone'],
+    ]);
+    expect(events[1]).to.include({ status: 'failed' });
+    const files = (await readdir(join(root, 'runs'))).filter((n) => n.endsWith('.json'));
+    expect(files).to.have.length(1);
+    expect(files[0]).to.match(/^\d{8}T\d{9}Z_gone_q-gone\.json$/);
+    const record = JSON.parse(await readFile(join(root, 'runs', files[0]!), 'utf8')) as RunRecord;
+    expect(record).to.include({ run_id: 'q-gone', status: 'failed', workflow_name: 'gone' });
+    expect(record.error).to.match(/^could not start: .*gone/);
+    expect(record.inputs).to.deep.equal({ n: 1 });
+    expect(result).to.deep.equal({ filename: files[0], status: 'failed' });
+    // The claim went after the file was written: the id is free again.
+    expect(await claims.get('q-gone')).to.equal(undefined);
+    expect(await runs.cancel('q-gone')).to.equal(false);
   });
 
   it("queues the request's trace context as W3C strings, and nothing without one", async () => {
