@@ -21,19 +21,19 @@ export class SeriesIndex<L extends string, S> {
   /** The series of `labels`, created on first use. */
   of(labels: Readonly<Record<L, string>>): S {
     const names = this.labelNames;
-    if (names.length === 0) return (this.unlabelled ??= this.add(labels));
+    const last = names.length - 1;
+    if (last < 0) return (this.unlabelled ??= this.add(labels));
     let node = this.tree;
-    for (let i = 0; i < names.length; i++) {
+    for (let i = 0; i < last; i++) {
       const value = labels[names[i]!];
-      let next = node.get(value);
-      if (next === undefined) {
-        next = i === names.length - 1 ? this.add(labels) : new Map<string, unknown>();
-        node.set(value, next);
-      }
-      if (i === names.length - 1) return next as S;
-      node = next as Map<string, unknown>;
+      let next = node.get(value) as Map<string, unknown> | undefined;
+      if (next === undefined) node.set(value, (next = new Map()));
+      node = next;
     }
-    throw new Error('unreachable: the loop returns at the last label');
+    const value = labels[names[last]!];
+    let series = node.get(value) as S | undefined;
+    if (series === undefined) node.set(value, (series = this.add(labels)));
+    return series;
   }
 
   /** Every series, in creation order. */

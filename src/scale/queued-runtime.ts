@@ -33,6 +33,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import { emptyRecoveryReport } from '../store/startup-recovery.js';
 import { injectTraceContext } from '../tracing/index.js';
 import { readRunFile } from '../store/run-files.js';
+import { failedWithoutSteps } from '../store/not-started-record.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import { parseClaimChange, type RunClaims } from './run-claims.js';
 import type { RunJob } from './run-queue.js';
@@ -258,22 +259,6 @@ function shuttingDown(): AppError {
 
 /** The record `done` resolves with when the run's file cannot be had: failed, saying why. */
 function lostRecord(runId: string, workflow: string, error: string): RunRecord {
-  const now = new Date().toISOString();
-  return {
-    run_id: runId,
-    workflow_name: workflow,
-    adapter: 'graph',
-    status: 'failed',
-    inputs: {},
-    steps: [],
-    final_output: null,
-    success_rate: 0,
-    total_duration_ms: null,
-    step_count: 0,
-    failed_step_count: 0,
-    start_time: now,
-    end_time: now,
-    error,
-    extra: {},
-  };
+  const run = { runId, workflowName: workflow, adapter: 'graph', inputs: {} } as const;
+  return failedWithoutSteps(run, error, Date.now(), null);
 }

@@ -20,16 +20,28 @@ export function workflowNameOf(reference: string): string {
   return stem.replace(/[^A-Za-z0-9_.-]/g, '_') || 'workflow';
 }
 
+/** What a record without steps is about. */
+export interface SteplessRun {
+  runId: string;
+  workflowName: string;
+  adapter: AdapterName;
+  inputs: Record<string, unknown>;
+}
+
 /** A run's record, failed at `now` (epoch ms) before any step: see the module comment. */
-export function notStartedRecord(
-  run: {
-    runId: string;
-    workflowName: string;
-    adapter: AdapterName;
-    inputs: Record<string, unknown>;
-  },
-  reason: string,
+export function notStartedRecord(run: SteplessRun, reason: string, now: number): RunRecord {
+  return failedWithoutSteps(run, `${NOT_STARTED}: ${reason}`, now, 0);
+}
+
+/**
+ * A `failed` record with no step, ending at `now` (epoch ms) with `error`: a run that never
+ * started, or (queued-runtime.ts) one whose file cannot be had. `durationMs` null: unknown.
+ */
+export function failedWithoutSteps(
+  run: SteplessRun,
+  error: string,
   now: number,
+  durationMs: number | null,
 ): RunRecord {
   const time = new Date(now).toISOString();
   return {
@@ -41,12 +53,12 @@ export function notStartedRecord(
     steps: [],
     final_output: null,
     success_rate: 0,
-    total_duration_ms: 0,
+    total_duration_ms: durationMs,
     step_count: 0,
     failed_step_count: 0,
     start_time: time,
     end_time: time,
-    error: `${NOT_STARTED}: ${reason}`,
+    error,
     extra: {},
   };
 }

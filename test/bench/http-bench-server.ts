@@ -10,21 +10,13 @@ import type { WorkflowEvent } from '../../src/generated/events.js';
 import type * as ServerModule from '../../src/http/server.js';
 import type * as LogModule from '../../src/log.js';
 import type * as TracingModule from '../../src/tracing/index.js';
+import { loadShipped } from './shipped.js';
 
-// The service is the compiled dist/ that `npm start` ships (the bench scripts build it first),
-// not the tsx loader's transform of src/, whose keepNames wraps every named closure in a
-// `__name()` call. BENCH_SRC=1 measures src/ through tsx instead.
-const fromSrc = process.env.BENCH_SRC === '1';
-const load = <T>(path: string) =>
-  import(
-    new URL(`../../${fromSrc ? '' : 'dist/'}${path}${fromSrc ? '.ts' : '.js'}`, import.meta.url)
-      .href
-  ) as Promise<T>;
-const { loadConfig, packageVersion } = await load<typeof ConfigModule>('src/config/index');
-const { createRuntime } = await load<typeof RuntimeModule>('src/engine/runtime');
-const { startServer } = await load<typeof ServerModule>('src/http/server');
-const { createLogger, createSilentLogger } = await load<typeof LogModule>('src/log');
-const { createOtlpTracerProvider } = await load<typeof TracingModule>('src/tracing/index');
+const { loadConfig, packageVersion } = await loadShipped<typeof ConfigModule>('src/config/index');
+const { createRuntime } = await loadShipped<typeof RuntimeModule>('src/engine/runtime');
+const { startServer } = await loadShipped<typeof ServerModule>('src/http/server');
+const { createLogger, createSilentLogger } = await loadShipped<typeof LogModule>('src/log');
+const { createOtlpTracerProvider } = await loadShipped<typeof TracingModule>('src/tracing/index');
 
 export type ParentMessage =
   { type: 'cpu' } | { type: 'rss' } | { type: 'watch'; runId: string } | { type: 'stop' };

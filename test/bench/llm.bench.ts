@@ -42,25 +42,17 @@ import type * as OpenAiModule from '../../src/llm/providers/openai.js';
 import type * as RouterModule from '../../src/llm/router.js';
 import type * as LogModule from '../../src/log.js';
 import { planCpuLayout } from './cpu-layout.js';
+import { loadShipped } from './shipped.js';
 import type { ClientResult } from './llm-clients.js';
 
-// The service measured is the compiled dist/ that `npm start` ships (`npm run bench:llm` builds it
-// first), not the tsx loader's transform of src/: its keepNames wraps every named closure in a
-// `__name()` call, which gives each such closure its own property store (about 16 per run, 4 KiB
-// a run that the burst's scavenges copied). `--src` measures src/ through tsx instead.
-const FROM = process.argv.includes('--src')
-  ? new URL('../../', import.meta.url)
-  : new URL('../../dist/', import.meta.url);
-const ext = process.argv.includes('--src') ? '.ts' : '.js';
-const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
-const { loadConfig } = await load<typeof ConfigModule>('src/config/index');
-const { startServer } = await load<typeof ServerModule>('src/http/server');
-const { createHttpClient } = await load<typeof HttpModule>('src/llm/http');
-const { createOpenAiCompatibleProvider } = await load<typeof OpenAiModule>(
+const { loadConfig } = await loadShipped<typeof ConfigModule>('src/config/index');
+const { startServer } = await loadShipped<typeof ServerModule>('src/http/server');
+const { createHttpClient } = await loadShipped<typeof HttpModule>('src/llm/http');
+const { createOpenAiCompatibleProvider } = await loadShipped<typeof OpenAiModule>(
   'src/llm/providers/openai',
 );
-const { createLlmRouter } = await load<typeof RouterModule>('src/llm/router');
-const { createSilentLogger } = await load<typeof LogModule>('src/log');
+const { createLlmRouter } = await loadShipped<typeof RouterModule>('src/llm/router');
+const { createSilentLogger } = await loadShipped<typeof LogModule>('src/log');
 
 const CALLS = Number(process.env.BENCH_LLM_CALLS ?? 3000);
 const STEPS = Number(process.env.BENCH_LLM_STEPS ?? 200);

@@ -49,6 +49,9 @@ const WARMUP_MS = env('BENCH_OVERHEAD_WARMUP_SECONDS', 3) * 1000;
 const ADAPTER = process.env.BENCH_ADAPTER ?? 'native';
 /** Where the services' CPU profiles go (kept, to open in DevTools); undefined: not profiled. */
 const PROFILE_DIR = process.env.BENCH_OVERHEAD_PROFILE;
+/** A configuration's profile directory (undefined: not profiled). */
+const profileDirOf = (name: string): string | undefined =>
+  PROFILE_DIR === undefined ? undefined : join(PROFILE_DIR, name);
 /**
  * The files of each part that a profile's samples are attributed to (substrings of script URLs):
  * the code that runs only because metrics or tracing is on.
@@ -283,21 +286,19 @@ async function main(): Promise<void> {
   const sink = await startTraceSink();
   const dirs: string[] = [workflowsDir];
   const services = new Map<ConfigName, BenchService>();
-  const profileDirs = new Map<ConfigName, string>();
   const subjects: Subject[] = [];
   try {
     for (const name of CONFIGS) {
       const runsDir = await mkdtemp(join(tmpdir(), `agentic-bench-runs-${name}-`));
       dirs.push(runsDir);
-      if (PROFILE_DIR !== undefined) {
-        const profileDir = join(PROFILE_DIR, name);
+      const profileDir = profileDirOf(name);
+      if (profileDir !== undefined) {
         await rm(profileDir, { recursive: true, force: true });
         await mkdir(profileDir, { recursive: true });
-        profileDirs.set(name, profileDir);
       }
       const service = new BenchService({
         name: `${name} service`,
-        cpuProfDir: profileDirs.get(name),
+        cpuProfDir: profileDir,
         env: serviceEnv({
           runsDir,
           workflowsDir,
@@ -319,7 +320,7 @@ async function main(): Promise<void> {
         last: undefined,
         posted: 0,
         windows: [],
-        profileDir: profileDirs.get(name),
+        profileDir: profileDirOf(name),
       };
       subjects.push(subject);
       await checkMetricsEndpoint(subject);
