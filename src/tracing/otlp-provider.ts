@@ -1,11 +1,10 @@
 /**
  * The service's own TracerProvider (AGENTIC_TRACING=1): spans batched and exported over OTLP,
- * gRPC or HTTP/protobuf. It is never registered as the global provider: the runtime and the
+ * gRPC or HTTP/protobuf, by OpenTelemetry's OTLP exporters running in a worker thread
+ * (./worker-exporter.ts). It is never registered as the global provider: the runtime and the
  * HTTP app take their tracer from it explicitly, so an embedding app's own OpenTelemetry set-up
  * is left alone.
  */
-import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOnSampler,
@@ -13,9 +12,9 @@ import {
   BatchSpanProcessor,
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
-  type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { WorkerSpanExporter } from './worker-exporter.js';
 
 /** The `service.name` resource of the service's spans. */
 export const TRACE_SERVICE_NAME = 'agentic-runtime';
@@ -64,10 +63,11 @@ export function otlpTracesUrl(protocol: OtlpProtocol, endpoint: string | undefin
  */
 export function createOtlpTracerProvider(options: OtlpTracingOptions): BasicTracerProvider {
   const url = otlpTracesUrl(options.protocol, options.endpoint);
-  const exporter: SpanExporter =
-    options.protocol === 'grpc'
-      ? new GrpcExporter({ url, timeoutMillis: OTLP_EXPORT_TIMEOUT_MS })
-      : new ProtoExporter({ url, timeoutMillis: OTLP_EXPORT_TIMEOUT_MS });
+  const exporter = new WorkerSpanExporter({
+    protocol: options.protocol,
+    url,
+    timeoutMillis: OTLP_EXPORT_TIMEOUT_MS,
+  });
   const ratio = options.sampleRatio ?? 1;
   return new BasicTracerProvider({
     // Explicit, so the SDK's OTEL_TRACES_SAMPLER is not read behind the config's back.
