@@ -3,11 +3,12 @@
  * OTLP/HTTP to a sink in this process) cost the HTTP service, read as paired A/B ratios so the
  * load of a shared machine cancels out.
  *
- * Three services run at once (test/bench/http-bench-server.ts): off, metrics on, tracing on.
- * The same load (POST /api/run of `test_deterministic`, a closed loop of 10 clients, each run
- * done when the service reports its final run file) goes to one of them at a time, in windows
- * of BENCH_OVERHEAD_WINDOW_SECONDS (3); a round gives each service one window, in an order
- * that rotates through all six permutations; BENCH_OVERHEAD_ROUNDS (12) rounds, after one
+ * Four services run at once (test/bench/http-bench-server.ts): off, control (a second "off",
+ * the A/A pair that shows the bench's own spread), metrics on, tracing on. The same load (POST
+ * /api/run of `test_deterministic`, a closed loop of 10 clients, each run done when the
+ * service reports its final run file) goes to one of them at a time, in windows of
+ * BENCH_OVERHEAD_WINDOW_SECONDS (3); a round gives each service one window, in the orders of a
+ * Williams square (4 rounds); BENCH_OVERHEAD_ROUNDS (12) rounds, after one
  * unmeasured warm-up window each (BENCH_OVERHEAD_WARMUP_SECONDS, 3). Idle services use next to
  * no CPU, so a window measures one configuration with the machine as it is at that moment.
  *
@@ -16,8 +17,9 @@
  * service's clock; CPU per run, the service's CPU time (user + system, every thread) since the
  * end of its previous window over the runs it finished since then, so every CPU microsecond
  * and every run of a service is counted once (its idle time between windows included: a
- * tracing service's late span exports belong to it). Per round, metrics/off and tracing/off of
- * both; reported: each configuration's median over windows and the median of the per-round
+ * tracing service's late span exports belong to it). Per round, of both: control/off (two
+ * identical services: how far the bench itself puts them apart), and metrics and tracing over
+ * the mean of off and control (the baseline); reported: each configuration's median over windows and the median of the per-round
  * ratios with their spread, against the targets (≤ 5 % runs/s with metrics, ≤ 15 % with
  * tracing). Fails (exit code ≠ 0) if a service dies, a POST is refused or a run fails.
  * Knob BENCH_ADAPTER: the engine adapter runs use (native).
@@ -77,18 +79,25 @@ const CONCURRENCY = 10;
 /** Share of a window before its steady-state sample (the clients' ramp-up is left out). */
 const SETTLE_SHARE = 0.1;
 
-const CONFIGS = ['off', 'metrics', 'tracing'] as const;
+/**
+ * The configurations: `control` is a second service set up exactly like `off`, an A/A pair whose
+ * ratio shows how far two identical services differ here (process placement, heap layout, the
+ * machine's load): a metrics or tracing figure within that spread is the bench's own noise.
+ */
+const CONFIGS = ['off', 'control', 'metrics', 'tracing'] as const;
 type ConfigName = (typeof CONFIGS)[number];
-const TARGETS: Record<Exclude<ConfigName, 'off'>, number> = { metrics: 0.05, tracing: 0.15 };
+const TARGETS: Record<'metrics' | 'tracing', number> = { metrics: 0.05, tracing: 0.15 };
 
-/** Every order of the three configurations; round r uses ORDERS[r % 6]. */
+/**
+ * The orders of a round, a Williams square: over 4 rounds each configuration takes each position
+ * once and follows each other configuration once, so neither going first nor following a given
+ * service favours one. Round r uses ORDERS[r % 4].
+ */
 const ORDERS: ConfigName[][] = [
-  ['off', 'metrics', 'tracing'],
-  ['metrics', 'tracing', 'off'],
-  ['tracing', 'off', 'metrics'],
-  ['off', 'tracing', 'metrics'],
-  ['tracing', 'metrics', 'off'],
-  ['metrics', 'off', 'tracing'],
+  ['off', 'control', 'tracing', 'metrics'],
+  ['control', 'metrics', 'off', 'tracing'],
+  ['metrics', 'tracing', 'control', 'off'],
+  ['tracing', 'off', 'metrics', 'control'],
 ];
 
 interface Window {
@@ -97,6 +106,8 @@ interface Window {
   /** The CPU time and runs cpuPerRunMicros divides. */
   cpuMicros: number;
   runs: number;
+  /** The main thread's part of cpuMicros (undefined off Linux). */
+  mainCpuMicros: number | undefined;
 }
 
 interface Subject {
@@ -188,6 +199,10 @@ async function window(
     cpuPerRunMicros: (to.cpuMicros - previous.cpuMicros) / runs,
     cpuMicros: to.cpuMicros - previous.cpuMicros,
     runs,
+    mainCpuMicros:
+      to.mainCpuMicros === undefined || previous.mainCpuMicros === undefined
+        ? undefined
+        : to.mainCpuMicros - previous.mainCpuMicros,
   };
 }
 
@@ -239,7 +254,7 @@ function medianInterval(
 function ratioLine(
   label: string,
   ratios: number[],
-  target: number,
+  target: number | undefined,
   higherIsWorse: boolean,
 ): string {
   const cost = (ratio: number): number => (higherIsWorse ? ratio - 1 : 1 - ratio);
@@ -247,13 +262,17 @@ function ratioLine(
   const interval = medianInterval(ratios);
   let verdict = 'not resolved (too few rounds for an interval)';
   let range = '';
+  if (target === undefined) verdict = 'A/A control, no target';
   if (interval !== undefined) {
     const best = Math.min(cost(interval.low), cost(interval.high));
     const worst = Math.max(cost(interval.low), cost(interval.high));
-    verdict = worst <= target ? 'met' : best > target ? 'NOT met' : 'not resolved at this noise';
+    if (target !== undefined) {
+      verdict = worst <= target ? 'met' : best > target ? 'NOT met' : 'not resolved at this noise';
+    }
     range = `${fmt(interval.level * 100, 0)} % interval ${pct(interval.low)} … ${pct(interval.high)}; `;
   }
-  return `${label.padEnd(26)} median ${pct(median).padStart(8)}  (${range}quartiles ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}; range ${pct(Math.min(...ratios))} … ${pct(Math.max(...ratios))})  target ≤ ${fmt(target * 100, 0)} %: ${verdict}`;
+  const goal = target === undefined ? '' : `target ≤ ${fmt(target * 100, 0)} %: `;
+  return `${label.padEnd(30)} median ${pct(median).padStart(8)}  (${range}quartiles ${pct(quantile(ratios, 0.25))} … ${pct(quantile(ratios, 0.75))}; range ${pct(Math.min(...ratios))} … ${pct(Math.max(...ratios))})  ${goal}${verdict}`;
 }
 
 /** The share of each part in `subject`'s profile, over its measured windows. */
@@ -326,7 +345,7 @@ async function main(): Promise<void> {
       await checkMetricsEndpoint(subject);
     }
     console.log(
-      `${ROUNDS} rounds × 3 windows of ${WINDOW_MS / 1000} s (${ADAPTER} adapter, concurrency ${CONCURRENCY}), after a ${WARMUP_MS / 1000} s warm-up each`,
+      `${ROUNDS} rounds × ${CONFIGS.length} windows of ${WINDOW_MS / 1000} s (${ADAPTER} adapter, concurrency ${CONCURRENCY}), after a ${WARMUP_MS / 1000} s warm-up each`,
     );
     for (const subject of subjects) await window(subject, WARMUP_MS, false);
 
@@ -355,21 +374,46 @@ async function main(): Promise<void> {
       const windows = results.get(name)!;
       const runsPerSecond = summarize(windows.map((w) => w.runsPerSecond));
       const cpuPerRun = summarize(windows.map((w) => w.cpuPerRunMicros));
-      const pooled = sum(windows.map((w) => w.cpuMicros)) / sum(windows.map((w) => w.runs));
+      const runs = sum(windows.map((w) => w.runs));
+      const pooled = sum(windows.map((w) => w.cpuMicros)) / runs;
+      // Where it went: the main thread, or the others (V8's GC and compiler helpers, the
+      // thread pool, the run-file write worker, the trace export worker).
+      const main = windows.every((w) => w.mainCpuMicros !== undefined)
+        ? sum(windows.map((w) => w.mainCpuMicros!)) / runs
+        : undefined;
+      const split =
+        main === undefined
+          ? ''
+          : `: main thread ${fmt(main, 0)}, other threads ${fmt(pooled - main, 0)}`;
       console.log(
-        `  ${name.padEnd(8)} ${runsPerSecond} runs/s   ${cpuPerRun} µs CPU per run (all windows pooled: ${fmt(pooled, 0)} µs)`,
+        `  ${name.padEnd(8)} ${runsPerSecond} runs/s   ${cpuPerRun} µs CPU per run (all windows pooled: ${fmt(pooled, 0)} µs${split})`,
       );
     }
     console.log(
-      '\npaired per round, against off in the same round (runs/s: negative is slower; CPU per run: positive is costlier):',
+      "\npaired per round (runs/s: negative is slower; CPU per run: positive is costlier): control against off, the bench's own spread; metrics and tracing against the mean of off and control in the same round:",
     );
     const off = results.get('off')!;
+    const control = results.get('control')!;
+    const ratios = (
+      windows: Window[],
+      baseline: (i: number) => { runsPerSecond: number; cpuPerRunMicros: number },
+    ) => ({
+      throughput: windows.map((w, i) => w.runsPerSecond / baseline(i).runsPerSecond),
+      cpu: windows.map((w, i) => w.cpuPerRunMicros / baseline(i).cpuPerRunMicros),
+    });
+    const aa = ratios(control, (i) => off[i]!);
+    console.log(`  ${ratioLine('control/off runs/s', aa.throughput, undefined, false)}`);
+    console.log(`  ${ratioLine('control/off CPU per run', aa.cpu, undefined, true)}`);
+    // Two baselines: a service that happens to run cheap or dear (its process's placement and
+    // heap, which the control shows can differ by 10 %) moves the ratios half as much.
+    const mean = (i: number) => ({
+      runsPerSecond: (off[i]!.runsPerSecond + control[i]!.runsPerSecond) / 2,
+      cpuPerRunMicros: (off[i]!.cpuPerRunMicros + control[i]!.cpuPerRunMicros) / 2,
+    });
     for (const name of ['metrics', 'tracing'] as const) {
-      const windows = results.get(name)!;
-      const throughput = windows.map((w, i) => w.runsPerSecond / off[i]!.runsPerSecond);
-      const cpu = windows.map((w, i) => w.cpuPerRunMicros / off[i]!.cpuPerRunMicros);
-      console.log(`  ${ratioLine(`${name}/off runs/s`, throughput, TARGETS[name], false)}`);
-      console.log(`  ${ratioLine(`${name}/off CPU per run`, cpu, TARGETS[name], true)}`);
+      const ab = ratios(results.get(name)!, mean);
+      console.log(`  ${ratioLine(`${name}/baseline runs/s`, ab.throughput, TARGETS[name], false)}`);
+      console.log(`  ${ratioLine(`${name}/baseline CPU per run`, ab.cpu, TARGETS[name], true)}`);
     }
     if (PROFILE_DIR !== undefined) {
       // A service writes its profile when it exits.
