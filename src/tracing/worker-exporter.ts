@@ -231,7 +231,14 @@ export class WorkerSpanExporter implements SpanExporter {
     this.pending.set(id, done);
     // Held open only while an answer is awaited (see the module comment).
     worker.ref();
-    worker.postMessage({ ...request, id });
+    try {
+      worker.postMessage({ ...request, id });
+    } catch (error) {
+      // Not cloneable (an attribute value the SDK let through): this batch fails, not the next.
+      this.pending.delete(id);
+      if (this.pending.size === 0) worker.unref();
+      done(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   private start(): Worker {

@@ -123,6 +123,31 @@ describe('WorkerSpanExporter (OTLP export in a worker thread)', () => {
     }
   });
 
+  it('fails a batch that cannot be copied to the worker, and exports the next one', async () => {
+    const receiver = await startRawReceiver();
+    const exporter = new WorkerSpanExporter({
+      protocol: 'http/protobuf',
+      url: receiver.url,
+      timeoutMillis: 3000,
+    });
+    try {
+      const [span] = sampleSpans();
+      // An exporter can be handed spans from anywhere; a function does not survive the copy.
+      const broken = Object.assign(Object.create(span!) as object, {
+        attributes: { bad: () => 1 },
+      });
+      const refused = await exportVia(exporter, [broken as unknown as ReadableSpan]);
+      expect(refused.code).to.equal(ExportResultCode.FAILED);
+      expect(refused.error?.name).to.equal('DataCloneError');
+      const next = await exportVia(exporter, sampleSpans());
+      expect(next.code, String(next.error)).to.equal(ExportResultCode.SUCCESS);
+      expect(receiver.bodies).to.have.length(1);
+    } finally {
+      await exporter.shutdown();
+      await receiver.close();
+    }
+  });
+
   it('fails an export when the collector is down, and every export after shutdown', async () => {
     const receiver = await startRawReceiver();
     const url = receiver.url;
