@@ -6,7 +6,7 @@
 // workerData: {protocol: 'grpc' | 'http/protobuf', url, timeoutMillis}.
 // Messages in: {type: 'export', id, resources, scopes, spans} | {type: 'flush' | 'shutdown', id}.
 // Replies: {id} on success, {id, error} (a message) on failure.
-import { TraceState } from '@opentelemetry/core';
+import { hrTimeDuration, TraceState } from '@opentelemetry/core';
 import { parentPort, workerData } from 'node:worker_threads';
 
 const { protocol, url, timeoutMillis } = workerData;
@@ -32,32 +32,32 @@ function spanContext(record) {
  * `resources` and `scopes` are shared so that spans group by them.
  */
 function readableSpan(record, resources, scopes) {
-  const context = { traceId: record[2], spanId: record[3], traceFlags: record[4] };
-  if (record[5] !== null) context.traceState = new TraceState(record[5]);
-  const status = { code: record[13] };
-  if (record[14] !== null) status.message = record[14];
+  const [name, kind, context, parent, startTime, endTime, statusCode, statusMessage] = record;
+  const spanContextOfSpan = spanContext(context);
+  const status = { code: statusCode };
+  if (statusMessage !== null) status.message = statusMessage;
   return {
-    name: record[0],
-    kind: record[1],
-    spanContext: () => context,
-    parentSpanContext: record[6] === null ? undefined : spanContext(record[6]),
-    startTime: [record[7], record[8]],
-    endTime: [record[9], record[10]],
-    duration: [record[11], record[12]],
+    name,
+    kind,
+    spanContext: () => spanContextOfSpan,
+    parentSpanContext: parent === null ? undefined : spanContext(parent),
+    startTime,
+    endTime,
+    duration: hrTimeDuration(startTime, endTime),
     ended: true,
     status,
-    attributes: record[15],
-    events: record[16] ?? [],
-    links: (record[17] ?? []).map(([linked, attributes, dropped]) => ({
+    attributes: record[8],
+    events: record[9] ?? [],
+    links: (record[10] ?? []).map(([linked, attributes, dropped]) => ({
       context: spanContext(linked),
       ...(attributes === null ? {} : { attributes }),
       droppedAttributesCount: dropped,
     })),
-    resource: resources[record[18]],
-    instrumentationScope: scopes[record[19]],
-    droppedAttributesCount: record[20],
-    droppedEventsCount: record[21],
-    droppedLinksCount: record[22],
+    resource: resources[record[11]],
+    instrumentationScope: scopes[record[12]],
+    droppedAttributesCount: record[13],
+    droppedEventsCount: record[14],
+    droppedLinksCount: record[15],
   };
 }
 

@@ -39,44 +39,39 @@ export interface WorkerExporterOptions {
 }
 
 /**
- * A span context as it crosses to the worker: trace id, span id, flags, the trace state
- * serialized, whether it is remote. Records are flat arrays of primitives: V8 clones them
- * about twice as fast as objects, whose every key it writes out.
+ * A span context as it crosses to the worker, the trace state serialized. Records are arrays
+ * (read back by position in workers/otlp-export-worker.mjs): V8 clones them about twice as fast
+ * as objects, whose every key it writes out.
  */
-type ContextRecord = [string, string, number, string | null, boolean | null];
+type ContextRecord = [
+  traceId: string,
+  spanId: string,
+  traceFlags: number,
+  traceState: string | null,
+  isRemote: boolean | null,
+];
 
-/**
- * One finished span as it crosses to the worker (workers/otlp-export-worker.mjs reads it back
- * by position): name, kind, trace id, span id, flags, trace state, parent context, start,
- * end and duration (seconds and nanoseconds each), status code and message, attributes,
- * events and links (null when none), the indexes of its resource and scope in the batch's
- * lists (spans sharing them are grouped by them), and the dropped attribute, event and link
- * counts.
- */
+/** One finished span as it crosses to the worker (its duration is derived there). */
 type SpanRecord = [
-  string,
-  number,
-  string,
-  string,
-  number,
-  string | null,
-  ContextRecord | null,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-  number,
-  string | null,
-  ReadableSpan['attributes'],
-  ReadableSpan['events'] | null,
-  [ContextRecord, ReadableSpan['attributes'] | null, number][] | null,
-  number,
-  number,
-  number,
-  number,
-  number,
+  name: string,
+  kind: number,
+  context: ContextRecord,
+  parent: ContextRecord | null,
+  startTime: ReadableSpan['startTime'],
+  endTime: ReadableSpan['endTime'],
+  statusCode: number,
+  statusMessage: string | null,
+  attributes: ReadableSpan['attributes'],
+  events: ReadableSpan['events'] | null,
+  links:
+    | [context: ContextRecord, attributes: ReadableSpan['attributes'] | null, dropped: number][]
+    | null,
+  /** Indexes into the batch's resources and scopes: spans sharing them are grouped by them. */
+  resource: number,
+  scope: number,
+  droppedAttributesCount: number,
+  droppedEventsCount: number,
+  droppedLinksCount: number,
 ];
 
 /** A request to the worker, without the id {@link WorkerSpanExporter.ask} gives it. */
@@ -138,22 +133,14 @@ export class WorkerSpanExporter implements SpanExporter {
     const resources = indexer<ReadableSpan['resource']>();
     const scopes = indexer<ReadableSpan['instrumentationScope']>();
     const records = spans.map((span): SpanRecord => {
-      const context = span.spanContext();
       const parent = span.parentSpanContext;
       return [
         span.name,
         span.kind,
-        context.traceId,
-        context.spanId,
-        context.traceFlags,
-        context.traceState?.serialize() ?? null,
+        contextRecord(span.spanContext()),
         parent === undefined ? null : contextRecord(parent),
-        span.startTime[0],
-        span.startTime[1],
-        span.endTime[0],
-        span.endTime[1],
-        span.duration[0],
-        span.duration[1],
+        span.startTime,
+        span.endTime,
         span.status.code,
         span.status.message ?? null,
         span.attributes,

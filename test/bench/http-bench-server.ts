@@ -4,7 +4,6 @@
  * run file was written), `event` timings of one watched run, and on request `cpu` (the
  * process's CPU time and the runs it finished so far) and `rss`.
  */
-import { readFileSync } from 'node:fs';
 import type * as ConfigModule from '../../src/config/index.js';
 import type * as RuntimeModule from '../../src/engine/runtime.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
@@ -12,6 +11,7 @@ import type * as ServerModule from '../../src/http/server.js';
 import type * as LogModule from '../../src/log.js';
 import type * as TracingModule from '../../src/tracing/index.js';
 import { loadShipped } from './shipped.js';
+import { mainThreadSched } from './thread-sched.js';
 
 const { loadConfig, packageVersion } = await loadShipped<typeof ConfigModule>('src/config/index');
 const { createRuntime } = await loadShipped<typeof RuntimeModule>('src/engine/runtime');
@@ -118,20 +118,12 @@ running.runtime.onRecord((record) => {
   }
 });
 
-/** The main thread's CPU time so far, µs (Linux; undefined elsewhere). */
-function mainThreadCpuMicros(): number | undefined {
-  try {
-    return Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]) / 1000;
-  } catch {
-    return undefined;
-  }
-}
-
 function cpuSample(): CpuSample {
   const cpu = process.cpuUsage();
+  const mainCpu = mainThreadSched()?.cpu;
   return {
     cpuMicros: cpu.user + cpu.system,
-    mainCpuMicros: mainThreadCpuMicros(),
+    mainCpuMicros: mainCpu === undefined ? undefined : mainCpu * 1000,
     loopActiveMs: performance.eventLoopUtilization().active,
     finishedRuns,
     at: now(),

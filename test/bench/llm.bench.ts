@@ -43,6 +43,7 @@ import type * as RouterModule from '../../src/llm/router.js';
 import type * as LogModule from '../../src/log.js';
 import { planCpuLayout } from './cpu-layout.js';
 import { loadShipped } from './shipped.js';
+import { mainThreadSched } from './thread-sched.js';
 import type { ClientResult } from './llm-clients.js';
 
 const { loadConfig } = await loadShipped<typeof ConfigModule>('src/config/index');
@@ -77,20 +78,6 @@ const ms = (value: number): string => `${value.toFixed(3)} ms`;
  * bench used 10 ms and reported the readings as they were, about 10 ms above the delay.)
  */
 const LOOP_SAMPLING_MS = 1;
-
-/**
- * The main thread's CPU time and its time waiting for a core (run queue), in ms, from
- * /proc/thread-self/schedstat (Linux; undefined elsewhere). On a shared machine the loop delay
- * includes time the OS gave other processes; these separate the service's own work from that.
- */
-function mainThreadSched(): { cpu: number; queued: number } | undefined {
-  try {
-    const [run, wait] = readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ');
-    return { cpu: Number(run) / 1e6, queued: Number(wait) / 1e6 };
-  } catch {
-    return undefined;
-  }
-}
 
 /** The threads this process had when the bench began (Node's and V8's own: GC helpers, pool). */
 const initialThreads = new Set(listThreads());

@@ -89,6 +89,24 @@ function sampleSpans(): ReadableSpan[] {
   return memory.getFinishedSpans();
 }
 
+/** Runs `test` with an exporter to a fresh raw receiver, and shuts both down after it. */
+async function withCollector(
+  test: (exporter: WorkerSpanExporter, bodies: Buffer[]) => Promise<void>,
+): Promise<void> {
+  const receiver = await startRawReceiver();
+  const exporter = new WorkerSpanExporter({
+    protocol: 'http/protobuf',
+    url: receiver.url,
+    timeoutMillis: 3000,
+  });
+  try {
+    await test(exporter, receiver.bodies);
+  } finally {
+    await exporter.shutdown();
+    await receiver.close();
+  }
+}
+
 function exportVia(exporter: WorkerSpanExporter, spans: ReadableSpan[]): Promise<ExportResult> {
   return new Promise((resolve) => exporter.export(spans, resolve));
 }
@@ -102,35 +120,19 @@ describe('WorkerSpanExporter (OTLP export in a worker thread)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('sends the collector the bytes the OTLP serializer makes of the same spans on the main thread', async () => {
-    const receiver = await startRawReceiver();
-    const exporter = new WorkerSpanExporter({
-      protocol: 'http/protobuf',
-      url: receiver.url,
-      timeoutMillis: 3000,
-    });
-    try {
+  it('sends the collector the bytes the OTLP serializer makes of the same spans on the main thread', () =>
+    withCollector(async (exporter, bodies) => {
       const spans = sampleSpans();
       const result = await exportVia(exporter, spans);
       expect(result.code, String(result.error)).to.equal(ExportResultCode.SUCCESS);
-      expect(receiver.bodies).to.have.length(1);
+      expect(bodies).to.have.length(1);
       const expected = ProtobufTraceSerializer.serializeRequest(spans);
       expect(expected).to.not.equal(undefined);
-      expect(Buffer.compare(receiver.bodies[0]!, Buffer.from(expected!))).to.equal(0);
-    } finally {
-      await exporter.shutdown();
-      await receiver.close();
-    }
-  });
+      expect(Buffer.compare(bodies[0]!, Buffer.from(expected!))).to.equal(0);
+    }));
 
-  it('fails a batch that cannot be copied to the worker, and exports the next one', async () => {
-    const receiver = await startRawReceiver();
-    const exporter = new WorkerSpanExporter({
-      protocol: 'http/protobuf',
-      url: receiver.url,
-      timeoutMillis: 3000,
-    });
-    try {
+  it('fails a batch that cannot be copied to the worker, and exports the next one', () =>
+    withCollector(async (exporter, bodies) => {
       const [span] = sampleSpans();
       // An exporter can be handed spans from anywhere; a function does not survive the copy.
       const broken = Object.assign(Object.create(span!) as object, {
@@ -141,12 +143,8 @@ describe('WorkerSpanExporter (OTLP export in a worker thread)', () => {
       expect(refused.error?.name).to.equal('DataCloneError');
       const next = await exportVia(exporter, sampleSpans());
       expect(next.code, String(next.error)).to.equal(ExportResultCode.SUCCESS);
-      expect(receiver.bodies).to.have.length(1);
-    } finally {
-      await exporter.shutdown();
-      await receiver.close();
-    }
-  });
+      expect(bodies).to.have.length(1);
+    }));
 
   it('fails an export when the collector is down, and every export after shutdown', async () => {
     const receiver = await startRawReceiver();
