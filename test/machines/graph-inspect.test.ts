@@ -83,8 +83,16 @@ describe('graph machine in the inspector', () => {
       const graph = await runtime.run({ workflow: DIAMOND, adapter: 'graph' });
       const native = await runtime.run({ workflow: DIAMOND, adapter: 'native' });
       expect([graph.status, native.status]).to.deep.equal(['success', 'success']);
-      // The inspector sends on a zero-delay timer; the socket closes after what it sent.
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      // The inspector holds what it is given until its socket opens, which the server's
+      // 'connection' can precede, and stop() drops what it still holds: wait for both engines'
+      // definitions to arrive (bounded) before stopping it.
+      const deadline = Date.now() + 5000;
+      while (
+        messages.filter((m) => m.type === '@xstate.actor' && m.name === 'engine').length < 2 &&
+        Date.now() < deadline
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       const closed = once(socket, 'close');
       inspector.stop();
       await closed;
