@@ -210,6 +210,15 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
   }
 
   const events = options.events;
+  // The runs this process executes (role `all`) end here before their claim's release notice
+  // comes back through Redis, which an outage delays: known at once, so `isActive` and `done`
+  // do not wait for Redis. (A resync before the release lands shows the run active again until
+  // its notice.)
+  const offLocalEnds = events?.onRecord((record, filename) => {
+    if (record.status !== 'success' && record.status !== 'failed') return;
+    mirror.apply(record.run_id, false);
+    settle(record.run_id, filename);
+  });
   return {
     options: resolved,
     approvals,
@@ -230,6 +239,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
       stopping.abort();
       subscriber.off('message', onMessage);
       subscriber.off('ready', onReady);
+      offLocalEnds?.();
       await unsubscribeQuietly(subscriber, claims.changesChannel, subscribed);
       mirror.close();
       for (const runId of [...ended.keys()]) settle(runId, undefined);

@@ -28,6 +28,10 @@ inputs:
 steps:
   - { name: only, agent: tier0_echo, inputs: { text: hi } }
 `;
+const SHORT = `name: short
+steps:
+  - { name: wait, agent: tier0_sleep, inputs: { ms: 300 } }
+`;
 const WAITING = `name: waiting
 steps:
   - { name: wait, agent: tier0_sleep, inputs: { ms: 60000 } }
@@ -54,6 +58,8 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
   before(async () => {
     redis = await startTestRedis();
     client = new Redis(redis.url);
+    // The outage test stops Redis: this client reconnects quietly.
+    client.on('error', () => undefined);
   });
   after(async () => {
     client.disconnect();
@@ -64,6 +70,7 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
     root = await mkdtemp(join(tmpdir(), 'agentic-queued-'));
     await writeFile(join(root, 'echo_in.yaml'), ECHO);
     await writeFile(join(root, 'waiting.yaml'), WAITING);
+    await writeFile(join(root, 'short.yaml'), SHORT);
     const config = loadConfig({
       REDIS_URL: redis.url,
       AGENTIC_RUNS_DIR: join(root, 'runs'),
@@ -205,5 +212,26 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
     }
     expect(await runs.cancel('q-traced')).to.equal(true);
     expect(await runs.cancel('q-plain')).to.equal(true);
+  });
+
+  it('knows at once that a run it executed ended while Redis is away', async () => {
+    const runs = dispatch.runs!;
+    const begun = new Promise<void>((resolve) => {
+      dispatch.executor.subscribe((event) => {
+        if (event.type === 'workflow_start') resolve();
+      });
+    });
+    const started = await runs.start({ workflow: 'short', runId: 'q-outage' });
+    await begun;
+    await redis.stop();
+    try {
+      // The claim's release notice cannot come back through Redis: the end is known locally.
+      const record = await started.done;
+      expect(record).to.include({ run_id: 'q-outage', status: 'success' });
+      expect(runs.isActive('q-outage')).to.equal(false);
+      expect(runs.activeRuns()).to.deep.equal([]);
+    } finally {
+      await redis.restart();
+    }
   });
 });
