@@ -92,6 +92,7 @@ export {
   type LlmResponse,
   type LlmRouter,
   type LlmService,
+  type LlmServiceOptions,
   type ModelRef,
   type ProbeResult,
   type Provider,

@@ -11,7 +11,7 @@ import { createAgentCatalogueLoader, findAgent, type AgentInfo } from '../agents
 import { customAgentNames } from '../agents/custom-agents.js';
 import type { Agent } from '../agents/types.js';
 import { shippedAgentCatalogue } from '../config/package-info.js';
-import { createTurnSlicer, TURN_SLICE_MS } from './turn-slicer.js';
+import { processTurnSlicer } from './turn-slicer.js';
 import {
   AdapterUnavailableError,
   AppError,
@@ -143,7 +143,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     dirs: resolved.externalAgentsDir === undefined ? [] : [resolved.externalAgentsDir],
     limits: resolved.limits,
   });
-  const slicer = createTurnSlicer(TURN_SLICE_MS);
+  const slicer = processTurnSlicer();
   const newRunId = createRunIdGenerator();
   // The run records' time formatter and its cache, this runtime's own.
   const isoTime = createIsoTime();

@@ -23,7 +23,7 @@
  */
 export const TURN_SLICE_MS = 4;
 
-/** The turn-slicing gate of one runtime. */
+/** A turn-slicing gate. */
 export interface TurnSlicer {
   /**
    * Undefined when the caller may go on now (the first piece of a turn), else a promise that
@@ -98,4 +98,15 @@ export function createTurnSlicer(
       return new Promise<void>((resolve) => waiting.push(resolve));
     },
   };
+}
+
+let processSlicer: TurnSlicer | undefined;
+
+/**
+ * The process's slicer: the event loop is the process's, so one budget per turn covers every
+ * runtime's run launches, begins and ends, the service's requests and upgrades, and the chunks
+ * of the model streams the LLM layer reads (src/llm/http.ts `pace`).
+ */
+export function processTurnSlicer(): TurnSlicer {
+  return (processSlicer ??= createTurnSlicer(TURN_SLICE_MS));
 }

@@ -51,7 +51,7 @@ import type { FileWriter } from '../store/write-thread.js';
 import { otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { internalsOf } from '../engine/runtime-internals.js';
-import { createTurnSlicer, TURN_SLICE_MS } from '../engine/turn-slicer.js';
+import { processTurnSlicer } from '../engine/turn-slicer.js';
 import { loadAdapters } from './adapters.js';
 import { createApp, type AgenticApp, type AppDeps } from './app.js';
 import { createAuth } from './middleware/auth.js';
@@ -272,9 +272,9 @@ async function startWith(
       customAgents: customAgentNames(agents),
       limits: config.limits,
     });
-  // Requests and upgrades take turn slots from the runtime's slicer, so one budget per turn holds
-  // for them and the run starts together; a `Runtime` not made by createRuntime gets its own.
-  const slicer = internalsOf(runtime)?.slicer ?? createTurnSlicer(TURN_SLICE_MS);
+  // Requests and upgrades take turn slots from the runtime's slicer (the process's), so one
+  // budget per turn holds for them, the run starts together and the model streams' chunks.
+  const slicer = internalsOf(runtime)?.slicer ?? processTurnSlicer();
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],

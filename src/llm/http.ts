@@ -58,12 +58,20 @@ export interface HttpClientOptions {
   timeouts?: HttpTimeouts;
   /** Credential values scrubbed from error messages (the provider's key). */
   secrets?: readonly string[];
+  /**
+   * Paces the body chunks of answers: each chunk is handed on once the returned promise resolves
+   * (at once when it returns undefined). The service passes its turn slicer's `slot`, so a loop
+   * turn relays a bounded amount of streamed chunks and the rest wait for the next turns. @default
+   * none: each chunk is handed on as it arrives
+   */
+  pace?: () => Promise<void> | undefined;
 }
 
 /** Creates a provider's HTTP client: its own keep-alive undici Agent with the given timeouts. */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const timeouts = options.timeouts ?? DEFAULT_HTTP_TIMEOUTS;
   const secrets = options.secrets ?? [];
+  const pace = options.pace;
   const dispatcher: Dispatcher = new Agent({
     connect: { timeout: timeouts.connectMs },
     headersTimeout: timeouts.headersMs,
@@ -112,13 +120,22 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     );
   }
 
-  /** Body errors (a reset mid-stream, the body timeout) classified like request errors. */
+  /**
+   * Body errors (a reset mid-stream, the body timeout) classified like request errors; each
+   * chunk handed on in its turn when the client is paced. (Pacing does not shorten the loop's
+   * longest stalls, which are scavenges during a start burst, but its p99: README "LLM
+   * benchmark".)
+   */
   async function* guardBody(
     body: AsyncIterable<Uint8Array>,
     signal: AbortSignal,
   ): AsyncGenerator<Uint8Array> {
     try {
-      for await (const chunk of body) yield chunk;
+      for await (const chunk of body) {
+        const turn = pace?.();
+        if (turn !== undefined) await turn;
+        yield chunk;
+      }
     } catch (error) {
       throw failure(error, signal);
     }

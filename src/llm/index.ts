@@ -23,7 +23,7 @@ export {
   type LlmRouter,
   type RouterOptions,
 } from './router.js';
-export { createLlmService, type LlmService } from './llm-service.js';
+export { createLlmService, type LlmService, type LlmServiceOptions } from './llm-service.js';
 export { probeProviders, type ProbeResult } from './probe.js';
 export { createProviderSet, PROVIDER_NAMES, type ProviderSet } from './provider-set.js';
 export { LLM_TIERS, loadTierChains, type TierChains } from './model-chains.js';

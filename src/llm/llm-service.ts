@@ -4,6 +4,7 @@
  */
 import type { LlmSettings } from '../config/llm-settings.js';
 import { shippedModelsFile } from '../config/package-info.js';
+import type { HttpClientOptions } from './http.js';
 import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
 import { probeProviders, type ProbeResult } from './probe.js';
 import { createProviderSet, type ProviderSet } from './provider-set.js';
@@ -20,16 +21,21 @@ export interface LlmService {
   close(): Promise<void>;
 }
 
+export interface LlmServiceOptions extends Pick<RouterOptions, 'onCall' | 'breakerSharing'> {
+  /** Paces the providers' answer chunks (the service's turn slicer). @default not paced */
+  pace?: HttpClientOptions['pace'];
+}
+
 /** Throws a config AppError for an unreadable or invalid models file. */
 export function createLlmService(
   settings: LlmSettings,
-  options: Pick<RouterOptions, 'onCall' | 'breakerSharing'> = {},
+  options: LlmServiceOptions = {},
 ): LlmService {
   const chains = mergeTierChains(
     loadTierChains(settings.modelsFile ?? shippedModelsFile()),
     settings.tierOverrides,
   );
-  const providers = createProviderSet(settings);
+  const providers = createProviderSet(settings, options.pace);
   const router = createLlmRouter({
     providers,
     chains,

@@ -4,7 +4,12 @@
  * HTTP client, its key registered for scrubbing.
  */
 import type { LlmSettings } from '../config/llm-settings.js';
-import { createHttpClient, type HttpClient, type HttpTimeouts } from './http.js';
+import {
+  createHttpClient,
+  type HttpClient,
+  type HttpClientOptions,
+  type HttpTimeouts,
+} from './http.js';
 import { createAnthropicProvider } from './providers/anthropic.js';
 import { createGeminiProvider } from './providers/gemini.js';
 import { createOpenAiCompatibleProvider, readOpenAiModels } from './providers/openai.js';
@@ -50,8 +55,14 @@ type Settings = Pick<
   | 'bodyTimeoutMs'
 >;
 
-/** Builds the providers whose variables are set. */
-export function createProviderSet(settings: Settings): ProviderSet {
+/**
+ * Builds the providers whose variables are set; `pace` paces their answers' body chunks (see
+ * {@link HttpClientOptions.pace}).
+ */
+export function createProviderSet(
+  settings: Settings,
+  pace?: HttpClientOptions['pace'],
+): ProviderSet {
   const timeouts: HttpTimeouts = {
     connectMs: settings.connectTimeoutMs,
     headersMs: settings.headersTimeoutMs,
@@ -63,6 +74,7 @@ export function createProviderSet(settings: Settings): ProviderSet {
       provider,
       timeouts,
       secrets: key === undefined ? [] : [key],
+      ...(pace === undefined ? {} : { pace }),
     });
     clients.push(client);
     return client;

@@ -8,6 +8,7 @@ import type { TracerProvider } from '@opentelemetry/api';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { Agent } from '../agents/types.js';
 import { packageVersion, type Config } from '../config/index.js';
+import { processTurnSlicer } from '../engine/turn-slicer.js';
 import type { RuntimeOptions } from '../engine/types.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import type { RouterOptions } from '../llm/router.js';
@@ -75,7 +76,10 @@ export function createObservedLlm(
   metrics: ServiceMetrics | undefined,
   breakerSharing?: RouterOptions['breakerSharing'],
 ): LlmService {
+  const slicer = processTurnSlicer();
   return createLlmService(config.llm, {
+    // The model streams' chunks share the loop turns' budget with run starts and requests.
+    pace: () => slicer.slot(),
     ...(metrics === undefined ? {} : { onCall: createLlmCallObserver(metrics) }),
     ...(breakerSharing === undefined ? {} : { breakerSharing }),
   });
