@@ -32,6 +32,7 @@ import { Attempt } from './attempt-request.js';
 import { heapPop, heapPush } from './ready-heap.js';
 import { clearRetryTimer } from './retry-timers.js';
 import { RunAbort } from './run-abort.js';
+import { addUsage } from '../../src/llm/types.js';
 import {
   collectDependents,
   collectPending,
@@ -68,6 +69,9 @@ export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagatio
 export type StepRegionState =
   'pending' | 'running' | 'awaiting_approval' | 'retrying' | StepOutcome['status'];
 
+/** What a retried step's failed attempts spent. */
+type RetriedUsage = Pick<AttemptResult, 'tokensUsed' | 'modelUsed'>;
+
 /** What a scheduler needs besides its input. */
 export interface SchedulerDeps {
   /** Truthiness of a `when:` value (the expression language's rule). */
@@ -85,6 +89,11 @@ export abstract class SchedulerCore {
   private readonly outcomes: (StepOutcome | undefined)[];
   /** Retry timers by step; made when the first retry is scheduled. */
   private timers: unknown[] | undefined;
+  /**
+   * What the failed attempts of retried steps spent (tokens, the last model), by step; made when
+   * the first such attempt spent tokens. A step's outcome counts every attempt's tokens.
+   */
+  private retriedUsage: Map<number, RetriedUsage> | undefined;
   private heapSize = 0;
   /** Steps started and not finished (attempts in flight and retry waits). */
   private running = 0;
@@ -210,7 +219,7 @@ export abstract class SchedulerCore {
       index,
       successOutcome(
         this.inputs[index],
-        result,
+        this.withRetriedUsage(index, result),
         attempt,
         this.slots[index * FIELDS + F_START]!,
         this.input.clock.now(),
@@ -227,6 +236,13 @@ export abstract class SchedulerCore {
     const now = this.input.clock.now();
     const delayMs = this.input.retryDelayMs(attempt);
     this.slots[index * FIELDS + F_STATE] = RETRY_WAIT;
+    if (result.tokensUsed !== null) {
+      const spent = (this.retriedUsage ??= new Map<number, RetriedUsage>()).get(index);
+      this.retriedUsage.set(index, {
+        tokensUsed: addUsage(spent?.tokensUsed ?? null, result.tokensUsed),
+        modelUsed: result.modelUsed ?? spent?.modelUsed ?? null,
+      });
+    }
     this.emit({
       type: 'step.retrying',
       index,
@@ -284,7 +300,8 @@ export abstract class SchedulerCore {
       failed.push(i);
       const attempts = this.slots[i * FIELDS + F_ATTEMPT]!;
       const start = this.slots[i * FIELDS + F_START]!;
-      this.finishStep(i, failedOutcome(this.inputs[i], reason, attempts, null, start, now));
+      const result = this.withRetriedUsage(i, null);
+      this.finishStep(i, failedOutcome(this.inputs[i], reason, attempts, result, start, now));
     }
     const skipped: number[] = [];
     const reasons = new Map<number, string>();
@@ -445,11 +462,31 @@ export abstract class SchedulerCore {
     now: number,
   ): void {
     const start = this.slots[index * FIELDS + F_START]!;
-    this.finishStep(index, failedOutcome(this.inputs[index], error, attempts, result, start, now));
+    const counted = this.withRetriedUsage(index, result);
+    this.finishStep(index, failedOutcome(this.inputs[index], error, attempts, counted, start, now));
     const skipped: number[] = [];
     const reasons = new Map<number, string>();
     collectDependents(this.steps, this.slots, index, skipped, reasons);
     this.emitSkips(skipped, reasons, now);
+  }
+
+  /**
+   * `result` with the tokens of the step's earlier failed attempts added (and their model when it
+   * names none): the attempt that ends the step reports what the whole step spent.
+   */
+  private withRetriedUsage<R extends AttemptResult | null>(
+    index: number,
+    result: R,
+  ): R | AttemptResult {
+    const spent = this.retriedUsage?.get(index);
+    if (spent === undefined) return result;
+    this.retriedUsage?.delete(index);
+    const base = result ?? { ok: false, output: null, error: null, iterations: 0 };
+    return {
+      ...base,
+      tokensUsed: addUsage(spent.tokensUsed, result?.tokensUsed ?? null),
+      modelUsed: result?.modelUsed ?? spent.modelUsed,
+    };
   }
 
   /** Emits skips in YAML order (they happen at the same instant). */

@@ -68,11 +68,18 @@ export function createLlmAgent(options: LlmAgentOptions): Agent {
     };
     if (step.tools.length > 0) return withTools(options, request, llmRequest);
     const response = await options.llm.complete(llmRequest);
-    return {
-      output: outputsFromAnswer(response.text, response.fields, Object.keys(step.outputs)),
-      modelUsed: response.model,
-      tokensUsed: response.tokensUsed,
-    };
+    let output: Record<string, unknown>;
+    try {
+      output = outputsFromAnswer(response.text, response.fields, Object.keys(step.outputs));
+    } catch (error) {
+      // The model answered: the failed attempt's record keeps its model and the tokens it spent.
+      throw new AgentFailure(
+        errorMessage(error),
+        { messages: [], tokensUsed: response.tokensUsed, modelUsed: response.model },
+        error,
+      );
+    }
+    return { output, modelUsed: response.model, tokensUsed: response.tokensUsed };
   };
 }
 

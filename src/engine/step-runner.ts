@@ -97,14 +97,17 @@ function singleFailure(error: unknown): AttemptResult {
   return withFailureDetail(failure(errorMessage(error), 1), error);
 }
 
-/** A failed attempt with what a failed agent loop had done (its messages, tokens, model). */
+/**
+ * A failed attempt with what its agent had done: the model and tokens of an answer that could
+ * not be used, and a failed agent loop's messages.
+ */
 function withFailureDetail(result: AttemptResult, error: unknown): AttemptResult {
   if (!(error instanceof AgentFailure)) return result;
   return {
     ...result,
     modelUsed: result.modelUsed ?? error.modelUsed,
     tokensUsed: addUsage(result.tokensUsed, error.tokensUsed),
-    messages: error.messages,
+    ...(error.messages.length === 0 ? {} : { messages: error.messages }),
   };
 }
 

@@ -156,6 +156,49 @@ describe('LLM steps through the tier router (fake OpenAI-compatible server)', ()
     );
   });
 
+  it("counts every attempt's tokens: a retried answer's, and a failed step's with its model", async () => {
+    let calls = 0;
+    server.handle((_req, res) => {
+      calls++;
+      const usable = calls === 2;
+      sendJson(
+        res,
+        200,
+        openAiAnswer(usable ? '{"score": 4, "summary": "ok"}' : '{"score": 3}', {
+          model: 'small',
+          usage: usable ? { prompt: 11, completion: 3 } : { prompt: 10, completion: 2 },
+        }),
+      );
+    });
+    const rt = make();
+    const ends: WorkflowEvent[] = [];
+    rt.subscribe((event) => {
+      if (event.type === 'step_end') ends.push(event);
+    });
+    const retried = await rt.run({ workflow: REVIEW, input: { code: 'x' }, maxAttempts: 2 });
+    expect(retried.status).to.equal('success');
+    expect(retried.steps[0]).to.deep.include({
+      model_used: 'fake:small',
+      tokens_used: { input: 21, output: 5, total: 26 },
+    });
+
+    calls = 2; // every answer from here on is unusable
+    const failed = await rt.run({ workflow: REVIEW, input: { code: 'x' }, maxAttempts: 2 });
+    expect(failed.status).to.equal('failed');
+    expect(failed.steps[0]).to.deep.include({
+      model_used: 'fake:small',
+      tokens_used: { input: 20, output: 4, total: 24 },
+    });
+    expect(failed.steps[0]).not.to.have.property('messages');
+    const finalEnds = ends.filter(
+      (event) => event.type === 'step_end' && event.status !== 'retrying',
+    );
+    expect(finalEnds.map((event) => event.type === 'step_end' && event.tokens_used)).to.deep.equal([
+      { input: 21, output: 5, total: 26 },
+      { input: 20, output: 4, total: 24 },
+    ]);
+  });
+
   it('a provider failure fails the step (never a disguised success)', async () => {
     server.handle((_req, res) => sendJson(res, 500, { error: { message: 'upstream exploded' } }));
     const record = await make().run({ workflow: REVIEW, input: { code: 'x' } });
