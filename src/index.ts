@@ -36,6 +36,7 @@ export {
   type WorkflowSource,
 } from './engine/types.js';
 export type { RuntimeApprovals } from './engine/runtime-approvals.js';
+export { processTurnSlicer, type TurnSlicer } from './engine/turn-slicer.js';
 /**
  * What an engine actor (the run actor's `engine` child) emits and finishes with, and the clock
  * `createRuntime({ clock })` takes.
