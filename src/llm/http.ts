@@ -133,7 +133,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     try {
       for await (const chunk of body) {
         const turn = pace?.();
-        if (turn !== undefined) await turn;
+        if (turn !== undefined) {
+          await turn;
+          // Cancelled while the chunk waited for its turn: nothing more is handed on.
+          if (signal.aborted) throw signal.reason;
+        }
         yield chunk;
       }
     } catch (error) {

@@ -63,4 +63,42 @@ describe('HTTP client pacing (fake server on 127.0.0.1)', () => {
       clearInterval(releaseAll);
     }
   });
+
+  it('hands nothing on once the call is cancelled while a chunk waits for its turn', async () => {
+    const turns = new Inbox<() => void>();
+    http = createHttpClient({
+      provider: 'openai',
+      pace: () => new Promise<void>((resolve) => turns.push(resolve)),
+    });
+    server = await startFakeServer((_req, res) =>
+      sendSse(res, openAiChunks('never shown', { parts: 2 }), { pieceBytes: 4096 }),
+    );
+    const provider = createOpenAiCompatibleProvider({
+      name: 'openai',
+      http,
+      chatUrl: () => `${server.url}/v1/chat/completions`,
+      modelsUrl: `${server.url}/v1/models`,
+      headers: {},
+    });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const answer = provider.chat({
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      signal: controller.signal,
+      onDelta: (delta) => deltas.push(delta),
+    });
+    const [first] = await turns.until((asked) => asked.length === 1, 'a turn asked');
+    const reason = new Error('run cancelled');
+    controller.abort(reason);
+    first?.();
+    let rejected: unknown;
+    try {
+      await answer;
+    } catch (error) {
+      rejected = error;
+    }
+    expect(rejected).to.equal(reason);
+    expect(deltas).to.deep.equal([]);
+  });
 });
