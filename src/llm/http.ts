@@ -123,8 +123,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   /**
    * Body errors (a reset mid-stream, the body timeout) classified like request errors; each
    * chunk handed on in its turn when the client is paced. (Pacing does not shorten the loop's
-   * longest stalls, which are scavenges during a start burst, but its p99: README "LLM
-   * benchmark".)
+   * longest stalls, which are scavenges during a start burst, but its p99: README
+   * "Benchmarks", `bench:llm`.)
    */
   async function* guardBody(
     body: AsyncIterable<Uint8Array>,
