@@ -1,14 +1,12 @@
 /**
  * What a runtime owns that the HTTP service serving it (and tests) reach, but that is not part of
  * the public `Runtime` type: its workflow registry (one per runtime, so the service's workflow
- * endpoints validate with the runtime's custom agent names and share its compiled workflows),
- * its run-file write thread and its turn slicer (the service's requests and upgrades share it
- * with the run starts, so a turn's budget holds for all of them). Held under a symbol on the runtime object, not in a module-level
- * table.
+ * endpoints validate with the runtime's custom agent names and share its compiled workflows) and
+ * its run-file write thread. (Its turn slicer is the process's: `processTurnSlicer()`.) Held
+ * under a symbol on the runtime object, not in a module-level table.
  */
 import type { WriteThread } from '../store/write-thread.js';
 import type { WorkflowRegistry } from '../workflow/index.js';
-import type { TurnSlicer } from './turn-slicer.js';
 import type { Runtime } from './types.js';
 
 const INTERNALS = Symbol('agentic-runtime.internals');
@@ -18,8 +16,6 @@ export interface RuntimeInternals {
   readonly workflows: WorkflowRegistry;
   /** The runtime's run-file write thread (undefined when it does not persist). */
   readonly writeThread: WriteThread | undefined;
-  /** The runtime's gate spreading run launches and begins over event-loop turns. */
-  readonly slicer: TurnSlicer;
 }
 
 /** `runtime` with its internals attached, as `createRuntime` returns it. */

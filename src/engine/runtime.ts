@@ -625,5 +625,5 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return withInternals(runtime, { workflows: registry, writeThread, slicer });
+  return withInternals(runtime, { workflows: registry, writeThread });
 }

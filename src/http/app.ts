@@ -85,7 +85,7 @@ export interface AppDeps {
    */
   admitRun?: () => void;
   /**
-   * Spreads requests arriving together over event-loop turns (the runtime's slicer, shared with
+   * Spreads requests arriving together over event-loop turns (the process's slicer, shared with
    * the WebSocket upgrades and run starts). @default none: each request goes on at once
    */
   slicer?: TurnSlicer;

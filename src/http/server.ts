@@ -272,9 +272,9 @@ async function startWith(
       customAgents: customAgentNames(agents),
       limits: config.limits,
     });
-  // Requests and upgrades take turn slots from the runtime's slicer (the process's), so one
-  // budget per turn holds for them, the run starts together and the model streams' chunks.
-  const slicer = internalsOf(runtime)?.slicer ?? processTurnSlicer();
+  // Requests and upgrades take turn slots from the process's slicer, so one budget per turn holds
+  // for them, the runtimes' run starts and ends, and the model streams' chunks.
+  const slicer = processTurnSlicer();
   const agentSources = {
     files: [shippedAgentCatalogue()],
     dirs: config.externalAgentsDir === undefined ? [] : [config.externalAgentsDir],

@@ -81,7 +81,7 @@ export interface WebSocketHubOptions {
   /** Traces upgrade requests: a server span each, until admitted or refused. @default off */
   tracer?: Tracer;
   /**
-   * Spreads upgrades arriving together over event-loop turns (the runtime's slicer, shared with
+   * Spreads upgrades arriving together over event-loop turns (the process's slicer, shared with
    * HTTP requests and run starts): an upgrade's handshake, checks and replay wait for its slot.
    * @default none: each upgrade goes on at once
    */

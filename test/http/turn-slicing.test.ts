@@ -2,8 +2,7 @@ import { expect } from 'chai';
 import Koa from 'koa';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { internalsOf } from '../../src/engine/runtime-internals.js';
-import type { TurnSlicer } from '../../src/engine/turn-slicer.js';
+import { processTurnSlicer, type TurnSlicer } from '../../src/engine/turn-slicer.js';
 import { sliceRequests } from '../../src/http/middleware/turn-slice.js';
 import { connectWs, Inbox, startTestServer, type TestServer } from './events-fixtures.js';
 import { startTestService, type TestService } from './harness.js';
@@ -87,15 +86,15 @@ describe('turn slicing of requests and upgrades', () => {
 
   describe('the service', () => {
     let service: TestService;
+    let restoreSlot: (() => void) | undefined;
     afterEach(async () => {
+      restoreSlot?.();
       await service.dispose();
     });
 
-    it("passes its requests and upgrades through the runtime's slicer, which run starts and ends use too", async () => {
+    it("passes its requests and upgrades through the process's slicer, which run starts and ends use too", async () => {
       service = await startTestService();
-      const slicer = internalsOf(service.runtime)?.slicer;
-      expect(slicer, 'the runtime exposes its slicer').to.not.equal(undefined);
-      if (slicer === undefined) return;
+      const slicer = processTurnSlicer();
       // Every slot asked is counted; the slicer itself still decides.
       let asked = 0;
       const slot = slicer.slot.bind(slicer);
@@ -103,6 +102,7 @@ describe('turn slicing of requests and upgrades', () => {
         asked++;
         return slot();
       };
+      restoreSlot = () => (slicer.slot = slot);
       expect((await fetch(`${service.url}/api/health`)).status).to.equal(200);
       expect(asked).to.equal(1);
       const client = connectWs(`${service.url.replace('http', 'ws')}/ws/execution/unknown-run`);

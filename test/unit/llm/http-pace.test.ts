@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import { createHttpClient, type HttpClient } from '../../../src/llm/http.js';
 import { createOpenAiCompatibleProvider } from '../../../src/llm/providers/openai.js';
+import type { Provider } from '../../../src/llm/types.js';
 import { Inbox } from '../../http/events-fixtures.js';
 import {
   openAiChunks,
@@ -21,14 +22,21 @@ describe('HTTP client pacing (fake server on 127.0.0.1)', () => {
     await server.close();
   });
 
-  it('hands each body chunk on only once its turn comes, in order', async () => {
+  /**
+   * An OpenAI-compatible provider whose client asks `turns` for each chunk's turn, against a
+   * server answering `text` streamed in `parts` deltas, sent in one piece.
+   */
+  async function pacedProvider(
+    text: string,
+    parts: number,
+  ): Promise<{ provider: Provider; turns: Inbox<() => void> }> {
     const turns = new Inbox<() => void>();
     http = createHttpClient({
       provider: 'openai',
       pace: () => new Promise<void>((resolve) => turns.push(resolve)),
     });
     server = await startFakeServer((_req, res) =>
-      sendSse(res, openAiChunks('one two three', { parts: 3 }), { pieceBytes: 4096 }),
+      sendSse(res, openAiChunks(text, { parts }), { pieceBytes: 4096 }),
     );
     const provider = createOpenAiCompatibleProvider({
       name: 'openai',
@@ -37,6 +45,11 @@ describe('HTTP client pacing (fake server on 127.0.0.1)', () => {
       modelsUrl: `${server.url}/v1/models`,
       headers: {},
     });
+    return { provider, turns };
+  }
+
+  it('hands each body chunk on only once its turn comes, in order', async () => {
+    const { provider, turns } = await pacedProvider('one two three', 3);
     const deltas: string[] = [];
     const answer = provider.chat({
       model: 'm',
@@ -65,21 +78,7 @@ describe('HTTP client pacing (fake server on 127.0.0.1)', () => {
   });
 
   it('hands nothing on once the call is cancelled while a chunk waits for its turn', async () => {
-    const turns = new Inbox<() => void>();
-    http = createHttpClient({
-      provider: 'openai',
-      pace: () => new Promise<void>((resolve) => turns.push(resolve)),
-    });
-    server = await startFakeServer((_req, res) =>
-      sendSse(res, openAiChunks('never shown', { parts: 2 }), { pieceBytes: 4096 }),
-    );
-    const provider = createOpenAiCompatibleProvider({
-      name: 'openai',
-      http,
-      chatUrl: () => `${server.url}/v1/chat/completions`,
-      modelsUrl: `${server.url}/v1/models`,
-      headers: {},
-    });
+    const { provider, turns } = await pacedProvider('never shown', 2);
     const controller = new AbortController();
     const deltas: string[] = [];
     const answer = provider.chat({
