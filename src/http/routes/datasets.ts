@@ -21,8 +21,9 @@ import type { DatasetSampleDetailResponse } from '../../generated/api/dataset-sa
 import type { DatasetSampleListResponse } from '../../generated/api/dataset-sample-list-response.js';
 import type { ListEvaluationDatasetsResponse } from '../../generated/api/eval-datasets-response.js';
 import type { PreviewDatasetInputsResponse } from '../../generated/api/preview-dataset-inputs-response.js';
-import { isWorkflowName, type WorkflowRegistry } from '../../workflow/index.js';
+import { isWorkflowName, runInputErrors, type WorkflowRegistry } from '../../workflow/index.js';
 import { param } from '../context.js';
+import { RUN_INPUT_LOC } from './runs.js';
 
 export interface DatasetRouteDeps {
   datasets: DatasetCatalogue;
@@ -205,12 +206,17 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
     );
     const index = sampleIndex(query(ctx, 'sample_index'), ['query', 'sample_index']);
     const sample = sampleAt(dataset, index, ['query', 'sample_index']);
+    const adapted = adaptSample(dataset, sample, workflow);
+    // The checks POST /api/run applies to an evaluated run's inputs (the sample's, no others).
+    const inputErrors = runInputErrors(workflow, adapted.adapted_inputs, [...RUN_INPUT_LOC]);
     const body: PreviewDatasetInputsResponse = {
       workflow: workflow.name,
       dataset_source: dataset.source,
       dataset_id: dataset.id,
       sample_index: index,
-      ...adaptSample(dataset, sample, workflow),
+      ...adapted,
+      compatible: adapted.compatible && inputErrors.length === 0,
+      input_errors: inputErrors,
     };
     ctx.body = body;
   });
