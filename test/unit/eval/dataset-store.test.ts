@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../../../src/errors.js';
-import type { DatasetFileRead } from '../../../src/eval/dataset-store.js';
+import { JSON_WORKER_BYTES, type DatasetFileRead } from '../../../src/eval/dataset-store.js';
 import { createDatasetCatalogue, sampleAt } from '../../../src/eval/datasets.js';
 import { bigJsonl } from '../../fixtures/datasets.js';
 
@@ -59,6 +59,36 @@ describe('dataset catalogue: how dataset files are read', () => {
     expect(sampleReads.map((r) => r.bytes).sort()).to.deep.equal(indices.map(lineBytes).sort());
     expect((await datasets.get('local', 'big')).sampleCount).to.equal(100_000);
     expect(reads.filter((r) => r.kind === 'index')).to.have.length(1);
+  });
+
+  it('parses a 15 MB JSON dataset once, in a worker, for 20 concurrent sample reads', async () => {
+    const lines = bigJsonl(100_000).trim().split('\n');
+    const text = `{"name": "Big", "compatible_workflows": ["w"], "samples": [${lines.join(',')}]}`;
+    const path = join(root, 'bigjson.json');
+    await writeFile(path, text);
+    expect(Buffer.byteLength(text)).to.be.above(JSON_WORKER_BYTES);
+    const datasets = catalogue();
+    const indices = Array.from({ length: 20 }, (_, i) => i * 4_999);
+    const samples = await Promise.all(
+      indices.map(async (index) =>
+        sampleAt(await datasets.get('local', 'bigjson'), index, ['sample_index']),
+      ),
+    );
+    expect(samples.map((s) => s.id)).to.deep.equal(
+      indices.map((i) => `s${String(i).padStart(6, '0')}`),
+    );
+    expect(reads).to.deep.equal([{ path, kind: 'whole', bytes: Buffer.byteLength(text) }]);
+    const dataset = await datasets.get('local', 'bigjson');
+    expect([dataset.name, dataset.compatibleWorkflows, dataset.sampleCount]).to.deep.equal([
+      'Big',
+      ['w'],
+      100_000,
+    ]);
+    // A large file that is not JSON: the worker says so without quoting it.
+    await writeFile(join(root, 'notjson.json'), `root:x:0:0 ${'y'.repeat(JSON_WORKER_BYTES)}`);
+    expect((await rejection(datasets.get('local', 'notjson'))).message).to.equal(
+      'dataset local/notjson cannot be read: not valid JSON',
+    );
   });
 
   it('reads a file again only when its size or mtime changes', async () => {
