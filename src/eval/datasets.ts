@@ -12,6 +12,7 @@ import type { InputSpec } from '../workflow/types.js';
 import {
   DATASET_SOURCES,
   MAX_DATASET_BYTES,
+  jsonProblem,
   listDatasetIds,
   type Dataset,
   type DatasetSource,
@@ -152,7 +153,15 @@ export function createDatasetCatalogue(options: DatasetCatalogueOptions): Datase
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
         throw error;
       }
-      const data = JSON.parse(text) as unknown;
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch (error) {
+        // V8's message quotes the start of the text: say where, not what (no cause, which would
+        // carry that message into the log).
+        // eslint-disable-next-line preserve-caught-error
+        throw new Error(`eval_sets.json is ${jsonProblem(error)}`);
+      }
       if (!Array.isArray(data)) return [];
       return data
         .filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null)

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../../../src/errors.js';
@@ -110,6 +110,16 @@ describe('dataset catalogue: how dataset files are read', () => {
     // The verdict is kept too: a bad file is not read again for every request.
     await rejection(datasets.get('local', 'small'));
     expect(reads.filter((r) => r.kind === 'index')).to.have.length(2);
+  });
+
+  it('says where eval_sets.json is not JSON, never what it holds', async () => {
+    await mkdir(join(root, 'eval'));
+    await writeFile(join(root, 'eval', 'eval_sets.json'), 'root:x:0:0:root:/root:/bin/bash\n');
+    let message = '';
+    await catalogue()
+      .evalSets()
+      .catch((error: Error) => (message = error.message));
+    expect(message).to.equal('eval_sets.json is not valid JSON');
   });
 
   it('refuses a file over the byte bound before reading it', async () => {
