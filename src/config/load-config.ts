@@ -97,6 +97,10 @@ export interface Config {
     maxRunRecordBytes: number;
   }>;
   localDatasetsDir: string;
+  /** Largest dataset file read (`AGENTIC_MAX_DATASET_BYTES`). */
+  maxDatasetBytes: number;
+  /** Bytes of dataset indexes and parsed JSON datasets kept (`AGENTIC_DATASET_CACHE_BYTES`). */
+  datasetCacheBytes: number;
   frontendDir: string;
   shutdownGraceSeconds: number;
   finishedBuffers: number;
@@ -301,6 +305,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       maxRunRecordBytes: num('AGENTIC_MAX_RUN_RECORD_BYTES'),
     }),
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
+    maxDatasetBytes: num('AGENTIC_MAX_DATASET_BYTES'),
+    datasetCacheBytes: num('AGENTIC_DATASET_CACHE_BYTES'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),
     finishedBuffers: num('AGENTIC_FINISHED_BUFFERS'),

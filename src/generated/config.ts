@@ -309,6 +309,14 @@ export interface Environment {
    */
   AGENTIC_LOCAL_DATASETS_DIR?: string;
   /**
+   * Largest evaluation dataset file read (repository and local); a bigger one is a 422, refused before it is read.
+   */
+  AGENTIC_MAX_DATASET_BYTES?: number;
+  /**
+   * Bytes of dataset indexes (JSONL: 16 bytes a sample) and parsed JSON datasets (their file size) kept between requests; each file is read once per size and mtime while it stays cached.
+   */
+  AGENTIC_DATASET_CACHE_BYTES?: number;
+  /**
    * Compiled single-page app served when its index.html exists.
    */
   AGENTIC_FRONTEND_DIR?: string;
