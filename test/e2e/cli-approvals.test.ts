@@ -97,7 +97,7 @@ steps:
 `;
 
 describe('agentic run under AGENTIC_APPROVAL_PROVIDER=http (real process)', function () {
-  this.timeout(90_000);
+  this.timeout(180_000);
   let root: string;
   let base: string;
   let runs: string;
@@ -219,7 +219,7 @@ describe('agentic run under AGENTIC_APPROVAL_PROVIDER=http (real process)', func
 });
 
 describe('agentic approvals (real process, real service on port 0)', function () {
-  this.timeout(90_000);
+  this.timeout(180_000);
   const KEY = 'approvals-cli-key-0123456789';
   let service: TestService;
   let base: string;

@@ -122,7 +122,9 @@ describe('agentic chat and agentic models (real process, fake OpenAI server)', (
     expect(JSON.stringify(record)).to.not.include('sk-cli-test');
   });
 
-  it('chat --model takes a bare model id: resolved by prefix or the probe, else one clear message', async () => {
+  it('chat --model takes a bare model id: resolved by prefix or the probe, else one clear message', async function () {
+    // Three and four processes: slow on a loaded machine.
+    this.timeout(180_000);
     const bare = await agentic(['chat', '--model', 'gpt-x', 'hi'], cwd, env);
     expect(bare.code, bare.stderr).to.equal(0);
     expect(bare.stderr).to.include('→ openai:gpt-x');
@@ -139,7 +141,9 @@ describe('agentic chat and agentic models (real process, fake OpenAI server)', (
     expect(provider.stderr).to.not.include('OPENAI_API_KEY');
   });
 
-  it("a step's model: pin may be a bare id: resolved when the step runs, a clear step error when nothing serves it", async () => {
+  it("a step's model: pin may be a bare id: resolved when the step runs, a clear step error when nothing serves it", async function () {
+    // Three and four processes: slow on a loaded machine.
+    this.timeout(180_000);
     server.handle((req, res) => {
       if (req.method === 'GET' && req.path === '/v1/models')
         return sendJson(res, 200, { data: [{ id: 'house-model' }] });
