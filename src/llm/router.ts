@@ -12,6 +12,7 @@ import { InFlightLimiter } from './in-flight-limiter.js';
 import { LlmError, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
 import type { TierChains } from './model-chains.js';
+import type { ModelResolver } from './model-resolver.js';
 import type {
   ChatMessage,
   LlmClient,
@@ -59,6 +60,11 @@ export interface RouterOptions {
   onCall?: (report: LlmCallReport) => void;
   /** Circuit states shared with other instances (Redis). @default each process its own */
   breakerSharing?: BreakerSharing;
+  /**
+   * Turns a request's `model` as written (a bare name too) into the `provider:model` to call.
+   * @default ids are taken as written
+   */
+  resolver?: ModelResolver;
 }
 
 /** How circuit transitions travel between the instances of a deployment. */
@@ -126,12 +132,16 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
   options.breakerSharing?.subscribe((model, transition) => breakerOf(model).adopt(transition));
 
   function candidates(tier: number, model?: string): readonly string[] {
-    if (model !== undefined) return [model];
+    if (model !== undefined) return [options.resolver?.known(model) ?? model];
     return options.chains[String(tier)] ?? [];
   }
 
   async function complete(request: LlmRequest): Promise<LlmResponse> {
-    const list = candidates(request.tier, request.model);
+    // A pin that resolves to nothing fails here, before any provider is asked.
+    const list =
+      request.model === undefined || options.resolver === undefined
+        ? candidates(request.tier, request.model)
+        : [await options.resolver.resolve(request.model)];
     const skipped: string[] = [];
     let missingProvider = false;
     let lastError: unknown;
