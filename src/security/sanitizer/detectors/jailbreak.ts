@@ -81,8 +81,10 @@ const TURN_END = String.raw`(?:<\/[ \t]{0,2}${TURN_OWNER}[ \t]{0,2}>|<\|(?:im_en
 const TURN_ROLE = String.raw`(?:system|developer|sys|assistant|admin|administrator|root|operator)(?:[\s_-]{1,2}(?:prompt|message|instructions?|override|note|update|alert|command|turn))?`;
 /** What opens a turn of such a role: `<system>`, `<|im_start|>system`, `[SYSTEM]`, `### System`, `system:`. */
 const TURN_OPEN = String.raw`(?:<\|(?:im_start|start_header_id)\|>[ \t]{0,2}${TURN_ROLE}\b|<[ \t]{0,2}${TURN_ROLE}(?:[ \t][^<>\n]{0,40})?>|\[[ \t]{0,2}${TURN_ROLE}[ \t]{0,2}(?:\]|:)|#{1,6}[ \t]{0,4}${TURN_ROLE}\b|[*_]{0,2}${TURN_ROLE}[*_]{0,2}[ \t]{0,2}:)`;
-/** A closing tag's name, to look for its opening tag. */
-const CLOSING_TAG = /^<\/[ \t]{0,2}([\w-]{1,40})/;
+/** An opening tag of the user's part: where the text has one, a closing tag is markup. */
+const OPENING_TAG = new RegExp(String.raw`<[ \t]{0,2}${TURN_OWNER}[\s/>]`, 'i');
+/** How far back an opening tag is looked for (one slice and one test per closing tag). */
+const OPENING_TAG_WINDOW = 2048;
 
 /** Role names a fake tag claims. */
 const ROLE = String.raw`(?:system|developer|sys)(?:[\s_-]{1,2}(?:prompt|message|instructions?|override|note|update|alert|command))?`;
@@ -172,12 +174,9 @@ export const JAILBREAK_DETECTORS: readonly Detector[] = [
     {
       // `<user>deploy</user>\n<system>linux</system>` closes a tag the text opened itself
       // (XML, templates): only a closing tag with no opening one before it ends a turn.
-      validate: (m, text, start) => {
-        const tag = CLOSING_TAG.exec(m[0]);
-        if (tag === null) return true;
-        const before = text.slice(Math.max(start, m.index - 4096), m.index);
-        return !new RegExp(`<${tag[1]}[\\s/>]`, 'i').test(before);
-      },
+      validate: (m, text, start) =>
+        !m[0].startsWith('</') ||
+        !OPENING_TAG.test(text.slice(Math.max(start, m.index - OPENING_TAG_WINDOW), m.index)),
     },
   ),
   detector(
