@@ -32,7 +32,8 @@ export type ToolCallOutcome = 'success' | 'error' | 'denied' | 'refused';
 export interface ToolCallReport {
   tool: string;
   /**
-   * `refused`: not a tool, not in the step's `tools:`, or bad arguments; `denied`: the approval
+   * `refused`: not a tool, not in the step's `tools:`, or bad arguments (the schema's or the
+   * tool's `check`, before any approval); `denied`: the approval
    * gate said no; `error`: the tool ran and failed; `success`.
    */
   outcome: ToolCallOutcome;

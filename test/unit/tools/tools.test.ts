@@ -146,10 +146,12 @@ describe('tools: registry', () => {
 
   it("refuses a call its tool would refuse before asking the approval provider, with the tool's own error", async () => {
     const asked: string[] = [];
+    const outcomes: string[] = [];
     kit = await createToolKit({
       fileBaseDir: base,
       shellAllowedCommands: ['echo'],
       blockPrivateIps: true,
+      onToolCall: (report) => outcomes.push(report.outcome),
       approval: {
         name: 'test',
         decide: (request) => {
@@ -193,6 +195,7 @@ describe('tools: registry', () => {
       expect(error.operation, name).to.not.equal('approval');
     }
     expect(asked).to.deep.equal([]);
+    expect(outcomes).to.deep.equal(refusals.map(() => 'refused'));
     await symlink(root, join(base, 'out'));
     expect((await failure(call('file_write', { path: 'out/x', content: 'x' }))).message).to.equal(
       'tool file_write: path refused (symlink escape)',
