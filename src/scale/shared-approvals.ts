@@ -22,7 +22,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ApprovalAnswer, PendingApproval } from '../tools/index.js';
 import type { ScaleKeys } from './keys.js';
-import { unsubscribeQuietly } from './quiet-close.js';
+import { CLOSE_WITH_REDIS_MS, settledWithin, unsubscribeQuietly } from './quiet-close.js';
 
 /** 503: the calls of other processes cannot be reached while Redis is away. */
 function redisAway(cause: unknown): DependencyError {
@@ -101,21 +101,27 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
     logger.warn({ err: errorMessage(error) }, `approval ${what} not shared through Redis`);
   };
   let renewal: NodeJS.Timeout | undefined;
+  /** The call ids written last time. */
+  let mirrored = new Set<string>();
 
   /**
    * Writes this worker's waiting calls as they are now (the whole hash, so a hash that expired
-   * while Redis was away comes back) and renews their expiry, with the mark of a call just
-   * `decided` in the same MULTI (a call is always either listed or marked decided). Writes go in
-   * order on one connection: the last one sent is what stays.
+   * while Redis was away comes back) and renews their expiry. A call written before and no
+   * longer waiting (answered, timed out, its run cancelled) is marked decided in the same MULTI,
+   * so it is always either listed or decided (a 409). Writes go in order on one connection: the
+   * last one sent is what stays.
    */
   function mirror(decided?: string): void {
     const entries = approvals.pending();
+    const waiting = new Set(entries.map((entry) => entry.callId));
+    const ended = [...mirrored].filter((callId) => !waiting.has(callId));
+    if (decided !== undefined && !ended.includes(decided)) ended.push(decided);
     const write = redis.multi();
-    if (decided !== undefined) {
-      write.set(keys.approvalDecided(decided), '1', 'EX', DECIDED_TTL_SECONDS);
+    for (const callId of ended) {
+      write.set(keys.approvalDecided(callId), '1', 'EX', DECIDED_TTL_SECONDS);
     }
-    // Nothing to write when nothing waits and nothing was written (providers other than `http`).
-    if (entries.length > 0 || renewal !== undefined) {
+    // Nothing to write when nothing waits nor did (every call of a provider other than `http`).
+    if (entries.length > 0 || mirrored.size > 0) {
       write.del(hash);
       if (entries.length === 0) write.srem(keys.approvalsWorkers, workerId);
       else {
@@ -127,6 +133,7 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
           .pexpire(keys.approvalsWorkers, lockMs);
       }
     }
+    mirrored = waiting;
     if (write.length > 0) write.exec().then(() => (failing = false), warn('list'));
     if (entries.length === 0) {
       clearInterval(renewal);
@@ -138,6 +145,12 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
     }
   }
 
+  /** Whether a call written last time waits no more (a cancelled run's ends without a decision). */
+  function changed(): boolean {
+    const entries = approvals.pending();
+    return entries.length !== mirrored.size || entries.some((entry) => !mirrored.has(entry.callId));
+  }
+
   /** What is stored of a waiting call: its arguments only where the events show them. */
   function stored(entry: PendingApproval): Omit<PendingApproval, 'args'> & { args?: unknown } {
     if (approvals.showArguments) return entry;
@@ -146,8 +159,8 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
   }
 
   const offEvents = runtime.subscribe((event) => {
-    if (event.type === 'approval_required') mirror();
-    else if (event.type === 'approval_decision') mirror(event.call_id);
+    if (event.type === 'approval_decision') mirror(event.call_id);
+    else if (event.type === 'approval_required' || (mirrored.size > 0 && changed())) mirror();
   });
   const onMessage = (channel: string, message: string): void => {
     if (channel !== keys.approvalsAnswers) return;
@@ -170,8 +183,11 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
     clearInterval(renewal);
     subscriber.off('message', onMessage);
     await unsubscribeQuietly(subscriber, keys.approvalsAnswers, subscribed);
-    // The runs have ended (their calls decided): nothing of this worker stays listed.
-    await redis.multi().del(hash).srem(keys.approvalsWorkers, workerId).exec().catch(warn('end'));
+    // The runs have ended (their calls decided): nothing of this worker stays listed. Without
+    // Redis the hash expires on its own.
+    if (redis.status !== 'ready') return;
+    const removed = redis.multi().del(hash).srem(keys.approvalsWorkers, workerId).exec();
+    await settledWithin(removed.catch(warn('end')), CLOSE_WITH_REDIS_MS, undefined);
   };
 }
 

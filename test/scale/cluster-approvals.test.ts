@@ -4,7 +4,8 @@
  * tool call is killed with SIGKILL: the call leaves `GET /api/approvals` within the liveness
  * window that also declares the worker's run interrupted, answering it is a 404 with a
  * `detail`, and nothing of it stays in Redis. Its arguments reach Redis only when the events may
- * show them (`AGENTIC_APPROVAL_EVENT_ARGUMENTS=1`).
+ * show them (`AGENTIC_APPROVAL_EVENT_ARGUMENTS=1`). A worker stopped with SIGTERM ends the call
+ * with its run at once, leaving only the mark that makes a late answer a 409.
  */
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
@@ -99,7 +100,7 @@ async function secretKeys(client: Redis, shown: boolean): Promise<string[]> {
   return found;
 }
 
-describe('scale-out: approvals of a worker that dies (1 api, 2 workers, real processes)', function () {
+describe('scale-out: approvals of a worker that dies or stops (1 api, 2 workers, real processes)', function () {
   this.timeout(180_000);
   let redis: TestRedis;
   let client: Redis;
@@ -256,6 +257,27 @@ describe('scale-out: approvals of a worker that dies (1 api, 2 workers, real pro
     // While the call waits: its arguments are nowhere in Redis (but in the step's own input).
     expect(await secretKeys(client, false)).to.deep.equal([]);
     await killHolder(api, workers, runId, false);
+  });
+
+  it('a worker stopped with SIGTERM denies its waiting call and leaves nothing of it in Redis', async () => {
+    const { apis, workers } = await start({ AGENTIC_SHUTDOWN_GRACE_SECONDS: '0' });
+    const api = apis[0]!;
+    const { runId, entry } = await waitingCall(api);
+    const worker = holder(workers, runId);
+    worker.child.kill('SIGTERM');
+    expect(await worker.exit).to.equal(0);
+    // Stopped, not dead: the call ended with its run, at once, not after the liveness window.
+    expect(await listed(api)).to.deep.equal([]);
+    expect((await runRecord(runId))?.status).to.equal('failed');
+    const answer = await request(`${api.url}/api/approvals/${entry.call_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
+    expect(answer.status).to.equal(409);
+    expect(answer.body.detail).to.be.a('string').and.not.empty;
+    const keys = await client.keys('agentic:approval*');
+    expect(keys).to.deep.equal([`agentic:approval:decided:${entry.call_id}`]);
   });
 
   it('with AGENTIC_APPROVAL_EVENT_ARGUMENTS=1, lists the arguments, and leaves none in Redis once the worker is killed', async () => {
