@@ -37,16 +37,14 @@ export function storedEvaluationNow(stored: Stored): Stored {
   if (!Array.isArray(stored.criteria)) return stored;
   const criteria = stored.criteria.filter(isObject).map(criterionNow);
   const violations = Array.isArray(stored.floor_violations)
-    ? stored.floor_violations
-        .filter(isObject)
-        .map((v) =>
-          typeof v.floor === 'number' && typeof v.normalized_score === 'number'
-            ? v
-            : {
-                ...v,
-                ...floorViolation(String(v.criterion), num(v.raw_score), num(v.critical_floor)),
-              },
-        )
+    ? stored.floor_violations.filter(isObject).map((v) =>
+        typeof v.floor === 'number' && typeof v.normalized_score === 'number'
+          ? v
+          : {
+              ...v,
+              ...floorViolation(String(v.criterion), num(v.raw_score), num(v.critical_floor)),
+            },
+      )
     : [];
   const layers = isObject(stored.score_layers) ? stored.score_layers : {};
   return {
