@@ -41,8 +41,13 @@ async function writeUntilClosed(
     written += Buffer.byteLength(text);
     if (!res.write(text)) {
       await new Promise<void>((resolve) => {
-        res.once('drain', resolve);
-        res.once('close', resolve);
+        const done = (): void => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
       });
     }
     if (gapMs > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
@@ -200,7 +205,7 @@ describe('LLM answer bounds (fake providers on 127.0.0.1)', () => {
       const parser = createSseParser({ maxEventBytes: 4096 });
       let fed = 0;
       const feed = (): void => {
-        for (;;) {
+        for (let line = 0; line < 100_000; line++) {
           parser.push('data: 0123456789abcdef\n');
           fed += 23;
         }
