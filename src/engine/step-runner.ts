@@ -30,11 +30,16 @@ export interface AttemptRunnerOptions {
   defaultStepTimeoutMs?: number;
 }
 
+/** Made only when a step times out: an Error captures a stack, too dear for every step. */
 class StepTimeoutError extends Error {
   constructor(seconds: number) {
-    super(`step timed out after ${seconds}s`);
+    super(stepTimeoutMessage(seconds));
     this.name = 'StepTimeoutError';
   }
+}
+
+function stepTimeoutMessage(seconds: number): string {
+  return `step timed out after ${seconds}s`;
 }
 
 /**
@@ -230,7 +235,7 @@ class AttemptGuard {
     this.#run = run;
     this.#seconds = seconds;
     this.#clock = clock;
-    this.message = new StepTimeoutError(seconds).message;
+    this.message = stepTimeoutMessage(seconds);
     this.#timer = clock.setTimeout(() => {
       this.timedOut = true;
       const error = new StepTimeoutError(seconds);
