@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import type { ServerResponse } from 'node:http';
+import { loadConfig } from '../../../src/config/index.js';
 import { createHttpClient, readJson, type HttpClient } from '../../../src/llm/http.js';
+import { createProviderSet } from '../../../src/llm/provider-set.js';
 import { LlmError } from '../../../src/llm/llm-error.js';
 import { createAnthropicProvider } from '../../../src/llm/providers/anthropic.js';
 import { createOpenAiCompatibleProvider } from '../../../src/llm/providers/openai.js';
@@ -317,6 +319,54 @@ describe('LLM answer bounds (fake providers on 127.0.0.1)', () => {
         onDelta: () => controller.abort(new Error('cancelled')),
       });
       expect((await rejection(call)).message).to.equal('cancelled');
+    });
+  });
+  describe('from the configuration', () => {
+    it('the providers take the bounds of AGENTIC_LLM_MAX_ANSWER_BYTES and AGENTIC_LLM_IDLE_TIMEOUT_MS', async () => {
+      const config = loadConfig({
+        OPENAI_BASE_URL: `${server.url}/v1`,
+        AGENTIC_LLM_MAX_ANSWER_BYTES: String(BOUND),
+        AGENTIC_LLM_IDLE_TIMEOUT_MS: '250',
+      });
+      const providers = createProviderSet(config.llm);
+      try {
+        const provider = providers.get('openai')!;
+        server.handle((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          written = writeUntilClosed(res, () => KB_LINE);
+        });
+        expect((await rejection(chat(provider, true))).message).to.equal(
+          `openai: answer exceeds ${BOUND} bytes (AGENTIC_LLM_MAX_ANSWER_BYTES)`,
+        );
+        await written;
+        server.handle((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          written = writeUntilClosed(res, () => ': ping\n\n', SERVER_CAP, 20);
+        });
+        expect((await rejection(chat(provider, true))).message).to.equal(
+          'openai: no data for 250 ms (AGENTIC_LLM_IDLE_TIMEOUT_MS; comments and keep-alives do not count)',
+        );
+        await written;
+      } finally {
+        await providers.close();
+      }
+    });
+  });
+
+  describe('tokens of a failed call', () => {
+    it('an Anthropic stream reset after message_start and message_delta carries their usage as spentTokens', async () => {
+      make();
+      server.handle((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const text =
+          `event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message: { model: 'm', usage: { input_tokens: 120, output_tokens: 1 } } })}\n\n` +
+          `event: content_block_delta\ndata: ${JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } })}\n\n` +
+          `event: message_delta\ndata: ${JSON.stringify({ type: 'message_delta', delta: {}, usage: { output_tokens: 30 } })}\n\n`;
+        res.write(text, () => res.socket?.resetAndDestroy());
+      });
+      const error = await rejection(chat(anthropic, true));
+      expect(error).to.be.instanceOf(LlmError);
+      expect((error as LlmError).spentTokens).to.deep.equal({ input: 120, output: 30, total: 150 });
     });
   });
 });
