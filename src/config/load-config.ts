@@ -87,6 +87,8 @@ export interface Config {
   maxConcurrency: number;
   /** Runs active at once; more are refused with 429 (`AGENTIC_MAX_ACTIVE_RUNS`). */
   maxActiveRuns: number;
+  /** Timeout of a step attempt without `timeout_seconds`, in ms (`AGENTIC_STEP_TIMEOUT_SECONDS`). */
+  stepTimeoutMs: number;
   maxBodyBytes: number;
   /** Byte bounds on YAML, templates, step I/O and run records (README "Limits"). */
   limits: Readonly<{
@@ -276,6 +278,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       headersTimeoutMs: num('AGENTIC_LLM_HEADERS_TIMEOUT_MS'),
       bodyTimeoutMs: num('AGENTIC_LLM_BODY_TIMEOUT_MS'),
       probeTimeoutMs: num('AGENTIC_LLM_PROBE_TIMEOUT_MS'),
+      maxAnswerBytes: num('AGENTIC_LLM_MAX_ANSWER_BYTES'),
+      idleTimeoutMs: num('AGENTIC_LLM_IDLE_TIMEOUT_MS'),
+      callTimeoutMs: num('AGENTIC_LLM_CALL_TIMEOUT_MS'),
     }),
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
     tracing: bool('AGENTIC_TRACING'),
@@ -296,6 +301,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     workflowsReadOnlyReason: workflows.readOnlyReason,
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
     maxActiveRuns: num('AGENTIC_MAX_ACTIVE_RUNS'),
+    stepTimeoutMs: Math.round(num('AGENTIC_STEP_TIMEOUT_SECONDS') * 1000),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
     limits: Object.freeze({
       maxYamlBytes: num('AGENTIC_MAX_YAML_BYTES'),

@@ -22,9 +22,16 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
 export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
 /**
+ * Timeout of a step attempt that sets no `timeout_seconds`: 30 minutes, three times a model
+ * call's own deadline (`AGENTIC_LLM_CALL_TIMEOUT_MS`, 10 minutes), so a step with tools has room
+ * for several calls, the tools and an approval wait (5 minutes by default).
+ */
+export const DEFAULT_STEP_TIMEOUT_MS = 30 * 60 * 1000;
+
+/**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
  * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
- * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
+ * concurrency 10, 100 active runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
  * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a
@@ -57,6 +64,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   }
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     problems.push('timeoutMs must be a positive number of milliseconds');
+  }
+  if (options.stepTimeoutMs !== undefined && !(options.stepTimeoutMs > 0)) {
+    problems.push('stepTimeoutMs must be a positive number of milliseconds');
   }
   if (options.tokenDeltaIntervalMs !== undefined && !(options.tokenDeltaIntervalMs >= 0)) {
     problems.push('tokenDeltaIntervalMs must be zero or more milliseconds');
@@ -96,5 +106,6 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     journalCommitMs,
     limits,
     tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
+    stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
   };
 }

@@ -439,6 +439,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         clock,
         agents: agentSet(workflow, catalogue),
         maxOutputBytes: resolved.limits.maxStepIoBytes,
+        defaultStepTimeoutMs: resolved.stepTimeoutMs,
         ...(onDelta === undefined ? {} : { onDelta }),
       }),
       retryDelayMs,

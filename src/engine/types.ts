@@ -55,6 +55,12 @@ export interface RuntimeOptions {
   maxActiveRuns?: number;
   /** Run timeout in milliseconds for every run unless the run sets its own. @default none */
   timeoutMs?: number;
+  /**
+   * Timeout of one attempt of a step that sets no `timeout_seconds`, in milliseconds
+   * (`AGENTIC_STEP_TIMEOUT_SECONDS`): a step never runs forever, whatever its agent or provider
+   * does. @default 1800000 (30 minutes; see `DEFAULT_STEP_TIMEOUT_MS`)
+   */
+  stepTimeoutMs?: number;
   /** Adapter used when a run names none. @default 'graph' */
   defaultAdapter?: AdapterName;
   /**
@@ -323,4 +329,5 @@ export interface ResolvedRuntimeOptions {
   journalCommitMs: number;
   limits: ContentLimits;
   tokenDeltaIntervalMs: number;
+  stepTimeoutMs: number;
 }

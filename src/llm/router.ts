@@ -9,17 +9,19 @@
 import { AppError, ERROR_CODES } from '../errors.js';
 import { CircuitBreaker, type BreakerState, type BreakerTransition } from './circuit-breaker.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
-import { LlmError, type LlmErrorKind } from './llm-error.js';
+import { LlmError, withSpentTokens, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
 import type { TierChains } from './model-chains.js';
 import type { ModelResolver } from './model-resolver.js';
-import type {
-  ChatMessage,
-  LlmClient,
-  LlmRequest,
-  LlmResponse,
-  Provider,
-  TokenUsage,
+import {
+  addUsage,
+  spentTokens,
+  type ChatMessage,
+  type LlmClient,
+  type LlmRequest,
+  type LlmResponse,
+  type Provider,
+  type TokenUsage,
 } from './types.js';
 
 /** One provider call as the router saw it (metrics); not called for calls the run aborted. */
@@ -146,6 +148,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     let missingProvider = false;
     let lastError: unknown;
     let streamed = false;
+    // Tokens the failed candidate calls reported before failing: the request spent them too.
+    let spent: TokenUsage | null = null;
     const onDelta =
       request.onDelta === undefined
         ? undefined
@@ -193,7 +197,9 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             toolCalls: result.toolCalls,
           };
           attempt?.({ response });
-          return response;
+          return spent === null
+            ? response
+            : { ...response, tokensUsed: addUsage(spent, result.usage) ?? result.usage };
         } catch (error) {
           attempt?.({ error });
           if (request.signal.aborted) {
@@ -201,6 +207,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             throw error;
           }
           lastError = error;
+          spent = addUsage(spent, spentTokens(error));
           const kind = error instanceof LlmError ? error.kind : 'transient';
           options.onCall?.({
             provider: ref.provider,
@@ -228,7 +235,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       }
       if (streamed) break;
     }
-    throw exhausted(request, list, skipped, lastError, missingProvider);
+    const error = exhausted(request, list, skipped, lastError, missingProvider);
+    throw spent === null ? error : withSpentTokens(error, spent);
   }
 
   async function callProvider(
