@@ -92,8 +92,11 @@ describe('runtime shutdown with queued run records', () => {
     expect(record).to.include({ status: 'failed', error: 'run record not written (ENOSPC)' });
     const end = events.find((e) => e.type === 'workflow_end');
     expect(end).to.include({ status: 'failed', error: 'run record not written (ENOSPC)' });
-    // The file keeps the start record: a restart marks it interrupted.
-    const [file] = await readdir(dir);
+    // The file keeps the start record: a restart marks it interrupted. The owner file stays too,
+    // so that any process's scan counts this owner gone once its process is.
+    const names = await readdir(dir);
+    expect(names.filter((n) => n.endsWith('.owner'))).to.have.length(1);
+    const file = names.find((n) => n.endsWith('.json'));
     const onDisk = JSON.parse(await readFile(join(dir, file!), 'utf8')) as { status: string };
     expect(onDisk.status).to.equal('running');
   });
