@@ -79,6 +79,8 @@ export interface Config {
   writeConcurrency: number;
   writeQueueMax: number;
   writeRetryMaxMs: number;
+  /** AGENTIC_OWNER_LEASE_SECONDS, in ms. */
+  ownerLeaseMs: number;
   workflowsDir: string;
   /** Where {@link Config.workflowsDir} came from: configured, `./workflows`, or the package's. */
   workflowsSource: WorkflowsSource;
@@ -296,6 +298,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     writeConcurrency: num('AGENTIC_WRITE_CONCURRENCY'),
     writeQueueMax: num('AGENTIC_WRITE_QUEUE_MAX'),
     writeRetryMaxMs: num('AGENTIC_WRITE_RETRY_MAX_MS'),
+    ownerLeaseMs: Math.round(num('AGENTIC_OWNER_LEASE_SECONDS') * 1000),
     workflowsDir: workflows.dir,
     workflowsSource: workflows.source,
     workflowsReadOnlyReason: workflows.readOnlyReason,

@@ -5,6 +5,7 @@ import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
 import { resolveContentLimits } from '../workflow/limits.js';
+import { DEFAULT_OWNER_LEASE_MS } from '../store/owner.js';
 import { DEFAULT_RETRY_BASE_MS } from './retry-policy.js';
 import { ADAPTERS, type ResolvedRuntimeOptions, type RuntimeOptions } from './types.js';
 
@@ -76,6 +77,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   }
   const journalCommitMs = options.journalCommitMs ?? 50;
   if (!(journalCommitMs >= 0)) problems.push('journalCommitMs must be zero or more milliseconds');
+  const ownerLeaseMs = options.ownerLeaseMs ?? DEFAULT_OWNER_LEASE_MS;
+  if (!(ownerLeaseMs >= 300)) problems.push('ownerLeaseMs must be at least 300 milliseconds');
   const defaultAdapter = options.defaultAdapter ?? 'graph';
   if (!isAdapterName(defaultAdapter)) {
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
@@ -104,6 +107,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeRetryBaseMs,
     writeRetryMaxMs,
     journalCommitMs,
+    ownerLeaseMs,
     limits,
     tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
     stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,

@@ -114,6 +114,13 @@ export interface RuntimeOptions {
    */
   journalCommitMs?: number;
   /**
+   * How long this runtime's owner file (see README "Durable run files") may go unrefreshed
+   * before other processes count it as gone and recover its runs, in ms; refreshed three times
+   * per lease. Also how often this runtime looks for gone owners: a third of it.
+   * @default 30000
+   */
+  ownerLeaseMs?: number;
+  /**
    * Called with every run file the start-up scan reads (after its repair), e.g. to build a run
    * history without reading the directory again. See {@link Runtime.recovery}.
    */
@@ -327,6 +334,7 @@ export interface ResolvedRuntimeOptions {
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;
   journalCommitMs: number;
+  ownerLeaseMs: number;
   limits: ContentLimits;
   tokenDeltaIntervalMs: number;
   stepTimeoutMs: number;

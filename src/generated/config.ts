@@ -281,6 +281,10 @@ export interface Environment {
    */
   AGENTIC_WRITE_RETRY_MAX_MS?: number;
   /**
+   * Lease of the service's owner file in the runs directory: refreshed three times per lease; a process whose lease runs out (or that died) is gone, and its runs are recovered by the others within a lease.
+   */
+  AGENTIC_OWNER_LEASE_SECONDS?: number;
+  /**
    * Workflow directory; defaults to the package's workflows/.
    */
   AGENTIC_WORKFLOWS_DIR?: string;

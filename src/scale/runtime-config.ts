@@ -52,6 +52,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     writeConcurrency: config.writeConcurrency,
     writeQueueMax: config.writeQueueMax,
     writeRetryMaxMs: config.writeRetryMaxMs,
+    ownerLeaseMs: config.ownerLeaseMs,
     limits: config.limits,
     tools: {
       ...toolsOptionsFromConfig(config, parts.providers),
