@@ -254,23 +254,26 @@ class AttemptGuard {
   }
 
   race<T>(promise: Promise<T>): Promise<T> {
-    // The run's abort is raced only when the agent made the signal (reading it makes the run's).
-    const signal = this.#signal;
+    // The run's abort is always raced: an agent that ignores its signal (or never reads it)
+    // must not keep the attempt, and this guard's timer, alive after the run was cancelled: a
+    // cancelled run's end waited for the step timeout (30 min by default) that way. Reading the
+    // run's signal makes it once per run; the combined signal is made only when the agent reads it.
+    const signal = this.#signal ?? this.#run.signal;
     return new Promise<T>((resolve, reject) => {
       if (this.timedOut) {
         reject(new StepTimeoutError(this.#seconds));
         return;
       }
-      const onAbort = (): void => reject(toError(signal?.reason));
-      if (signal?.aborted === true) {
+      const onAbort = (): void => reject(toError(signal.reason));
+      if (signal.aborted) {
         onAbort();
         return;
       }
       this.#onTimeout = reject;
-      signal?.addEventListener('abort', onAbort, { once: true });
+      signal.addEventListener('abort', onAbort, { once: true });
       const settle = (): void => {
         this.#onTimeout = undefined;
-        signal?.removeEventListener('abort', onAbort);
+        signal.removeEventListener('abort', onAbort);
       };
       promise.then(
         (value) => {

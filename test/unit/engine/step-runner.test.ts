@@ -109,6 +109,28 @@ describe('createAttemptRunner', () => {
     expect(clock.pending()).to.equal(0);
   });
 
+  it('ends an attempt whose agent never reads its signal when the run is aborted, its step timer cleared', async () => {
+    // Before, only an agent that read its signal was raced against the run's abort: a cancelled
+    // run's attempt (and its end) waited for the default step timeout, 30 minutes.
+    const clock = manualClock();
+    const controller = new AbortController();
+    const pending = createAttemptRunner({
+      runId: 'r',
+      clock,
+      agents: () => () => new Promise(() => {}),
+      defaultStepTimeoutMs: 60_000,
+    })({
+      step: workflowOf([[]]).steps[0]!,
+      input: {},
+      scope,
+      attempt: 1,
+      signal: controller.signal,
+    });
+    controller.abort(new Error('cancelled'));
+    expect(await pending).to.include({ ok: false, error: 'cancelled' });
+    expect(clock.pending()).to.equal(0);
+  });
+
   it('clears the step timer when the agent finishes first', async () => {
     const clock = manualClock();
     const step = workflowOf([[]], () => ({ timeoutSeconds: 5 })).steps[0]!;
