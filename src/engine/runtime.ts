@@ -244,6 +244,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runsDir: resolved.runsDir,
         self: owner?.id,
         now: clock.now(),
+        maxRecordBytes: resolved.limits.maxRunRecordBytes,
+        logger: log,
         ...(writeFile !== undefined ? { writeFile } : {}),
         ...(options.onStartupRecord !== undefined ? { onRecord: options.onStartupRecord } : {}),
       });

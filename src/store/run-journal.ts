@@ -28,8 +28,12 @@ export function journalFileName(runFile: string): string {
 /** Journal files: `.<run file>.journal`. */
 export const JOURNAL_FILE = /^\.(.+\.json)\.journal$/;
 
-/** One journal line: a step started (`started`, ISO time) or finished (`step`). */
-export type JournalLine = { i: number; started: string } | { i: number; step: StepRecord };
+/**
+ * One journal line: a step started (`started`, ISO time) or finished (`step`), or the note that
+ * the journal reached its bound (`full`, the bytes written) and nothing more was appended.
+ */
+export type JournalLine =
+  { i: number; started: string } | { i: number; step: StepRecord } | { full: true; bytes: number };
 
 /** What the journal reads of a run when it commits. */
 export interface JournalSource {
