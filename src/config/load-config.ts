@@ -95,7 +95,14 @@ export interface Config {
     maxTemplateBytes: number;
     maxStepIoBytes: number;
     maxRunRecordBytes: number;
+    /** AGENTIC_MAX_RUN_BYTES (0, the default: the run-record bound). */
+    maxRunBytes: number;
   }>;
+  /**
+   * AGENTIC_MAX_RUNS_HELD_BYTES: bytes of step inputs and outputs all active runs may hold;
+   * undefined (0, the default): a quarter of the heap limit.
+   */
+  maxRunsHeldBytes: number | undefined;
   localDatasetsDir: string;
   frontendDir: string;
   shutdownGraceSeconds: number;
@@ -299,7 +306,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       maxTemplateBytes: num('AGENTIC_MAX_TEMPLATE_BYTES'),
       maxStepIoBytes: num('AGENTIC_MAX_STEP_IO_BYTES'),
       maxRunRecordBytes: num('AGENTIC_MAX_RUN_RECORD_BYTES'),
+      maxRunBytes: num('AGENTIC_MAX_RUN_BYTES') || num('AGENTIC_MAX_RUN_RECORD_BYTES'),
     }),
+    maxRunsHeldBytes: num('AGENTIC_MAX_RUNS_HELD_BYTES') || undefined,
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),

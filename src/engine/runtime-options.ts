@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { resolveWorkflowsLocation } from '../config/workflows-location.js';
 import { isAdapterName } from '../config/adapter-names.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
@@ -22,9 +23,19 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
 export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
 /**
+ * The default of `maxRunsHeldBytes`: a quarter of the heap limit. What runs hold is counted in
+ * JSON bytes, about what their strings take once flattened (one byte per character, two for
+ * text outside Latin-1); the rest of the heap is for writing them out (a journal line, a run
+ * record and a write-worker message are each another copy for a moment) and everything else.
+ */
+export function defaultMaxRunsHeldBytes(): number {
+  return Math.floor(getHeapStatistics().heap_size_limit / 4);
+}
+
+/**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
  * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
- * concurrency 10, 100 active runs, no run timeout, adapter `graph`, no inspector, a silent
+ * concurrency 10, 100 active runs, a quarter of the heap limit held by runs, no run timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
  * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a
@@ -46,6 +57,11 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     'maxActiveRuns',
     options.maxActiveRuns,
     DEFAULT_MAX_ACTIVE_RUNS,
+  );
+  const maxRunsHeldBytes = positiveInt(
+    'maxRunsHeldBytes',
+    options.maxRunsHeldBytes,
+    defaultMaxRunsHeldBytes(),
   );
   const maxAttempts = positiveInt('maxAttempts', options.maxAttempts, 1);
   const writeConcurrency = positiveInt('writeConcurrency', options.writeConcurrency, 16);
@@ -82,6 +98,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     noLlm: options.noLlm ?? false,
     maxConcurrency,
     maxActiveRuns,
+    maxRunsHeldBytes,
     timeoutMs: options.timeoutMs,
     defaultAdapter,
     inspect: options.inspect,

@@ -23,6 +23,12 @@ export interface AttemptRunnerOptions {
   maxOutputBytes?: number;
   /** Receives chunks of a step's streamed model output (`token_delta`). */
   onDelta?: (step: string, text: string) => void;
+  /**
+   * What the run keeps of a successful attempt's output, once within `maxOutputBytes` (the run's
+   * byte budget, see held-bytes.ts). A throw fails the attempt with its message.
+   * @default keeps every output
+   */
+  holdOutput?: (output: Record<string, unknown>) => Record<string, unknown>;
 }
 
 class StepTimeoutError extends Error {
@@ -41,9 +47,11 @@ class StepTimeoutError extends Error {
  * biggest entries replaced by truncation markers.
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
-  const { agents, clock, runId, onDelta } = options;
+  const { agents, clock, runId, onDelta, holdOutput } = options;
   const maxOutput = options.maxOutputBytes ?? DEFAULT_CONTENT_LIMITS.maxStepIoBytes;
-  const succeeded = (result: AgentResult): AttemptResult => singleSuccess(result, maxOutput);
+  const held = (result: AttemptResult): AttemptResult =>
+    holdOutput === undefined ? result : heldResult(result, holdOutput);
+  const succeeded = (result: AgentResult): AttemptResult => held(singleSuccess(result, maxOutput));
   return (request) => {
     const step = request.step;
     const agent = agents(step.agent);
@@ -56,12 +64,12 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
       const policy = step.verify;
       const run = (input: Record<string, unknown>, signal: AbortSignal): Promise<AttemptResult> =>
         runGuarded(agent, { ...request, input, signal }, runId, clock, maxOutput, onDelta);
-      return runGuarded(agent, request, runId, clock, maxOutput, onDelta).then((first) =>
-        first.ok ? verifyAttempt(policy, request, first, clock, run) : first,
-      );
+      return runGuarded(agent, request, runId, clock, maxOutput, onDelta)
+        .then((first) => (first.ok ? verifyAttempt(policy, request, first, clock, run) : first))
+        .then(held);
     }
     if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
-      return runGuarded(agent, request, runId, clock, maxOutput, onDelta);
+      return runGuarded(agent, request, runId, clock, maxOutput, onDelta).then(held);
     }
     // The common case, one call without a timeout: a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
@@ -91,6 +99,21 @@ function singleSuccess(result: AgentResult, maxOutput: number): AttemptResult {
     iterations: 1,
     ...(result.messages === undefined ? {} : { messages: result.messages }),
   };
+}
+
+/** A successful result with its output as the run keeps it; a refusal fails the attempt. */
+function heldResult(
+  result: AttemptResult,
+  hold: (output: Record<string, unknown>) => Record<string, unknown>,
+): AttemptResult {
+  if (!result.ok || result.output === null) return result;
+  try {
+    // Results here are the runner's own fresh objects: no copy per step.
+    result.output = hold(result.output);
+    return result;
+  } catch (error) {
+    return { ...result, ok: false, output: null, error: errorMessage(error) };
+  }
 }
 
 function singleFailure(error: unknown): AttemptResult {
