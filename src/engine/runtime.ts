@@ -221,6 +221,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           runsDir: resolved.runsDir,
           append: (path, data) => writeThread.append(path, data),
           commitMs: resolved.journalCommitMs,
+          maxLineBytes: resolved.limits.maxStepIoBytes,
+          maxFileBytes: resolved.limits.maxRunRecordBytes,
           clock,
           logger: log,
         })
