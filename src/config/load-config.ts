@@ -100,7 +100,7 @@ export interface Config {
   }>;
   /**
    * AGENTIC_MAX_RUNS_HELD_BYTES: bytes of step inputs and outputs all active runs may hold;
-   * undefined (0, the default): a quarter of the heap limit.
+   * undefined (0, the default): an eighth of the heap limit.
    */
   maxRunsHeldBytes: number | undefined;
   localDatasetsDir: string;

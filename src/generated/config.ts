@@ -309,7 +309,7 @@ export interface Environment {
    */
   AGENTIC_MAX_RUN_BYTES?: number;
   /**
-   * Most bytes (JSON) of step inputs and outputs all active runs of the process hold together; POST /api/run answers 503 with Retry-After once they hold more than this less one run's room, and a step that would still take them over it fails. 0: a quarter of the heap limit.
+   * Most bytes (JSON) of step inputs and outputs all active runs of the process hold together; POST /api/run answers 503 with Retry-After once they hold more than this less one run's room, and a step that would still take them over it fails. 0: an eighth of the heap limit.
    */
   AGENTIC_MAX_RUNS_HELD_BYTES?: number;
   /**
