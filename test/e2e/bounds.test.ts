@@ -157,7 +157,7 @@ describe('service process under hostile content (256 MB heap)', function () {
     // The run's byte budget (AGENTIC_MAX_RUN_BYTES, the record bound by default) cuts the later
     // steps' inputs as they run, so the record fits without further truncation.
     expect(record.extra.warnings[0]).to.match(
-      /^steps\.s\d+\.input entries x truncated: the run's step inputs and outputs exceeded 16777216 bytes \(AGENTIC_MAX_RUN_BYTES\)$/,
+      /^steps\.s\d+\.(input|output) entries x truncated: the run's step inputs and outputs exceeded 16777216 bytes \(AGENTIC_MAX_RUN_BYTES\)$/,
     );
     expect(
       record.steps.some(
