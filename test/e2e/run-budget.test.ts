@@ -72,12 +72,18 @@ function startService(root: string, env: Record<string, string> = {}): Promise<S
   });
 }
 
-/** Resolves once a log line with `msg` has been seen (the service logs JSON lines). */
+/**
+ * Resolves once a log line with `msg` has been seen (the service logs JSON lines); rejects if the
+ * service exits first (before this fix, start-up died of heap exhaustion folding the journals).
+ */
 async function logged(service: Service, msg: string): Promise<Record<string, unknown>> {
+  const died = service.exited.then(({ code, signal, stderr }) => {
+    throw new Error(`service exited (${signal ?? code}): ${stderr.slice(-500)}`);
+  });
   for (;;) {
     const found = service.logs.find((entry) => entry.msg === msg);
     if (found !== undefined) return found;
-    await once(service.child.stdout!, 'data');
+    await Promise.race([once(service.child.stdout!, 'data'), died]);
   }
 }
 
