@@ -80,8 +80,9 @@ export class RunHeldBytes {
   hold<T>(value: T): T {
     if (value === null || value === undefined) return value;
     const room = this.max - this.held;
-    const size = jsonSize(value, room);
-    if (size <= room) {
+    const size = jsonSize(value, Math.max(room, MARKER_BYTES));
+    // A value no bigger than its marker is kept whole, even past the budget.
+    if (size <= room || size <= MARKER_BYTES) {
       this.add(size, true);
       return value;
     }

@@ -82,6 +82,12 @@ describe('createRuntime run byte budgets (engine/held-bytes.ts)', () => {
       expect(warnings).to.include(
         "steps.s9.input entries x truncated: the run's step inputs and outputs exceeded 65536 bytes (AGENTIC_MAX_RUN_BYTES)",
       );
+      // Small values past the budget are kept whole (a marker would be bigger).
+      const small = await rt.run({
+        workflow: `${amplifier('amp2', 8, 10)}  - name: tail\n    agent: tier0_echo\n    inputs: { n: 7 }\n`,
+        input: { t: 'y'.repeat(1000) },
+      });
+      expect(small.steps.at(-1)).to.deep.include({ input: { n: 7 }, output: { n: 7 } });
       // The events carry what the run holds, not the full values.
       const ends = events.filter((e) => e.type === 'step_end' && e.step === 's9');
       expect(ends).to.have.length(1);
