@@ -48,6 +48,12 @@ export interface AppErrorOptions {
   details?: ErrorDetail[];
   cause?: unknown;
   headers?: Record<string, string>;
+  /**
+   * The level its request is logged at instead of the status's, for an expected refusal that
+   * is no fault (503 while shutting down): one access record at that level, no error record, no
+   * stack. @default by status: 5xx at error, the rest at info
+   */
+  logLevel?: 'info' | 'warn';
 }
 
 export class AppError extends Error {
@@ -56,6 +62,7 @@ export class AppError extends Error {
   readonly expose: boolean;
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string>;
+  readonly logLevel: 'info' | 'warn' | undefined;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -65,6 +72,7 @@ export class AppError extends Error {
     this.expose = options.expose ?? this.status < 500;
     this.details = options.details;
     this.headers = options.headers ?? {};
+    this.logLevel = options.logLevel;
   }
 }
 

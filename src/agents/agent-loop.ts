@@ -17,6 +17,7 @@ import { errorMessage } from '../errors.js';
 import type { AgentMessage } from '../generated/run-record.js';
 import {
   addUsage,
+  spentTokens,
   type ChatMessage,
   type LlmClient,
   type LlmRequest,
@@ -88,6 +89,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     try {
       response = await llm.complete({ ...request, messages: conversation, tools });
     } catch (error) {
+      tokens = addUsage(tokens, spentTokens(error));
       throw fail(errorMessage(error), error);
     }
     tokens = addUsage(tokens, response.tokensUsed);

@@ -1,5 +1,11 @@
 import { parseAgentName } from './agent-names.js';
-import type { LlmClient, LlmRequest, ToolDefinition } from '../llm/types.js';
+import {
+  spentTokens,
+  type LlmClient,
+  type LlmRequest,
+  type LlmResponse,
+  type ToolDefinition,
+} from '../llm/types.js';
 import type { ToolKit } from '../tools/index.js';
 import { runAgentLoop, type AgentLoopLimits, DEFAULT_AGENT_LOOP_LIMITS } from './agent-loop.js';
 import { outputsFromAnswer } from './llm-answer.js';
@@ -67,7 +73,19 @@ export function createLlmAgent(options: LlmAgentOptions): Agent {
         : { onDelta: (text: string) => request.emitDelta?.(text) }),
     };
     if (step.tools.length > 0) return withTools(options, request, llmRequest);
-    const response = await options.llm.complete(llmRequest);
+    let response: LlmResponse;
+    try {
+      response = await options.llm.complete(llmRequest);
+    } catch (error) {
+      // The call failed after the provider reported tokens: the attempt's record keeps them.
+      const spent = spentTokens(error);
+      if (spent === null) throw error;
+      throw new AgentFailure(
+        errorMessage(error),
+        { messages: [], tokensUsed: spent, modelUsed: null },
+        error,
+      );
+    }
     let output: Record<string, unknown>;
     try {
       output = outputsFromAnswer(response.text, response.fields, Object.keys(step.outputs));

@@ -25,6 +25,12 @@ export interface LlmSettings {
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
   probeTimeoutMs: number;
+  /** Largest answer body, in bytes (`AGENTIC_LLM_MAX_ANSWER_BYTES`). */
+  maxAnswerBytes: number;
+  /** Longest a stream goes without a data event, in ms (`AGENTIC_LLM_IDLE_TIMEOUT_MS`). */
+  idleTimeoutMs: number;
+  /** Longest one model call takes, request to last byte, in ms (`AGENTIC_LLM_CALL_TIMEOUT_MS`). */
+  callTimeoutMs: number;
 }
 
 /** `provider:model`, the provider a lowercase word, the model anything non-empty. */

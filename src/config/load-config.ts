@@ -79,6 +79,8 @@ export interface Config {
   writeConcurrency: number;
   writeQueueMax: number;
   writeRetryMaxMs: number;
+  /** AGENTIC_OWNER_LEASE_SECONDS, in ms. */
+  ownerLeaseMs: number;
   workflowsDir: string;
   /** Where {@link Config.workflowsDir} came from: configured, `./workflows`, or the package's. */
   workflowsSource: WorkflowsSource;
@@ -87,6 +89,8 @@ export interface Config {
   maxConcurrency: number;
   /** Runs active at once; more are refused with 429 (`AGENTIC_MAX_ACTIVE_RUNS`). */
   maxActiveRuns: number;
+  /** Timeout of a step attempt without `timeout_seconds`, in ms (`AGENTIC_STEP_TIMEOUT_SECONDS`). */
+  stepTimeoutMs: number;
   maxBodyBytes: number;
   /** Byte bounds on YAML, templates, step I/O and run records (README "Limits"). */
   limits: Readonly<{
@@ -104,6 +108,10 @@ export interface Config {
    */
   maxRunsHeldBytes: number | undefined;
   localDatasetsDir: string;
+  /** Largest dataset file read (`AGENTIC_MAX_DATASET_BYTES`). */
+  maxDatasetBytes: number;
+  /** Bytes of dataset indexes and parsed JSON datasets kept (`AGENTIC_DATASET_CACHE_BYTES`). */
+  datasetCacheBytes: number;
   frontendDir: string;
   shutdownGraceSeconds: number;
   finishedBuffers: number;
@@ -279,6 +287,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       headersTimeoutMs: num('AGENTIC_LLM_HEADERS_TIMEOUT_MS'),
       bodyTimeoutMs: num('AGENTIC_LLM_BODY_TIMEOUT_MS'),
       probeTimeoutMs: num('AGENTIC_LLM_PROBE_TIMEOUT_MS'),
+      maxAnswerBytes: num('AGENTIC_LLM_MAX_ANSWER_BYTES'),
+      idleTimeoutMs: num('AGENTIC_LLM_IDLE_TIMEOUT_MS'),
+      callTimeoutMs: num('AGENTIC_LLM_CALL_TIMEOUT_MS'),
     }),
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
     tracing: bool('AGENTIC_TRACING'),
@@ -294,11 +305,13 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     writeConcurrency: num('AGENTIC_WRITE_CONCURRENCY'),
     writeQueueMax: num('AGENTIC_WRITE_QUEUE_MAX'),
     writeRetryMaxMs: num('AGENTIC_WRITE_RETRY_MAX_MS'),
+    ownerLeaseMs: Math.round(num('AGENTIC_OWNER_LEASE_SECONDS') * 1000),
     workflowsDir: workflows.dir,
     workflowsSource: workflows.source,
     workflowsReadOnlyReason: workflows.readOnlyReason,
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
     maxActiveRuns: num('AGENTIC_MAX_ACTIVE_RUNS'),
+    stepTimeoutMs: Math.round(num('AGENTIC_STEP_TIMEOUT_SECONDS') * 1000),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
     limits: Object.freeze({
       maxYamlBytes: num('AGENTIC_MAX_YAML_BYTES'),
@@ -310,6 +323,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     }),
     maxRunsHeldBytes: num('AGENTIC_MAX_RUNS_HELD_BYTES') || undefined,
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
+    maxDatasetBytes: num('AGENTIC_MAX_DATASET_BYTES'),
+    datasetCacheBytes: num('AGENTIC_DATASET_CACHE_BYTES'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),
     finishedBuffers: num('AGENTIC_FINISHED_BUFFERS'),

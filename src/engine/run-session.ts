@@ -177,7 +177,7 @@ export class RunSession {
   /** The record of finished step `index` (the journal builds its lines when it commits). */
   stepRecord(index: number): StepRecord {
     const { workflow, isoTime } = this.options.base;
-    return stepRecord(workflow.steps[index]!, this.outcomes[index]!, isoTime);
+    return stepRecord(workflow.steps[index]!, this.outcomes[index]!, isoTime, this.mapper, index);
   }
 
   /** Observer of the run actor: a snapshot (the run ends with the `done` one). */
@@ -287,7 +287,7 @@ export class RunSession {
     }
     guarded('stream close after a failed run end', () => this.stream?.close());
     guarded('release after a failed run end', () => this.options.released(this));
-    const end = { status: 'failed' as const, error, finalOutput, endTime };
+    const end = { status: 'failed' as const, error, finalOutput, endTime, order: this.mapper };
     let record: RunRecord;
     try {
       record = finishedRunRecord(base, { ...end, outcomes });
@@ -324,6 +324,7 @@ export class RunSession {
         outcomes: complete,
         finalOutput,
         endTime,
+        order: this.mapper,
       }),
     );
     // workflow_end waits for the durable write (retried until it is on disk): a client never

@@ -6,6 +6,7 @@ import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
 import { resolveContentLimits } from '../workflow/limits.js';
+import { DEFAULT_OWNER_LEASE_MS } from '../store/owner.js';
 import { DEFAULT_RETRY_BASE_MS } from './retry-policy.js';
 import { ADAPTERS, type ResolvedRuntimeOptions, type RuntimeOptions } from './types.js';
 
@@ -35,9 +36,16 @@ export function defaultMaxRunsHeldBytes(): number {
 }
 
 /**
+ * Timeout of a step attempt that sets no `timeout_seconds`: 30 minutes, three times a model
+ * call's own deadline (`AGENTIC_LLM_CALL_TIMEOUT_MS`, 10 minutes), so a step with tools has room
+ * for several calls, the tools and an approval wait (5 minutes by default).
+ */
+export const DEFAULT_STEP_TIMEOUT_MS = 30 * 60 * 1000;
+
+/**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
  * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
- * concurrency 10, 100 active runs, an eighth of the heap limit held by runs, no run timeout, adapter `graph`, no inspector, a silent
+ * concurrency 10, 100 active runs, an eighth of the heap limit held by runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
  * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a
@@ -76,6 +84,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     problems.push('timeoutMs must be a positive number of milliseconds');
   }
+  if (options.stepTimeoutMs !== undefined && !(options.stepTimeoutMs > 0)) {
+    problems.push('stepTimeoutMs must be a positive number of milliseconds');
+  }
   if (options.tokenDeltaIntervalMs !== undefined && !(options.tokenDeltaIntervalMs >= 0)) {
     problems.push('tokenDeltaIntervalMs must be zero or more milliseconds');
   }
@@ -84,6 +95,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   }
   const journalCommitMs = options.journalCommitMs ?? 50;
   if (!(journalCommitMs >= 0)) problems.push('journalCommitMs must be zero or more milliseconds');
+  const ownerLeaseMs = options.ownerLeaseMs ?? DEFAULT_OWNER_LEASE_MS;
+  if (!(ownerLeaseMs >= 300)) problems.push('ownerLeaseMs must be at least 300 milliseconds');
   const defaultAdapter = options.defaultAdapter ?? 'graph';
   if (!isAdapterName(defaultAdapter)) {
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
@@ -113,7 +126,9 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeRetryBaseMs,
     writeRetryMaxMs,
     journalCommitMs,
+    ownerLeaseMs,
     limits,
     tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
+    stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
   };
 }

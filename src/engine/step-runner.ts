@@ -29,13 +29,23 @@ export interface AttemptRunnerOptions {
    * @default keeps every output
    */
   holdOutput?: (output: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * Timeout of a step that sets no `timeout_seconds`, in ms (README "Limits",
+   * `AGENTIC_STEP_TIMEOUT_SECONDS`). @default none
+   */
+  defaultStepTimeoutMs?: number;
 }
 
+/** Made only when a step times out: an Error captures a stack, too dear for every step. */
 class StepTimeoutError extends Error {
   constructor(seconds: number) {
-    super(`step timed out after ${seconds}s`);
+    super(stepTimeoutMessage(seconds));
     this.name = 'StepTimeoutError';
   }
+}
+
+function stepTimeoutMessage(seconds: number): string {
+  return `step timed out after ${seconds}s`;
 }
 
 /**
@@ -48,6 +58,8 @@ class StepTimeoutError extends Error {
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
   const { agents, clock, runId, onDelta, holdOutput } = options;
+  const defaultSeconds =
+    options.defaultStepTimeoutMs === undefined ? undefined : options.defaultStepTimeoutMs / 1000;
   const maxOutput = options.maxOutputBytes ?? DEFAULT_CONTENT_LIMITS.maxStepIoBytes;
   const held = (result: AttemptResult): AttemptResult =>
     holdOutput === undefined ? result : heldResult(result, holdOutput);
@@ -60,18 +72,20 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
     if (request.aborted ?? request.signal.aborted) {
       return Promise.resolve(failure(abortMessage(request.signal), 0));
     }
+    // The step's own timeout, else the runtime's default one.
+    const timeout = step.timeoutSeconds ?? defaultSeconds;
     if (step.verify !== undefined) {
       const policy = step.verify;
       const run = (input: Record<string, unknown>, signal: AbortSignal): Promise<AttemptResult> =>
-        runGuarded(agent, { ...request, input, signal }, runId, clock, maxOutput, onDelta);
-      return runGuarded(agent, request, runId, clock, maxOutput, onDelta)
+        runGuarded(agent, { ...request, input, signal }, timeout, runId, clock, maxOutput, onDelta);
+      return runGuarded(agent, request, timeout, runId, clock, maxOutput, onDelta)
         .then((first) => (first.ok ? verifyAttempt(policy, request, first, clock, run) : first))
         .then(held);
     }
-    if (step.loopUntil !== undefined || step.timeoutSeconds !== undefined) {
-      return runGuarded(agent, request, runId, clock, maxOutput, onDelta).then(held);
+    if (step.loopUntil !== undefined || timeout !== undefined) {
+      return runGuarded(agent, request, timeout, runId, clock, maxOutput, onDelta).then(held);
     }
-    // The common case, one call without a timeout: a single promise reaction, no async frame.
+    // One call without a timeout (no default set): a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
     try {
       call = Promise.resolve(
@@ -134,10 +148,11 @@ function withFailureDetail(result: AttemptResult, error: unknown): AttemptResult
   };
 }
 
-/** An attempt with `loop_until` iterations and/or a per-step timeout. */
+/** An attempt with `loop_until` iterations and/or a step timeout (`timeoutSeconds`). */
 async function runGuarded(
   agent: Agent,
   request: Parameters<AttemptRunner>[0],
+  timeoutSeconds: number | undefined,
   runId: string,
   clock: EngineClock,
   maxOutput: number,
@@ -145,9 +160,7 @@ async function runGuarded(
 ): Promise<AttemptResult> {
   const { step, scope } = request;
   const guard =
-    step.timeoutSeconds === undefined
-      ? undefined
-      : new AttemptGuard(request.signal, step.timeoutSeconds, clock);
+    timeoutSeconds === undefined ? undefined : new AttemptGuard(request, timeoutSeconds, clock);
   const signalSource = guard ?? request;
   let iterations = 0;
   let tokens: TokenUsage | null = null;
@@ -225,41 +238,70 @@ class AgentCall implements AgentRequest {
   }
 }
 
-/** The per-step timeout: a timer, a combined signal, and a race against agents that ignore it. */
+/**
+ * The step timeout: a timer, a signal combining the run's and the timeout's, and a race against
+ * agents that ignore it. The signal is made when first read (so is the run's, through it): every
+ * step has a timeout by default, and most tier-0 agents never read their signal.
+ */
 class AttemptGuard {
-  readonly signal: AbortSignal;
   readonly message: string;
   timedOut = false;
-  private readonly controller = new AbortController();
-  private readonly timer: unknown;
-  private readonly clock: EngineClock;
+  readonly #run: { readonly signal: AbortSignal };
+  readonly #seconds: number;
+  readonly #timer: unknown;
+  readonly #clock: EngineClock;
+  #controller: AbortController | undefined;
+  #signal: AbortSignal | undefined;
+  #onTimeout: ((error: Error) => void) | undefined;
 
-  constructor(runSignal: AbortSignal, seconds: number, clock: EngineClock) {
-    this.clock = clock;
-    this.message = new StepTimeoutError(seconds).message;
-    this.signal = AbortSignal.any([runSignal, this.controller.signal]);
-    this.timer = clock.setTimeout(() => {
+  constructor(run: { readonly signal: AbortSignal }, seconds: number, clock: EngineClock) {
+    this.#run = run;
+    this.#seconds = seconds;
+    this.#clock = clock;
+    this.message = stepTimeoutMessage(seconds);
+    this.#timer = clock.setTimeout(() => {
       this.timedOut = true;
-      this.controller.abort(new StepTimeoutError(seconds));
+      const error = new StepTimeoutError(seconds);
+      this.#controller?.abort(error);
+      this.#onTimeout?.(error);
     }, seconds * 1000);
   }
 
+  get signal(): AbortSignal {
+    if (this.#signal === undefined) {
+      this.#controller = new AbortController();
+      if (this.timedOut) this.#controller.abort(new StepTimeoutError(this.#seconds));
+      this.#signal = AbortSignal.any([this.#run.signal, this.#controller.signal]);
+    }
+    return this.#signal;
+  }
+
   race<T>(promise: Promise<T>): Promise<T> {
-    const signal = this.signal;
+    // The run's abort is raced only when the agent made the signal (reading it makes the run's).
+    const signal = this.#signal;
     return new Promise<T>((resolve, reject) => {
-      const onAbort = (): void => reject(toError(signal.reason));
-      if (signal.aborted) {
+      if (this.timedOut) {
+        reject(new StepTimeoutError(this.#seconds));
+        return;
+      }
+      const onAbort = (): void => reject(toError(signal?.reason));
+      if (signal?.aborted === true) {
         onAbort();
         return;
       }
-      signal.addEventListener('abort', onAbort, { once: true });
+      this.#onTimeout = reject;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const settle = (): void => {
+        this.#onTimeout = undefined;
+        signal?.removeEventListener('abort', onAbort);
+      };
       promise.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          settle();
           resolve(value);
         },
         (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          settle();
           reject(toError(error));
         },
       );
@@ -267,7 +309,7 @@ class AttemptGuard {
   }
 
   dispose(): void {
-    this.clock.clearTimeout(this.timer);
+    this.#clock.clearTimeout(this.#timer);
   }
 }
 

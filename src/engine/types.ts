@@ -63,6 +63,12 @@ export interface RuntimeOptions {
   maxRunsHeldBytes?: number;
   /** Run timeout in milliseconds for every run unless the run sets its own. @default none */
   timeoutMs?: number;
+  /**
+   * Timeout of one attempt of a step that sets no `timeout_seconds`, in milliseconds
+   * (`AGENTIC_STEP_TIMEOUT_SECONDS`): a step never runs forever, whatever its agent or provider
+   * does. @default 1800000 (30 minutes; see `DEFAULT_STEP_TIMEOUT_MS`)
+   */
+  stepTimeoutMs?: number;
   /** Adapter used when a run names none. @default 'graph' */
   defaultAdapter?: AdapterName;
   /**
@@ -115,6 +121,13 @@ export interface RuntimeOptions {
    * a journal). What a kill can lose of a run's step progress. @default 50
    */
   journalCommitMs?: number;
+  /**
+   * How long this runtime's owner file (see README "Durable run files") may go unrefreshed
+   * before other processes count it as gone and recover its runs, in ms; refreshed three times
+   * per lease. Also how often this runtime looks for gone owners: a third of it.
+   * @default 30000
+   */
+  ownerLeaseMs?: number;
   /**
    * Called with every run file the start-up scan reads (after its repair), e.g. to build a run
    * history without reading the directory again. See {@link Runtime.recovery}.
@@ -330,6 +343,8 @@ export interface ResolvedRuntimeOptions {
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;
   journalCommitMs: number;
+  ownerLeaseMs: number;
   limits: ContentLimits;
   tokenDeltaIntervalMs: number;
+  stepTimeoutMs: number;
 }

@@ -10,7 +10,7 @@ import type { EvalBatchRequest } from '../generated/api/eval-batch-request.js';
 import type { EvalAggregate, EvalBatchResponse } from '../generated/api/eval-batch-response.js';
 import type { AdapterName, RunService } from '../engine/types.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import { parseDatasetSource, sampleAt, type DatasetCatalogue } from './datasets.js';
+import { checkSampleIndex, parseDatasetSource, type DatasetCatalogue } from './datasets.js';
 import type { Evaluator } from './evaluator.js';
 import { summarizeSample } from './samples.js';
 import { GRADES } from './types.js';
@@ -168,10 +168,10 @@ export function createBatchManager(options: BatchManagerOptions): BatchManager {
       let indices: number[];
       if (request.sample_indices !== undefined) {
         indices = request.sample_indices;
-        for (const index of indices) sampleAt(dataset, index, ['body', 'sample_indices']);
+        for (const index of indices) checkSampleIndex(dataset, index, ['body', 'sample_indices']);
       } else {
-        const limit = Math.min(request.limit ?? dataset.samples.length, MAX_BATCH_SAMPLES);
-        indices = Array.from({ length: Math.min(limit, dataset.samples.length) }, (_, i) => i);
+        const limit = Math.min(request.limit ?? dataset.sampleCount, MAX_BATCH_SAMPLES);
+        indices = Array.from({ length: Math.min(limit, dataset.sampleCount) }, (_, i) => i);
       }
       if (indices.length === 0) {
         const msg = `dataset ${source}/${dataset.id} has no samples`;
@@ -183,6 +183,7 @@ export function createBatchManager(options: BatchManagerOptions): BatchManager {
       const { rubric } = await evaluator.prepare(workflow, { rubric_id: request.rubric_id }, {}, [
         'body',
       ]);
+      const samples = await dataset.read(indices);
       const batchId = `batch-${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
       const batch: EvalBatchResponse = {
         batch_id: batchId,
@@ -196,9 +197,9 @@ export function createBatchManager(options: BatchManagerOptions): BatchManager {
         concurrency: request.concurrency ?? DEFAULT_BATCH_CONCURRENCY,
         created_at: now().toISOString(),
         finished_at: null,
-        items: indices.map((index) => ({
+        items: indices.map((index, i) => ({
           sample_index: index,
-          sample_id: summarizeSample(sampleAt(dataset, index, ['body']), index).sample_id,
+          sample_id: summarizeSample(samples[i] ?? {}, index).sample_id,
           run_id: null,
           status: 'pending',
           overall_score: null,

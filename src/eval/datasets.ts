@@ -1,8 +1,9 @@
 /**
  * The dataset catalogue: repository datasets (`<eval dir>/datasets/`, shipped under
  * `workflows/eval/`), local datasets (`AGENTIC_LOCAL_DATASETS_DIR`) and eval sets
- * (`<eval dir>/eval_sets.json`, groups of dataset ids with a rubric). Files are read per call
- * (they are small and may be edited while the service runs).
+ * (`<eval dir>/eval_sets.json`, groups of dataset ids with a rubric). Files are looked up per
+ * call (they may be edited while the service runs) and read once per size and mtime (see
+ * dataset-store.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,12 +11,14 @@ import { ValidationError } from '../errors.js';
 import type { InputSpec } from '../workflow/types.js';
 import {
   DATASET_SOURCES,
+  MAX_DATASET_BYTES,
+  jsonProblem,
   listDatasetIds,
-  readDataset,
   type Dataset,
   type DatasetSource,
   type Sample,
 } from './dataset-files.js';
+import { DATASET_CACHE_BYTES, createDatasetStore, type DatasetFileRead } from './dataset-store.js';
 import { adaptSample } from './samples.js';
 
 export interface DatasetOption {
@@ -41,6 +44,15 @@ export interface DatasetCatalogueOptions {
   evalDir: string;
   /** Local datasets directory. */
   localDir: string;
+  /** Largest dataset file read (bytes); bigger is a 422. @default 16777216 (16 MiB) */
+  maxFileBytes?: number;
+  /**
+   * Bytes of JSONL indexes and parsed JSON datasets kept between requests.
+   * @default 67108864 (64 MiB)
+   */
+  cacheBytes?: number;
+  /** Told of every dataset file read (whole, or only some samples). */
+  onFileRead?: (read: DatasetFileRead) => void;
 }
 
 /** A workflow as the catalogue needs it: its name and declared inputs. */
@@ -65,13 +77,22 @@ export function parseDatasetSource(value: unknown, loc: (string | number)[]): Da
   throw new ValidationError(msg, [{ loc, msg, type: 'value_error.dataset_source' }]);
 }
 
-/** The sample at `index`; 422 when out of range. */
-export function sampleAt(dataset: Dataset, index: number, loc: (string | number)[]): Sample {
-  const sample = Number.isInteger(index) && index >= 0 ? dataset.samples[index] : undefined;
-  if (sample === undefined) {
-    const msg = `sample_index ${index} is out of range: ${dataset.source}/${dataset.id} has ${dataset.samples.length} samples`;
-    throw new ValidationError(msg, [{ loc, msg, type: 'value_error.sample_index' }]);
-  }
+/** 422 when `index` is not a sample of the dataset. */
+export function checkSampleIndex(dataset: Dataset, index: number, loc: (string | number)[]): void {
+  if (Number.isInteger(index) && index >= 0 && index < dataset.sampleCount) return;
+  const msg = `sample_index ${index} is out of range: ${dataset.source}/${dataset.id} has ${dataset.sampleCount} samples`;
+  throw new ValidationError(msg, [{ loc, msg, type: 'value_error.sample_index' }]);
+}
+
+/** The sample at `index` (only it is read); 422 when out of range. */
+export async function sampleAt(
+  dataset: Dataset,
+  index: number,
+  loc: (string | number)[],
+): Promise<Sample> {
+  checkSampleIndex(dataset, index, loc);
+  const [sample] = await dataset.read([index]);
+  if (sample === undefined) throw new Error(`sample ${index} was not read`);
   return sample;
 }
 
@@ -81,16 +102,17 @@ export function toOption(dataset: Dataset): DatasetOption {
     name: dataset.name,
     source: dataset.source,
     description: dataset.description,
-    sample_count: dataset.samples.length,
+    sample_count: dataset.sampleCount,
     format: dataset.format,
     compatible_workflows: dataset.compatibleWorkflows,
   };
 }
 
 /** Whether a dataset suits a workflow: it says so, or its first sample maps onto the inputs. */
-export function isCompatible(dataset: Dataset, workflow: WorkflowInputs): boolean {
+export async function isCompatible(dataset: Dataset, workflow: WorkflowInputs): Promise<boolean> {
   if (dataset.compatibleWorkflows.includes(workflow.name)) return true;
-  const first = dataset.samples[0];
+  if (dataset.sampleCount === 0) return false;
+  const [first] = await dataset.read([0]);
   return first !== undefined && adaptSample(dataset, first, workflow).compatible;
 }
 
@@ -99,12 +121,17 @@ export function createDatasetCatalogue(options: DatasetCatalogueOptions): Datase
     repository: join(options.evalDir, 'datasets'),
     local: options.localDir,
   };
+  const store = createDatasetStore({
+    maxFileBytes: options.maxFileBytes ?? MAX_DATASET_BYTES,
+    cacheBytes: options.cacheBytes ?? DATASET_CACHE_BYTES,
+    ...(options.onFileRead === undefined ? {} : { onFileRead: options.onFileRead }),
+  });
 
   async function all(source: DatasetSource): Promise<DatasetOption[]> {
     const out: DatasetOption[] = [];
     for (const id of await listDatasetIds(dirs[source])) {
       // An unreadable file is left out of the listing; asking for it by id says why.
-      const dataset = await readDataset(dirs[source], source, id).catch(() => undefined);
+      const dataset = await store.open(dirs[source], source, id).catch(() => undefined);
       if (dataset !== undefined) out.push(toOption(dataset));
     }
     return out;
@@ -116,7 +143,7 @@ export function createDatasetCatalogue(options: DatasetCatalogueOptions): Datase
       return { repository: await all('repository'), local: await all('local') };
     },
     async get(source, id) {
-      return readDataset(dirs[parseDatasetSource(source, ['dataset_source'])], source, id);
+      return store.open(dirs[parseDatasetSource(source, ['dataset_source'])], source, id);
     },
     async evalSets() {
       let text: string;
@@ -126,7 +153,15 @@ export function createDatasetCatalogue(options: DatasetCatalogueOptions): Datase
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
         throw error;
       }
-      const data = JSON.parse(text) as unknown;
+      let data: unknown;
+      try {
+        data = JSON.parse(text);
+      } catch (error) {
+        // V8's message quotes the start of the text: say where, not what (no cause, which would
+        // carry that message into the log).
+        // eslint-disable-next-line preserve-caught-error
+        throw new Error(`eval_sets.json is ${jsonProblem(error)}`);
+      }
       if (!Array.isArray(data)) return [];
       return data
         .filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null)

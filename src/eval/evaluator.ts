@@ -153,7 +153,7 @@ export function createEvaluator(options: EvaluatorOptions): Evaluator {
     }
     const dataset = await datasets.get(source, request.dataset_id);
     const index = request.sample_index ?? 0;
-    const sample = sampleAt(dataset, index, [...loc, 'sample_index']);
+    const sample = await sampleAt(dataset, index, [...loc, 'sample_index']);
     const mapped = adaptSample(dataset, sample, workflow).adapted_inputs;
     return {
       input: { ...mapped, ...inputs },

@@ -3,6 +3,7 @@
  * hard gates → overall score, grade and pass. Worked examples live in test/unit/eval/scoring.test.ts.
  */
 import { defaultFormula, defaultThresholds, normalize } from './formulas.js';
+import { referenceLayers } from './score-layers.js';
 import type {
   CriterionScore,
   EvaluationScore,
@@ -29,6 +30,21 @@ export function gradeOf(score: number): Grade {
   return 'F';
 }
 
+/** A floor violation: ours on 0–100, and the reference service's `floor` and score on 0–1. */
+export function floorViolation(
+  criterion: string,
+  rawScore: number,
+  criticalFloor: number,
+): FloorViolation {
+  return {
+    criterion,
+    raw_score: rawScore,
+    critical_floor: criticalFloor,
+    floor: Math.round(criticalFloor * 100) / 10000,
+    normalized_score: Math.round(rawScore * 100) / 10000,
+  };
+}
+
 function scoreCriterion(
   criterion: LoadedRubric['criteria'][number],
   measurement: Measurement | undefined,
@@ -36,9 +52,11 @@ function scoreCriterion(
   const formula = criterion.formula ?? defaultFormula(criterion.metric);
   const thresholds = criterion.thresholds ?? defaultThresholds(criterion.metric);
   const value = measurement?.value ?? null;
-  const normalized =
-    value === null ? null : round2(normalize(formula, value, thresholds) * 100) / 100;
-  const raw = normalized === null ? null : round2(normalized * 100);
+  const applicable = value !== null;
+  // Not applicable: numbers all the same (clients do arithmetic on them), but no weight.
+  const normalized = applicable ? round2(normalize(formula, value, thresholds) * 100) / 100 : 0;
+  const raw = round2(normalized * 100);
+  const weight = applicable ? criterion.weight : 0;
   const floor = criterion.critical_floor ?? null;
   return {
     criterion: criterion.id,
@@ -49,13 +67,13 @@ function scoreCriterion(
     raw_score: raw,
     score: raw,
     max_score: 100,
-    weight: criterion.weight,
+    weight,
+    rubric_weight: criterion.weight,
     normalized_score: normalized,
-    weighted_contribution:
-      normalized === null ? 0 : round2(criterion.weight * normalized * 10000) / 10000,
-    applicable: normalized !== null,
+    weighted_contribution: round2(weight * normalized * 10000) / 10000,
+    applicable,
     critical_floor: floor,
-    floor_violated: floor !== null && raw !== null && raw < floor,
+    floor_violated: applicable && floor !== null && raw < floor,
     detail: measurement?.detail ?? (measurement === undefined ? 'not measured' : null),
     error: measurement?.error ?? null,
   };
@@ -75,7 +93,7 @@ export function scoreRubric(
   let weightSum = 0;
   let contribution = 0;
   for (const c of criteria) {
-    if (!c.applicable || c.normalized_score === null) continue;
+    if (!c.applicable) continue;
     weightSum += c.weight;
     contribution += c.weight * c.normalized_score;
   }
@@ -83,11 +101,7 @@ export function scoreRubric(
 
   const floorViolations: FloorViolation[] = criteria
     .filter((c) => c.floor_violated)
-    .map((c) => ({
-      criterion: c.criterion,
-      raw_score: c.raw_score ?? 0,
-      critical_floor: c.critical_floor ?? 0,
-    }));
+    .map((c) => floorViolation(c.criterion, c.raw_score, c.critical_floor ?? 0));
   const afterFloors = floorViolations.length > 0 ? Math.min(weighted, FLOOR_CAP) : weighted;
 
   const hardGates: Record<string, boolean> = {};
@@ -110,6 +124,7 @@ export function scoreRubric(
       weighted_grade: gradeOf(weighted),
       after_floors: afterFloors,
       after_gates: overall,
+      ...referenceLayers(criteria),
     },
     hard_gates: hardGates,
     floor_violations: floorViolations,

@@ -50,7 +50,12 @@ export interface Measurement {
   error?: string;
 }
 
-/** One scored criterion (the UI reads `criterion`, `weight`, `normalized_score`). */
+/**
+ * One scored criterion (the UI reads `criterion`, `weight`, `raw_score`, `normalized_score`,
+ * `weighted_contribution`: numbers always, as the spec's criterion entry says). A criterion that
+ * did not apply is `applicable: false` with scores 0 and weight 0; `rubric_weight` keeps the
+ * weight the rubric gives it.
+ */
 export interface CriterionScore {
   criterion: string;
   name: string;
@@ -58,14 +63,17 @@ export interface CriterionScore {
   formula: Formula;
   /** The measured value in the formula's units (null: not applicable). */
   value: number | null;
-  /** 0–100 (null: not applicable). */
-  raw_score: number | null;
+  /** 0–100 (0: not applicable). */
+  raw_score: number;
   /** Same as raw_score, for clients of the reference service. */
-  score: number | null;
+  score: number;
   max_score: 100;
+  /** The weight this criterion counted with: the rubric's, or 0 when not applicable. */
   weight: number;
-  /** 0–1 (null: not applicable). */
-  normalized_score: number | null;
+  /** The weight the rubric gives this criterion. */
+  rubric_weight: number;
+  /** 0–1 (0: not applicable). */
+  normalized_score: number;
   /** weight × normalized_score (0 when not applicable). */
   weighted_contribution: number;
   applicable: boolean;
@@ -77,12 +85,32 @@ export interface CriterionScore {
 
 export interface FloorViolation {
   criterion: string;
+  /** 0–100. */
   raw_score: number;
+  /** 0–100, as the rubric declares it. */
   critical_floor: number;
+  /** `critical_floor` on 0–1, for clients of the reference service. */
+  floor: number;
+  /** `raw_score` on 0–1, for clients of the reference service. */
+  normalized_score: number;
 }
 
-/** The layers the final score was built from, in order. */
-export interface ScoreLayers {
+/**
+ * The reference service's layers (0–100; null when no criterion of the layer applied), from
+ * the criteria by metric: objective (status_success, step_success_rate, output_completeness),
+ * judge, similarity (expected_similarity), efficiency (retries, duration_ms), and advisory
+ * (similarity and efficiency together). See `score-layers.ts`.
+ */
+export interface ReferenceScoreLayers {
+  layer1_objective: number | null;
+  layer2_judge: number | null;
+  layer3_similarity: number | null;
+  layer3_efficiency: number | null;
+  layer3_advisory: number | null;
+}
+
+/** The layers the final score was built from, in order, and the reference service's layers. */
+export interface ScoreLayers extends ReferenceScoreLayers {
   /** Σ weight × normalized over applicable criteria ÷ their weights, × 100. */
   weighted: number;
   /** Grade of `weighted` alone. */

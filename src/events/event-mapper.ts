@@ -46,8 +46,10 @@ export class RunEventMapper {
   private seq = 0;
   private lastTime = Number.NaN;
   private lastStamp = '';
-  /** 1 once the step had its `step_end`. */
+  /** 0 until the step had its `step_end`, then that event's `seq` + 1. */
   private readonly ended: number[];
+  /** The `seq` of each step's `step_start` (-1 before it). */
+  private readonly started: number[];
   private endedCount = 0;
   /** Start of the running attempt of loop steps (for iteration durations); made on first use. */
   private attemptStart: number[] | undefined;
@@ -66,6 +68,7 @@ export class RunEventMapper {
     this.adapter = options.adapter;
     this.wanted = options.wanted;
     this.ended = new Array<number>(options.workflow.steps.length).fill(0);
+    this.started = new Array<number>(options.workflow.steps.length).fill(-1);
   }
 
   workflowStart(inputs: Record<string, unknown>): void {
@@ -89,7 +92,9 @@ export class RunEventMapper {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
         if (step.loopUntil !== undefined) (this.attemptStart ??= [])[event.index] = event.time;
-        if (event.attempt !== 1 || this.unwanted(1)) return;
+        if (event.attempt !== 1) return;
+        this.started[event.index] = this.seq;
+        if (this.unwanted(1)) return;
         this.sink({
           type: 'step_start',
           run_id: this.runId,
@@ -153,8 +158,9 @@ export class RunEventMapper {
   /** Emits `step_error` (for a failure) and `step_end` for a step, once. */
   stepFinished(index: number, outcome: StepOutcome): void {
     const step = this.workflow.steps[index];
-    if (step === undefined || this.ended[index] === 1) return;
-    this.ended[index] = 1;
+    if (step === undefined || this.ended[index] !== 0) return;
+    // A failure's step_error goes out right before its step_end.
+    this.ended[index] = this.seq + (outcome.status === 'failed' ? 2 : 1);
     this.endedCount++;
     if (this.unwanted(outcome.status === 'failed' ? 2 : 1)) return;
     const durationMs =
@@ -230,7 +236,19 @@ export class RunEventMapper {
 
   /** Whether step `index` has had its `step_end`. */
   hasEnded(index: number): boolean {
-    return this.ended[index] === 1;
+    return (this.ended[index] ?? 0) !== 0;
+  }
+
+  /** The `seq` of step `index`'s `step_start`, if it had one (run files keep it: replay order). */
+  startSeq(index: number): number | undefined {
+    const seq = this.started[index] ?? -1;
+    return seq < 0 ? undefined : seq;
+  }
+
+  /** The `seq` of step `index`'s `step_end`, once it had one. */
+  endSeq(index: number): number | undefined {
+    const seq = this.ended[index] ?? 0;
+    return seq === 0 ? undefined : seq - 1;
   }
 
   workflowEnd(end: RunEnd): void {

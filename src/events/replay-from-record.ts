@@ -12,13 +12,15 @@ import { evaluationEventFields, evaluationRequested } from './evaluation.js';
  * Rebuilds a run's event sequence from its run file, for a late joiner whose replay buffer was
  * evicted or who joins after a restart (spec: "Beyond the buffer, history is available only from
  * the persisted run log file"). It is the sequence the live mapper (`event-mapper.ts`) emitted,
- * field for field, except what the file does not hold: `workflow_start`, then per step in the
- * file's order `step_start` (not for a step skipped without starting), `step_error` for a failed
- * step, `step_end`; then `workflow_end` when the run has finished, then
+ * field for field, except what the file does not hold: `workflow_start`, then per step
+ * `step_start` (not for a step skipped without starting), `step_error` for a failed step,
+ * `step_end`, in the live order the file records (each step's `start_seq` and `end_seq`; files
+ * without them give the steps in file order, each step's events together); then
+ * `workflow_end` when the run has finished, then
  * `evaluation_start`/`evaluation_complete` when the file carries evaluation results. `seq` counts
  * from 0. Not in the file, so not rebuilt: the `step_error` of each retried attempt, loop
  * iterations (`step_complete`), token deltas and approvals; timestamps are the file's step times
- * (the live events carry the clock at emission); steps that ran in parallel come in file order.
+ * (the live events carry the clock at emission).
  */
 export function replayFromRecord(record: RunRecord, filename?: string): WorkflowEvent[] {
   const events: WorkflowEvent[] = [];
@@ -36,17 +38,29 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
     step_count: record.step_count,
   });
 
+  // Each step's events in two parts, its start and its end (step_error and step_end), placed
+  // at their live `seq`s when the file has every one of them.
+  const parts: { seq: number | undefined; events: StepEventFields[] }[] = [];
+  let ordered = true;
   for (const step of record.steps) {
     // The live mapper emits `step_start` when the first attempt starts: a step with no start
     // time never started (skipped, or failed before it could), unless the file is mid-attempt.
     const started =
       step.start_time !== null || step.status === 'running' || step.status === 'retrying';
-    if (started) push(stepStart(step, record.start_time));
+    if (started) {
+      parts.push({ seq: step.start_seq, events: [stepStart(step, record.start_time)] });
+      ordered &&= step.start_seq !== undefined;
+    }
     if (!isFinal(step.status)) continue;
     const endTime = record.end_time ?? record.start_time;
-    if (step.status === 'failed') push(stepError(step, endTime));
-    push(stepEnd(step, endTime));
+    const end: StepEventFields[] = [];
+    if (step.status === 'failed') end.push(stepError(step, endTime));
+    end.push(stepEnd(step, endTime));
+    parts.push({ seq: step.end_seq, events: end });
+    ordered &&= step.end_seq !== undefined;
   }
+  if (ordered) parts.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+  for (const part of parts) for (const event of part.events) push(event);
 
   if (record.status !== 'success' && record.status !== 'failed') return events;
   push({
@@ -88,6 +102,11 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
 }
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+type StepEventFields =
+  | Omit<StepStartEvent, 'seq' | 'run_id'>
+  | Omit<StepErrorEvent, 'seq' | 'run_id'>
+  | Omit<StepEndEvent, 'seq' | 'run_id'>;
 
 type EvaluationFields = Omit<EvaluationCompleteEvent, 'type' | 'run_id' | 'seq' | 'timestamp'>;
 

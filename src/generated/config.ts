@@ -181,6 +181,18 @@ export interface Environment {
    */
   AGENTIC_LLM_BODY_TIMEOUT_MS?: number;
   /**
+   * Largest model answer, in bytes of its body (a streamed answer's SSE text included); a bigger answer fails the call, naming this variable.
+   */
+  AGENTIC_LLM_MAX_ANSWER_BYTES?: number;
+  /**
+   * Milliseconds a streamed answer may go without a data event; SSE comments and keep-alive events (Anthropic's ping) do not count. Longer fails the call.
+   */
+  AGENTIC_LLM_IDLE_TIMEOUT_MS?: number;
+  /**
+   * Milliseconds one model call may take in all, from the request to the answer's last byte, however steadily the provider streams.
+   */
+  AGENTIC_LLM_CALL_TIMEOUT_MS?: number;
+  /**
    * Timeout of each provider's model-list request in the probe (start-up and GET /api/models/probe).
    */
   AGENTIC_LLM_PROBE_TIMEOUT_MS?: number;
@@ -269,6 +281,10 @@ export interface Environment {
    */
   AGENTIC_WRITE_RETRY_MAX_MS?: number;
   /**
+   * Lease of the service's owner file in the runs directory: refreshed three times per lease; a process whose lease runs out (or that died) is gone, and its runs are recovered by the others within a lease.
+   */
+  AGENTIC_OWNER_LEASE_SECONDS?: number;
+  /**
    * Workflow directory; defaults to the package's workflows/.
    */
   AGENTIC_WORKFLOWS_DIR?: string;
@@ -280,6 +296,10 @@ export interface Environment {
    * Runs active at once in this process; POST /api/run beyond it answers 429 with Retry-After.
    */
   AGENTIC_MAX_ACTIVE_RUNS?: number;
+  /**
+   * Timeout of one attempt of a step that sets no timeout_seconds (a step's own timeout_seconds wins).
+   */
+  AGENTIC_STEP_TIMEOUT_SECONDS?: number;
   /**
    * Largest accepted request body.
    */
@@ -316,6 +336,14 @@ export interface Environment {
    * Directory of local evaluation datasets (*.json, *.jsonl), source local.
    */
   AGENTIC_LOCAL_DATASETS_DIR?: string;
+  /**
+   * Largest evaluation dataset file read (repository and local); a bigger one is a 422, refused before it is read.
+   */
+  AGENTIC_MAX_DATASET_BYTES?: number;
+  /**
+   * Bytes of dataset indexes (JSONL: 16 bytes a sample) and parsed JSON datasets (their file size) kept between requests; each file is read once per size and mtime while it stays cached.
+   */
+  AGENTIC_DATASET_CACHE_BYTES?: number;
   /**
    * Compiled single-page app served when its index.html exists.
    */

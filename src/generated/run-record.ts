@@ -69,6 +69,14 @@ export interface StepRecord {
    * The step's agent messages: each tool call of an LLM step's agent loop (`tool_call`) and its result (`tool_result`), in order. Absent for steps that called no tool.
    */
   messages?: AgentMessage[];
+  /**
+   * The `seq` of the step's `step_start` in the run's live event sequence. Absent for a step that never started, and in files written before 0.1.
+   */
+  start_seq?: number;
+  /**
+   * The `seq` of the step's `step_end` in the run's live event sequence (a failed step's final `step_error` is the event before it). A replay from the file orders the steps' events by these, so parallel steps come back in the order they ran. Absent while the step runs, and in files written before 0.1.
+   */
+  end_seq?: number;
   metadata: {
     skip_reason?: string;
     attempts?: number;

@@ -127,7 +127,7 @@ export interface WorkflowStep {
    */
   tools?: string[];
   /**
-   * Pins a model.
+   * Pins a model: provider:model, or a bare model name resolved when the step runs (the provider whose probe lists it, else its well-known prefix).
    */
   model?: string;
   max_attempts?: number;

@@ -267,7 +267,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
     method: 'get',
     path: '/api/workflows/{workflow_name}/preview-dataset-inputs',
     operationId: 'previewDatasetInputs',
-    summary: "A dataset sample mapped onto the workflow's inputs (writes nothing)",
+    summary:
+      "A dataset sample mapped onto the workflow's inputs, with what POST /api/run would refuse in them (writes nothing)",
     tag: 'evaluation',
     parameters: [
       {

@@ -144,6 +144,8 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
     createDatasetCatalogue({
       evalDir: resolveEvalDir(config.workflowsDir),
       localDir: config.localDatasetsDir,
+      maxFileBytes: config.maxDatasetBytes,
+      cacheBytes: config.datasetCacheBytes,
     });
   registerDatasetRoutes(router, { datasets, registry });
   if (metrics !== undefined) registerMetricsRoute(router, metrics.registry);

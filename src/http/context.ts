@@ -9,6 +9,8 @@ export interface RequestState {
   requestId: string;
   /** Child logger carrying the request id. */
   log: Logger;
+  /** The access record's level when an error chose it (see AppError.logLevel). */
+  logLevel?: 'info' | 'warn';
 }
 
 /** The parsed JSON body set by the body parser (undefined when the request had none). */

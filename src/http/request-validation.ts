@@ -76,7 +76,9 @@ function describe(error: ErrorObject): ErrorDetail {
         msg:
           loc.at(-1) === 'run_id'
             ? 'run_id must be 1 to 128 characters of A-Z a-z 0-9 _ -'
-            : `String should match pattern ${String(params.pattern)}`,
+            : loc.at(-1) === 'model'
+              ? 'model must be a provider:model id or a model name, without spaces'
+              : `String should match pattern ${String(params.pattern)}`,
         type: 'string_pattern_mismatch',
       };
     case 'minLength':

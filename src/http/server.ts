@@ -233,6 +233,8 @@ async function startWith(
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
+    maxFileBytes: config.maxDatasetBytes,
+    cacheBytes: config.datasetCacheBytes,
   });
   const evaluator = createEvaluator({
     datasets,

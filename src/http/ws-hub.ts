@@ -14,6 +14,7 @@ import { RUN_ID } from '../store/history.js';
 import { clientIp } from './client-ip.js';
 import { ClientQuota } from './client-quota.js';
 import { isOriginAllowed } from './middleware/cors.js';
+import { isSameOrigin } from './request-origin.js';
 import type { RateLimiter } from './middleware/rate-limit.js';
 import { startHeartbeat } from './ws-heartbeat.js';
 import { safeDecode } from './safe-decode.js';
@@ -64,7 +65,10 @@ export interface WebSocketHubOptions {
   rateLimit: Pick<RateLimiter, 'checkUpgrade'>;
   config: Config;
   logger: Logger;
-  /** Origin check. @default `isOriginAllowed(origin, config)` (AGENTIC_CORS_ORIGINS) */
+  /**
+   * Origin check for other origins than the request's own (a page the service served itself is
+   * always allowed). @default `isOriginAllowed(origin, config)` (AGENTIC_CORS_ORIGINS)
+   */
   isOriginAllowed?: (origin: string) => boolean;
   /** Queued bytes above which a client that does not read is terminated. @default 1 MiB */
   maxBufferedBytes?: number;
@@ -103,7 +107,8 @@ export interface WebSocketHub {
  * Serves `WS /ws/execution/{run_id}` (spec endpoint 25) on an HTTP server. Each upgrade request
  * counts against the client's rate limit first: over it, an HTTP 429 with `Retry-After` and no
  * handshake. The upgrade is then accepted and checked in the spec's order, so browsers see the
- * close code rather than a failed handshake: (1) an Origin header that is not allowed → 1008;
+ * close code rather than a failed handshake: (1) an Origin header that is neither the request's
+ * own origin (the service's own pages, `request-origin.ts`) nor allowed → 1008;
  * (2) a credential in the query string → 1008; (3) a missing or invalid key (the guard) → 1008.
  * Then buffered events are replayed (at most 500, in order, or rebuilt from the run file) and
  * live events follow, one wire event JSON per text frame. The socket stays open after the run's
@@ -217,7 +222,7 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     ws.on('message', ignoreMessage);
 
     const origin = req.headers.origin;
-    if (origin !== undefined && !originAllowed(origin)) {
+    if (origin !== undefined && !isSameOrigin(origin, req, config) && !originAllowed(origin)) {
       span.refused(WS_OUTCOME.ORIGIN_NOT_ALLOWED, { closeCode: WS_CLOSE.POLICY });
       ws.close(WS_CLOSE.POLICY, 'origin not allowed');
       return;

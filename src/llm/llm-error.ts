@@ -1,5 +1,6 @@
 import { AppError, ERROR_CODES } from '../errors.js';
 import { scrubSecrets } from './scrub.js';
+import type { TokenUsage } from './types.js';
 
 /** How a provider failure is classified; the router decides what to do next from it. */
 export const LLM_ERROR_KINDS = {
@@ -32,6 +33,11 @@ export class LlmError extends AppError {
   readonly provider: string;
   readonly retryAfterMs: number | undefined;
   readonly httpStatus: number | undefined;
+  /**
+   * Tokens the call spent before it failed (the provider's usage seen so far), set by the
+   * provider or the router; null when none were reported. A step counts them in `tokens_used`.
+   */
+  spentTokens: TokenUsage | null = null;
   constructor(kind: LlmErrorKind, message: string, options: LlmErrorOptions) {
     super(
       ERROR_CODES.LLM_PROVIDER,
@@ -91,6 +97,25 @@ export function classifyHttpError(
     return new LlmError('invalid_request', message, base);
   }
   return new LlmError('transient', message, base);
+}
+
+/**
+ * `error` carrying the tokens the provider reported before it (added to any it carries); other
+ * errors (the caller's abort reason) and calls that reported nothing are returned as they are.
+ */
+export function withSpentTokens(error: unknown, usage: TokenUsage): unknown {
+  if (error instanceof LlmError && usage.total > 0) {
+    const had = error.spentTokens;
+    error.spentTokens =
+      had === null
+        ? usage
+        : {
+            input: had.input + usage.input,
+            output: had.output + usage.output,
+            total: had.total + usage.total,
+          };
+  }
+  return error;
 }
 
 /** A failure below HTTP (refused, reset, timed out, a broken stream). */

@@ -6,8 +6,9 @@ import type { LlmSettings } from '../config/llm-settings.js';
 import { shippedModelsFile } from '../config/package-info.js';
 import type { HttpClientOptions } from './http.js';
 import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
+import { createModelResolver } from './model-resolver.js';
 import { probeProviders, type ProbeResult } from './probe.js';
-import { createProviderSet, type ProviderSet } from './provider-set.js';
+import { createProviderSet, PROVIDER_NAMES, type ProviderSet } from './provider-set.js';
 import { createLlmRouter, type LlmRouter, type RouterOptions } from './router.js';
 
 export interface LlmService {
@@ -36,7 +37,21 @@ export function createLlmService(
     settings.tierOverrides,
   );
   const providers = createProviderSet(settings, options.pace);
+  const probe = (signal?: AbortSignal): Promise<ProbeResult> =>
+    probeProviders({
+      providers,
+      chains,
+      timeoutMs: settings.probeTimeoutMs,
+      ...(signal === undefined ? {} : { signal }),
+    });
+  // Every probe that ran to its end teaches the resolver which provider lists which model.
+  const resolver = createModelResolver({
+    known: PROVIDER_NAMES,
+    configured: () => providers.configured().map((provider) => provider.name),
+    probe: async () => (await probe()).models,
+  });
   const router = createLlmRouter({
+    resolver,
     providers,
     chains,
     breakerThreshold: settings.breakerThreshold,
@@ -50,13 +65,11 @@ export function createLlmService(
     router,
     providers,
     chains,
-    probe: (signal) =>
-      probeProviders({
-        providers,
-        chains,
-        timeoutMs: settings.probeTimeoutMs,
-        ...(signal === undefined ? {} : { signal }),
-      }),
+    probe: async (signal) => {
+      const result = await probe(signal);
+      if (signal?.aborted !== true) resolver.learn(result.models);
+      return result;
+    },
     close: () => providers.close(),
   };
 }

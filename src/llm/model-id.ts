@@ -6,6 +6,13 @@ export interface ModelRef {
 
 const MODEL_ID = /^([a-z][a-z0-9_-]*):(\S+)$/;
 
+/**
+ * A model id as a person may write it (`provider:model` or a bare name, resolved by
+ * model-resolver.ts): no whitespace, not starting or ending with a colon. The same pattern is
+ * the `model` of `schemas/api/chat-request.schema.json` and of a workflow step.
+ */
+export const WRITTEN_MODEL_ID = /^[^\s:](\S*[^\s:])?$/;
+
 /** Splits at the first colon (Ollama model names contain colons); undefined when malformed. */
 export function parseModelId(id: string): ModelRef | undefined {
   const match = MODEL_ID.exec(id.trim());

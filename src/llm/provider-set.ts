@@ -53,6 +53,9 @@ type Settings = Pick<
   | 'connectTimeoutMs'
   | 'headersTimeoutMs'
   | 'bodyTimeoutMs'
+  | 'idleTimeoutMs'
+  | 'callTimeoutMs'
+  | 'maxAnswerBytes'
 >;
 
 /**
@@ -67,12 +70,15 @@ export function createProviderSet(
     connectMs: settings.connectTimeoutMs,
     headersMs: settings.headersTimeoutMs,
     bodyMs: settings.bodyTimeoutMs,
+    idleMs: settings.idleTimeoutMs,
+    callMs: settings.callTimeoutMs,
   };
   const clients: HttpClient[] = [];
   const http = (provider: string, key: string | undefined): HttpClient => {
     const client = createHttpClient({
       provider,
       timeouts,
+      maxAnswerBytes: settings.maxAnswerBytes,
       secrets: key === undefined ? [] : [key],
       ...(pace === undefined ? {} : { pace }),
     });

@@ -9,16 +9,19 @@
 import { AppError, ERROR_CODES } from '../errors.js';
 import { CircuitBreaker, type BreakerState, type BreakerTransition } from './circuit-breaker.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
-import { LlmError, type LlmErrorKind } from './llm-error.js';
+import { LlmError, withSpentTokens, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
 import type { TierChains } from './model-chains.js';
-import type {
-  ChatMessage,
-  LlmClient,
-  LlmRequest,
-  LlmResponse,
-  Provider,
-  TokenUsage,
+import type { ModelResolver } from './model-resolver.js';
+import {
+  addUsage,
+  spentTokens,
+  type ChatMessage,
+  type LlmClient,
+  type LlmRequest,
+  type LlmResponse,
+  type Provider,
+  type TokenUsage,
 } from './types.js';
 
 /** One provider call as the router saw it (metrics); not called for calls the run aborted. */
@@ -59,6 +62,11 @@ export interface RouterOptions {
   onCall?: (report: LlmCallReport) => void;
   /** Circuit states shared with other instances (Redis). @default each process its own */
   breakerSharing?: BreakerSharing;
+  /**
+   * Turns a request's `model` as written (a bare name too) into the `provider:model` to call.
+   * @default ids are taken as written
+   */
+  resolver?: ModelResolver;
 }
 
 /** How circuit transitions travel between the instances of a deployment. */
@@ -126,16 +134,22 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
   options.breakerSharing?.subscribe((model, transition) => breakerOf(model).adopt(transition));
 
   function candidates(tier: number, model?: string): readonly string[] {
-    if (model !== undefined) return [model];
+    if (model !== undefined) return [options.resolver?.known(model) ?? model];
     return options.chains[String(tier)] ?? [];
   }
 
   async function complete(request: LlmRequest): Promise<LlmResponse> {
-    const list = candidates(request.tier, request.model);
+    // A pin that resolves to nothing fails here, before any provider is asked.
+    const list =
+      request.model === undefined || options.resolver === undefined
+        ? candidates(request.tier, request.model)
+        : [await options.resolver.resolve(request.model)];
     const skipped: string[] = [];
     let missingProvider = false;
     let lastError: unknown;
     let streamed = false;
+    // Tokens the failed candidate calls reported before failing: the request spent them too.
+    let spent: TokenUsage | null = null;
     const onDelta =
       request.onDelta === undefined
         ? undefined
@@ -183,7 +197,9 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             toolCalls: result.toolCalls,
           };
           attempt?.({ response });
-          return response;
+          return spent === null
+            ? response
+            : { ...response, tokensUsed: addUsage(spent, result.usage) ?? result.usage };
         } catch (error) {
           attempt?.({ error });
           if (request.signal.aborted) {
@@ -191,6 +207,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             throw error;
           }
           lastError = error;
+          spent = addUsage(spent, spentTokens(error));
           const kind = error instanceof LlmError ? error.kind : 'transient';
           options.onCall?.({
             provider: ref.provider,
@@ -218,7 +235,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       }
       if (streamed) break;
     }
-    throw exhausted(request, list, skipped, lastError, missingProvider);
+    const error = exhausted(request, list, skipped, lastError, missingProvider);
+    throw spent === null ? error : withSpentTokens(error, spent);
   }
 
   async function callProvider(

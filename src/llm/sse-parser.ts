@@ -17,12 +17,24 @@ export interface SseParser {
   end(): SseEvent[];
 }
 
-/** Longest line accepted, in characters: a provider gone mad cannot grow the buffer forever. */
-export const MAX_SSE_LINE = 8 * 1024 * 1024;
+export interface SseParserOptions {
+  /**
+   * Largest event held while it is incomplete, in characters of its `data:` lines and of the
+   * line being read (at most their bytes): a provider gone mad cannot grow the buffer forever
+   * with one endless line or endless lines of one event. @default MAX_SSE_EVENT (32 MiB)
+   */
+  maxEventBytes?: number;
+}
 
-export function createSseParser(): SseParser {
+/** Largest incomplete event by default, in characters (see {@link SseParserOptions}). */
+export const MAX_SSE_EVENT = 32 * 1024 * 1024;
+
+export function createSseParser(options: SseParserOptions = {}): SseParser {
+  const maxEvent = options.maxEventBytes ?? MAX_SSE_EVENT;
   const decoder = new TextDecoder('utf-8');
   let buffer = '';
+  // Characters of the pending event's data lines, their line ends included.
+  let eventSize = 0;
   // A chunk ending in `\r` may be the first half of `\r\n`: the next `\n` is then not a line.
   let skipLeadingNewline = false;
   let eventName = '';
@@ -35,6 +47,11 @@ export function createSseParser(): SseParser {
     eventName = '';
     data = [];
     hasData = false;
+    eventSize = 0;
+  }
+
+  function tooLarge(): Error {
+    return new Error(`event stream event exceeds ${maxEvent} bytes`);
   }
 
   function line(text: string, out: SseEvent[]): void {
@@ -45,6 +62,8 @@ export function createSseParser(): SseParser {
     let value = colon === -1 ? '' : text.slice(colon + 1);
     if (value.startsWith(' ')) value = value.slice(1);
     if (field === 'data') {
+      eventSize += text.length + 1;
+      if (eventSize > maxEvent) throw tooLarge();
       data.push(value);
       hasData = true;
     } else if (field === 'event') {
@@ -81,7 +100,7 @@ export function createSseParser(): SseParser {
       }
     }
     buffer = buffer.slice(start);
-    if (buffer.length > MAX_SSE_LINE) throw new Error('event stream line too long');
+    if (eventSize + buffer.length > maxEvent) throw tooLarge();
   }
 
   return {

@@ -154,6 +154,17 @@ export interface LlmClient {
   complete(request: LlmRequest): Promise<LlmResponse>;
 }
 
+/**
+ * Tokens a failed model call had spent: what the provider reported before the failure (a
+ * stream's `usage` chunk before a connection reset), summed over the candidates the router
+ * tried. Read from the error's `spentTokens` ({@link LlmError}); null when it reported none.
+ */
+export function spentTokens(error: unknown): TokenUsage | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const spent = (error as { spentTokens?: TokenUsage | null }).spentTokens;
+  return spent ?? null;
+}
+
 /** Adds two usages (a step's attempts or loop iterations). */
 export function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null {
   if (a === null) return b;

@@ -121,6 +121,7 @@ export function startDispatch(options: DispatchOptions): Dispatch {
           redis: connections.commands,
           subscriber: connections.cancels,
           keys,
+          lockMs: config.workerLockMs,
           logger,
         });
   let sharedApprovals: { close(): Promise<void> } | undefined;

@@ -34,8 +34,13 @@ export interface ScaleKeys {
   readonly claimsChanges: string;
   /** `<prefix>:claims:cancel`: pub/sub channel, cancel requests for the workers. */
   readonly claimsCancel: string;
-  /** `<prefix>:approvals:pending`: tool calls waiting for approval on the workers (hash). */
-  readonly approvalsPending: string;
+  /**
+   * `<prefix>:approvals:pending:<worker>`: the tool calls waiting for approval on one worker
+   * (hash: call id → entry), expiring unless the living worker renews it (shared-approvals.ts).
+   */
+  approvalsPending(workerId: string): string;
+  /** `<prefix>:approvals:workers`: the ids of the workers that have calls waiting (set). */
+  readonly approvalsWorkers: string;
   /** `<prefix>:approval:decided:<call_id>`: a call decided (expires after an hour). */
   approvalDecided(callId: string): string;
   /** `<prefix>:approvals:answers`: pub/sub channel, answers for the worker holding the call. */
@@ -62,7 +67,8 @@ export function createScaleKeys(prefix: string): ScaleKeys {
     claimsActive: `${prefix}:claims:active`,
     claimsChanges: `${prefix}:claims:changes`,
     claimsCancel: `${prefix}:claims:cancel`,
-    approvalsPending: `${prefix}:approvals:pending`,
+    approvalsPending: (workerId) => `${prefix}:approvals:pending:${workerId}`,
+    approvalsWorkers: `${prefix}:approvals:workers`,
     approvalDecided: (callId) => `${prefix}:approval:decided:${callId}`,
     approvalsAnswers: `${prefix}:approvals:answers`,
     approvalsReply: (instanceId) => `${prefix}:approvals:reply:${instanceId}`,

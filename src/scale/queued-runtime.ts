@@ -264,6 +264,7 @@ function shuttingDown(): AppError {
     status: 503,
     expose: true,
     headers: { 'Retry-After': CLOSED_RETRY_AFTER, Connection: 'close' },
+    logLevel: 'info',
   });
 }
 

@@ -47,11 +47,13 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     maxConcurrency: config.maxConcurrency,
     maxActiveRuns: config.maxActiveRuns,
     ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
+    stepTimeoutMs: config.stepTimeoutMs,
     defaultAdapter: config.defaultAdapter,
     logger: parts.logger,
     writeConcurrency: config.writeConcurrency,
     writeQueueMax: config.writeQueueMax,
     writeRetryMaxMs: config.writeRetryMaxMs,
+    ownerLeaseMs: config.ownerLeaseMs,
     limits: config.limits,
     tools: {
       ...toolsOptionsFromConfig(config, parts.providers),

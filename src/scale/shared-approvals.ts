@@ -1,12 +1,18 @@
 /**
  * Tool-call approvals across a deployment (README "Approval", provider `http`): a call waits in
  * the runtime of the worker executing its run, while `GET/POST /api/approvals` reach any api
- * instance. Each worker mirrors its waiting calls into a Redis hash (from its runs'
- * `approval_required` / `approval_decision` events) and takes answers from a pub/sub channel:
- * the worker holding the call answers it and replies on the asking instance's reply channel
- * with the outcome (`decided`, `already_decided`). An api instance lists the hash and sends
- * answers; a call no worker holds is `already_decided` when it was decided within the hour,
- * else `unknown` (404).
+ * instance. Each worker mirrors its waiting calls into a Redis hash of its own and takes answers
+ * from a pub/sub channel: the worker holding the call answers it and replies on the asking
+ * instance's reply channel with the outcome (`decided`, `already_decided`). An api instance lists
+ * the hashes and sends answers; a call no worker holds is `already_decided` when it was decided
+ * within the hour, else `unknown` (404).
+ *
+ * A waiting call lives as long as its worker: the worker's hash expires
+ * `AGENTIC_WORKER_LOCK_SECONDS` after the worker last renewed it, the window after which the
+ * queue takes the worker for dead and its runs end interrupted (run-worker.ts), and a call whose
+ * run is no longer active (its claim released) is not listed even before. A killed worker's calls
+ * thus leave the listing and Redis within that window. The arguments are stored only when the
+ * events and the listing show them (AGENTIC_APPROVAL_EVENT_ARGUMENTS).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -16,7 +22,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ApprovalAnswer, PendingApproval } from '../tools/index.js';
 import type { ScaleKeys } from './keys.js';
-import { unsubscribeQuietly } from './quiet-close.js';
+import { CLOSE_WITH_REDIS_MS, settledWithin, unsubscribeQuietly } from './quiet-close.js';
 
 /** 503: the calls of other processes cannot be reached while Redis is away. */
 function redisAway(cause: unknown): DependencyError {
@@ -25,6 +31,29 @@ function redisAway(cause: unknown): DependencyError {
     cause,
   );
 }
+
+/**
+ * The entries of every worker's hash (KEYS[1]: the set of worker ids; ARGV[1]: the hashes' key
+ * before the id) whose run is still active (KEYS[2]: the claimed run ids). A worker whose hash
+ * has expired (dead) leaves the set here; a run declared interrupted (its claim released) has no
+ * call waiting, even while its dead worker's hash has not expired yet. One script, so a worker
+ * writing meanwhile is seen either before or after, never half. The hash keys are built from the
+ * set: a single Redis, as the run queue needs anyway, not a cluster.
+ */
+const LIST_WAITING = `
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local entries = redis.call('HVALS', ARGV[1] .. id)
+  if #entries == 0 then redis.call('SREM', KEYS[1], id) end
+  for _, text in ipairs(entries) do
+    local ok, entry = pcall(cjson.decode, text)
+    if ok and type(entry) == 'table' and type(entry.runId) == 'string'
+      and redis.call('SISMEMBER', KEYS[2], entry.runId) == 1 then
+      out[#out + 1] = text
+    end
+  end
+end
+return out`;
 
 /** How long an api instance waits for the holding worker's reply. */
 const REPLY_TIMEOUT_MS = 5_000;
@@ -51,28 +80,87 @@ export interface ApprovalSharingOptions {
   /** A connection for the answers channel (subscriber mode). */
   subscriber: Redis;
   keys: ScaleKeys;
+  /**
+   * AGENTIC_WORKER_LOCK_SECONDS in ms: this worker's waiting calls expire this long after it last
+   * renewed them (a third of it apart).
+   */
+  lockMs: number;
   logger: Logger;
 }
 
 /** Worker side: mirrors the runtime's waiting calls and answers them. Returns the stop function. */
 export function shareApprovals(options: ApprovalSharingOptions): () => Promise<void> {
-  const { runtime, redis, subscriber, keys, logger } = options;
+  const { runtime, redis, subscriber, keys, logger, lockMs } = options;
   const { approvals } = runtime;
-  const warn = (what: string) => (error: unknown) =>
+  const workerId = randomUUID();
+  const hash = keys.approvalsPending(workerId);
+  let failing = false;
+  const warn = (what: string) => (error: unknown) => {
+    if (failing) return; // once per outage: the renewals go on failing while Redis is away
+    failing = true;
     logger.warn({ err: errorMessage(error) }, `approval ${what} not shared through Redis`);
-  const offEvents = runtime.subscribe((event) => {
-    if (event.type === 'approval_required') {
-      const entry = approvals.pending().find((p) => p.callId === event.call_id);
-      if (entry === undefined) return;
-      redis.hset(keys.approvalsPending, entry.callId, JSON.stringify(entry)).catch(warn('request'));
-    } else if (event.type === 'approval_decision') {
-      redis
-        .multi()
-        .hdel(keys.approvalsPending, event.call_id)
-        .set(keys.approvalDecided(event.call_id), '1', 'EX', DECIDED_TTL_SECONDS)
-        .exec()
-        .catch(warn('decision'));
+  };
+  let renewal: NodeJS.Timeout | undefined;
+  /** The call ids written last time. */
+  let mirrored = new Set<string>();
+
+  /**
+   * Writes this worker's waiting calls as they are now (the whole hash, so a hash that expired
+   * while Redis was away comes back) and renews their expiry. A call written before and no
+   * longer waiting (answered, timed out, its run cancelled) is marked decided in the same MULTI,
+   * so it is always either listed or decided (a 409). Writes go in order on one connection: the
+   * last one sent is what stays.
+   */
+  function mirror(decided?: string): void {
+    const entries = approvals.pending();
+    const waiting = new Set(entries.map((entry) => entry.callId));
+    const ended = [...mirrored].filter((callId) => !waiting.has(callId));
+    if (decided !== undefined && !ended.includes(decided)) ended.push(decided);
+    const write = redis.multi();
+    for (const callId of ended) {
+      write.set(keys.approvalDecided(callId), '1', 'EX', DECIDED_TTL_SECONDS);
     }
+    // Nothing to write when nothing waits nor did (every call of a provider other than `http`).
+    if (entries.length > 0 || mirrored.size > 0) {
+      write.del(hash);
+      if (entries.length === 0) write.srem(keys.approvalsWorkers, workerId);
+      else {
+        const fields = entries.flatMap((entry) => [entry.callId, JSON.stringify(stored(entry))]);
+        write
+          .hset(hash, ...fields)
+          .pexpire(hash, lockMs)
+          .sadd(keys.approvalsWorkers, workerId)
+          .pexpire(keys.approvalsWorkers, lockMs);
+      }
+    }
+    mirrored = waiting;
+    if (write.length > 0) write.exec().then(() => (failing = false), warn('list'));
+    if (entries.length === 0) {
+      clearInterval(renewal);
+      renewal = undefined;
+    } else if (renewal === undefined) {
+      // A third of the expiry apart: one late renewal (a busy event loop) loses nothing.
+      renewal = setInterval(() => mirror(), Math.max(100, Math.floor(lockMs / 3)));
+      renewal.unref();
+    }
+  }
+
+  /** Whether a call written last time waits no more (a cancelled run's ends without a decision). */
+  function changed(): boolean {
+    const entries = approvals.pending();
+    return entries.length !== mirrored.size || entries.some((entry) => !mirrored.has(entry.callId));
+  }
+
+  /** What is stored of a waiting call: its arguments only where the events show them. */
+  function stored(entry: PendingApproval): Omit<PendingApproval, 'args'> & { args?: unknown } {
+    if (approvals.showArguments) return entry;
+    const { args: _args, ...rest } = entry;
+    return rest;
+  }
+
+  const offEvents = runtime.subscribe((event) => {
+    if (event.type === 'approval_decision') mirror(event.call_id);
+    else if (event.type === 'approval_required' || (mirrored.size > 0 && changed())) mirror();
   });
   const onMessage = (channel: string, message: string): void => {
     if (channel !== keys.approvalsAnswers) return;
@@ -92,8 +180,14 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
   const subscribed = subscriber.subscribe(keys.approvalsAnswers).catch(warn('channel'));
   return async () => {
     offEvents();
+    clearInterval(renewal);
     subscriber.off('message', onMessage);
     await unsubscribeQuietly(subscriber, keys.approvalsAnswers, subscribed);
+    // The runs have ended (their calls decided): nothing of this worker stays listed. Without
+    // Redis the hash expires on its own.
+    if (redis.status !== 'ready') return;
+    const removed = redis.multi().del(hash).srem(keys.approvalsWorkers, workerId).exec();
+    await settledWithin(removed.catch(warn('end')), CLOSE_WITH_REDIS_MS, undefined);
   };
 }
 
@@ -134,33 +228,45 @@ export function createSharedApprovals(
     options.logger.error({ err: errorMessage(error) }, 'cannot subscribe to approval replies');
   });
 
-  async function held(callId: string): Promise<boolean> {
-    return (await redis.hexists(keys.approvalsPending, callId)) === 1;
+  /**
+   * The calls waiting on the living workers whose runs are still active. Throws when Redis does
+   * not answer.
+   */
+  async function shared(): Promise<PendingApproval[]> {
+    const texts = (await redis.eval(
+      LIST_WAITING,
+      2,
+      keys.approvalsWorkers,
+      keys.claimsActive,
+      keys.approvalsPending(''),
+    )) as string[];
+    const entries: PendingApproval[] = [];
+    for (const text of texts) {
+      try {
+        const entry = JSON.parse(text) as Omit<PendingApproval, 'args'> & { args?: unknown };
+        // Stored without arguments unless the events show them.
+        entries.push({ ...entry, args: (entry.args ?? {}) as Record<string, unknown> });
+      } catch {
+        // not ours
+      }
+    }
+    return entries;
   }
 
   return {
     provider: options.provider,
     showArguments: options.showArguments,
     async pending() {
-      const now = Date.now();
       const entries: PendingApproval[] = [...(local?.pending() ?? [])];
       const seen = new Set(entries.map((entry) => entry.callId));
-      let shared: string[];
+      let others: PendingApproval[];
       try {
-        shared = await redis.hvals(keys.approvalsPending);
+        others = await shared();
       } catch (error) {
         if (local === undefined) throw redisAway(error);
-        shared = []; // Redis away: this process's own calls are still listed
+        others = []; // Redis away: this process's own calls are still listed
       }
-      for (const text of shared) {
-        try {
-          const entry = JSON.parse(text) as PendingApproval;
-          // A worker that died leaves its entries: past their expiry they are gone for good.
-          if (entry.expiresAt > now && !seen.has(entry.callId)) entries.push(entry);
-        } catch {
-          // not ours
-        }
-      }
+      for (const entry of others) if (!seen.has(entry.callId)) entries.push(entry);
       return entries.sort((x, y) => x.requestedAt - y.requestedAt);
     },
     async answer(callId, approve, reason) {
@@ -169,7 +275,7 @@ export function createSharedApprovals(
       }
       await subscribed;
       try {
-        if (!(await held(callId))) {
+        if (!(await shared()).some((entry) => entry.callId === callId)) {
           return (await redis.exists(keys.approvalDecided(callId))) === 1
             ? 'already_decided'
             : 'unknown';

@@ -14,5 +14,6 @@ export {
   resolveContained,
   resolveContainedSync,
   resolveFileToolPath,
+  resolveFileToolPathSync,
   safeFileName,
 } from './path-safety.js';

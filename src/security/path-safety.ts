@@ -121,8 +121,17 @@ export async function resolveFileToolPath(
   fileBaseDir: string | undefined,
   userPath: string,
 ): Promise<string> {
+  return resolveContained(fileToolBase(fileBaseDir), userPath);
+}
+
+/** Synchronous {@link resolveFileToolPath}. */
+export function resolveFileToolPathSync(fileBaseDir: string | undefined, userPath: string): string {
+  return resolveContainedSync(fileToolBase(fileBaseDir), userPath);
+}
+
+function fileToolBase(fileBaseDir: string | undefined): string {
   if (fileBaseDir === undefined) {
     throw new PathEscapeError('AGENTIC_FILE_BASE_DIR is not set: file operations are disabled');
   }
-  return resolveContained(fileBaseDir, userPath);
+  return fileBaseDir;
 }

@@ -1,18 +1,22 @@
 /**
  * Owners of run files. Every persisting runtime holds an owner lease on its runs directory: a
- * file `.<owner id>.owner` naming the process (pid, host, process start time) whose mtime is
- * refreshed every `heartbeatMs`, removed at shutdown. Each `running` record carries its
- * runtime's owner id, so start-up recovery touches only the runs whose owner is gone, never
- * those of another live process sharing the directory (an `agentic run` beside the service).
+ * file `.<owner id>.owner` naming the process (pid, host, process start time) and its lease time,
+ * whose mtime is refreshed three times per lease, removed at shutdown. Each `running` record
+ * carries its runtime's owner id, so recovery (at start-up, and by the orphan watch while the
+ * service runs) touches only the runs whose owner is gone, never those of another live process
+ * sharing the directory (an `agentic run` beside the service).
  *
  * An owner is alive when its owner file exists and:
- * - on the same machine (same host name, boot id and pid namespace): its pid is alive and
- *   still has the recorded process start time (a reused pid has another one); where the start
- *   time cannot be read (not Linux), the heartbeat decides, as below;
- * - on another machine (a runs directory shared over NFS): its heartbeat is fresh, i.e. the
- *   file's mtime is less than `max(60 s, 6 × heartbeatMs)` old. This assumes the hosts' clocks
- *   agree within that margin and the NFS attribute cache is shorter than it; a process paused
- *   longer than that (SIGSTOP, a suspended VM) counts as gone.
+ * - on the same machine (same host name, boot id and pid namespace): its pid is alive, is not a
+ *   zombie (killed, not yet reaped by its parent: /proc/<pid>/stat state `Z` or `X`), still has
+ *   the recorded process start time (a reused pid has another one), and its lease is fresh: the
+ *   file's mtime is at most its lease time old (this also catches a pid reused with the same
+ *   start time, as in a restarted container, and a process stopped that long);
+ * - on another pid namespace of the same kernel (a restarted container): its lease is fresh;
+ * - on another machine (a runs directory shared over NFS): its lease is fresh within
+ *   `max(60 s, 2 × lease)`, for the hosts' clocks; this assumes they agree within that margin
+ *   and the NFS attribute cache is shorter than it.
+ * A process paused longer than its lease (SIGSTOP, a suspended VM) counts as gone.
  */
 import { readFileSync, readlinkSync } from 'node:fs';
 import { unlink, utimes, writeFile } from 'node:fs/promises';
@@ -33,7 +37,14 @@ export interface OwnerInfo {
   /** The process start time (clock ticks after boot, /proc/<pid>/stat), or null. */
   procStart: string | null;
   heartbeatMs: number;
+  /** How long the owner may go without refreshing its file and still count as alive (ms). */
+  leaseMs?: number;
 }
+
+/** The default lease time of an owner file (ms): three heartbeats of 10 s. */
+export const DEFAULT_OWNER_LEASE_MS = 30_000;
+/** Heartbeats per lease: a lease survives two missed refreshes. */
+const HEARTBEATS_PER_LEASE = 3;
 
 /** The owner file name of an owner id. */
 export function ownerFileName(id: string): string {
@@ -55,13 +66,31 @@ function machineId(): string {
   return `${hostname()}|${boot}|${pidNs}`;
 }
 
-/** The start time of process `pid` (field 22 of /proc/<pid>/stat), or null when unknown. */
-export function processStartTime(pid: number): string | null {
+/** State (field 3) and start time (field 22) of /proc/<pid>/stat; null where unknown. */
+function processStat(pid: number): { state: string | null; start: string | null } {
   const stat = readQuietly(() => readFileSync(`/proc/${pid}/stat`, 'utf8'));
   // The command name (field 2) may hold spaces and parentheses: count fields after the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const state = fields[0];
   const start = fields[19];
-  return start !== undefined && /^[0-9]+$/.test(start) ? start : null;
+  return {
+    state: state !== undefined && /^[A-Za-z]$/.test(state) ? state : null,
+    start: start !== undefined && /^[0-9]+$/.test(start) ? start : null,
+  };
+}
+
+/** The start time of process `pid` (field 22 of /proc/<pid>/stat), or null when unknown. */
+export function processStartTime(pid: number): string | null {
+  return processStat(pid).start;
+}
+
+/**
+ * Whether `pid` is a zombie (`Z`: exited, not yet reaped by its parent) or dying (`X`): such a
+ * process still answers `kill(pid, 0)` and keeps its start time, but runs nothing.
+ */
+export function processDead(pid: number): boolean {
+  const { state } = processStat(pid);
+  return state === 'Z' || state === 'X';
 }
 
 function pidAlive(pid: number): boolean {
@@ -74,38 +103,56 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** The lease of an owner file; files of older versions (no lease) had `max(60 s, 6 beats)`. */
+export function leaseOf(info: OwnerInfo): number {
+  return info.leaseMs ?? Math.max(60_000, 6 * info.heartbeatMs);
+}
+
 /** Whether the owner described by `info` (its file last touched at `mtimeMs`) is alive. */
 export function ownerAlive(info: OwnerInfo, mtimeMs: number, now: number): boolean {
   const here = machineId();
+  const lease = leaseOf(info);
+  const age = now - mtimeMs;
   // A machine id without boot id (not Linux) is only a host name: pids may still be compared.
   if (info.machine === here) {
     if (!pidAlive(info.pid)) return false;
-    if (info.procStart !== null) {
-      const current = processStartTime(info.pid);
-      if (current !== null) return current === info.procStart;
-    }
+    const { state, start } = processStat(info.pid);
+    if (state === 'Z' || state === 'X') return false;
+    if (info.procStart !== null && start !== null && start !== info.procStart) return false;
+    return age <= lease;
   }
-  return now - mtimeMs <= Math.max(60_000, 6 * info.heartbeatMs);
+  // Another pid namespace of this kernel (a restarted container) shares this clock.
+  const boot = info.machine.split('|')[1] ?? '';
+  if (boot !== '' && boot === here.split('|')[1]) return age <= lease;
+  return age <= Math.max(60_000, 2 * lease);
 }
 
 /** A runtime's owner lease on a runs directory. */
 export interface OwnerLease {
   readonly id: string;
-  /** Stops the heartbeat and removes the owner file. */
-  release(): Promise<void>;
+  /**
+   * Stops the heartbeat and removes the owner file; with `keep`, leaves the file (runs whose
+   * end records were not written still name this owner: once the process is gone, the next
+   * scan of any process recovers them).
+   */
+  release(options?: { keep?: boolean }): Promise<void>;
 }
 
 export interface OwnerLeaseOptions {
   runsDir: string;
   logger: Logger;
-  /** How often the owner file's mtime is refreshed. @default 10000 */
-  heartbeatMs?: number;
+  /**
+   * How long the owner file may go unrefreshed before others count this owner as gone; it is
+   * refreshed three times per lease. @default 30000
+   */
+  leaseMs?: number;
 }
 
 /** Writes this runtime's owner file and starts its heartbeat (an unref'd timer). */
 export async function acquireOwnerLease(options: OwnerLeaseOptions): Promise<OwnerLease> {
   const { runsDir, logger } = options;
-  const heartbeatMs = options.heartbeatMs ?? 10_000;
+  const leaseMs = options.leaseMs ?? DEFAULT_OWNER_LEASE_MS;
+  const heartbeatMs = Math.max(1, Math.floor(leaseMs / HEARTBEATS_PER_LEASE));
   const id = newOwnerId();
   const path = join(runsDir, ownerFileName(id));
   const info: OwnerInfo = {
@@ -114,6 +161,7 @@ export async function acquireOwnerLease(options: OwnerLeaseOptions): Promise<Own
     machine: machineId(),
     procStart: processStartTime(process.pid),
     heartbeatMs,
+    leaseMs,
   };
   const text = `${JSON.stringify(info)}\n`;
   await writeFile(path, text, { mode: 0o644 });
@@ -136,10 +184,10 @@ export async function acquireOwnerLease(options: OwnerLeaseOptions): Promise<Own
   timer.unref();
   return {
     id,
-    async release() {
+    async release({ keep = false } = {}) {
       released = true;
       clearInterval(timer);
-      await unlink(path).catch(() => undefined);
+      if (!keep) await unlink(path).catch(() => undefined);
     },
   };
 }

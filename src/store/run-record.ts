@@ -23,6 +23,16 @@ export interface RunRecordBase {
   isoTime?: IsoTime;
 }
 
+/**
+ * Where each step's events went in the run's live event sequence (the run's event mapper):
+ * recorded as `start_seq`/`end_seq`, so a replay from the file keeps the live order of steps
+ * that ran in parallel.
+ */
+export interface StepEventOrder {
+  startSeq(index: number): number | undefined;
+  endSeq(index: number): number | undefined;
+}
+
 /** Epoch ms → ISO 8601 text (`2024-01-02T03:04:05.678Z`). */
 export type IsoTime = (ms: number) => string;
 
@@ -67,12 +77,13 @@ export function finishedRunRecord(
     outcomes: readonly StepOutcome[];
     finalOutput: Record<string, unknown> | null;
     endTime: number;
+    order?: StepEventOrder;
   },
 ): RunRecord {
   const steps = base.workflow.steps.map((step, i): StepRecord => {
     const outcome = end.outcomes[i];
     if (outcome === undefined) throw new Error(`missing outcome of step ${step.name}`);
-    return stepRecord(step, outcome, base.isoTime);
+    return stepRecord(step, outcome, base.isoTime, end.order, i);
   });
   return {
     ...common(base),
@@ -87,17 +98,24 @@ export function finishedRunRecord(
   };
 }
 
-/** The record of one finished step (also what the run journal holds for it). */
+/**
+ * The record of one finished step (also what the run journal holds for it); with `order`, the
+ * `seq` of its `step_start` and `step_end` (step `index`).
+ */
 export function stepRecord(
   step: CompiledStep,
   outcome: StepOutcome,
   iso: IsoTime = plainIso,
+  order?: StepEventOrder,
+  index = 0,
 ): StepRecord {
   const metadata: StepRecord['metadata'] = {
     attempts: outcome.attempts,
     iterations: outcome.iterations,
   };
   if (outcome.skipReason !== null) metadata.skip_reason = outcome.skipReason;
+  const startSeq = order?.startSeq(index);
+  const endSeq = order?.endSeq(index);
   return {
     step_name: step.name,
     status: outcome.status,
@@ -114,6 +132,8 @@ export function stepRecord(
     end_time: iso(outcome.endTime),
     ...(outcome.verification === undefined ? {} : { verification: outcome.verification }),
     ...(outcome.messages === undefined ? {} : { messages: outcome.messages }),
+    ...(startSeq === undefined ? {} : { start_seq: startSeq }),
+    ...(endSeq === undefined ? {} : { end_seq: endSeq }),
     metadata,
   };
 }

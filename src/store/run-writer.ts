@@ -8,10 +8,12 @@
  * dead write worker) it stays queued in memory and is tried again with exponential backoff
  * (`retryBaseMs` doubling up to `retryMaxMs`) until it is on disk. Its promise resolves then,
  * which is when the run may report its end. Only {@link RunWriter.close} ends the retries: from
- * then on each remaining write gets its tries until the drain deadline, and one that still
- * fails is abandoned (its promise rejects with {@link RecordNotWrittenError}, logged with the
- * run id: never dropped silently). A write without `retry` (a run's first record) rejects at
- * its first failure: the run is refused instead.
+ * then on each remaining write gets its tries until the drain deadline; at the deadline every
+ * write not with the file system is abandoned (its promise rejects with
+ * {@link RecordNotWrittenError}): one that was failing is logged with its run id, the others
+ * (they never had their turn) are counted in what `close` resolves with, never dropped
+ * silently. A write without `retry` (a run's first record) rejects at its first failure: the
+ * run is refused instead.
  *
  * While any write is failing, {@link RunWriter.status} says so (readiness and new runs read it).
  */
@@ -22,6 +24,7 @@ import type { FileWriter } from './write-thread.js';
 
 /** Timers the queue waits on (the runtime's clock). */
 export interface WriterClock {
+  now(): number;
   setTimeout(callback: () => void, ms: number): unknown;
   clearTimeout(handle: unknown): void;
 }
@@ -59,7 +62,10 @@ export interface UnwrittenRecord {
   error: string;
 }
 
-/** A record abandoned at shutdown after its last try failed. */
+/** The code of a record abandoned at the drain deadline before its first try. */
+const NO_TURN = 'shutdown grace passed';
+
+/** A record abandoned at shutdown (failing, or not tried before the drain deadline). */
 export class RecordNotWrittenError extends Error {
   constructor(readonly code: string) {
     super(`run record not written (${code})`);
@@ -75,9 +81,15 @@ export interface RunWriter {
   unwritten(runId: string): UnwrittenRecord | undefined;
   /**
    * Stops retrying after `drainMs`: queued writes are still written (at most `concurrency` at
-   * once); whatever still fails after the deadline is abandoned. Resolves when the queue is empty.
+   * once) until then; at the deadline the writes not with the file system are abandoned, and
+   * any write made or failing after it. Resolves when the queue is empty.
    */
   close(drainMs: number): Promise<void>;
+  /**
+   * Records abandoned at the drain deadline so far, failing or not (their files keep what was
+   * last written: a run's start record).
+   */
+  abandoned(): number;
 }
 
 interface Job {
@@ -110,6 +122,10 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
   let lastError: string | undefined;
   let closing = false;
   let deadlinePassed = false;
+  /** The drain deadline (clock time), once closing; its timer runs while writes are queued. */
+  let deadlineAt: number | undefined;
+  let deadlineTimer: unknown;
+  let abandoned = 0;
   let drained: (() => void) | undefined;
 
   function pump(): void {
@@ -118,7 +134,34 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
       running++;
       void attempt(job);
     }
-    if (closing && jobs.size === 0) drained?.();
+    if (closing && jobs.size === 0) {
+      if (deadlineTimer !== undefined) clock.clearTimeout(deadlineTimer);
+      deadlineTimer = undefined;
+      drained?.();
+    }
+  }
+
+  /** While closing with writes queued, the deadline's timer runs (none holds an idle queue). */
+  function armDeadline(): void {
+    if (deadlineAt === undefined || deadlinePassed || deadlineTimer !== undefined) return;
+    if (jobs.size === 0) return;
+    deadlineTimer = clock.setTimeout(passDeadline, Math.max(0, deadlineAt - clock.now()));
+  }
+
+  function passDeadline(): void {
+    deadlineTimer = undefined;
+    deadlinePassed = true;
+    // The deadline is the process's: writing the rest at the file system's pace (~530/s
+    // measured, so 40,000 records took 76 s past a 10 s grace) would outlast a supervisor's
+    // patience. Writes with the file system finish; the rest are abandoned now.
+    for (const job of waiting) {
+      if (job.timer !== undefined) clock.clearTimeout(job.timer);
+      job.timer = undefined;
+    }
+    const left = new Set([...ready, ...waiting]);
+    ready.length = 0;
+    for (const job of left) abandon(job);
+    if (jobs.size === 0) drained?.();
   }
 
   async function attempt(job: Job): Promise<void> {
@@ -150,14 +193,11 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
   function failed(job: Job, code: string): void {
     job.error = code;
     if (!job.retry || deadlinePassed) {
-      settle(job);
-      if (job.retry) {
-        logger.error(
-          { runId: job.runId, file: job.filename, code, attempts: job.attempts },
-          'run record lost: not written before shutdown',
-        );
+      if (job.retry) abandon(job);
+      else {
+        settle(job);
+        job.reject(new RecordNotWrittenError(code));
       }
-      job.reject(new RecordNotWrittenError(code));
       return;
     }
     lastError = code;
@@ -171,6 +211,19 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
       ready.push(job);
       pump();
     }, delay);
+  }
+
+  /** Gives up a write at the drain deadline (see the module comment). */
+  function abandon(job: Job): void {
+    settle(job);
+    abandoned++;
+    if (job.error !== undefined) {
+      logger.error(
+        { runId: job.runId, file: job.filename, code: job.error, attempts: job.attempts },
+        'run record lost: not written before shutdown',
+      );
+    }
+    job.reject(new RecordNotWrittenError(job.error ?? NO_TURN));
   }
 
   return {
@@ -189,7 +242,14 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
         };
         jobs.add(job);
         byRun.set(runId, job);
+        // A run ending after the drain deadline (cancelled late) has no turn either.
+        if (deadlineAt !== undefined && clock.now() >= deadlineAt) deadlinePassed = true;
+        if (deadlinePassed && retry) {
+          abandon(job);
+          return;
+        }
         ready.push(job);
+        armDeadline();
         pump();
       });
     },
@@ -203,20 +263,12 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
     },
     close(drainMs) {
       closing = true;
+      deadlineAt ??= clock.now() + drainMs;
       const done = new Promise<void>((resolve) => (drained = resolve));
-      const deadline = clock.setTimeout(() => {
-        deadlinePassed = true;
-        // Writes waiting for a retry get their last try now rather than at their timer.
-        for (const job of [...waiting]) {
-          if (job.timer === undefined) continue;
-          clock.clearTimeout(job.timer);
-          job.timer = undefined;
-          ready.push(job);
-        }
-        pump();
-      }, drainMs);
+      armDeadline();
       pump();
-      return done.then(() => clock.clearTimeout(deadline));
+      return done;
     },
+    abandoned: () => abandoned,
   };
 }

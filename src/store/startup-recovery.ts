@@ -23,12 +23,15 @@ import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { interruptedRecord } from './interrupted-record.js';
 import { foldJournalLines, parseJournal, recoverJournal, withWarning } from './journal-recovery.js';
 import { OWNER_FILE } from './owner.js';
-import { tokenOfOwner } from './process-token.js';
+import { TEMP_FILE_TOKEN, tokenOfOwner } from './process-token.js';
 import { boundRunRecord } from './record-bounds.js';
 import { JOURNAL_FILE, journalFileName } from './run-journal.js';
 import { writeRunFile } from './run-files.js';
 import { TEMP_FILE, ownerFileAlive, removeDeadTempFiles } from './stale-temp-files.js';
 import type { FileWriter } from './write-thread.js';
+
+/** Owner ids (see OWNER_FILE). */
+const OWNER_ID = /^[0-9a-z]+-[0-9a-f]{8}-[0-9a-z]+$/;
 
 /** Run file names (as in history.ts; no leading dot). */
 const RUN_FILE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,250}\.json$/;
@@ -60,6 +63,14 @@ export interface RecoveryOptions {
   writeFile?: FileWriter;
   /** Each run file read, after its repair. */
   onRecord?: (record: RunRecord, filename: string) => void;
+  /** Each run file marked interrupted, once rewritten. */
+  onRecovered?: (record: RunRecord, filename: string) => void;
+  /**
+   * Recover only the runs of these owners (the orphan watch: owners found gone while the service
+   * runs) and remove only their temp and owner files; other journals are left alone.
+   * @default every owner that is gone, and the rest of the start-up repairs
+   */
+  only?: ReadonlySet<string>;
   /** Parallel file reads. @default 32 */
   parallel?: number;
   /**
@@ -134,11 +145,19 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
     }
   }
   if (self !== undefined) owners.set(self, true);
-  const alive = (owner: unknown): boolean =>
-    typeof owner === 'string' && owners.get(owner) === true;
-  const liveTokens = new Set(
-    [...owners].filter(([, live]) => live).map(([id]) => tokenOfOwner(id)),
-  );
+  const { only } = options;
+  // An owner not listed started after the readdir: its owner file was written before its first
+  // run file, so it is there now.
+  const alive = async (owner: unknown): Promise<boolean> => {
+    if (typeof owner !== 'string') return false;
+    if (only !== undefined) return !only.has(owner);
+    let live = owners.get(owner);
+    if (live === undefined && OWNER_ID.test(owner)) {
+      live = await ownerFileAlive(runsDir, `.${owner}.owner`);
+      if (live) owners.set(owner, live);
+    }
+    return live === true;
+  };
 
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -156,11 +175,14 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
       const journal = journalFileName(name);
       const hasJournal = journals.delete(journal);
       if (record.status === 'running' || record.status === 'pending') {
-        if (alive(record.owner)) {
+        if (await alive(record.owner)) {
           report.liveRuns++;
         } else {
           record = await recoverRun(name, record, hasJournal);
+          options.onRecovered?.(record, name);
         }
+      } else if (only !== undefined) {
+        // The watch leaves ended runs' journals to their owners and to start-up.
       } else if (hasJournal && (await removeQuietly(join(runsDir, journal)))) {
         report.journalsRemoved++;
       }
@@ -197,12 +219,21 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
     Array.from({ length: Math.min(options.parallel ?? 32, runFiles.length) }, worker),
   );
   // Journals left over have no run file: their run never started or its file was removed.
-  for (const journal of journals) {
+  for (const journal of only === undefined ? journals : []) {
     if (await removeQuietly(join(runsDir, journal))) report.journalsRemoved++;
   }
-  report.tempFilesRemoved = (await removeDeadTempFiles(runsDir, temps, liveTokens)).length;
-  for (const [owner, live] of owners) {
-    if (!live && (await removeQuietly(join(runsDir, `.${owner}.owner`)))) report.ownersRemoved++;
+  const gone = [...owners].filter(([id, live]) => !live && (only?.has(id) ?? true));
+  const goneTokens = new Set(gone.map(([id]) => tokenOfOwner(id)));
+  const liveTokens = new Set(
+    [...owners].filter(([, live]) => live).map(([id]) => tokenOfOwner(id)),
+  );
+  const deadTemps =
+    only === undefined
+      ? temps
+      : temps.filter((name) => goneTokens.has(TEMP_FILE_TOKEN.exec(name)?.[1] ?? ''));
+  report.tempFilesRemoved = (await removeDeadTempFiles(runsDir, deadTemps, liveTokens)).length;
+  for (const [owner] of gone) {
+    if (await removeQuietly(join(runsDir, `.${owner}.owner`))) report.ownersRemoved++;
   }
   return report;
 }

@@ -1,6 +1,10 @@
 import { lstat, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { PathEscapeError, resolveFileToolPath } from '../security/index.js';
+import {
+  PathEscapeError,
+  resolveFileToolPath,
+  resolveFileToolPathSync,
+} from '../security/index.js';
 import { ToolError } from './tool-error.js';
 import { TOOL_RISKS, type ToolDefinition } from './types.js';
 
@@ -31,12 +35,37 @@ export function createFileTools(options: FileToolsOptions): ToolDefinition[] {
       throw fsError(tool, path, error);
     }
   };
+  /** The tools' `check`: a path out of the base directory is refused as `locate` refuses it. */
+  const refuseEscape =
+    (tool: string) =>
+    (args: Record<string, unknown>): void => {
+      try {
+        resolveFileToolPathSync(options.baseDir, String(args.path));
+      } catch (error) {
+        // Anything else (the base directory missing) is the call's own to report.
+        if (!(error instanceof PathEscapeError)) return;
+        throw new ToolError(tool, `path refused (${error.reason})`, 'path', error);
+      }
+    };
+  /** The content's size in bytes; refused past the limit. */
+  const checkSize = (content: string): number => {
+    const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes > options.maxFileBytes) {
+      throw new ToolError(
+        'file_write',
+        `content is larger than ${options.maxFileBytes} bytes`,
+        'write',
+      );
+    }
+    return bytes;
+  };
   return [
     {
       name: 'file_read',
       description: 'Reads a UTF-8 text file under the base directory: {path} → {content, bytes}.',
       risk: TOOL_RISKS.LOW,
       parameters: objectOf({ path: PATH }),
+      check: refuseEscape('file_read'),
       run: async (args, { signal }) => {
         const path = String(args.path);
         const target = await locate('file_read', path);
@@ -66,6 +95,7 @@ export function createFileTools(options: FileToolsOptions): ToolDefinition[] {
         'Lists a directory under the base directory: {path} → {entries: [{name, type}]}.',
       risk: TOOL_RISKS.LOW,
       parameters: objectOf({ path: PATH }),
+      check: refuseEscape('file_list'),
       run: async (args) => {
         const path = String(args.path);
         const target = await locate('file_list', path);
@@ -96,17 +126,14 @@ export function createFileTools(options: FileToolsOptions): ToolDefinition[] {
         'Writes UTF-8 text under the base directory, creating parent directories: {path, content} → {bytes}.',
       risk: TOOL_RISKS.HIGH,
       parameters: objectOf({ path: PATH, content: { type: 'string' } }),
+      check: (args) => {
+        checkSize(String(args.content));
+        refuseEscape('file_write')(args);
+      },
       run: async (args, { signal }) => {
         const path = String(args.path);
         const content = String(args.content);
-        const bytes = Buffer.byteLength(content, 'utf8');
-        if (bytes > options.maxFileBytes) {
-          throw new ToolError(
-            'file_write',
-            `content is larger than ${options.maxFileBytes} bytes`,
-            'write',
-          );
-        }
+        const bytes = checkSize(content);
         const target = await locate('file_write', path);
         await mkdir(dirname(target), { recursive: true }).catch((error: unknown) => {
           throw fsError('file_write', path, error);
@@ -126,6 +153,7 @@ export function createFileTools(options: FileToolsOptions): ToolDefinition[] {
       description: 'Deletes a file (not a directory) under the base directory: {path} → {deleted}.',
       risk: TOOL_RISKS.HIGH,
       parameters: objectOf({ path: PATH }),
+      check: refuseEscape('file_delete'),
       run: async (args) => {
         const path = String(args.path);
         const target = await locate('file_delete', path);

@@ -119,6 +119,10 @@ export function createHttpTools(options: HttpToolsOptions): {
     }
   };
 
+  /** The tools' `check`: the URL's own refusals (names are resolved only when the call runs). */
+  const checkUrl = (tool: string, args: Record<string, unknown>): void => {
+    checkLiteral(tool, parseUrl(tool, String(args.url)), options.blockPrivateIps, isBlocked);
+  };
   const urlArg = { type: 'string', minLength: 1, maxLength: 8192 } as const;
   const headersArg = {
     type: 'object',
@@ -137,6 +141,7 @@ export function createHttpTools(options: HttpToolsOptions): {
           required: ['url'],
           additionalProperties: false,
         },
+        check: (args) => checkUrl('http_get', args),
         run: (args, { signal }) => fetchTool('http_get', 'GET', args, signal),
       },
       {
@@ -150,6 +155,7 @@ export function createHttpTools(options: HttpToolsOptions): {
           required: ['url', 'body'],
           additionalProperties: false,
         },
+        check: (args) => checkUrl('http_post', args),
         run: (args, { signal }) => fetchTool('http_post', 'POST', args, signal),
       },
     ],

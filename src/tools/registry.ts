@@ -19,7 +19,7 @@ export interface ToolRegistry {
   get(name: string): ToolDefinition | undefined;
   /**
    * Calls `name` for `caller`: refused unless the step lists it, arguments validated against
-   * its schema, high-risk tools asked of the approval provider. Every refusal or failure
+   * its schema and the tool's own `check`, then high-risk tools asked of the approval provider. Every refusal or failure
    * rejects with a {@link ToolError}.
    */
   call(name: string, args: unknown, caller: ToolCaller, context: ToolCallContext): Promise<unknown>;
@@ -32,7 +32,8 @@ export type ToolCallOutcome = 'success' | 'error' | 'denied' | 'refused';
 export interface ToolCallReport {
   tool: string;
   /**
-   * `refused`: not a tool, not in the step's `tools:`, or bad arguments; `denied`: the approval
+   * `refused`: not a tool, not in the step's `tools:`, or bad arguments (the schema's or the
+   * tool's `check`, before any approval); `denied`: the approval
    * gate said no; `error`: the tool ran and failed; `success`.
    */
   outcome: ToolCallOutcome;
@@ -72,6 +73,14 @@ export function createToolRegistry(
       throw new ToolError(name, `invalid arguments: ${problems}`);
     }
     const valid = args as Record<string, unknown>;
+    // Before the gate: a person is never asked about a call the tool would refuse anyway.
+    if (entry.tool.check !== undefined) {
+      try {
+        await entry.tool.check(valid);
+      } catch (error) {
+        throw asToolError(name, error);
+      }
+    }
     if (entry.tool.risk === TOOL_RISKS.HIGH) {
       const { allowed: _allowed, ...who } = caller;
       context.onApproval?.(true);
@@ -93,13 +102,7 @@ export function createToolRegistry(
     try {
       return await entry.tool.run(valid, context);
     } catch (error) {
-      if (error instanceof ToolError) throw error;
-      throw new ToolError(
-        name,
-        error instanceof Error ? error.message : 'failed',
-        undefined,
-        error,
-      );
+      throw asToolError(name, error);
     }
   };
 
@@ -120,6 +123,12 @@ export function createToolRegistry(
       }
     },
   };
+}
+
+/** What a tool threw, as a {@link ToolError}. */
+function asToolError(name: string, error: unknown): ToolError {
+  if (error instanceof ToolError) return error;
+  return new ToolError(name, error instanceof Error ? error.message : 'failed', undefined, error);
 }
 
 /** The outcome label of a failed call. */

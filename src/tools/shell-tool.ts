@@ -1,6 +1,10 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { PathEscapeError, resolveFileToolPath } from '../security/index.js';
+import {
+  PathEscapeError,
+  resolveFileToolPath,
+  resolveFileToolPathSync,
+} from '../security/index.js';
 import { resolveExecutable } from './executables.js';
 import { ToolError } from './tool-error.js';
 import { TOOL_RISKS, type ToolDefinition } from './types.js';
@@ -27,6 +31,21 @@ export function createShellTool(options: ShellToolOptions): ToolDefinition {
     (allowed ??= Promise.all(
       options.allowedCommands.map((command) => resolveExecutable(command, options.env.PATH ?? '')),
     ).then((paths) => new Set(paths.filter((path): path is string => path !== undefined))));
+  /** The real path of `argv[0]`; refused unless allowed (and for a NUL byte anywhere). */
+  const allowedExecutable = async (argv: string[]): Promise<string> => {
+    const command = argv[0] as string;
+    if (argv.some((arg) => arg.includes('\0')))
+      throw new ToolError('shell', 'NUL byte in argv', 'argv');
+    const executable = await resolveExecutable(command, options.env.PATH ?? '');
+    if (executable === undefined || !(await allowedPaths()).has(executable)) {
+      throw new ToolError(
+        'shell',
+        `command '${command}' is not allowed (AGENTIC_SHELL_ALLOWED_COMMANDS)`,
+        'allowlist',
+      );
+    }
+    return executable;
+  };
   return {
     name: 'shell',
     description:
@@ -46,19 +65,20 @@ export function createShellTool(options: ShellToolOptions): ToolDefinition {
       required: ['argv'],
       additionalProperties: false,
     },
+    check: async (args) => {
+      await allowedExecutable(args.argv as string[]);
+      const cwd = typeof args.cwd === 'string' ? args.cwd : '.';
+      try {
+        resolveFileToolPathSync(options.baseDir, cwd);
+      } catch (error) {
+        // A cwd missing is the call's own to report (a step before it may create it).
+        if (!(error instanceof PathEscapeError)) return;
+        throw new ToolError('shell', `cwd refused (${error.reason})`, 'cwd', error);
+      }
+    },
     run: async (args, { signal }) => {
       const argv = args.argv as string[];
-      const command = argv[0] as string;
-      if (argv.some((arg) => arg.includes('\0')))
-        throw new ToolError('shell', 'NUL byte in argv', 'argv');
-      const executable = await resolveExecutable(command, options.env.PATH ?? '');
-      if (executable === undefined || !(await allowedPaths()).has(executable)) {
-        throw new ToolError(
-          'shell',
-          `command '${command}' is not allowed (AGENTIC_SHELL_ALLOWED_COMMANDS)`,
-          'allowlist',
-        );
-      }
+      const executable = await allowedExecutable(argv);
       const cwd = await workingDirectory(
         options.baseDir,
         typeof args.cwd === 'string' ? args.cwd : '.',

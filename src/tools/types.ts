@@ -21,5 +21,13 @@ export interface ToolDefinition<Args = Record<string, unknown>> {
   risk: ToolRisk;
   /** JSON Schema (draft 2020-12) of the arguments object. */
   parameters: Record<string, unknown>;
+  /**
+   * Refuses, with the {@link ToolError} `run` would throw, arguments the tool is sure to refuse
+   * (a path out of the base directory, a command not allowed, a blocked address), without doing
+   * anything. The registry calls it after the schema and before the approval gate, so nobody is
+   * asked to approve a call that cannot run; `run` still checks everything itself.
+   * @default none: only the schema is checked before approval
+   */
+  check?(args: Args): void | Promise<void>;
   run(args: Args, context: ToolCallContext): Promise<unknown>;
 }

@@ -22,7 +22,7 @@ export {
 export { parseWorkflowYaml, MAX_ALIAS_COUNT, type ParseYamlOptions } from './parse.js';
 export { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
 export { compileWorkflow, DEFAULT_LOOP_MAX } from './compile.js';
-export { resolveRunInputs } from './inputs.js';
+export { resolveRunInputs, runInputErrors } from './inputs.js';
 export {
   createWorkflowRegistry,
   isWorkflowName,

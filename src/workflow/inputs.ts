@@ -89,6 +89,24 @@ export function resolveRunInputs(
   return resolved;
 }
 
+/**
+ * The problems {@link resolveRunInputs} would refuse `input` for (empty when it would accept
+ * it): what a preview reports before a run is asked for.
+ */
+export function runInputErrors(
+  workflow: CompiledWorkflow,
+  input: unknown,
+  locPrefix: (string | number)[] = ['input_data'],
+): ErrorDetail[] {
+  try {
+    resolveRunInputs(workflow, input, locPrefix);
+    return [];
+  } catch (error) {
+    if (error instanceof ValidationError) return error.details;
+    throw error;
+  }
+}
+
 /** A form field left empty: a blank string for an input that is not a string. */
 function blankFormField(value: unknown, type: InputType): boolean {
   return type !== 'string' && typeof value === 'string' && value.trim() === '';

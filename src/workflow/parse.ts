@@ -13,9 +13,12 @@ import {
   MAX_YAML_DEPTH,
   type ContentLimits,
 } from './limits.js';
-import { expandedYamlSize, yamlDepthExcess } from './yaml-bounds.js';
+import { expandedYaml, scanYamlText } from './yaml-bounds.js';
 
-/** Aliases a document may expand; ordinary workflows use none or a few. */
+/**
+ * Aliases a document may hold, and alias expansions its data may take (an alias inside an anchor
+ * counts each time the anchor is used); ordinary workflows use none or a few.
+ */
 export const MAX_ALIAS_COUNT = 100;
 
 export interface ParseYamlOptions {
@@ -79,13 +82,14 @@ export function parseWorkflowYaml(text: string, options: ParseYamlOptions = {}):
       `invalid YAML: ${bytes} bytes of text, more than ${limits.maxYamlBytes} (${CONTENT_LIMIT_VARIABLES.maxYamlBytes})`,
     );
   }
-  const deep = yamlDepthExcess(text, MAX_YAML_DEPTH);
-  if (deep !== undefined) {
+  const excess = scanYamlText(text, MAX_YAML_DEPTH, MAX_ALIAS_COUNT);
+  if (excess?.kind === 'depth') {
     fail(
-      `invalid YAML (line ${deep.line}, column ${deep.col}): nested more than ${MAX_YAML_DEPTH} levels deep`,
-      [field, deep.line, deep.col],
+      `invalid YAML (line ${excess.line}, column ${excess.col}): nested more than ${MAX_YAML_DEPTH} levels deep`,
+      [field, excess.line, excess.col],
     );
   }
+  if (excess?.kind === 'aliases') fail(`invalid YAML: more than ${MAX_ALIAS_COUNT} aliases`);
   const document = parseDocument(text, { uniqueKeys: true, prettyErrors: true, strict: true });
   const problems = [
     ...document.errors,
@@ -96,13 +100,19 @@ export function parseWorkflowYaml(text: string, options: ParseYamlOptions = {}):
     throw new ValidationError(details[0]?.msg ?? 'invalid YAML', details, code);
   }
   const max = limits.maxExpandedYamlBytes;
-  if (expandedYamlSize(document, max) > max) {
+  const expanded = expandedYaml(document, { bytes: max, expansions: MAX_ALIAS_COUNT });
+  if (expanded.bytes > max) {
     fail(
       `invalid YAML: more than ${max} bytes once its aliases are expanded (${CONTENT_LIMIT_VARIABLES.maxExpandedYamlBytes})`,
     );
   }
+  if (expanded.expansions > MAX_ALIAS_COUNT) {
+    fail(`invalid YAML: more than ${MAX_ALIAS_COUNT} alias expansions`);
+  }
   try {
-    return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    // Both alias bounds are checked above, linearly; yaml's own count (maxAliasCount) walks the
+    // whole document again for each anchor it meets, so it is turned off.
+    return document.toJS({ maxAliasCount: -1 });
   } catch (error) {
     return fail(
       `invalid YAML: ${error instanceof Error ? firstLine(error.message) : 'cannot be read'}`,

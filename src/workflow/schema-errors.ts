@@ -69,6 +69,9 @@ function patternMessage(loc: Loc, data: unknown): string {
   if (loc[0] === 'steps' && last === 'name') {
     return `step name '${value}' may contain only letters, digits, '_' and '-'`;
   }
+  if (loc[0] === 'steps' && last === 'model') {
+    return `model '${value}' is not a model id: write provider:model (openai:gpt-4.1-mini) or a model name a configured provider lists (gpt-4o-mini)`;
+  }
   if (loc[0] === 'steps' && loc[2] === 'outputs') {
     return `context variable name '${value}' may contain only letters, digits, '_' and '-'`;
   }

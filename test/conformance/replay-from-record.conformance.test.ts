@@ -10,7 +10,14 @@ import { createRuntime } from '../../src/engine/runtime.js';
 import type { AdapterName, Runtime, WorkflowEvent } from '../../src/engine/types.js';
 import { replayFromRecord } from '../../src/events/replay-from-record.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
-import { removeDir, sequence, tempDir, validateEvent } from './helpers.js';
+import {
+  removeDir,
+  runFiles,
+  sequence,
+  tempDir,
+  validateEvent,
+  validateRecord,
+} from './helpers.js';
 
 const WORKFLOW = `
 name: failing_chain
@@ -20,6 +27,17 @@ steps:
   - { name: a, agent: tier0_echo, inputs: { text: '\${inputs.text}' } }
   - { name: b, agent: tier0_fail, depends_on: [a], max_attempts: 2, inputs: { message: boom } }
   - { name: c, agent: tier0_echo, depends_on: [b] }
+`;
+
+/** `slow` is listed first; `fast` and `broken`, parallel with it, end first (issue 24.8). */
+const PARALLEL = `
+name: parallel_order
+steps:
+  - { name: slow, agent: tier0_sleep, inputs: { ms: 200 } }
+  - { name: fast, agent: tier0_echo, inputs: { text: hi } }
+  - { name: broken, agent: tier0_fail, inputs: { message: boom } }
+  - { name: after_broken, agent: tier0_echo, depends_on: [broken] }
+  - { name: last, agent: tier0_echo, depends_on: [slow, fast] }
 `;
 
 const withoutTimestamp = (event: WorkflowEvent): Record<string, unknown> => {
@@ -87,6 +105,28 @@ for (const adapter of ['native', 'graph'] as const satisfies readonly AdapterNam
         const liveAt = Date.parse(knowable[i]?.timestamp ?? '');
         expect(rebuiltAt, `${event.type} ${i}`).to.be.within(runStart, Math.min(liveAt, runEnd));
       });
+    });
+
+    it('keeps the live order of parallel steps that ended out of file order (issue 24.8)', async () => {
+      runtime = createRuntime({ runsDir, noLlm: true, defaultAdapter: adapter });
+      const handle = await runtime.start({ workflow: PARALLEL, input: {} });
+      const live: WorkflowEvent[] = [];
+      for await (const event of handle.events) live.push(event);
+      await handle.done;
+      // The buffer goes with the runtime: the file is all a later reader has.
+      await runtime.shutdown({ graceMs: 0 });
+      runtime = undefined;
+      const [file] = await runFiles(runsDir);
+      if (file === undefined) throw new Error('no run file');
+      expect(validateRecord(file.record), 'run file').to.equal(true);
+      const rebuilt = replayFromRecord(file.record, file.name);
+
+      const ends = sequence(live).filter((s) => s.startsWith('step_end'));
+      expect(ends.slice(-2)).to.deep.equal(['step_end:slow', 'step_end:last']);
+      expect(sequence(rebuilt, true)).to.deep.equal(sequence(live, true));
+      expect(JSON.parse(JSON.stringify(rebuilt.map(withoutTimestamp)))).to.deep.equal(
+        JSON.parse(JSON.stringify(live.map(withoutTimestamp))),
+      );
     });
   });
 }

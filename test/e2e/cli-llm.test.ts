@@ -122,6 +122,57 @@ describe('agentic chat and agentic models (real process, fake OpenAI server)', (
     expect(JSON.stringify(record)).to.not.include('sk-cli-test');
   });
 
+  it('chat --model takes a bare model id: resolved by prefix or the probe, else one clear message', async function () {
+    // Three and four processes: slow on a loaded machine.
+    this.timeout(180_000);
+    const bare = await agentic(['chat', '--model', 'gpt-x', 'hi'], cwd, env);
+    expect(bare.code, bare.stderr).to.equal(0);
+    expect(bare.stderr).to.include('→ openai:gpt-x');
+    const unknown = await agentic(['chat', '--model', 'mystery-model', 'hi'], cwd, env);
+    expect(unknown.code).to.equal(1);
+    expect(unknown.stderr).to.equal(
+      "model 'mystery-model' names no provider, and no configured provider lists it (configured: openai, ollama); write it as provider:model (e.g. openai:mystery-model)\n",
+    );
+    const provider = await agentic(['chat', '--model', 'nosuch:model', 'hi'], cwd, env);
+    expect(provider.code).to.equal(1);
+    expect(provider.stderr).to.include(
+      "unknown provider 'nosuch' (the providers are openai, azure, github, anthropic, gemini, ollama; configured: openai, ollama)",
+    );
+    expect(provider.stderr).to.not.include('OPENAI_API_KEY');
+  });
+
+  it("a step's model: pin may be a bare id: resolved when the step runs, a clear step error when nothing serves it", async function () {
+    // Three and four processes: slow on a loaded machine.
+    this.timeout(180_000);
+    server.handle((req, res) => {
+      if (req.method === 'GET' && req.path === '/v1/models')
+        return sendJson(res, 200, { data: [{ id: 'house-model' }] });
+      if (req.method === 'GET') return sendJson(res, 404, {});
+      return sendSse(res, openAiChunks('{"summary": "ok"}', { model: 'house-model', parts: 2 }));
+    });
+    const pinned = (model: string): string =>
+      `name: pinned\nsteps:\n  - name: ask\n    agent: tier2_reviewer\n    model: ${model}\n    outputs: { summary: summary }\n`;
+    await writeFile(join(cwd, 'house.yaml'), pinned('house-model'));
+    await writeFile(join(cwd, 'mystery.yaml'), pinned('mystery-model'));
+    await writeFile(join(cwd, 'spaced.yaml'), pinned('"gpt 4"'));
+    const runs = join(cwd, 'runs');
+    const ok = await agentic(['run', 'house.yaml', '-r', runs, '--json'], cwd, env);
+    expect(ok.code, ok.stderr).to.equal(0);
+    const record = JSON.parse(ok.stdout) as { steps: { model_used: string }[] };
+    expect(record.steps[0]).to.deep.include({ model_used: 'openai:house-model' });
+    const failed = await agentic(['run', 'mystery.yaml', '-r', runs], cwd, env);
+    expect(failed.code).to.equal(1);
+    expect(failed.stderr).to.include('FAILED ask');
+    expect(failed.stderr).to.include(
+      "model 'mystery-model' names no provider, and no configured provider lists it (configured: openai, ollama)",
+    );
+    const invalid = await agentic(['validate', 'spaced.yaml'], cwd, env);
+    expect(invalid.code).to.equal(1);
+    expect(invalid.stderr).to.include(
+      "steps.0.model: model 'gpt 4' is not a model id: write provider:model (openai:gpt-4.1-mini) or a model name a configured provider lists (gpt-4o-mini)",
+    );
+  });
+
   it('models prints the probe and the tier chains', async () => {
     const result = await agentic(['models'], cwd, env);
     expect(result.code, result.stderr).to.equal(0);

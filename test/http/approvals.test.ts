@@ -197,6 +197,39 @@ describe('tool call approval over HTTP (AGENTIC_APPROVAL_PROVIDER=http)', () => 
     expect(await readFile(join(dir, 'out.txt')).catch(() => 'absent')).to.equal('absent');
   });
 
+  it('refuses a path outside the base directory before asking anyone (no approval event, nothing listed)', async () => {
+    // Were the call put to a person, nobody answers: it would end denied after a second.
+    const service = await start({
+      AGENTIC_APPROVAL_PROVIDER: 'http',
+      AGENTIC_APPROVAL_TIMEOUT_SECONDS: '1',
+    });
+    const outside = join(tmpdir(), 'agentic-approval-outside.txt');
+    for (const [name, path, reason] of [
+      ['escape_parent', '../escape.txt', 'parent segment'],
+      ['escape_absolute', outside, 'absolute path'],
+    ] as const) {
+      await writeFile(
+        join(service.workflowsDir, `${name}.yaml`),
+        `name: ${name}\nsteps:\n  - name: write\n    agent: tier0_tool\n    tools: [file_write]\n` +
+          `    inputs: { tool: file_write, args: { path: ${JSON.stringify(path)}, content: x } }\n`,
+      );
+      const res = await call(service.url, 'POST', '/api/run', { workflow: name });
+      expect(res.status, res.text).to.equal(200);
+      const runId = (res.body as { run_id: string }).run_id;
+      const record = await service.finished(runId);
+      expect(record.status).to.equal('failed');
+      expect(record.steps[0]!.error).to.equal(`tool file_write: path refused (${reason})`);
+      const sse = await openSse(`${service.url}/api/runs/${runId}/stream`);
+      await sse.frames.done();
+      expect(sse.events().map((event) => event.type)).to.include('workflow_end');
+      expect(approvalsOf(sse.events())).to.deep.equal([]);
+      const listed = (await call(service.url, 'GET', '/api/approvals')).body as ApprovalsResponse;
+      expect(listed).to.deep.equal({ provider: 'http', approvals: [] });
+    }
+    expect(await readFile(join(dir, '..', 'escape.txt')).catch(() => 'absent')).to.equal('absent');
+    expect(await readFile(outside).catch(() => 'absent')).to.equal('absent');
+  });
+
   it('emits approval events for the other providers too, with arguments when configured', async () => {
     const service = await start({
       AGENTIC_APPROVAL_PROVIDER: 'auto',

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { request } from 'node:http';
 import { startTestService, type TestService } from './harness.js';
 
 const json = (body: unknown): RequestInit => ({
@@ -46,6 +47,58 @@ describe('HTTP content limits (AGENTIC_MAX_*_BYTES)', () => {
       'unsupported tag: tag:yaml.org,2002:js/function',
     );
   });
+
+  it('refuses 16 000 and 100 000 aliases (validate and PUT) with 422 while health keeps answering', async () => {
+    h = await startTestService();
+    const url = h.url;
+    for (const count of [16_000, 100_000]) {
+      const yaml = `name: many\nx: &a [1]\nsteps: [{name: s, agent: tier0_echo, inputs: {v: [${Array(count).fill('*a').join(',')}]}}]\n`;
+      const body = JSON.stringify({ yaml_text: yaml });
+      for (const [method, path] of [
+        ['POST', '/api/workflows/validate'],
+        ['PUT', '/api/workflows/many'],
+      ] as const) {
+        // Half the body is sent, health is asked and answered, then the rest goes: the request
+        // is in flight all along, and its answer must come (it took 24 s for 16 000 aliases and
+        // more than 15 minutes for 100 000, with the loop blocked).
+        const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+          const req = request(`${url}${path}`, {
+            method,
+            headers: {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(body),
+            },
+          });
+          req.on('error', reject);
+          req.on('response', (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          });
+          req.write(body.slice(0, body.length / 2));
+          fetch(`${url}/api/health`)
+            .then((health) => {
+              expect(health.status).to.equal(200);
+              req.end(body.slice(body.length / 2));
+            })
+            .catch(reject);
+        });
+        const { status, text } = await answer;
+        expect(status, `${method} ${path} with ${count} aliases`).to.equal(422);
+        expect(JSON.parse(text)).to.deep.equal({
+          detail: [
+            {
+              loc: ['yaml_text'],
+              msg: 'invalid YAML: more than 100 aliases',
+              type: 'value_error.yaml',
+            },
+          ],
+        });
+        expect((await fetch(`${url}/api/health`)).status).to.equal(200);
+      }
+    }
+  }).timeout(120_000);
 
   it('fails a step over AGENTIC_MAX_TEMPLATE_BYTES and truncates run inputs over AGENTIC_MAX_STEP_IO_BYTES', async () => {
     h = await startTestService({

@@ -144,6 +144,7 @@ describe('evaluation dataset endpoints', () => {
         text: 'What are the three messages of the TCP handshake?',
       },
       missing_inputs: [],
+      input_errors: [],
     });
   });
 

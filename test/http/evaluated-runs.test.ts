@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import { connectWs, openSse } from './events-fixtures.js';
@@ -183,7 +183,360 @@ describe('evaluated runs over HTTP (no-LLM mode)', () => {
     const similarity = (complete.criteria as Record<string, unknown>[]).find(
       (c) => c.criterion === 'findings',
     );
-    expect(similarity).to.include({ normalized_score: null, score: null });
+    expect(similarity).to.include({
+      applicable: false,
+      normalized_score: 0,
+      score: 0,
+      weight: 0,
+      rubric_weight: 0.3,
+    });
+  });
+
+  describe('GET /api/runs/{filename}/evaluation: the shape clients read', () => {
+    // Every computed layer, a judge, a floor on the similarity and one on completeness.
+    const RUBRIC = [
+      'id: client_shape',
+      'name: Client shape rubric',
+      'version: 3',
+      'pass_threshold: 70',
+      'criteria:',
+      '  - { id: status, name: Run succeeded, metric: status_success, weight: 0.2 }',
+      '  - { id: completeness, name: Outputs present, metric: output_completeness, weight: 0.2, critical_floor: 50 }',
+      '  - { id: reliability, name: Few retries, metric: retries, weight: 0.1 }',
+      '  - { id: latency, name: Fast, metric: duration_ms, weight: 0.1 }',
+      '  - { id: similarity, name: Close to expected, metric: expected_similarity, weight: 0.2, critical_floor: 30 }',
+      '  - { id: quality, name: Judged quality, metric: judge, weight: 0.2, description: Is it good? }',
+      '',
+    ].join('\n');
+
+    const evaluate = async (runId: string, dataset: Record<string, unknown>) => {
+      await writeFile(join(service.workflowsDir, 'eval', 'rubrics', 'client_shape.yaml'), RUBRIC);
+      const started = await call(service.url, 'POST', '/api/run', {
+        workflow: 'test_deterministic',
+        run_id: runId,
+        input_data: { label: 'demo' },
+        evaluation: { enabled: true, rubric_id: 'client_shape', ...dataset },
+      });
+      expect(started.status, started.text).to.equal(200);
+      const sse = await openSse(`${service.url}/api/runs/${runId}/stream`);
+      await sse.frames.done();
+      const detail = await call(service.url, 'GET', `/api/runs/${runId}/evaluation`);
+      expect(detail.status).to.equal(200);
+      const body = detail.body as Record<string, unknown> & { evaluation: Record<string, unknown> };
+      const run = (await call(service.url, 'GET', `/api/runs/${runId}`)).body as {
+        total_duration_ms: number;
+      };
+      return { body, ms: run.total_duration_ms };
+    };
+
+    /**
+     * Writes the run's file again as an earlier version stored it (under `oldId`): criteria that
+     * did not apply with null scores and the rubric's weight, floor violations and layers with
+     * only our fields. Returns what GET .../evaluation answers for it.
+     */
+    const asEarlierVersion = async (runId: string, oldId: string) => {
+      const file = (await readdir(service.runsDir)).find((name) => name.endsWith(`_${runId}.json`));
+      const record = JSON.parse(await readFile(join(service.runsDir, file ?? ''), 'utf8')) as {
+        run_id: string;
+        extra: { evaluation: Record<string, unknown> };
+      };
+      const evaluation = record.extra.evaluation;
+      evaluation.criteria = (evaluation.criteria as Record<string, unknown>[]).map(
+        ({ rubric_weight, ...c }) =>
+          c.applicable === false
+            ? { ...c, raw_score: null, score: null, normalized_score: null, weight: rubric_weight }
+            : c,
+      );
+      evaluation.floor_violations = (evaluation.floor_violations as Record<string, unknown>[]).map(
+        ({ criterion, raw_score, critical_floor }) => ({ criterion, raw_score, critical_floor }),
+      );
+      const layers = evaluation.score_layers as Record<string, unknown>;
+      evaluation.score_layers = {
+        weighted: layers.weighted,
+        weighted_grade: layers.weighted_grade,
+        after_floors: layers.after_floors,
+        after_gates: layers.after_gates,
+      };
+      record.run_id = oldId;
+      const oldFile = (file ?? '').replace(`_${runId}.json`, `_${oldId}.json`);
+      await writeFile(join(service.runsDir, oldFile), JSON.stringify(record));
+      const detail = await call(service.url, 'GET', `/api/runs/${oldFile}/evaluation`);
+      expect(detail.status).to.equal(200);
+      return { body: detail.body as Record<string, unknown>, filename: oldFile };
+    };
+
+    const criterion = (
+      id: string,
+      name: string,
+      metric: string,
+      formula: string,
+      weight: number,
+      normalized: number,
+      value: number,
+      detail: string,
+      floor: number | null = null,
+    ) => ({
+      criterion: id,
+      name,
+      metric,
+      formula,
+      value,
+      raw_score: normalized * 100,
+      score: normalized * 100,
+      max_score: 100,
+      weight,
+      rubric_weight: weight,
+      normalized_score: normalized,
+      weighted_contribution: weight * normalized,
+      applicable: true,
+      critical_floor: floor,
+      floor_violated: floor !== null && normalized * 100 < floor,
+      detail,
+      error: null,
+    });
+
+    const common = (runId: string, body: Record<string, unknown>) => ({
+      run_id: runId,
+      filename: body.filename,
+      workflow_name: 'test_deterministic',
+      status: 'success',
+      evaluation_requested: true,
+      evaluation_status: 'complete',
+    });
+    const evaluationHead = {
+      enabled: true,
+      status: 'complete',
+      rubric_id: 'client_shape',
+      rubric: 'Client shape rubric',
+      rubric_version: '3',
+      pass_threshold: 70,
+      hard_gates: {
+        required_outputs_present: true,
+        overall_status_success: true,
+        no_critical_step_failures: true,
+      },
+      hard_gate_failures: [],
+      evaluator: 'deterministic_judge',
+      judge: { status: 'ok', model: null, attempts: 0, error: null },
+      error: null,
+    };
+
+    it('carries the reference layers and floor fields beside ours, and the run status', async () => {
+      const { body, ms } = await evaluate('shape-1', {
+        dataset_source: 'repository',
+        dataset_id: 'question_answering',
+        sample_index: 2,
+      });
+      expect(body).to.deep.equal({
+        ...common('shape-1', body),
+        dataset: {
+          source: 'repository',
+          id: 'question_answering',
+          sample_index: 2,
+          sample_id: 'qa-003',
+        },
+        evaluation: {
+          ...evaluationHead,
+          dataset_source: 'repository',
+          dataset_id: 'question_answering',
+          sample_index: 2,
+          sample_id: 'qa-003',
+          // (0.2 + 0.2 + 0.1 + 0.1) / 1: similarity and the judge score 0.
+          weighted_score: 60,
+          overall_score: 60,
+          grade: 'D',
+          passed: false,
+          criteria: [
+            criterion(
+              'status',
+              'Run succeeded',
+              'status_success',
+              'binary',
+              0.2,
+              1,
+              1,
+              'status success',
+            ),
+            criterion(
+              'completeness',
+              'Outputs present',
+              'output_completeness',
+              'zero_one',
+              0.2,
+              1,
+              1,
+              '100% of declared outputs present',
+              50,
+            ),
+            criterion(
+              'reliability',
+              'Few retries',
+              'retries',
+              'lower_is_better',
+              0.1,
+              1,
+              0,
+              '0 retries',
+            ),
+            criterion('latency', 'Fast', 'duration_ms', 'lower_is_better', 0.1, 1, ms, `${ms} ms`),
+            criterion(
+              'similarity',
+              'Close to expected',
+              'expected_similarity',
+              'zero_one',
+              0.2,
+              0,
+              0,
+              'word overlap with the expected output (Dice)',
+              30,
+            ),
+            criterion(
+              'quality',
+              'Judged quality',
+              'judge',
+              'likert_1_5',
+              0.2,
+              0,
+              1,
+              'deterministic judge: overlap with the expected output 0%',
+            ),
+          ],
+          score_layers: {
+            weighted: 60,
+            weighted_grade: 'D',
+            after_floors: 60,
+            after_gates: 60,
+            layer1_objective: 100,
+            layer2_judge: 0,
+            layer3_similarity: 0,
+            layer3_efficiency: 100,
+            // (0.2 × 0 + 0.1 × 1 + 0.1 × 1) / 0.4
+            layer3_advisory: 50,
+          },
+          floor_violations: [
+            {
+              criterion: 'similarity',
+              raw_score: 0,
+              critical_floor: 30,
+              floor: 0.3,
+              normalized_score: 0,
+            },
+          ],
+          completed_at: body.evaluation.completed_at,
+        },
+      });
+      expect(body.evaluation.completed_at).to.be.a('string');
+
+      const earlier = await asEarlierVersion('shape-1', 'shape-1-v0');
+      expect(earlier.body).to.deep.equal({
+        ...body,
+        run_id: 'shape-1-v0',
+        filename: earlier.filename,
+      });
+    });
+
+    it('gives a criterion that did not apply numbers and no weight, and its layer null', async () => {
+      const { body, ms } = await evaluate('shape-2', { dataset_source: 'none' });
+      expect(body).to.deep.equal({
+        ...common('shape-2', body),
+        dataset: null,
+        evaluation: {
+          ...evaluationHead,
+          dataset_source: null,
+          dataset_id: null,
+          sample_index: null,
+          sample_id: null,
+          // The similarity's 0.2 is left out: 0.8 / 0.8.
+          weighted_score: 100,
+          overall_score: 100,
+          grade: 'A',
+          passed: true,
+          criteria: [
+            criterion(
+              'status',
+              'Run succeeded',
+              'status_success',
+              'binary',
+              0.2,
+              1,
+              1,
+              'status success',
+            ),
+            criterion(
+              'completeness',
+              'Outputs present',
+              'output_completeness',
+              'zero_one',
+              0.2,
+              1,
+              1,
+              '100% of declared outputs present',
+              50,
+            ),
+            criterion(
+              'reliability',
+              'Few retries',
+              'retries',
+              'lower_is_better',
+              0.1,
+              1,
+              0,
+              '0 retries',
+            ),
+            criterion('latency', 'Fast', 'duration_ms', 'lower_is_better', 0.1, 1, ms, `${ms} ms`),
+            {
+              criterion: 'similarity',
+              name: 'Close to expected',
+              metric: 'expected_similarity',
+              formula: 'zero_one',
+              value: null,
+              raw_score: 0,
+              score: 0,
+              max_score: 100,
+              weight: 0,
+              rubric_weight: 0.2,
+              normalized_score: 0,
+              weighted_contribution: 0,
+              applicable: false,
+              critical_floor: 30,
+              floor_violated: false,
+              detail: 'the sample has no expected output',
+              error: null,
+            },
+            criterion(
+              'quality',
+              'Judged quality',
+              'judge',
+              'likert_1_5',
+              0.2,
+              1,
+              5,
+              'deterministic judge: output completeness 100%',
+            ),
+          ],
+          score_layers: {
+            weighted: 100,
+            weighted_grade: 'A',
+            after_floors: 100,
+            after_gates: 100,
+            layer1_objective: 100,
+            layer2_judge: 100,
+            layer3_similarity: null,
+            layer3_efficiency: 100,
+            layer3_advisory: 100,
+          },
+          floor_violations: [],
+          completed_at: body.evaluation.completed_at,
+        },
+      });
+
+      const earlier = await asEarlierVersion('shape-2', 'shape-2-v0');
+      expect(earlier.body).to.deep.equal({
+        ...body,
+        run_id: 'shape-2-v0',
+        filename: earlier.filename,
+      });
+    });
   });
 
   it('rejects an unknown dataset (404), an index out of range, a bad source and an unknown rubric (422)', async () => {

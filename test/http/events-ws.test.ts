@@ -278,6 +278,60 @@ describe('WS /ws/execution/{run_id}', () => {
       expect((await leave(good)).code).to.equal(1000);
     });
 
+    it('serves its own origin whatever AGENTIC_CORS_ORIGINS says: the scheme, host and port the request was addressed to', async () => {
+      t = await startTestServer({ env: { AGENTIC_CORS_ORIGINS: 'http://good.example' } });
+      t.runtime.runToEnd('run1', 0);
+      const port = new URL(t.wsUrl).port;
+      expect(['5173', '8000', '8010']).to.not.include(port);
+      // `ws` sends `Host: 127.0.0.1:<port>`, as a browser on that page would.
+      const own = connectWs(runUrl('run1'), { Origin: `http://127.0.0.1:${port}` });
+      expect(await untilEnd(own)).to.have.length(2);
+      expect((await leave(own)).code).to.equal(1000);
+      for (const foreign of [
+        `http://localhost:${port}`,
+        `https://127.0.0.1:${port}`,
+        `http://127.0.0.1:${Number(port) + 1}`,
+        'http://127.0.0.1',
+        'null',
+      ]) {
+        const client = connectWs(runUrl('run1'), { Origin: foreign });
+        await client.opened;
+        expect(await client.closed, foreign).to.deep.equal({
+          code: 1008,
+          reason: 'origin not allowed',
+        });
+        expect(client.events.items).to.deep.equal([]);
+      }
+    });
+
+    it('takes the origin from X-Forwarded-Proto and X-Forwarded-Host only behind a trusted proxy', async () => {
+      const behindProxy = {
+        Origin: 'https://ui.example',
+        'X-Forwarded-Proto': 'https',
+        'X-Forwarded-Host': 'ui.example',
+      };
+      t = await startTestServer();
+      t.runtime.runToEnd('run1', 0);
+      const direct = connectWs(runUrl('run1'), behindProxy);
+      await direct.opened;
+      expect(await direct.closed).to.deep.equal({ code: 1008, reason: 'origin not allowed' });
+      await t.close();
+
+      t = await startTestServer({ env: { AGENTIC_TRUST_PROXY: '1' } });
+      t.runtime.runToEnd('run1', 0);
+      const proxied = connectWs(runUrl('run1'), behindProxy);
+      expect(await untilEnd(proxied)).to.have.length(2);
+      expect((await leave(proxied)).code).to.equal(1000);
+      // Behind the proxy the service's direct address is not the page's origin.
+      const port = new URL(t.wsUrl).port;
+      const bypass = connectWs(runUrl('run1'), {
+        ...behindProxy,
+        Origin: `http://127.0.0.1:${port}`,
+      });
+      await bypass.opened;
+      expect(await bypass.closed).to.deep.equal({ code: 1008, reason: 'origin not allowed' });
+    });
+
     for (const param of ['api_key', 'token', 'key', 'access_token']) {
       it(`closes 1008 for a key in the query string (${param}), even in open mode`, async () => {
         t = await startTestServer();

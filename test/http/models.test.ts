@@ -223,6 +223,65 @@ describe('GET /api/models/probe and POST /api/chat', () => {
     await closed;
   });
 
+  it('resolves a bare model id to the provider whose probe lists it, or by its well-known prefix', async () => {
+    openai.handle((req, res) => {
+      if (req.method === 'GET') return sendJson(res, 200, { data: [{ id: 'local-llama' }] });
+      return sendSse(res, openAiChunks('bare ok', { model: 'local-llama', parts: 2 }));
+    });
+    const { url } = await start();
+    const listed = await chat(url, {
+      model: 'local-llama',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(listed.status).to.equal(200);
+    expect(listed.frames.at(-1)).to.deep.include({ type: 'done', model: 'openai:local-llama' });
+    const prefixed = await chat(url, {
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(prefixed.frames.at(-1), JSON.stringify(prefixed.frames)).to.deep.include({
+      type: 'done',
+    });
+    const posted = openai.requests
+      .filter((r) => r.method === 'POST')
+      .map((r) => (r.body as { model: string }).model);
+    expect(posted).to.deep.equal(['local-llama', 'gpt-4o-mini']);
+  });
+
+  it('a bare model id nothing resolves is one in-band error frame naming the configured providers', async () => {
+    const { url } = await start();
+    const { status, frames } = await chat(url, {
+      model: 'mystery-model',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(status).to.equal(200);
+    expect(frames).to.have.length(1);
+    expect(frames[0]).to.deep.include({ type: 'error', kind: 'not_found' });
+    expect(frames[0]!.error).to.equal(
+      "model 'mystery-model' names no provider, and no configured provider lists it (configured: openai, azure, anthropic, ollama); write it as provider:model (e.g. openai:mystery-model)",
+    );
+    expect(openai.requests.filter((r) => r.method === 'POST')).to.have.length(0);
+  });
+
+  it('an unknown provider prefix says so and lists the known providers, not API keys', async () => {
+    const { url } = await start();
+    const { status, frames } = await chat(url, {
+      model: 'nosuch:model',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(status).to.equal(200);
+    expect(frames).to.have.length(1);
+    expect(frames[0]).to.deep.include({ type: 'error', kind: 'not_found' });
+    expect(frames[0]!.error).to.equal(
+      "model 'nosuch:model': unknown provider 'nosuch' (the providers are openai, azure, github, anthropic, gemini, ollama; configured: openai, azure, anthropic, ollama), and no configured provider lists a model of that name",
+    );
+    const white = await call(url, 'POST', '/api/chat', {
+      model: 'gpt 4',
+      messages: [{ role: 'user', content: 'x' }],
+    });
+    expect(white.status).to.equal(422);
+  });
+
   it('in no-LLM mode answers with the placeholder', async () => {
     const { url } = await start({ AGENTIC_NO_LLM: '1' });
     const { frames } = await chat(url, { tier: 1, messages: [{ role: 'user', content: 'x' }] });

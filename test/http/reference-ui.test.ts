@@ -20,16 +20,25 @@ interface UiFrame {
 class UiLiveSocket {
   readonly frames = new Inbox<UiFrame>();
   readonly pings = new Inbox<number>();
+  /** Close codes the server sent, in order. */
+  readonly closes = new Inbox<number>();
   connections = 0;
   private ws: WebSocket | undefined;
   private leaving = false;
 
-  constructor(private readonly url: string) {
+  /** `origin`: the page's origin, which a browser sends as `Origin` (none: a non-browser client). */
+  constructor(
+    private readonly url: string,
+    private readonly origin?: string,
+  ) {
     this.open();
   }
 
   private open(): void {
-    const ws = new WebSocket(this.url);
+    const ws = new WebSocket(
+      this.url,
+      this.origin === undefined ? {} : { headers: { Origin: this.origin } },
+    );
     this.ws = ws;
     ws.on('open', () => (this.connections += 1));
     ws.on('message', (data: Buffer) =>
@@ -37,7 +46,8 @@ class UiLiveSocket {
     );
     ws.on('ping', () => this.pings.push(this.pings.items.length + 1));
     ws.on('error', () => undefined);
-    ws.on('close', () => {
+    ws.on('close', (code: number) => {
+      this.closes.push(code);
       // The reference client retries on every close; a short delay stands in for its backoff.
       if (!this.leaving) setTimeout(() => this.open(), 20);
     });
@@ -66,8 +76,11 @@ describe('the reference web UI against this service', () => {
     await svc.dispose();
   });
 
-  const live = (runId: string): UiLiveSocket => {
-    const socket = new UiLiveSocket(`${svc.url.replace('http', 'ws')}/ws/execution/${runId}`);
+  const live = (runId: string, origin?: string): UiLiveSocket => {
+    const socket = new UiLiveSocket(
+      `${svc.url.replace('http', 'ws')}/ws/execution/${runId}`,
+      origin,
+    );
     sockets.push(socket);
     return socket;
   };
@@ -97,6 +110,40 @@ describe('the reference web UI against this service', () => {
     expect(frames[0]?.type).to.equal('workflow_start');
     expect(page.frames.items.filter((frame) => frame.type === 'workflow_start')).to.have.length(1);
     expect(page.frames.items.at(-1)?.type).to.equal('workflow_end');
+  });
+
+  it('served by the service itself on a port outside the default origins, its Live page is accepted and shows the run', async () => {
+    // The page's origin is the service's own (a browser's Origin header on a page it served).
+    const port = new URL(svc.url).port;
+    expect(['5173', '8000', '8010']).to.not.include(port);
+    const started = await call(svc.url, 'POST', '/api/run', {
+      workflow: 'test_deterministic',
+      input_data: { label: 'demo' },
+    });
+    const runId = (started.body as { run_id: string }).run_id;
+    const page = live(runId, `http://127.0.0.1:${port}`);
+    const refused = page.closes
+      .until((codes) => codes.length > 0, 'a close')
+      .then((codes) => {
+        throw new Error(`the page's socket was closed with ${codes.join(', ')}`);
+      });
+    await Promise.race([
+      page.frames.until((all) => all.at(-1)?.type === 'workflow_end', 'workflow_end'),
+      refused,
+    ]);
+    refused.catch(() => undefined);
+    await page.pings.until((p) => p.length >= 3, 'three pings');
+    expect(page.connections).to.equal(1);
+    expect(page.closes.items).to.deep.equal([]);
+    expect(page.frames.items.map((frame) => frame.seq)).to.deep.equal(
+      page.frames.items.map((_, i) => i),
+    );
+
+    // Another origin is still refused, and the reference client retries it forever.
+    const foreign = live(runId, 'http://evil.example');
+    await foreign.closes.until((codes) => codes.length >= 2, 'two closes');
+    expect(foreign.closes.items.slice(0, 2)).to.deep.equal([1008, 1008]);
+    expect(foreign.frames.items).to.deep.equal([]);
   });
 
   it('reloads the Live page of a finished run: the replay once, then a quiet open socket', async () => {

@@ -68,4 +68,58 @@ describe('HTTP during shutdown', () => {
     });
     expect(lines.filter((line) => line.level === 50)).to.deep.equal([]);
   });
+
+  it('answers a run request already inside the app when shutdown begins with 503, logged below error and without a stack', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
+        done();
+      },
+    });
+    const s = (svc = await startTestService({
+      env: { AGENTIC_SHUTDOWN_GRACE_SECONDS: '60' },
+      logger: createLogger({ format: 'json', destination: sink }),
+    }));
+    const run = await s.runtime.start({
+      workflow:
+        'name: slow\nsteps:\n  - { name: wait, agent: tier0_sleep, inputs: { ms: 600000 } }\n',
+    });
+    // Headers and half the body sent: the request has passed the gate and waits in the body
+    // parser when shutdown begins.
+    const body = JSON.stringify({ workflow: 'test_deterministic' });
+    const { hostname, port } = new URL(s.url);
+    const entered = new Promise<void>((resolve) => s.server.once('request', () => resolve()));
+    const socket = connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/run HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await entered;
+    const closing = s.close();
+    while (!lines.some((l) => l.msg === 'waiting for runs')) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    socket.write(body.slice(5));
+    await ended;
+    await s.runtime.cancel(run.runId);
+    await closing;
+
+    const [head, rest] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n');
+    expect(head).to.match(/^HTTP\/1\.1 503 /);
+    expect(head).to.match(/\r\nRetry-After: 5\r\n/i);
+    expect(JSON.parse(rest!)).to.deep.equal({ detail: 'shutting down' });
+    expect(
+      lines.filter((line) => (line.level as number) >= 50),
+      JSON.stringify(lines),
+    ).to.deep.equal([]);
+    const logged = lines.filter((line) => line.path === '/api/run');
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.include({ method: 'POST', status: 503 });
+    expect(logged[0]!.level).to.be.oneOf([30, 40]);
+    expect(JSON.stringify(lines)).not.to.match(/\bat .*\.(ts|js):\d+/);
+  });
 });

@@ -8,6 +8,8 @@ import { expect } from 'chai';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import type { ApprovalsResponse } from '../../src/generated/api/approvals-response.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import type { RunListResponse } from '../../src/generated/api/run-list-response.js';
 import { connectWs, openSse, range, seqs, type WsClient } from '../http/events-fixtures.js';
@@ -232,6 +234,40 @@ describe('scale-out: event streams and history shared through Redis', function (
     const replayed = await untilEnd(fromFile);
     expect(replayed.map((e) => e.type)).to.include('workflow_end');
     expect(replayed[0]?.type).to.equal('workflow_start');
+  });
+
+  it("lists and answers on B a call waiting on A's worker, then keeps nothing of it but the 409", async () => {
+    const runId = await startWaitingRun();
+    const redisClient = new Redis(redis.url);
+    try {
+      const listed = await call(b.url, 'GET', '/api/approvals');
+      const waiting = (listed.body as ApprovalsResponse).approvals.find((e) => e.run_id === runId);
+      expect(waiting, JSON.stringify(listed.body)).to.not.equal(undefined);
+      expect(waiting).to.not.have.property('arguments');
+      // The worker's hash holds the call, without its arguments (the events do not show them).
+      const [workerId] = await redisClient.smembers('agentic:approvals:workers');
+      const stored = await redisClient.hget(
+        `agentic:approvals:pending:${workerId}`,
+        waiting!.call_id,
+      );
+      expect(JSON.parse(stored!)).to.not.have.property('args');
+      expect(await redisClient.pttl(`agentic:approvals:pending:${workerId}`)).to.be.above(0);
+
+      const res = await call(b.url, 'POST', `/api/approvals/${waiting!.call_id}`, {
+        decision: 'approve',
+      });
+      expect(res.status, res.text).to.equal(200);
+      expect((await a.finished(runId)).status).to.equal('success');
+      const again = await call(b.url, 'POST', `/api/approvals/${waiting!.call_id}`, {
+        decision: 'approve',
+      });
+      expect(again.status).to.equal(409);
+      expect(again.body).to.have.property('detail');
+      expect(await redisClient.exists(`agentic:approvals:pending:${workerId}`)).to.equal(0);
+      expect(await redisClient.sismember('agentic:approvals:workers', workerId!)).to.equal(0);
+    } finally {
+      redisClient.disconnect();
+    }
   });
 
   it('expires a run stream AGENTIC_EVENT_STREAM_TTL_SECONDS after the run ends', async () => {

@@ -1,7 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../../config/index.js';
-import { MODEL_ID } from '../../config/llm-settings.js';
 import { createLlmService } from '../../llm/llm-service.js';
+import { WRITTEN_MODEL_ID } from '../../llm/model-id.js';
 import { createNoLlmClient } from '../../llm/no-llm.js';
 import type { CliContext } from './index.js';
 import { CliError, err, out } from '../io.js';
@@ -17,7 +17,7 @@ interface ChatOptions {
 const INTERRUPTED_EXIT = 130;
 
 /**
- * `agentic chat [--tier N | --model provider:model] "message"`: streams the answer to stdout
+ * `agentic chat [--tier N | --model id] "message"`: streams the answer to stdout
  * as it arrives (the model that answered and the usage on stderr). Ctrl-C aborts the request.
  */
 export function registerChat(program: Command, context: CliContext): void {
@@ -25,7 +25,11 @@ export function registerChat(program: Command, context: CliContext): void {
     .command('chat <message...>')
     .description('ask a model; the answer streams to the terminal')
     .option('-t, --tier <n>', 'model tier 1-5 (its fallback chain is tried in order)', parseTier)
-    .option('-m, --model <id>', 'a provider:model id instead of a tier', parseModel)
+    .option(
+      '-m, --model <id>',
+      'a model instead of a tier: provider:model, or a name a configured provider lists',
+      parseModel,
+    )
     .option('-s, --system <text>', 'system prompt')
     .option('--temperature <t>', 'sampling temperature 0-2', parseTemperature)
     .option('--no-llm', 'deterministic placeholder answer (sets AGENTIC_NO_LLM=1)')
@@ -84,8 +88,10 @@ function parseTier(text: string): number {
 }
 
 function parseModel(text: string): string {
-  if (!MODEL_ID.test(text)) {
-    throw new InvalidArgumentError('expected provider:model (e.g. openai:gpt-4.1-mini)');
+  if (!WRITTEN_MODEL_ID.test(text)) {
+    throw new InvalidArgumentError(
+      'expected a provider:model id or a model name (e.g. openai:gpt-4.1-mini, gpt-4o-mini)',
+    );
   }
   return text;
 }

@@ -123,6 +123,8 @@ export function registerEval(program: Command, context: CliContext): void {
     const datasets = createDatasetCatalogue({
       evalDir: resolveEvalDir(config.workflowsDir),
       localDir: config.localDatasetsDir,
+      maxFileBytes: config.maxDatasetBytes,
+      cacheBytes: config.datasetCacheBytes,
     });
     const evaluator = createEvaluator({
       datasets,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { registerApprovals } from './approvals.js';
 import { registerEval } from './eval.js';
 import { registerChat } from './chat.js';
 import { registerList } from './list.js';
@@ -26,4 +27,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerEval,
   registerChat,
   registerModels,
+  registerApprovals,
 ];

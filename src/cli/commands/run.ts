@@ -8,6 +8,11 @@ import { err, out, parseJsonObject } from '../io.js';
 import { progressLine } from '../progress.js';
 import { createCliRuntime } from '../cli-runtime.js';
 import { startInspectorServer, type InspectorServer } from '../inspector-server.js';
+import {
+  createTerminalApprover,
+  stepsNeedingApproval,
+  unanswerableApprovals,
+} from '../run-approvals.js';
 import { settings, withSettings, type SettingsOptions } from '../settings.js';
 import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
 
@@ -50,6 +55,7 @@ function parseAdapter(text: string): AdapterName {
  * `agentic run <workflow>`: runs a workflow file or named workflow, printing a line per step
  * on stderr; stdout gets the final output (or, with `--json`, only the run record). Ctrl-C
  * cancels the run, which is persisted `failed` with error `cancelled`; a second Ctrl-C quits.
+ * Under `AGENTIC_APPROVAL_PROVIDER=http` see run-approvals.ts.
  */
 export function registerRun(program: Command, context: CliContext): void {
   withSettings(
@@ -73,10 +79,19 @@ export function registerRun(program: Command, context: CliContext): void {
         : await openInspector(options.inspect === true ? 0 : options.inspect);
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
     const runtime = await createCliRuntime(config, llm, inspector?.inspect);
+    const source = arg.kind === 'file' ? arg.text : arg.name;
+    // Approvals of the `http` provider are answered here, by the person at the terminal.
+    const asking = runtime.approvals.provider === 'http';
+    const interactive = process.stdin.isTTY && process.stderr.isTTY;
     let handle: RunHandle;
     try {
+      if (asking && !interactive) {
+        const { workflow: compiled } = await runtime.validate(source);
+        const needs = compiled === undefined ? [] : await stepsNeedingApproval(compiled);
+        if (needs.length > 0) throw unanswerableApprovals(needs);
+      }
       handle = await runtime.start({
-        workflow: arg.kind === 'file' ? arg.text : arg.name,
+        workflow: source,
         input: options.input ?? {},
         ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
       });
@@ -98,12 +113,20 @@ export function registerRun(program: Command, context: CliContext): void {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    const approver =
+      asking && interactive
+        ? createTerminalApprover({ approvals: runtime.approvals, input: process.stdin, write: err })
+        : undefined;
+    // The process lives until the run has ended and its file is written: what a run waits on
+    // (an approval's timer, an agent's promise) need not hold the event loop, and an empty
+    // loop would end the process with the run file still `running` (exit code 13).
+    const keepAlive = setInterval(() => undefined, 2 ** 30);
     try {
-      if (options.json !== true) {
-        for await (const event of handle.events) {
-          const line = progressLine(event);
-          if (line !== undefined) err(line);
-        }
+      for await (const event of handle.events) {
+        approver?.onEvent(event);
+        if (options.json === true) continue;
+        const line = progressLine(event);
+        if (line !== undefined) err(line);
       }
       // The run file is written before `done` resolves, so a cancelled run is on disk as failed.
       const record = await handle.done;
@@ -111,6 +134,8 @@ export function registerRun(program: Command, context: CliContext): void {
       if (interrupted) process.exitCode = INTERRUPTED_EXIT;
       else if (record.status !== 'success') process.exitCode = 1;
     } finally {
+      clearInterval(keepAlive);
+      approver?.close();
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
       await runtime.shutdown({ graceMs: 0 });

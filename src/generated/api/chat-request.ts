@@ -22,7 +22,7 @@ export interface ChatRequest {
    */
   temperature?: number;
   /**
-   * A provider:model id (openai:gpt-4.1-mini, ollama:qwen2.5:7b).
+   * A provider:model id (openai:gpt-4.1-mini, ollama:qwen2.5:7b), or a bare model name (gpt-4o-mini) sent to the provider whose probe lists it, else to the provider its well-known prefix names; an id nothing resolves is an error frame (kind not_found).
    */
   model?: string;
   /**

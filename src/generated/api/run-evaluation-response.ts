@@ -7,6 +7,10 @@ export interface RunEvaluationDetailResponse {
   run_id: string;
   filename: string;
   workflow_name: string;
+  /**
+   * The run's status (the spec's run evaluation detail status): success, failed, …
+   */
+  status: string;
   evaluation_requested: boolean;
   evaluation_status: 'not_requested' | 'pending' | 'complete' | 'failed';
   /**
@@ -38,11 +42,19 @@ export interface EvaluationResult {
   passed: boolean;
   pass_threshold: number;
   criteria: EvaluationCriterionScore[];
+  /**
+   * Ours (weighted → after_floors → after_gates) and the reference service's layers (0–100: the weighted mean of the layer's applicable criteria, null when none applied). objective: status_success, step_success_rate, output_completeness; judge: judge; similarity: expected_similarity; efficiency: retries, duration_ms; advisory: similarity and efficiency together.
+   */
   score_layers: {
     weighted: number;
     weighted_grade: string;
     after_floors: number;
     after_gates: number;
+    layer1_objective: number | null;
+    layer2_judge: number | null;
+    layer3_similarity: number | null;
+    layer3_efficiency: number | null;
+    layer3_advisory: number | null;
     [k: string]: unknown | undefined;
   };
   hard_gates: {
@@ -50,8 +62,22 @@ export interface EvaluationResult {
   };
   floor_violations: {
     criterion: string;
+    /**
+     * 0–100.
+     */
     raw_score: number;
+    /**
+     * 0–100, as the rubric says.
+     */
     critical_floor: number;
+    /**
+     * critical_floor on 0–1 (the reference service's field).
+     */
+    floor: number;
+    /**
+     * raw_score on 0–1 (the reference service's field).
+     */
+    normalized_score: number;
     [k: string]: unknown | undefined;
   }[];
   hard_gate_failures: string[];
@@ -65,6 +91,8 @@ export interface EvaluationResult {
   [k: string]: unknown | undefined;
 }
 /**
+ * A scored criterion. Scores and weight are numbers always (the spec's criterion entry): one that did not apply is applicable false, with scores 0 and weight 0 (rubric_weight keeps the rubric's).
+ *
  * This interface was referenced by `RunEvaluationDetailResponse`'s JSON-Schema
  * via the `definition` "EvaluationCriterionScore".
  */
@@ -73,12 +101,22 @@ export interface EvaluationCriterionScore {
   name: string;
   metric: string;
   formula: string;
+  /**
+   * The measured value in the formula's units; null when the criterion did not apply.
+   */
   value: number | null;
-  raw_score: number | null;
-  score: number | null;
+  raw_score: number;
+  score: number;
   max_score: number;
+  /**
+   * The weight the criterion counted with: the rubric's, 0 when it did not apply.
+   */
   weight: number;
-  normalized_score: number | null;
+  /**
+   * The weight the rubric gives it.
+   */
+  rubric_weight: number;
+  normalized_score: number;
   weighted_contribution: number;
   applicable: boolean;
   critical_floor: number | null;

@@ -29,7 +29,11 @@ export function isOriginAllowed(origin: string, config: Config): boolean {
   return false;
 }
 
-function normalizeOrigin(origin: string): string | undefined {
+/**
+ * An origin as `scheme://host[:port]` in lower case (default port dropped), or undefined for
+ * `null`, an empty value or one that is not a URL.
+ */
+export function normalizeOrigin(origin: string): string | undefined {
   const trimmed = origin.trim().replace(/\/$/, '');
   if (trimmed === '' || trimmed === 'null') return undefined;
   try {

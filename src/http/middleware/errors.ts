@@ -7,7 +7,7 @@
 import type { Context, Middleware } from 'koa';
 import { isAppError } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import { requestLog } from '../context.js';
+import { requestLog, type RequestState } from '../context.js';
 
 interface HttpLikeError {
   status?: unknown;
@@ -51,7 +51,8 @@ export function createErrorFunnel(logger: Logger): Middleware {
       // CORS and security headers stay.
       for (const name of BODY_HEADERS) ctx.remove(name);
       if (isAppError(error)) {
-        if (error.status >= 500) log.error({ err: error, code: error.code }, error.message);
+        if (error.logLevel !== undefined) (ctx.state as RequestState).logLevel = error.logLevel;
+        else if (error.status >= 500) log.error({ err: error, code: error.code }, error.message);
         const detail =
           error.details !== undefined && error.details.length > 0
             ? error.details

@@ -1,7 +1,8 @@
 /**
  * Outermost middleware: assigns the request id, a child logger, and writes one access-log record
  * per request once the final status is known (5xx at error, 4xx at info, the rest at info; the
- * liveness probe at debug so probes do not flood the log).
+ * liveness probe at debug so probes do not flood the log; an error may choose its level:
+ * AppError.logLevel).
  *
  * The child logger is created on first use (`ctx.state.log`), and the access record is built
  * only when its level is enabled: a request that logs nothing costs no logger allocation.
@@ -29,7 +30,8 @@ export function createRequestContext(logger: Logger): Middleware {
     } finally {
       const status = ctx.status;
       const level =
-        status >= 500 ? 'error' : ctx.path === '/api/health' ? 'debug' : ('info' as const);
+        state.logLevel ??
+        (status >= 500 ? 'error' : ctx.path === '/api/health' ? 'debug' : ('info' as const));
       if (logger.isLevelEnabled(level)) {
         const record = {
           method: ctx.method,

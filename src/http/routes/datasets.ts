@@ -21,8 +21,9 @@ import type { DatasetSampleDetailResponse } from '../../generated/api/dataset-sa
 import type { DatasetSampleListResponse } from '../../generated/api/dataset-sample-list-response.js';
 import type { ListEvaluationDatasetsResponse } from '../../generated/api/eval-datasets-response.js';
 import type { PreviewDatasetInputsResponse } from '../../generated/api/preview-dataset-inputs-response.js';
-import { isWorkflowName, type WorkflowRegistry } from '../../workflow/index.js';
+import { isWorkflowName, runInputErrors, type WorkflowRegistry } from '../../workflow/index.js';
 import { param } from '../context.js';
+import { RUN_INPUT_LOC } from './runs.js';
 
 export interface DatasetRouteDeps {
   datasets: DatasetCatalogue;
@@ -69,16 +70,21 @@ async function workflowOf(deps: DatasetRouteDeps, name: string) {
   return (await deps.registry.get(name)).compiled;
 }
 
-function samplePage(dataset: Dataset, offset: number, limit: number): DatasetSampleListResponse {
+async function samplePage(
+  dataset: Dataset,
+  offset: number,
+  limit: number,
+): Promise<DatasetSampleListResponse> {
+  const end = Math.min(offset + limit, dataset.sampleCount);
+  const indices = Array.from({ length: Math.max(0, end - offset) }, (_, i) => offset + i);
+  const samples = await dataset.read(indices);
   return {
     dataset_source: dataset.source,
     dataset_id: dataset.id,
-    sample_count: dataset.samples.length,
+    sample_count: dataset.sampleCount,
     offset,
     limit,
-    samples: dataset.samples
-      .slice(offset, offset + limit)
-      .map((sample, i) => summarizeSample(sample, offset + i)),
+    samples: samples.map((sample, i) => summarizeSample(sample, offset + i)),
   };
 }
 
@@ -88,7 +94,7 @@ async function sampleDetail(
   index: number,
   workflow: string | undefined,
 ): Promise<DatasetSampleDetailResponse> {
-  const sample = sampleAt(dataset, index, ['query', 'sample_index']);
+  const sample = await sampleAt(dataset, index, ['query', 'sample_index']);
   const option = toOption(dataset);
   const detail: DatasetSampleDetailResponse = {
     dataset_source: dataset.source,
@@ -147,7 +153,8 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
     const keep = async (options: typeof listed.repository) => {
       const kept = [];
       for (const option of options) {
-        if (isCompatible(await datasets.get(option.source, option.id), workflow)) kept.push(option);
+        const dataset = await datasets.get(option.source, option.id);
+        if (await isCompatible(dataset, workflow)) kept.push(option);
       }
       return kept;
     };
@@ -165,7 +172,7 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
   router.get('/api/eval/datasets/sample-list', async (ctx) => {
     const dataset = await fromQuery(ctx);
     deprecated(ctx, `/api/eval/datasets/${dataset.source}/${dataset.id}/samples`);
-    ctx.body = samplePage(
+    ctx.body = await samplePage(
       dataset,
       intQuery(ctx, 'offset', 0, 1e9),
       intQuery(ctx, 'limit', 50, MAX_SAMPLE_PAGE, 1),
@@ -180,7 +187,7 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
   });
 
   router.get('/api/eval/datasets/:source/:dataset_id/samples', async (ctx) => {
-    ctx.body = samplePage(
+    ctx.body = await samplePage(
       await fromPath(ctx),
       intQuery(ctx, 'offset', 0, 1e9),
       intQuery(ctx, 'limit', 50, MAX_SAMPLE_PAGE, 1),
@@ -204,13 +211,18 @@ export function registerDatasetRoutes(router: Router, deps: DatasetRouteDeps): v
       required(query(ctx, 'dataset_id'), ['query', 'dataset_id']),
     );
     const index = sampleIndex(query(ctx, 'sample_index'), ['query', 'sample_index']);
-    const sample = sampleAt(dataset, index, ['query', 'sample_index']);
+    const sample = await sampleAt(dataset, index, ['query', 'sample_index']);
+    const adapted = adaptSample(dataset, sample, workflow);
+    // The checks POST /api/run applies to an evaluated run's inputs (the sample's, no others).
+    const inputErrors = runInputErrors(workflow, adapted.adapted_inputs, [...RUN_INPUT_LOC]);
     const body: PreviewDatasetInputsResponse = {
       workflow: workflow.name,
       dataset_source: dataset.source,
       dataset_id: dataset.id,
       sample_index: index,
-      ...adaptSample(dataset, sample, workflow),
+      ...adapted,
+      compatible: adapted.compatible && inputErrors.length === 0,
+      input_errors: inputErrors,
     };
     ctx.body = body;
   });

@@ -1,10 +1,11 @@
 /**
  * `GET /api/runs/{filename}/evaluation` (spec 17): a run's evaluation from its run file, by file
  * name or run id. `evaluation` is null for a run that was not evaluated, and while its scoring
- * is pending or when it failed (`evaluation_status` and `error` say which).
+ * is pending or when it failed (`evaluation_status` and `error` say which). `status` is the run's.
  */
 import type Router from '@koa/router';
 import { ERROR_CODES, NotFoundError } from '../../errors.js';
+import { storedEvaluationNow } from '../../eval/stored-evaluation.js';
 import type { EvaluationResult } from '../../generated/api/run-evaluation-response.js';
 import type { RunEvaluationDetailResponse } from '../../generated/api/run-evaluation-response.js';
 import type { HistoryIndex } from '../../store/history.js';
@@ -30,6 +31,7 @@ export function registerRunEvaluationRoute(router: Router, deps: { history: Hist
       run_id: record.run_id,
       filename,
       workflow_name: record.workflow_name,
+      status: record.status,
       evaluation_requested: requested,
       evaluation_status: 'not_requested',
       dataset: null,
@@ -49,7 +51,10 @@ export function registerRunEvaluationRoute(router: Router, deps: { history: Hist
         sample_id: typeof raw.sample_id === 'string' ? raw.sample_id : null,
       };
     }
-    if (status === 'complete') body.evaluation = raw as unknown as EvaluationResult;
+    // Run files written by earlier versions lack fields clients read: filled in here.
+    if (status === 'complete') {
+      body.evaluation = storedEvaluationNow(raw) as unknown as EvaluationResult;
+    }
     if (status === 'failed') body.error = typeof raw.error === 'string' ? raw.error : null;
     ctx.body = body;
   });

@@ -104,6 +104,9 @@ async function loadForEvaluation(
   }
 }
 
+/** Where `POST /api/run` locates an input in its 422 list (`loc`: this, then the input name). */
+export const RUN_INPUT_LOC = ['body', 'input_data'] as const;
+
 export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   const { runtime, history } = deps;
 
@@ -153,7 +156,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
       handle = await runtime.start({
         workflow: request.workflow,
         input,
-        inputLocPrefix: ['body', 'input_data'],
+        inputLocPrefix: [...RUN_INPUT_LOC],
         adapter: request.adapter ?? deps.config.defaultAdapter,
         ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
         ...(traceContext !== undefined ? { traceContext } : {}),

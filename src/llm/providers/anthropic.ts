@@ -4,8 +4,8 @@
  * (`message_start`, `content_block_delta`, `message_delta`, ...).
  */
 import type { HttpClient } from '../http.js';
-import { LlmError } from '../llm-error.js';
-import { readSseJson } from '../stream-reader.js';
+import { LlmError, withSpentTokens } from '../llm-error.js';
+import { readSseJson, type SseSource } from '../stream-reader.js';
 import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
 import { readOpenAiModels } from './openai.js';
 
@@ -61,7 +61,7 @@ export function createAnthropicProvider(options: AnthropicOptions): Provider {
       if (request.onDelta === undefined) {
         return readAnswer(request.model, (await options.http.json(req)) as AnthropicMessage);
       }
-      return readStream(request, (await options.http.send(req)).body);
+      return readStream(request, await options.http.send(req));
     },
     async listModels(signal) {
       const answer = await options.http.json({
@@ -138,6 +138,11 @@ function parseArgs(text: string): unknown {
   }
 }
 
+/** `ping` events are Anthropic's keep-alives: they do not reset the idle timeout. */
+function isPing(payload: unknown): boolean {
+  return (payload as StreamEvent | null)?.type === 'ping';
+}
+
 function readAnswer(model: string, answer: AnthropicMessage): ChatResult {
   if (!Array.isArray(answer.content)) {
     throw new LlmError('transient', 'answer without content', { provider: 'anthropic' });
@@ -165,10 +170,7 @@ function readAnswer(model: string, answer: AnthropicMessage): ChatResult {
   };
 }
 
-async function readStream(
-  request: ChatRequest,
-  body: AsyncIterable<Uint8Array>,
-): Promise<ChatResult> {
+async function readStream(request: ChatRequest, answer: SseSource): Promise<ChatResult> {
   const onDelta = request.onDelta ?? (() => undefined);
   let text = '';
   let model = request.model;
@@ -177,7 +179,13 @@ async function readStream(
   let finishReason: string | undefined;
   let stopped = false;
   const calls = new Map<number, ToolCall>();
-  await readSseJson('anthropic', body, (payload) => {
+  try {
+    await readSseJson('anthropic', answer, onEvent, isPing);
+  } catch (error) {
+    // `message_start` and `message_delta` report usage before a failure: those tokens were spent.
+    throw withSpentTokens(error, { input, output, total: input + output });
+  }
+  function onEvent(payload: unknown): void {
     const event = payload as StreamEvent;
     switch (event.type) {
       case 'message_start':
@@ -222,7 +230,7 @@ async function readStream(
       default:
         break;
     }
-  });
+  }
   if (!stopped) {
     throw new LlmError('transient', 'stream ended before message_stop', { provider: 'anthropic' });
   }

@@ -5,7 +5,7 @@
  * `responseMimeType`.
  */
 import type { HttpClient } from '../http.js';
-import { LlmError } from '../llm-error.js';
+import { LlmError, withSpentTokens } from '../llm-error.js';
 import { readSseJson } from '../stream-reader.js';
 import { vectorOf } from './openai.js';
 import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
@@ -57,9 +57,15 @@ export function createGeminiProvider(options: GeminiOptions): Provider {
         return result.finish(true);
       }
       const result = new Accumulator(request.model);
-      await readSseJson(name, (await options.http.send(req)).body, (payload) => {
-        result.add(payload as GeminiAnswer, request.onDelta);
-      });
+      const answer = await options.http.send(req);
+      try {
+        await readSseJson(name, answer, (payload) => {
+          result.add(payload as GeminiAnswer, request.onDelta);
+        });
+      } catch (error) {
+        // Each chunk's usageMetadata counts the tokens so far: those were spent.
+        throw withSpentTokens(error, result.spent());
+      }
       return result.finish(false);
     },
     async embed(request) {
@@ -162,6 +168,11 @@ class Accumulator {
   private text = '';
   private model: string;
   private usage = { input: 0, output: 0, total: 0 };
+
+  /** The usage reported so far. */
+  spent(): { input: number; output: number; total: number } {
+    return this.usage;
+  }
   private finishReason: string | undefined;
   private readonly toolCalls: ToolCall[] = [];
   private chunks = 0;

@@ -4,8 +4,8 @@
  * differ only in URLs and the auth header, given as options.
  */
 import { readJson, type HttpClient } from '../http.js';
-import { LlmError } from '../llm-error.js';
-import { readSseJson } from '../stream-reader.js';
+import { LlmError, withSpentTokens } from '../llm-error.js';
+import { readSseJson, type SseSource } from '../stream-reader.js';
 import type {
   ChatMessage,
   ChatRequest,
@@ -75,12 +75,12 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
         const whole = readAnswer(
           name,
           request.model,
-          (await readJson(name, answer.body)) as OpenAiAnswer,
+          (await readJson(name, answer.body, answer.maxAnswerBytes)) as OpenAiAnswer,
         );
         if (whole.text !== '') request.onDelta(whole.text);
         return whole;
       }
-      return readStream(name, request, answer.body);
+      return readStream(name, request, answer);
     },
     ...(options.embeddingsUrl === undefined
       ? {}
@@ -196,7 +196,7 @@ function readAnswer(provider: string, model: string, answer: OpenAiAnswer): Chat
 async function readStream(
   provider: string,
   request: ChatRequest,
-  body: AsyncIterable<Uint8Array>,
+  answer: SseSource,
 ): Promise<ChatResult> {
   const onDelta = request.onDelta ?? (() => undefined);
   let text = '';
@@ -204,7 +204,15 @@ async function readStream(
   let usage: ChatResult['usage'] = { input: 0, output: 0, total: 0 };
   let finishReason: string | undefined;
   const calls = new Map<number, ToolCall>();
-  const { done } = await readSseJson(provider, body, (payload) => {
+  let ended: { done: boolean };
+  try {
+    ended = await readSseJson(provider, answer, onChunk);
+  } catch (error) {
+    // A usage chunk may come before the failure (a reset before `[DONE]`): its tokens were spent.
+    throw withSpentTokens(error, usage);
+  }
+  const { done } = ended;
+  function onChunk(payload: unknown): void {
     const chunk = payload as OpenAiAnswer;
     if (chunk.error !== undefined) {
       throw new LlmError('transient', `stream error: ${chunk.error.message ?? 'unknown'}`, {
@@ -229,7 +237,7 @@ async function readStream(
       calls.set(index, call);
     }
     if (typeof choice.finish_reason === 'string') finishReason = choice.finish_reason;
-  });
+  }
   if (!done && finishReason === undefined) {
     throw new LlmError('transient', 'stream ended before the answer was complete', { provider });
   }

@@ -46,16 +46,17 @@ const OVERRIDE_VERB = String.raw`(?:ignore|disregard|forget|override|bypass|aban
  * injection gate: as alternatives there they cost it 5-15% on the bench bodies (its word
  * alternatives lose their quick first-character rejection); here, one regex whose every
  * branch starts with a rare character costs about one linear scan (~1 ns per character).
- * - fake role tags: `<system>`, `[SYSTEM]`, `### System`;
+ * - fake role tags: `<system>`, `[SYSTEM]`, `### System`, and closing user tags (`</user>`)
+ *   that fake the end of the user's turn;
  * - at a line start (in the joined batch, a string starts after the separator): the bare
  *   `system:` label followed by the first word of a strong cue that no injection-gate
  *   alternative covers (the others, `you are now`, `developer mode`, `from now on`, ... are
  *   gated there), so YAML such as `system_prompt: "You are a reviewer"` passes no gate;
- *   and "new instructions" headers;
+ *   "end of user input" lines; and "new instructions" headers;
  * - a header after the end of a sentence ("Thanks. New instructions: ...").
  */
-const TAG = String.raw`[<[#]\s{0,4}(?:system|developer|sys)`;
-const AT_LINE_START = String.raw`[ \t>*_"'“‘#=[(-]{0,14}(?:[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:[\s*_>"'“”‘’-]{0,12}(?:ignore|disregard|forget|override|bypass|your|henceforth|reveal|print|output|repeat|disclose|leak|do|never)|(?:(?:begin|start)\s{1,4}(?:of\s{1,4})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules))`;
+const TAG = String.raw`[<[#]\s{0,4}(?:system|developer|sys)|<\/\s{0,2}(?:user|human|usr|customer|client|input|query|prompt)`;
+const AT_LINE_START = String.raw`[ \t>*_"'“‘#=[(-]{0,14}(?:[*_]{0,2}(?:system|developer|sys)(?:[\s_-]{1,2}\w{1,12})?[*_]{0,2}[ \t]{0,2}:[\s*_>"'“”‘’-]{0,12}(?:ignore|disregard|forget|override|bypass|your|henceforth|reveal|print|output|repeat|disclose|leak|do|never)|(?:end|close)\s{1,4}(?:of\s{1,4})?(?:the\s{1,4})?(?:(?:user|human|customer|client)\s{1,4})?(?:input|message|turn|query|prompt|request)|(?:(?:begin|start)\s{1,4}(?:of\s{1,4})?)?(?:new|updated|revised|real|actual|true|overriding|override|secret|hidden|priority|admin)\s{1,4}(?:(?:system|admin|developer|priority)\s{1,4})?(?:instructions?|prompt|directives?|orders|rules))`;
 const AFTER_SENTENCE = String.raw`[.!?]\s{1,4}[ \t>*_"'“‘#=[(-]{0,14}(?:new|updated|revised)\s{1,4}(?:instructions?|directives?|orders|rules)`;
 /** Over the joined batch, which starts with a separator too. */
 const TAG_GATE = new RegExp(`${TAG}|[\\n\\u0000]${AT_LINE_START}|${AFTER_SENTENCE}`, 'gi');
@@ -71,7 +72,7 @@ const TAG_GATE_START = new RegExp(`^${AT_LINE_START}`, 'i');
  * "content" or "safety" skips all injection detectors.
  */
 const INJECTION_GATE = new RegExp(
-  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you(?:\s{1,4}(?:are\s{1,4}no|will\s{1,4}now|shall\s{1,4}now|have\s{1,4}(?:now\s{1,4})?become)|['’]re\s{1,4}now)|from\s{1,4}now|pretend|imagine|act(?:ing)?\s{1,4}as|role-?play|behave\s{1,4}(?:like|as)|(?:respond|answer)\s{1,4}as|anything\s{1,4}now|(?:developer|dev|god|sudo|unrestricted|jailbroken|dan)\s{0,4}mode|jailbreak|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
+  String.raw`\b(?:${OVERRIDE_VERB}|(?:system|initial|hidden|secret|original|confidential)\s{1,4}(?:prompt|message|instructions)|(?:instructions|prompt|words|text|everything)\s{1,4}(?:above|verbatim|before\s{1,4}this)|you(?:\s{1,4}(?:are\s{1,4}no|will\s{1,4}now|shall\s{1,4}now|have\s{1,4}(?:now\s{1,4})?become)|['’]re\s{1,4}now)|from\s{1,4}now|pretend|imagine|act(?:ing)?\s{1,4}as|role-?play|behave\s{1,4}(?:like|as)|(?:respond|answer)\s{1,4}as|anything\s{1,4}now|(?:developer|dev|god|sudo|unrestricted|uncensored|unfiltered|jailbroken|dan)\s{0,4}mode|jailbreak|(?:ethical|moral|safety|content)\s{1,4}(?:guidelines|restrictions|constraints|filters?|limits|guardrails))|<\||\[\/?inst\]|<<\/?sys>>|_of_turn>`,
   'gi',
 );
 /**

@@ -8,6 +8,7 @@ import {
 } from '../../../src/agents/agent-loop.js';
 import { AgentFailure } from '../../../src/agents/types.js';
 import { createHttpClient, type HttpClient } from '../../../src/llm/http.js';
+import { LlmError } from '../../../src/llm/llm-error.js';
 import { createNoLlmClient } from '../../../src/llm/no-llm.js';
 import { createAnthropicProvider } from '../../../src/llm/providers/anthropic.js';
 import { createGeminiProvider } from '../../../src/llm/providers/gemini.js';
@@ -308,6 +309,33 @@ describe('agent loop', () => {
         ),
       );
       expect(third).to.deep.equal({ found: false, value: null });
+    });
+
+    it('a model call that fails after its provider reported tokens adds them to the failed loop', async () => {
+      let calls = 0;
+      const failing: LlmClient = {
+        complete() {
+          calls++;
+          if (calls === 1) {
+            return Promise.resolve({
+              text: '',
+              model: 'p:model-x',
+              tokensUsed: { input: 10, output: 2, total: 12 },
+              toolCalls: [{ id: 'c1', name: 'memory_set', arguments: '{"key":"a","value":1}' }],
+            });
+          }
+          const error = new LlmError('transient', 'ECONNRESET: other side closed', {
+            provider: 'p',
+          });
+          error.spentTokens = { input: 20, output: 5, total: 25 };
+          return Promise.reject(error);
+        },
+      };
+      const error = await loop(failing, kit, DEFAULT_AGENT_LOOP_LIMITS)
+        .then(() => undefined)
+        .catch((e: unknown) => e);
+      expect(error).to.be.instanceOf(AgentFailure);
+      expect((error as AgentFailure).tokensUsed).to.deep.equal({ input: 30, output: 7, total: 37 });
     });
 
     it('ends with the final answer when the script fits the rounds', async () => {

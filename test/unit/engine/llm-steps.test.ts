@@ -233,6 +233,36 @@ describe('LLM steps through the tier router (fake OpenAI-compatible server)', ()
     expect(record.steps[0]!.error).to.equal('step timed out after 0.2s');
   });
 
+  it('counts the tokens of a usage chunk seen before a connection reset, over every retried attempt', async () => {
+    server.handle((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const chunks = openAiChunks('partial answer', {
+        model: 'small',
+        usage: { prompt: 100, completion: 50 },
+      }).filter((chunk) => chunk !== '[DONE]');
+      const text = chunks.map((chunk) => `data: ${JSON.stringify(chunk)}\n\n`).join('');
+      // The usage chunk reaches the client, then the connection is reset before [DONE].
+      res.write(text, () => res.socket?.resetAndDestroy());
+    });
+    const retried = { ...REVIEW, steps: [{ ...REVIEW.steps[0]!, max_attempts: 3 }] };
+    const record = await make({ retryBaseMs: 0 }).run({ workflow: retried, input: { code: 'x' } });
+    expect(server.requests).to.have.length(3);
+    const step = record.steps[0]!;
+    expect(step.status).to.equal('failed');
+    expect(step.tokens_used).to.deep.equal({ input: 300, output: 150, total: 450 });
+  });
+
+  it('a step without timeout_seconds ends at the runtime default step timeout', async () => {
+    server.handle(() => undefined); // never answers
+    const closed = server.clientClosed();
+    const record = await make({ stepTimeoutMs: 200 }).run({
+      workflow: REVIEW,
+      input: { code: 'x' },
+    });
+    await closed;
+    expect(record.steps[0]!.error).to.equal('step timed out after 0.2s');
+  });
+
   it('without a provider (no llm given, no-LLM off) an LLM step fails naming the variables to set', async () => {
     runtime = createRuntime({ runsDir: join(dir, 'runs'), workflowsDir: join(dir, 'wf') });
     const record = await runtime.run({ workflow: REVIEW, input: { code: 'x' } });

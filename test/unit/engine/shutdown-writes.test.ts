@@ -53,7 +53,8 @@ describe('runtime shutdown with queued run records', () => {
     // Every run has ended its steps and waits on its end record: 4 with the file system, the rest queued.
     while (rt.writes().pending < 300) await new Promise<void>((r) => setImmediate(r));
     expect(held).to.equal(4);
-    const stopped = rt.shutdown({ graceMs: 0 });
+    // Runs waiting on their end record count as active: the grace covers their writes.
+    const stopped = rt.shutdown({ graceMs: 60_000 });
     release();
     await stopped;
     expect(most).to.equal(4);
@@ -91,8 +92,11 @@ describe('runtime shutdown with queued run records', () => {
     expect(record).to.include({ status: 'failed', error: 'run record not written (ENOSPC)' });
     const end = events.find((e) => e.type === 'workflow_end');
     expect(end).to.include({ status: 'failed', error: 'run record not written (ENOSPC)' });
-    // The file keeps the start record: a restart marks it interrupted.
-    const [file] = await readdir(dir);
+    // The file keeps the start record: a restart marks it interrupted. The owner file stays too,
+    // so that any process's scan counts this owner gone once its process is.
+    const names = await readdir(dir);
+    expect(names.filter((n) => n.endsWith('.owner'))).to.have.length(1);
+    const file = names.find((n) => n.endsWith('.json'));
     const onDisk = JSON.parse(await readFile(join(dir, file!), 'utf8')) as { status: string };
     expect(onDisk.status).to.equal('running');
   });

@@ -71,6 +71,44 @@ describe('createAttemptRunner', () => {
     expect(clock.pending()).to.equal(0);
   });
 
+  it('gives a step without timeout_seconds the default step timeout', async () => {
+    const clock = manualClock();
+    let seen: AbortSignal | undefined;
+    const step = workflowOf([[]]).steps[0]!;
+    expect(step.timeoutSeconds).to.equal(undefined);
+    const pending = createAttemptRunner({
+      runId: 'r',
+      clock,
+      agents:
+        () =>
+        ({ signal }) => {
+          seen = signal;
+          return new Promise(() => {});
+        },
+      defaultStepTimeoutMs: 2500,
+    })({ step, input: {}, scope, attempt: 1, signal: new AbortController().signal });
+    clock.advance(2499);
+    expect(seen!.aborted).to.equal(false);
+    clock.advance(1);
+    expect(await pending).to.include({ ok: false, error: 'step timed out after 2.5s' });
+    expect(seen!.aborted).to.equal(true);
+    expect(clock.pending()).to.equal(0);
+  });
+
+  it("a step's own timeout_seconds wins over the default step timeout", async () => {
+    const clock = manualClock();
+    const step = workflowOf([[]], () => ({ timeoutSeconds: 1 })).steps[0]!;
+    const pending = createAttemptRunner({
+      runId: 'r',
+      clock,
+      agents: () => () => new Promise(() => {}),
+      defaultStepTimeoutMs: 60_000,
+    })({ step, input: {}, scope, attempt: 1, signal: new AbortController().signal });
+    clock.advance(1000);
+    expect(await pending).to.include({ ok: false, error: 'step timed out after 1s' });
+    expect(clock.pending()).to.equal(0);
+  });
+
   it('clears the step timer when the agent finishes first', async () => {
     const clock = manualClock();
     const step = workflowOf([[]], () => ({ timeoutSeconds: 5 })).steps[0]!;

@@ -59,7 +59,7 @@ describe('eval scoring', () => {
   it('caps the grade at D when a critical floor is violated', () => {
     const score = scoreRubric(loadRubric(rubricData(85), 'x'), measured, allGates);
     expect(score.floor_violations).to.deep.equal([
-      { criterion: 'a', raw_score: 80, critical_floor: 85 },
+      { criterion: 'a', raw_score: 80, critical_floor: 85, floor: 0.85, normalized_score: 0.8 },
     ]);
     expect(score.criteria[0]?.floor_violated).to.equal(true);
     expect(score).to.include({
@@ -73,6 +73,12 @@ describe('eval scoring', () => {
       weighted_grade: 'C',
       after_floors: 69,
       after_gates: 69,
+      // The reference service's layers: a is objective, b the judge, c efficiency (advisory).
+      layer1_objective: 80,
+      layer2_judge: 75,
+      layer3_similarity: null,
+      layer3_efficiency: 75,
+      layer3_advisory: 75,
     });
   });
 
@@ -97,8 +103,20 @@ describe('eval scoring', () => {
     expect(score.weighted_score).to.equal(78.13);
     expect(score.criteria[2]).to.include({
       applicable: false,
-      normalized_score: null,
+      value: null,
+      raw_score: 0,
+      score: 0,
+      normalized_score: 0,
+      weight: 0,
+      rubric_weight: 0.2,
       weighted_contribution: 0,
+      floor_violated: false,
+    });
+    // Its layers have no criterion that applied.
+    expect(score.score_layers).to.include({
+      layer3_efficiency: null,
+      layer3_advisory: null,
+      layer1_objective: 80,
     });
   });
 

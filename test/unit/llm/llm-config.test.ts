@@ -55,7 +55,14 @@ describe('LLM configuration', () => {
       retryAfterMaxMs: 10_000,
       maxInFlight: 16,
       probeTimeoutMs: 2000,
+      maxAnswerBytes: 33_554_432,
+      idleTimeoutMs: 60_000,
+      callTimeoutMs: 600_000,
     });
+    expect(loadConfig({}, dir).stepTimeoutMs).to.equal(1_800_000);
+    expect(
+      loadConfig({ AGENTIC_STEP_TIMEOUT_SECONDS: '2.5', AGENTIC_LLM_IDLE_TIMEOUT_MS: '1500' }, dir),
+    ).to.deep.include({ stepTimeoutMs: 2500 });
     expect(llm.secrets.get('OPENAI_API_KEY')).to.equal(undefined);
     expect(JSON.stringify(loadConfig({ OPENAI_API_KEY: 'sk-secret-value' }, dir))).to.not.include(
       'sk-secret-value',

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { ServerResponse } from 'node:http';
 import { CircuitBreaker } from '../../../src/llm/circuit-breaker.js';
 import { createHttpClient, type HttpClient } from '../../../src/llm/http.js';
 import { LlmError } from '../../../src/llm/llm-error.js';
@@ -102,6 +103,28 @@ describe('createLlmRouter (fake OpenAI-compatible servers on 127.0.0.1)', () => 
     prompt: 'do it',
     signal: new AbortController().signal,
     ...extra,
+  });
+
+  it('counts the tokens a failed candidate reported before its reset in the answer and in the final error', async () => {
+    const usageThenReset = (_req: unknown, res: ServerResponse): void => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const usage = { prompt_tokens: 7, completion_tokens: 0, total_tokens: 7 };
+      res.write(`data: ${JSON.stringify({ model: 'x', choices: [], usage })}\n\n`, () =>
+        res.socket?.resetAndDestroy(),
+      );
+    };
+    a.handle(usageThenReset);
+    b.handle((_req, res) =>
+      sendSse(res, openAiChunks('ok', { model: 'b1', usage: { prompt: 10, completion: 5 } })),
+    );
+    const answer = await router().complete(request({ onDelta: () => undefined }));
+    expect(answer.text).to.equal('ok');
+    expect(answer.tokensUsed).to.deep.equal({ input: 17, output: 5, total: 22 });
+
+    b.handle(usageThenReset);
+    const error = await rejection(router().complete(request({ onDelta: () => undefined })));
+    expect(error).to.be.instanceOf(LlmError);
+    expect((error as LlmError).spentTokens).to.deep.equal({ input: 14, output: 0, total: 14 });
   });
 
   it('skips providers without credentials and answers with the first model that works', async () => {

@@ -143,7 +143,7 @@ describe('createRunWriter', () => {
     expect(queue.status().pending).to.equal(0);
   });
 
-  it('close drains queued records that can be written', async () => {
+  it('close drains queued records that can be written before the deadline', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const gated: FileWriter = async (path, data) => {
@@ -154,10 +154,42 @@ describe('createRunWriter', () => {
     const writes = Array.from({ length: 20 }, (_, i) =>
       queue.write(`r${i}`, `r${i}.json`, record(`r${i}`, 'success'), true),
     );
-    const closed = queue.close(0);
+    const closed = queue.close(60_000);
     release();
     await closed;
     await Promise.all(writes);
     expect((await readdir(dir)).length).to.equal(20);
+    expect(queue.abandoned()).to.equal(0);
+  });
+
+  it('close abandons, at the deadline, the records that had no turn yet, and any written after it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const gated: FileWriter = async (path, data) => {
+      await gate;
+      await writeFileAtomic(path, data);
+    };
+    const queue = create(gated, 2);
+    const settled = (runId: string): Promise<unknown> =>
+      queue.write(runId, `${runId}.json`, record(runId, 'success'), true).then(
+        () => 'written',
+        (e: unknown) => e,
+      );
+    const writes = Array.from({ length: 20 }, (_, i) => settled(`r${i}`));
+    const closed = queue.close(0);
+    // The deadline passes while the first two are with the file system.
+    const early = await writes[19];
+    expect(early).to.be.instanceOf(RecordNotWrittenError);
+    expect((early as Error).message).to.equal('run record not written (shutdown grace passed)');
+    const late = await settled('late');
+    expect(late).to.be.instanceOf(RecordNotWrittenError);
+    release();
+    await closed;
+    const outcomes = await Promise.all(writes);
+    expect(outcomes.slice(0, 2)).to.deep.equal(['written', 'written']);
+    expect(outcomes.slice(2).every((o) => o instanceof RecordNotWrittenError)).to.equal(true);
+    expect((await readdir(dir)).sort()).to.deep.equal(['r0.json', 'r1.json']);
+    expect(queue.abandoned()).to.equal(19);
+    expect(queue.status().pending).to.equal(0);
   });
 });

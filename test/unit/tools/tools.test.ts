@@ -144,6 +144,67 @@ describe('tools: registry', () => {
     ]);
   });
 
+  it("refuses a call its tool would refuse before asking the approval provider, with the tool's own error", async () => {
+    const asked: string[] = [];
+    const outcomes: string[] = [];
+    kit = await createToolKit({
+      fileBaseDir: base,
+      shellAllowedCommands: ['echo'],
+      blockPrivateIps: true,
+      onToolCall: (report) => outcomes.push(report.outcome),
+      approval: {
+        name: 'test',
+        decide: (request) => {
+          asked.push(`${request.toolName} ${JSON.stringify(request.args)}`);
+          return Promise.resolve({ approved: true, reason: 'test approves' });
+        },
+      },
+    });
+    const refusals: [string, Record<string, unknown>, string][] = [
+      [
+        'file_write',
+        { path: '../x', content: 'x' },
+        'tool file_write: path refused (parent segment)',
+      ],
+      [
+        'file_write',
+        { path: join(root, 'x'), content: 'x' },
+        'tool file_write: path refused (absolute path)',
+      ],
+      ['file_delete', { path: '../secret.txt' }, 'tool file_delete: path refused (parent segment)'],
+      [
+        'shell',
+        { argv: ['cat', '/etc/passwd'] },
+        "tool shell: command 'cat' is not allowed (AGENTIC_SHELL_ALLOWED_COMMANDS)",
+      ],
+      ['shell', { argv: ['echo', 'x'], cwd: '..' }, 'tool shell: cwd refused (parent segment)'],
+      [
+        'http_get',
+        { url: 'http://169.254.169.254/latest' },
+        'tool http_get: destination 169.254.169.254 is a private address (AGENTIC_BLOCK_PRIVATE_IPS)',
+      ],
+      [
+        'http_post',
+        { url: 'file:///etc/passwd', body: 'x' },
+        'tool http_post: scheme file: is not allowed',
+      ],
+    ];
+    for (const [name, args, message] of refusals) {
+      const error = await failure(call(name, args));
+      expect(error.message, name).to.equal(message);
+      expect(error.operation, name).to.not.equal('approval');
+    }
+    expect(asked).to.deep.equal([]);
+    expect(outcomes).to.deep.equal(refusals.map(() => 'refused'));
+    await symlink(root, join(base, 'out'));
+    expect((await failure(call('file_write', { path: 'out/x', content: 'x' }))).message).to.equal(
+      'tool file_write: path refused (symlink escape)',
+    );
+    expect(asked).to.deep.equal([]);
+    expect(await call('file_write', { path: 'in.txt', content: 'x' })).to.deep.equal({ bytes: 1 });
+    expect(asked).to.deep.equal(['file_write {"path":"in.txt","content":"x"}']);
+  });
+
   it('approves by policy only the listed tools', async () => {
     kit = await createToolKit({
       fileBaseDir: base,

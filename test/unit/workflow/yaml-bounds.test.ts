@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { parseDocument } from 'yaml';
+import { Alias, Composer, parseDocument } from 'yaml';
 import { ValidationError } from '../../../src/errors.js';
 import { DEFAULT_CONTENT_LIMITS, MAX_YAML_DEPTH } from '../../../src/workflow/limits.js';
 import { parseWorkflowYaml, type ParseYamlOptions } from '../../../src/workflow/parse.js';
@@ -22,7 +22,85 @@ function aliasBomb(): string {
   return text;
 }
 
+/**
+ * Counts the alias resolutions that walk the whole document (yaml's `Alias.resolve` without its
+ * per-conversion cache) and the documents composed, while `run` runs.
+ */
+function countWork(run: () => void): { walks: number; composed: number } {
+  // The originals are called with `apply` on their own objects and put back after.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const resolve = Alias.prototype.resolve;
+  // eslint-disable-next-line @typescript-eslint/unbound-method
+  const compose = Composer.prototype.compose;
+  const work = { walks: 0, composed: 0 };
+  Alias.prototype.resolve = function (this: Alias, ...args: Parameters<Alias['resolve']>) {
+    const ctx = args[1] as { aliasResolveCache?: unknown } | undefined;
+    if (ctx?.aliasResolveCache === undefined) work.walks++;
+    return resolve.apply(this, args);
+  };
+  Composer.prototype.compose = function (this: Composer, ...args: Parameters<Composer['compose']>) {
+    work.composed++;
+    return compose.apply(this, args);
+  };
+  try {
+    run();
+  } finally {
+    Alias.prototype.resolve = resolve;
+    Composer.prototype.compose = compose;
+  }
+  return work;
+}
+
 describe('YAML bounds (parseWorkflowYaml)', () => {
+  it('checks aliases in one walk of the document, not one walk per alias', () => {
+    // 100 aliases (the bound) of 100 anchors among 5 000 other nodes: each alias used to
+    // resolve by walking the whole document (16 000 aliases took 24 s).
+    const anchors = Array.from({ length: 100 }, (_, i) => `  a${i}: &a${i} [${i}]`).join('\n');
+    const filler = Array.from({ length: 5000 }, (_, i) => `  f${i}: ${i}`).join('\n');
+    const aliases = Array.from({ length: 100 }, (_, i) => `*a${i}`).join(', ');
+    const text = `anchors:\n${anchors}\nfiller:\n${filler}\nuses: [${aliases}]\n`;
+    let data: unknown;
+    const work = countWork(() => (data = parseWorkflowYaml(text)));
+    expect(work.walks).to.be.at.most(1);
+    expect((data as { uses: unknown[] }).uses)
+      .to.have.length(100)
+      .and.to.deep.include([7]);
+  });
+
+  it('refuses more than 100 aliases by their count, before the document is composed', () => {
+    for (const count of [101, 16_000, 100_000]) {
+      const text = `a: &a [1]\nb: [${Array(count).fill('*a').join(',')}]\n`;
+      let error: ValidationError | undefined;
+      const work = countWork(() => (error = parseError(text)));
+      expect(work).to.deep.equal({ walks: 0, composed: 0 });
+      expect(error?.details).to.deep.equal([
+        {
+          loc: ['yaml_text'],
+          msg: 'invalid YAML: more than 100 aliases',
+          type: 'value_error.yaml',
+        },
+      ]);
+    }
+    // Asterisks in quoted and block scalars are text, not aliases.
+    const text = `q: "${'*x '.repeat(200)}"\nb: |\n${'  *y\n'.repeat(200)}`;
+    expect(parseWorkflowYaml(text)).to.have.property('q').that.contains('*x');
+  });
+
+  it('refuses more than 100 alias expansions (aliases inside anchors count each time)', () => {
+    // 18 aliases: b's 10, and c's 8 each expanding b's 10 again: 10 + 8 × 11 = 98 expansions.
+    const many = (alias: string, n: number): string => `[${Array(n).fill(alias).join(',')}]`;
+    const text = `a: &a [1]\nb: &b ${many('*a', 10)}\nc: ${many('*b', 8)}\n`;
+    expect(parseWorkflowYaml(text)).to.have.property('c').with.length(8);
+    // Three more aliases of a (21 in all, a few hundred bytes expanded): 101 expansions.
+    expect(parseError(`${text}d: ${many('*a', 3)}\n`).details).to.deep.equal([
+      {
+        loc: ['yaml_text'],
+        msg: 'invalid YAML: more than 100 alias expansions',
+        type: 'value_error.yaml',
+      },
+    ]);
+  });
+
   it('refuses an alias bomb by its expanded size (422) before turning it into data', () => {
     const error = parseError(aliasBomb());
     expect(error.status).to.equal(422);

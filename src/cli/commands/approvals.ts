@@ -1,0 +1,116 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config/index.js';
+import type { ApprovalDecisionRequest } from '../../generated/api/approval-decision-request.js';
+import type { ApprovalsResponse } from '../../generated/api/approvals-response.js';
+import type { CliContext } from './index.js';
+import { CliError, out } from '../io.js';
+import {
+  createServiceClient,
+  DEFAULT_SERVICE_URL,
+  detailOf,
+  parseServiceUrl,
+  type ServiceClient,
+} from '../service-client.js';
+
+interface ServiceOptions {
+  url: string;
+}
+
+/** Adds `--url` to a subcommand. */
+function withUrl(command: Command): Command {
+  return command.option(
+    '-u, --url <url>',
+    'the service (its API key from AGENTIC_API_KEY)',
+    parseServiceUrl,
+    DEFAULT_SERVICE_URL,
+  );
+}
+
+/**
+ * `agentic approvals list | approve <call_id> | deny <call_id>`: the tool calls a running
+ * service holds for a person (AGENTIC_APPROVAL_PROVIDER=http), through `GET /api/approvals` and
+ * `POST /api/approvals/{call_id}`.
+ */
+export function registerApprovals(program: Command, context: CliContext): void {
+  const client = (options: ServiceOptions): ServiceClient =>
+    createServiceClient(options.url, loadConfig(context.env).apiKey);
+  const approvals = program
+    .command('approvals')
+    .description('list, approve or deny the tool calls a running service holds for approval');
+
+  withUrl(approvals.command('list').description('the tool calls waiting, oldest first'))
+    .option('--json', 'print the answer of GET /api/approvals')
+    .action(async (options: ServiceOptions & { json?: boolean }) => {
+      const service = client(options);
+      const { status, body } = await service.request('GET', '/api/approvals');
+      if (status !== 200) throw new CliError(`${service.url}: HTTP ${status}: ${detailOf(body)}`);
+      const listing = body as ApprovalsResponse;
+      if (options.json === true) {
+        out(JSON.stringify(listing, null, 2));
+        return;
+      }
+      if (listing.approvals.length === 0) {
+        out(
+          listing.provider === 'http'
+            ? 'no tool call waits for approval'
+            : `no tool call waits for approval: the service's approval provider is ${listing.provider}, which decides without a person`,
+        );
+        return;
+      }
+      const rows = [
+        ['CALL', 'RUN', 'WORKFLOW', 'STEP', 'TOOL', 'EXPIRES'],
+        ...listing.approvals.map((call) => [
+          call.call_id,
+          call.run_id,
+          call.workflow,
+          call.step,
+          call.tool_name,
+          call.expires_at,
+        ]),
+      ];
+      const widths = rows[0]!.map((_, column) =>
+        Math.max(...rows.map((row) => row[column]?.length ?? 0)),
+      );
+      for (const row of rows) {
+        out(
+          row
+            .map((cell, column) =>
+              column === row.length - 1 ? cell : cell.padEnd(widths[column]!),
+            )
+            .join('  '),
+        );
+      }
+    });
+
+  for (const decision of ['approve', 'deny'] as const) {
+    withUrl(
+      approvals
+        .command(`${decision} <call_id>`)
+        .description(`${decision} a waiting tool call (its id from agentic approvals list)`),
+    )
+      .option('--reason <text>', 'why, recorded with the decision')
+      .action(async (callId: string, options: ServiceOptions & { reason?: string }) => {
+        const service = client(options);
+        const request: ApprovalDecisionRequest = {
+          decision,
+          ...(options.reason === undefined ? {} : { reason: options.reason }),
+        };
+        const { status, body } = await service.request(
+          'POST',
+          `/api/approvals/${encodeURIComponent(callId)}`,
+          request,
+        );
+        if (status === 200) {
+          out(`${decision === 'approve' ? 'approved' : 'denied'} ${callId}`);
+          return;
+        }
+        if (status === 404) {
+          throw new CliError(
+            `no tool call waits for approval with id ${callId} at ${service.url} (agentic approvals list shows the waiting ones)`,
+          );
+        }
+        if (status === 409) throw new CliError(detailOf(body));
+        throw new CliError(`${service.url}: HTTP ${status}: ${detailOf(body)}`);
+      });
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `agentic run` under `AGENTIC_APPROVAL_PROVIDER=http`. The process serves no HTTP API, so
+ * `POST /api/approvals/{call_id}` cannot reach its calls: on a terminal the person at it is the
+ * approver (each call is asked on stderr, answered on stdin, one at a time); anywhere else
+ * nobody could answer, so a workflow that may call a high-risk tool is refused before it starts
+ * rather than left waiting the whole approval timeout for a denial.
+ */
+import { createInterface, type Interface } from 'node:readline';
+import type { RuntimeApprovals } from '../engine/runtime-approvals.js';
+import type { WorkflowEvent } from '../engine/types.js';
+import { createToolKit, TOOL_RISKS } from '../tools/index.js';
+import type { CompiledWorkflow } from '../workflow/index.js';
+import { CliError } from './io.js';
+
+/** The steps of `workflow` whose `tools:` list a tool that needs an approval. */
+export async function stepsNeedingApproval(
+  workflow: Pick<CompiledWorkflow, 'steps'>,
+): Promise<{ step: string; tool: string }[]> {
+  // The risk is the tool definition's own: asked of the built-in tools, not listed again here.
+  const kit = await createToolKit();
+  try {
+    return workflow.steps.flatMap((step) =>
+      step.tools
+        .filter((tool) => kit.registry.get(tool)?.risk === TOOL_RISKS.HIGH)
+        .map((tool) => ({ step: step.name, tool })),
+    );
+  } finally {
+    await kit.close();
+  }
+}
+
+/** The refusal of a workflow whose approvals nobody could answer (see the module comment). */
+export function unanswerableApprovals(needs: readonly { step: string; tool: string }[]): CliError {
+  const calls = needs.map((need) => `step '${need.step}' may call ${need.tool}`).join(', ');
+  return new CliError(
+    `not started: ${calls}, which needs an approval, and AGENTIC_APPROVAL_PROVIDER=http; nobody could answer it here (agentic run serves no HTTP API, and stdin is not a terminal to ask on). Run it from a terminal to be asked, start it on the service (agentic serve, then answer with agentic approvals), or set AGENTIC_APPROVAL_PROVIDER to policy, auto or deny`,
+  );
+}
+
+/** Longest arguments shown in a question, in characters. */
+const ARGUMENTS_SHOWN = 500;
+
+export interface TerminalApproverOptions {
+  approvals: Pick<RuntimeApprovals, 'pending' | 'answer'>;
+  /** Where answers are read (a terminal's stdin). */
+  input: NodeJS.ReadableStream;
+  /** Writes a line of the conversation (stderr). */
+  write: (line: string) => void;
+}
+
+export interface TerminalApprover {
+  /** Feeds the run's events: asks on `approval_required`, notes decisions made otherwise. */
+  onEvent(event: WorkflowEvent): void;
+  /** Stops reading the input. */
+  close(): void;
+}
+
+interface Question {
+  callId: string;
+  step: string;
+  tool: string;
+  expiresAt: string | undefined;
+  answered: boolean;
+}
+
+/**
+ * Asks each waiting call on the terminal in turn: `y` or `yes` approves, anything else denies.
+ * A call decided meanwhile (the approval timeout, a cancelled run) is said so and skipped.
+ */
+export function createTerminalApprover(options: TerminalApproverOptions): TerminalApprover {
+  const queue: Question[] = [];
+  let lines: Interface | undefined;
+
+  const ask = (question: Question): void => {
+    const entry = options.approvals.pending().find((call) => call.callId === question.callId);
+    options.write(
+      `  ? ${question.step}: ${question.tool} needs your approval (call ${question.callId})`,
+    );
+    if (entry !== undefined) {
+      const shown = JSON.stringify(entry.args);
+      options.write(
+        `    arguments: ${shown.length > ARGUMENTS_SHOWN ? `${shown.slice(0, ARGUMENTS_SHOWN)}…` : shown}`,
+      );
+    }
+    const deadline = question.expiresAt ?? (entry && new Date(entry.expiresAt).toISOString());
+    if (deadline !== undefined) {
+      options.write(
+        `    denied at ${deadline} without an answer (AGENTIC_APPROVAL_TIMEOUT_SECONDS)`,
+      );
+    }
+    options.write('  approve? [y/N]');
+  };
+
+  const onLine = (line: string): void => {
+    // Only the call asked last is answered; a line typed before the next question is dropped.
+    const question = queue[0];
+    if (question === undefined || question.answered) return;
+    question.answered = true;
+    const approve = /^\s*y(es)?\s*$/i.test(line);
+    options.approvals.answer(
+      question.callId,
+      approve,
+      approve ? 'approved at the terminal' : 'denied at the terminal',
+    );
+  };
+
+  return {
+    onEvent(event) {
+      if (event.type === 'approval_required') {
+        const question: Question = {
+          callId: event.call_id,
+          step: event.step,
+          tool: event.tool_name,
+          expiresAt: event.expires_at,
+          answered: false,
+        };
+        queue.push(question);
+        if (lines === undefined) {
+          lines = createInterface({ input: options.input, terminal: false });
+          lines.on('line', onLine);
+        }
+        if (queue.length === 1) ask(question);
+        return;
+      }
+      if (event.type !== 'approval_decision') return;
+      const index = queue.findIndex((entry) => entry.callId === event.call_id);
+      if (index === -1) return;
+      const [question] = queue.splice(index, 1);
+      const outcome = event.decision === 'approve' ? 'approved' : 'denied';
+      options.write(
+        question?.answered === true
+          ? `    ${outcome}`
+          : `    ${question?.tool ?? event.tool_name} ${outcome} without your answer: ${event.reason}`,
+      );
+      const next = queue[0];
+      if (index === 0 && next !== undefined) ask(next);
+    },
+    close() {
+      lines?.close();
+    },
+  };
+}
