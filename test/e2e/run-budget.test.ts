@@ -98,13 +98,13 @@ describe('service process under template amplification (256 MB heap, issue 23.1)
   });
 
   afterEach(async () => {
-    if (service !== undefined) {
-      service.child.kill('SIGTERM');
-      const exit = await service.exited;
-      expect(exit.signal, exit.stderr.slice(-2000)).to.equal(null);
-      service = undefined;
-    }
+    const running = service;
+    service = undefined;
+    running?.child.kill('SIGTERM');
+    const exit = await running?.exited;
+    // Removed first: a failed check must not leave hundreds of MB behind.
     await rm(root, { recursive: true, force: true });
+    if (exit !== undefined) expect(exit.signal, exit.stderr.slice(-2000)).to.equal(null);
   });
 
   it("lives through the campaign's input: runs beyond the budget get 503 with Retry-After, journals stay within the record bound", async () => {
