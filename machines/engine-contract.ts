@@ -106,6 +106,14 @@ export interface EngineInput {
   /** Attempts per step unless the step sets `max_attempts`. */
   maxAttempts: number;
   runAttempt: AttemptRunner;
+  /**
+   * What the run keeps of a step's rendered input (the attempts, events and record get it): the
+   * input itself, or a copy with truncation markers once the run's byte budget is spent. It may
+   * throw (the runtime's budget for all runs is spent): the step then fails with its message,
+   * like an input that cannot be rendered. The attempt runner bounds outputs the same way.
+   * @default keeps every input
+   */
+  holdInput?: ((input: unknown) => unknown) | undefined;
   /** Delay before attempt `attempt + 1` after attempt `attempt` failed (backoff with jitter). */
   retryDelayMs: (attempt: number) => number;
   clock: EngineClock;

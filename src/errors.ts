@@ -15,6 +15,7 @@ export const ERROR_CODES = {
   AUTH_REQUIRED: 'auth_required',
   RATE_LIMITED: 'rate_limited',
   TOO_MANY_ACTIVE_RUNS: 'too_many_active_runs',
+  RUNS_BUDGET_SPENT: 'runs_budget_spent',
   BAD_REQUEST: 'bad_request',
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   BLOCKED: 'input_blocked',
@@ -144,6 +145,32 @@ export class TooManyActiveRunsError extends RateLimitedError {
     );
     this.name = 'TooManyActiveRunsError';
     this.limit = limit;
+  }
+}
+
+/**
+ * A run refused because the active runs already hold (nearly) all the bytes of step inputs and
+ * outputs the runtime allows them (`maxRunsHeldBytes`, AGENTIC_MAX_RUNS_HELD_BYTES): 503, code
+ * `runs_budget_spent`, `Retry-After`. Nothing was started; try again once runs have ended.
+ */
+export class RunsBudgetSpentError extends AppError {
+  /** Bytes the active runs hold. */
+  readonly heldBytes: number;
+  /** The runtime's `maxRunsHeldBytes`. */
+  readonly limit: number;
+  /** Seconds to wait before trying again (also the `Retry-After` header). */
+  readonly retryAfterSeconds: number;
+  constructor(heldBytes: number, limit: number, retryAfterSeconds: number) {
+    const retry = Math.max(1, Math.ceil(retryAfterSeconds));
+    super(
+      ERROR_CODES.RUNS_BUDGET_SPENT,
+      `the active runs hold ${heldBytes} bytes of step inputs and outputs, near the ${limit} this service allows (AGENTIC_MAX_RUNS_HELD_BYTES); try again later`,
+      { status: 503, expose: true, headers: { 'Retry-After': String(retry) } },
+    );
+    this.name = 'RunsBudgetSpentError';
+    this.heldBytes = heldBytes;
+    this.limit = limit;
+    this.retryAfterSeconds = retry;
   }
 }
 

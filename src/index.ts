@@ -155,6 +155,7 @@ export {
   NotFoundError,
   RateLimitedError,
   TooManyActiveRunsError,
+  RunsBudgetSpentError,
   ValidationError,
   isAppError,
   type ErrorCode,

@@ -393,6 +393,8 @@ export abstract class SchedulerCore {
       let resolved: unknown;
       try {
         resolved = step.inputs(this.scope);
+        const hold = this.input.holdInput;
+        if (hold !== undefined) resolved = hold(resolved);
       } catch (error) {
         this.failStep(index, `inputs: ${messageOf(error)}`, 0, null, this.input.clock.now());
         continue;

@@ -99,7 +99,14 @@ export interface Config {
     maxTemplateBytes: number;
     maxStepIoBytes: number;
     maxRunRecordBytes: number;
+    /** AGENTIC_MAX_RUN_BYTES (0, the default: the run-record bound). */
+    maxRunBytes: number;
   }>;
+  /**
+   * AGENTIC_MAX_RUNS_HELD_BYTES: bytes of step inputs and outputs all active runs may hold;
+   * undefined (0, the default): an eighth of the heap limit.
+   */
+  maxRunsHeldBytes: number | undefined;
   localDatasetsDir: string;
   /** Largest dataset file read (`AGENTIC_MAX_DATASET_BYTES`). */
   maxDatasetBytes: number;
@@ -312,7 +319,9 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       maxTemplateBytes: num('AGENTIC_MAX_TEMPLATE_BYTES'),
       maxStepIoBytes: num('AGENTIC_MAX_STEP_IO_BYTES'),
       maxRunRecordBytes: num('AGENTIC_MAX_RUN_RECORD_BYTES'),
+      maxRunBytes: num('AGENTIC_MAX_RUN_BYTES') || num('AGENTIC_MAX_RUN_RECORD_BYTES'),
     }),
+    maxRunsHeldBytes: num('AGENTIC_MAX_RUNS_HELD_BYTES') || undefined,
     localDatasetsDir: path('AGENTIC_LOCAL_DATASETS_DIR') ?? resolve(cwd, 'datasets'),
     maxDatasetBytes: num('AGENTIC_MAX_DATASET_BYTES'),
     datasetCacheBytes: num('AGENTIC_DATASET_CACHE_BYTES'),

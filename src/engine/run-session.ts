@@ -24,6 +24,7 @@ import {
 } from '../store/run-record.js';
 import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engine-contract.js';
 import { RunEventStream } from './event-stream.js';
+import type { RunHeldBytes } from './held-bytes.js';
 import type { RunObserver } from './run-observer.js';
 import type { RunHandle } from './types.js';
 import type { TurnSlicer } from './turn-slicer.js';
@@ -32,6 +33,8 @@ export interface RunSessionOptions {
   base: RunRecordBase;
   /** The engine's input; the session adds itself as its `observer`. */
   engineInput: EngineInput;
+  /** What the run holds of its steps' inputs and outputs (released by the runtime at the end). */
+  heldBytes: RunHeldBytes;
   /** The run machine provided with this run's engine (`runMachine.provide({ actors: { engine } })`). */
   machine: typeof runMachine;
   timeoutMs: number | undefined;
@@ -164,6 +167,11 @@ export class RunSession {
   /** When the run started (the journal commits runs older than its commit delay). */
   get startTime(): number {
     return this.options.base.startTime;
+  }
+
+  /** What the run holds of its steps' inputs and outputs. */
+  get heldBytes(): RunHeldBytes {
+    return this.options.heldBytes;
   }
 
   /** The record of finished step `index` (the journal builds its lines when it commits). */

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import { resolveWorkflowsLocation } from '../config/workflows-location.js';
 import { isAdapterName } from '../config/adapter-names.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
@@ -23,6 +24,18 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
 export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
 /**
+ * The default of `maxRunsHeldBytes`: an eighth of the heap limit. What runs hold is counted in
+ * JSON bytes, about what their strings take once flattened; writing them out costs up to three
+ * more copies for a moment (a journal line, the commit's text flattened for the write worker, a
+ * run record). Measured with the fault campaign's input (100 steps each echoing a 900 KB
+ * rendering, one run every 0.5 s) under `--max-old-space-size=256` (heap limit 304 MiB): a
+ * quarter (76 MiB, 4 runs of 16 MiB) still ran out of heap; 32 MiB (2 runs) lived.
+ */
+export function defaultMaxRunsHeldBytes(): number {
+  return Math.floor(getHeapStatistics().heap_size_limit / 8);
+}
+
+/**
  * Timeout of a step attempt that sets no `timeout_seconds`: 30 minutes, three times a model
  * call's own deadline (`AGENTIC_LLM_CALL_TIMEOUT_MS`, 10 minutes), so a step with tools has room
  * for several calls, the tools and an approval wait (5 minutes by default).
@@ -32,7 +45,7 @@ export const DEFAULT_STEP_TIMEOUT_MS = 30 * 60 * 1000;
 /**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
  * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
- * concurrency 10, 100 active runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
+ * concurrency 10, 100 active runs, an eighth of the heap limit held by runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
  * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a
@@ -54,6 +67,11 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     'maxActiveRuns',
     options.maxActiveRuns,
     DEFAULT_MAX_ACTIVE_RUNS,
+  );
+  const maxRunsHeldBytes = positiveInt(
+    'maxRunsHeldBytes',
+    options.maxRunsHeldBytes,
+    defaultMaxRunsHeldBytes(),
   );
   const maxAttempts = positiveInt('maxAttempts', options.maxAttempts, 1);
   const writeConcurrency = positiveInt('writeConcurrency', options.writeConcurrency, 16);
@@ -95,6 +113,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     noLlm: options.noLlm ?? false,
     maxConcurrency,
     maxActiveRuns,
+    maxRunsHeldBytes,
     timeoutMs: options.timeoutMs,
     defaultAdapter,
     inspect: options.inspect,

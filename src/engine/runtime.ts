@@ -17,6 +17,7 @@ import {
   AppError,
   ConflictError,
   ERROR_CODES,
+  RunsBudgetSpentError,
   TooManyActiveRunsError,
   ValidationError,
   errorMessage,
@@ -53,6 +54,7 @@ import { createRootLogic } from './root-logic.js';
 import type { RunObserver } from './run-observer.js';
 import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
+import { RunHeldBytes, RunsHeldBytes } from './held-bytes.js';
 import { RunSession } from './run-session.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
@@ -90,6 +92,9 @@ const WRITE_RETRY_AFTER_SECONDS = 5;
  * is unknown (runs last from milliseconds to hours); 5 s keeps a polling client cheap.
  */
 const ACTIVE_RUNS_RETRY_AFTER_SECONDS = 5;
+
+/** Seconds a run refused at `maxRunsHeldBytes` is told to wait (Retry-After), as above. */
+const HELD_BYTES_RETRY_AFTER_SECONDS = 5;
 
 function runtimeClosed(): AppError {
   return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
@@ -158,6 +163,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   // The run records' time formatter and its cache, this runtime's own.
   const isoTime = createIsoTime();
   const active = new Map<string, RunSession>();
+  // What the active runs hold (held-bytes.ts): each session gives its bytes back when released.
+  const held = new RunsHeldBytes(resolved.maxRunsHeldBytes, resolved.limits.maxRunBytes);
   const reserved = new Set<string>();
   /** Launches between their checks and their session (loading the workflow, the inputs). */
   let launching = 0;
@@ -224,6 +231,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           runsDir: resolved.runsDir,
           append: (path, data) => writeThread.append(path, data),
           commitMs: resolved.journalCommitMs,
+          maxLineBytes: resolved.limits.maxStepIoBytes,
+          maxFileBytes: resolved.limits.maxRunRecordBytes,
           clock,
           logger: log,
         })
@@ -272,6 +281,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       self: owner.id,
       now: clock.now(),
       only: gone,
+      maxRecordBytes: resolved.limits.maxRunRecordBytes,
+      logger: log,
       // The history index learns of them as of any record written.
       onRecovered: recorded,
       ...(writeFile !== undefined ? { writeFile } : {}),
@@ -298,6 +309,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         runsDir: resolved.runsDir,
         self: owner?.id,
         now: clock.now(),
+        maxRecordBytes: resolved.limits.maxRunRecordBytes,
+        logger: log,
         ...(writeFile !== undefined ? { writeFile } : {}),
         ...(options.onStartupRecord !== undefined ? { onRecord: options.onStartupRecord } : {}),
       });
@@ -364,6 +377,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
 
   function released(session: RunSession): void {
+    session.heldBytes.release();
     active.delete(session.runId);
     reserved.delete(session.runId);
     wakeIfIdle();
@@ -404,6 +418,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     // cannot overshoot the limit.
     if (active.size + launching >= resolved.maxActiveRuns) {
       throw new TooManyActiveRunsError(resolved.maxActiveRuns, ACTIVE_RUNS_RETRY_AFTER_SECONDS);
+    }
+    if (!held.admits) {
+      throw new RunsBudgetSpentError(held.total, held.max, HELD_BYTES_RETRY_AFTER_SECONDS);
     }
     let runId = given;
     if (runId !== undefined) reserved.add(runId);
@@ -479,6 +496,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
     const made: { session?: RunSession } = {};
+    const heldBytes = new RunHeldBytes(held, resolved.limits.maxRunBytes);
     const onDelta = hasLlmSteps(workflow)
       ? (step: string, text: string): void => made.session?.tokenDelta(step, text)
       : undefined;
@@ -488,11 +506,13 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       inputs,
       maxConcurrency: resolved.maxConcurrency,
       maxAttempts,
+      holdInput: (input) => heldBytes.hold(input),
       runAttempt: createAttemptRunner({
         runId,
         clock,
         agents: agentSet(workflow, catalogue),
         maxOutputBytes: resolved.limits.maxStepIoBytes,
+        holdOutput: (output) => heldBytes.hold(output),
         defaultStepTimeoutMs: resolved.stepTimeoutMs,
         ...(onDelta === undefined ? {} : { onDelta }),
       }),
@@ -510,6 +530,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         isoTime,
       },
       engineInput,
+      heldBytes,
       machine: runMachineFor(adapter.createLogic(workflow)),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
       parent: root,

@@ -24,6 +24,12 @@ export interface AttemptRunnerOptions {
   /** Receives chunks of a step's streamed model output (`token_delta`). */
   onDelta?: (step: string, text: string) => void;
   /**
+   * What the run keeps of a successful attempt's output, once within `maxOutputBytes` (the run's
+   * byte budget, see held-bytes.ts). A throw fails the attempt with its message.
+   * @default keeps every output
+   */
+  holdOutput?: (output: Record<string, unknown>) => Record<string, unknown>;
+  /**
    * Timeout of a step that sets no `timeout_seconds`, in ms (README "Limits",
    * `AGENTIC_STEP_TIMEOUT_SECONDS`). @default none
    */
@@ -51,11 +57,13 @@ function stepTimeoutMessage(seconds: number): string {
  * biggest entries replaced by truncation markers.
  */
 export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunner {
-  const { agents, clock, runId, onDelta } = options;
+  const { agents, clock, runId, onDelta, holdOutput } = options;
   const defaultSeconds =
     options.defaultStepTimeoutMs === undefined ? undefined : options.defaultStepTimeoutMs / 1000;
   const maxOutput = options.maxOutputBytes ?? DEFAULT_CONTENT_LIMITS.maxStepIoBytes;
-  const succeeded = (result: AgentResult): AttemptResult => singleSuccess(result, maxOutput);
+  const held = (result: AttemptResult): AttemptResult =>
+    holdOutput === undefined ? result : heldResult(result, holdOutput);
+  const succeeded = (result: AgentResult): AttemptResult => held(singleSuccess(result, maxOutput));
   return (request) => {
     const step = request.step;
     const agent = agents(step.agent);
@@ -70,12 +78,12 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
       const policy = step.verify;
       const run = (input: Record<string, unknown>, signal: AbortSignal): Promise<AttemptResult> =>
         runGuarded(agent, { ...request, input, signal }, timeout, runId, clock, maxOutput, onDelta);
-      return runGuarded(agent, request, timeout, runId, clock, maxOutput, onDelta).then((first) =>
-        first.ok ? verifyAttempt(policy, request, first, clock, run) : first,
-      );
+      return runGuarded(agent, request, timeout, runId, clock, maxOutput, onDelta)
+        .then((first) => (first.ok ? verifyAttempt(policy, request, first, clock, run) : first))
+        .then(held);
     }
     if (step.loopUntil !== undefined || timeout !== undefined) {
-      return runGuarded(agent, request, timeout, runId, clock, maxOutput, onDelta);
+      return runGuarded(agent, request, timeout, runId, clock, maxOutput, onDelta).then(held);
     }
     // One call without a timeout (no default set): a single promise reaction, no async frame.
     let call: Promise<AgentResult>;
@@ -105,6 +113,21 @@ function singleSuccess(result: AgentResult, maxOutput: number): AttemptResult {
     iterations: 1,
     ...(result.messages === undefined ? {} : { messages: result.messages }),
   };
+}
+
+/** A successful result with its output as the run keeps it; a refusal fails the attempt. */
+function heldResult(
+  result: AttemptResult,
+  hold: (output: Record<string, unknown>) => Record<string, unknown>,
+): AttemptResult {
+  if (!result.ok || result.output === null) return result;
+  try {
+    // Results here are the runner's own fresh objects: no copy per step.
+    result.output = hold(result.output);
+    return result;
+  } catch (error) {
+    return { ...result, ok: false, output: null, error: errorMessage(error) };
+  }
 }
 
 function singleFailure(error: unknown): AttemptResult {

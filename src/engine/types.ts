@@ -53,6 +53,14 @@ export interface RuntimeOptions {
    * `DEFAULT_MAX_ACTIVE_RUNS`. @default 100
    */
   maxActiveRuns?: number;
+  /**
+   * Bytes (JSON) of step inputs and outputs all active runs may hold together (each run is also
+   * bounded alone by `limits.maxRunBytes`). Once they hold more than this less one run's room,
+   * `run` and `start` reject with `RunsBudgetSpentError` (503, `Retry-After`) and start nothing;
+   * a step of a running run that would take them over it fails with a clear error.
+   * @default an eighth of the heap limit (`v8.getHeapStatistics().heap_size_limit / 8`)
+   */
+  maxRunsHeldBytes?: number;
   /** Run timeout in milliseconds for every run unless the run sets its own. @default none */
   timeoutMs?: number;
   /**
@@ -322,6 +330,7 @@ export interface ResolvedRuntimeOptions {
   noLlm: boolean;
   maxConcurrency: number;
   maxActiveRuns: number;
+  maxRunsHeldBytes: number;
   timeoutMs: number | undefined;
   defaultAdapter: AdapterName;
   inspect: Inspector | undefined;

@@ -325,6 +325,14 @@ export interface Environment {
    */
   AGENTIC_MAX_RUN_RECORD_BYTES?: number;
   /**
+   * Most bytes (JSON) of step inputs and outputs one run holds over all its steps, and so writes to its journal and record; beyond it a step's input or output is kept as truncation markers, with a warning. 0: the run-record bound (AGENTIC_MAX_RUN_RECORD_BYTES).
+   */
+  AGENTIC_MAX_RUN_BYTES?: number;
+  /**
+   * Most bytes (JSON) of step inputs and outputs all active runs of the process hold together; POST /api/run answers 503 with Retry-After once they hold more than this less one run's room, and a step that would still take them over it fails. 0: an eighth of the heap limit.
+   */
+  AGENTIC_MAX_RUNS_HELD_BYTES?: number;
+  /**
    * Directory of local evaluation datasets (*.json, *.jsonl), source local.
    */
   AGENTIC_LOCAL_DATASETS_DIR?: string;

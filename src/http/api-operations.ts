@@ -456,7 +456,9 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
         'AGENTIC_MAX_ACTIVE_RUNS runs are active (Retry-After), or the rate limit or auth lockout applies',
       ),
       '501': err('Adapter unavailable'),
-      '503': err('Run files cannot be written (Retry-After), or the service is shutting down'),
+      '503': err(
+        'Run files cannot be written (Retry-After), the active runs hold AGENTIC_MAX_RUNS_HELD_BYTES (Retry-After, code runs_budget_spent), or the service is shutting down',
+      ),
     },
   },
   {

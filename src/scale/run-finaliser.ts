@@ -12,7 +12,7 @@
  * so the finaliser waits and checks again meanwhile. The claim's atomic release makes the end
  * once-only even when start-up recovery of a restarted worker marked the file first.
  */
-import { readdir, readFile, unlink } from 'node:fs/promises';
+import { readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
 import { replayFromRecord } from '../events/replay-from-record.js';
@@ -24,7 +24,9 @@ import { ownerFileName } from '../store/owner.js';
 import { journalFileName } from '../store/run-journal.js';
 import { readRunFile, writeRunFile } from '../store/run-files.js';
 import { ownerFileAlive } from '../store/stale-temp-files.js';
-import { foldJournal } from '../store/startup-recovery.js';
+import { recoverJournal, withWarning } from '../store/journal-recovery.js';
+import { boundRunRecord } from '../store/record-bounds.js';
+import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { RunClaims } from './run-claims.js';
 
@@ -53,6 +55,12 @@ export interface FinaliseOptions {
   requeue?: () => Promise<void>;
   /** @default the write thread */
   writeFile?: FileWriter;
+  /**
+   * The run-record bound: the journal is read no further (one over it is set aside, see
+   * store/journal-recovery.ts) and the repaired record is kept within it.
+   * @default 16777216 (AGENTIC_MAX_RUN_RECORD_BYTES)
+   */
+  maxRecordBytes?: number;
 }
 
 /** What became of the run. */
@@ -97,7 +105,17 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
         await pause(options.recheckMs, options.signal);
         continue;
       }
-      const repaired = interruptedRecord(await withJournal(runsDir, filename, record), Date.now());
+      const maxBytes = options.maxRecordBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
+      const journal = await recoverJournal(record, {
+        runsDir,
+        runFile: filename,
+        maxBytes,
+        logger,
+      });
+      const repaired = withWarning(
+        boundRunRecord(interruptedRecord(journal.record, Date.now()), maxBytes).record,
+        journal.warning,
+      );
       await writeRunFile(runsDir, filename, repaired, options.writeFile);
       await unlink(join(runsDir, journalFileName(filename))).catch(() => undefined);
       if (await claims.release(runId, filename)) await announce(options, repaired, filename);
@@ -134,14 +152,6 @@ async function hasRunFile(runsDir: string, runId: string): Promise<boolean> {
 async function ownerGone(runsDir: string, owner: string | undefined): Promise<boolean> {
   if (owner === undefined) return true;
   return !(await ownerFileAlive(runsDir, ownerFileName(owner)));
-}
-
-async function withJournal(runsDir: string, filename: string, record: RunRecord) {
-  try {
-    return foldJournal(record, await readFile(join(runsDir, journalFileName(filename)), 'utf8'));
-  } catch {
-    return record; // no journal: the run was shorter than a journal commit
-  }
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {

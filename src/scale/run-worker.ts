@@ -203,6 +203,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       runId: job.data.runId,
       claims,
       runsDir: runtime.options.runsDir,
+      maxRecordBytes: runtime.options.limits.maxRunRecordBytes,
       logger,
       publish: (event) => emit(eventListeners, (listener) => listener(event)),
       recorded: (record, filename) =>

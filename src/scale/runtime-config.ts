@@ -46,6 +46,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     llm: parts.llm,
     maxConcurrency: config.maxConcurrency,
     maxActiveRuns: config.maxActiveRuns,
+    ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
     stepTimeoutMs: config.stepTimeoutMs,
     defaultAdapter: config.defaultAdapter,
     logger: parts.logger,

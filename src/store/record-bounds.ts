@@ -12,6 +12,7 @@ import {
   jsonSize,
   truncatedKeys,
   truncationMarker,
+  truncationReason,
 } from '../workflow/size-bounds.js';
 
 /** A record within its bound and what was truncated to get there (empty: nothing). */
@@ -27,20 +28,26 @@ interface Part {
 }
 
 function ioWarnings(label: string, value: unknown, warnings: string[]): void {
+  // A truncation by another bound than the step I/O bound (the run's byte budget) says which.
+  const why = truncationReason(value);
   if (isTruncationMarker(value)) {
     // The workflow outputs' marker carries why they could not be rendered.
     const reason = (value as Record<string, unknown>).error;
     warnings.push(
       typeof reason === 'string'
         ? `${label}: ${reason}`
-        : `${label} truncated (${CONTENT_LIMIT_VARIABLES.maxStepIoBytes})`,
+        : why !== undefined
+          ? `${label} truncated: ${why}`
+          : `${label} truncated (${CONTENT_LIMIT_VARIABLES.maxStepIoBytes})`,
     );
     return;
   }
   const keys = truncatedKeys(value);
   if (keys !== undefined) {
     warnings.push(
-      `${label} entries ${keys.join(', ')} truncated (${CONTENT_LIMIT_VARIABLES.maxStepIoBytes})`,
+      why !== undefined
+        ? `${label} entries ${keys.join(', ')} truncated: ${why}`
+        : `${label} entries ${keys.join(', ')} truncated (${CONTENT_LIMIT_VARIABLES.maxStepIoBytes})`,
     );
   }
 }

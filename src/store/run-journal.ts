@@ -14,11 +14,19 @@
  * pending state is a few indices per active run, so memory is bounded by the active runs.
  * Appends are best effort: a failure is logged once per error code and the run goes on (its
  * end record is what is durable).
+ *
+ * Bounded (README "Limits"): a line never exceeds `maxLineBytes` (the step I/O bound: a bigger
+ * step record keeps its input and output as truncation markers and its error cut), and a journal
+ * never exceeds `maxFileBytes` (the run-record bound, which recovery reads no further than):
+ * once the next line would pass it, a last `{"full": true, "bytes": N}` line is appended, the
+ * run's further progress is not journaled, and a warning is logged.
  */
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
+import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
+import { PREVIEW_CHARS, truncationMarker } from '../workflow/size-bounds.js';
 
 /** The journal file name of a run file. */
 export function journalFileName(runFile: string): string {
@@ -28,8 +36,12 @@ export function journalFileName(runFile: string): string {
 /** Journal files: `.<run file>.journal`. */
 export const JOURNAL_FILE = /^\.(.+\.json)\.journal$/;
 
-/** One journal line: a step started (`started`, ISO time) or finished (`step`). */
-export type JournalLine = { i: number; started: string } | { i: number; step: StepRecord };
+/**
+ * One journal line: a step started (`started`, ISO time) or finished (`step`), or the note that
+ * the journal reached its bound (`full`, the bytes written) and nothing more was appended.
+ */
+export type JournalLine =
+  { i: number; started: string } | { i: number; step: StepRecord } | { full: true; bytes: number };
 
 /** What the journal reads of a run when it commits. */
 export interface JournalSource {
@@ -55,6 +67,10 @@ export interface RunJournalOptions {
   commitMs: number;
   /** Journals per commit. @default 256 */
   maxFiles?: number;
+  /** Longest line (bytes of JSON text). @default 1048576 (the step I/O bound) */
+  maxLineBytes?: number;
+  /** Largest journal (bytes of JSON text). @default 16777216 (the run-record bound) */
+  maxFileBytes?: number;
   clock: JournalClock;
   logger: Logger;
 }
@@ -78,9 +94,13 @@ interface Pending {
 export function createRunJournal(options: RunJournalOptions): RunJournal {
   const { runsDir, append, commitMs, clock, logger } = options;
   const maxFiles = options.maxFiles ?? 256;
+  const maxLineBytes = options.maxLineBytes ?? DEFAULT_CONTENT_LIMITS.maxStepIoBytes;
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
   const pending = new Map<JournalSource, Pending>();
-  /** Runs whose journal file exists (or is being created). */
-  const written = new Set<JournalSource>();
+  /** Runs whose journal file exists (or is being created), with the characters appended. */
+  const written = new Map<JournalSource, number>();
+  /** Runs whose journal reached `maxFileBytes`: nothing more is appended for them. */
+  const full = new Set<JournalSource>();
   let timer: unknown;
   let inFlight: Promise<void> | undefined;
   /** A commit came due while the previous one was in flight: it runs when that one ends. */
@@ -107,16 +127,46 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
     }, commitMs);
   }
 
-  function linesOf(source: JournalSource, state: Pending): string {
-    let text = '';
+  /** A step's line within `maxLineBytes` (see the module comment). */
+  function stepLine(index: number, step: StepRecord): string {
+    const text = JSON.stringify({ i: index, step } satisfies JournalLine);
+    if (text.length <= maxLineBytes) return text;
+    const { messages: _messages, verification: _verification, ...rest } = step;
+    const slim: StepRecord = {
+      ...rest,
+      input: truncationMarker(step.input, maxLineBytes),
+      output: step.output === null ? null : truncationMarker(step.output, maxLineBytes),
+      error: step.error === null ? null : step.error.slice(0, PREVIEW_CHARS),
+    };
+    return JSON.stringify({ i: index, step: slim } satisfies JournalLine);
+  }
+
+  /** The lines to append for `source`, within what its journal may still take. */
+  function linesOf(source: JournalSource, state: Pending, size: number): string {
+    const lines: string[] = [];
     for (const index of state.finished) {
       state.started.delete(index);
-      const line: JournalLine = { i: index, step: source.stepRecord(index) };
-      text += `${JSON.stringify(line)}\n`;
+      lines.push(stepLine(index, source.stepRecord(index)));
     }
     for (const [index, time] of state.started) {
-      const line: JournalLine = { i: index, started: new Date(time).toISOString() };
-      text += `${JSON.stringify(line)}\n`;
+      lines.push(JSON.stringify({ i: index, started: new Date(time).toISOString() }));
+    }
+    // Room for the `full` line (64 bytes) is kept back: it always fits.
+    let text = '';
+    let bytes = size;
+    for (const line of lines) {
+      // Bytes, not characters: recovery measures the file.
+      const length = Buffer.byteLength(line) + 1;
+      if (bytes + length > maxFileBytes - 64) {
+        full.add(source);
+        logger.warn(
+          { file: source.filename, bytes, maxFileBytes },
+          'run journal full; the run goes on, its further step progress is not journaled',
+        );
+        return `${text}${JSON.stringify({ full: true, bytes } satisfies JournalLine)}\n`;
+      }
+      text += `${line}\n`;
+      bytes += length;
     }
     return text;
   }
@@ -128,8 +178,10 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
       if (batch.length >= maxFiles) break;
       if (source.startTime > youngest) continue;
       pending.delete(source);
-      const text = linesOf(source, state);
-      written.add(source);
+      if (full.has(source)) continue;
+      const size = written.get(source) ?? 0;
+      const text = linesOf(source, state, size);
+      written.set(source, size + Buffer.byteLength(text));
       batch.push(append(join(runsDir, journalFileName(source.filename)), text).catch(failed));
     }
     if (pending.size > 0) schedule();
@@ -151,13 +203,14 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
 
   return {
     stepStarted(source, index, time) {
-      if (!closed) entry(source).started.set(index, time);
+      if (!closed && !full.has(source)) entry(source).started.set(index, time);
     },
     stepFinished(source, index) {
-      if (!closed) entry(source).finished.push(index);
+      if (!closed && !full.has(source)) entry(source).finished.push(index);
     },
     runEnding(source) {
       pending.delete(source);
+      full.delete(source);
       // No timer outlives the last active run's events (a runtime at rest holds no timers).
       if (pending.size === 0 && timer !== undefined) {
         clock.clearTimeout(timer);

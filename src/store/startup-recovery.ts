@@ -4,7 +4,10 @@
  * (owner.ts), never the files of another live process sharing the directory:
  * - a run file still `running` (or `pending`) whose owner is gone gets its journal folded in
  *   (the steps that started or finished before the crash), then is marked `failed` with
- *   `error: "interrupted"` (interrupted-record.ts); the journal is removed;
+ *   `error: "interrupted"` (interrupted-record.ts), within the run-record bound; the journal is
+ *   removed. A journal is never read past the run-record bound: one over it, or unparsable, is
+ *   renamed aside (`.quarantine`) with a warn log line, and the run is marked interrupted from
+ *   its run file alone (journal-recovery.ts), so no journal can abort a start-up;
  * - journals of runs that ended (the end record was written, the removal was not) or whose run
  *   file is gone are removed;
  * - temp files of dead processes (`.<name>.<token>-<n>.tmp`, empty or partial: the rename never
@@ -15,10 +18,14 @@
 import { readdir, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { interruptedRecord } from './interrupted-record.js';
+import { foldJournalLines, parseJournal, recoverJournal, withWarning } from './journal-recovery.js';
 import { OWNER_FILE } from './owner.js';
 import { TEMP_FILE_TOKEN, tokenOfOwner } from './process-token.js';
-import { JOURNAL_FILE, journalFileName, type JournalLine } from './run-journal.js';
+import { boundRunRecord } from './record-bounds.js';
+import { JOURNAL_FILE, journalFileName } from './run-journal.js';
 import { writeRunFile } from './run-files.js';
 import { TEMP_FILE, ownerFileAlive, removeDeadTempFiles } from './stale-temp-files.js';
 import type { FileWriter } from './write-thread.js';
@@ -37,6 +44,8 @@ export interface RecoveryReport {
   recovered: string[];
   /** Journals folded into the run files marked interrupted. */
   journalsFolded: number;
+  /** Journals set aside (over the run-record bound, or unparsable), renamed `.quarantine`. */
+  journalsQuarantined: number;
   /** Temp files, journals and owner files removed. */
   tempFilesRemoved: number;
   journalsRemoved: number;
@@ -64,6 +73,13 @@ export interface RecoveryOptions {
   only?: ReadonlySet<string>;
   /** Parallel file reads. @default 32 */
   parallel?: number;
+  /**
+   * The run-record bound: no journal is read past it, and repaired records are kept within it.
+   * @default 16777216 (AGENTIC_MAX_RUN_RECORD_BYTES)
+   */
+  maxRecordBytes?: number;
+  /** Where a quarantined journal is reported (one warn line each). @default none */
+  logger?: Logger;
 }
 
 function isRecord(value: unknown): value is RunRecord {
@@ -81,26 +97,13 @@ async function removeQuietly(path: string): Promise<boolean> {
   }
 }
 
-/** Applies a journal's lines to the steps of a start record (later lines win). */
+/**
+ * Applies a journal's lines to the steps of a start record (later lines win). Throws a
+ * `JournalFormatError` for a line that is not a journal line (a partial last line is skipped).
+ */
 export function foldJournal(record: RunRecord, text: string): RunRecord {
-  const steps = [...record.steps];
-  for (const raw of text.split('\n')) {
-    if (raw === '') continue;
-    let line: JournalLine;
-    try {
-      line = JSON.parse(raw) as JournalLine;
-    } catch {
-      continue; // a partial last line: the process died mid-append
-    }
-    const current = steps[line.i];
-    if (current === undefined) continue;
-    if ('step' in line) {
-      if (line.step.step_name === current.step_name) steps[line.i] = line.step;
-    } else if (current.status === 'pending') {
-      steps[line.i] = { ...current, status: 'running', start_time: line.started };
-    }
-  }
-  return { ...record, steps };
+  const { record: folded, warning } = foldJournalLines(record, parseJournal(text));
+  return withWarning(folded, warning);
 }
 
 /** A report of a scan that found nothing (or did not run: persistence off). */
@@ -109,6 +112,7 @@ export function emptyRecoveryReport(): RecoveryReport {
     runs: 0,
     recovered: [],
     journalsFolded: 0,
+    journalsQuarantined: 0,
     tempFilesRemoved: 0,
     journalsRemoved: 0,
     ownersRemoved: 0,
@@ -186,20 +190,27 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
     }
   };
 
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
+
   async function recoverRun(name: string, record: RunRecord, hasJournal: boolean) {
     let folded = record;
-    const journalPath = join(runsDir, journalFileName(name));
+    let warning: string | undefined;
     if (hasJournal) {
-      try {
-        folded = foldJournal(record, await readFile(journalPath, 'utf8'));
-        report.journalsFolded++;
-      } catch {
-        // Gone meanwhile (another process recovered it): mark what the run file has.
-      }
+      const recovered = await recoverJournal(record, {
+        runsDir,
+        runFile: name,
+        maxBytes: maxRecordBytes,
+        logger: options.logger,
+      });
+      folded = recovered.record;
+      warning = recovered.warning;
+      if (recovered.journal === 'folded') report.journalsFolded++;
+      else if (recovered.journal === 'quarantined') report.journalsQuarantined++;
     }
-    const repaired = interruptedRecord(folded, now);
+    const bounded = boundRunRecord(interruptedRecord(folded, now), maxRecordBytes).record;
+    const repaired = withWarning(bounded, warning);
     await writeRunFile(runsDir, name, repaired, options.writeFile);
-    if (hasJournal) await removeQuietly(journalPath);
+    if (hasJournal) await removeQuietly(join(runsDir, journalFileName(name)));
     report.recovered.push(name);
     return repaired;
   }

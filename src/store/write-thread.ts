@@ -8,8 +8,10 @@
  * fsync, rename, so readers see the old content or the new, never a partial file), and answers
  * in one message. Writes are done in the order they were requested.
  *
- * A batch holds at most `maxBatch` writes: the worker runs under `resourceLimits`, and a batch
- * of every pending write (tens of thousands at shutdown) would exceed them. If the worker dies
+ * A batch holds at most `maxBatch` writes and `maxBatchChars` characters of data (a single
+ * larger write goes alone): the worker runs under `resourceLimits`, and a batch of every pending
+ * write (tens of thousands at shutdown), or of a few run records and journal appends near their
+ * bounds, would exceed them when the worker deserialises the message. If the worker dies
  * (killed, over its limits), the writes it held reject with code `EWORKER` (callers retry: a
  * write is idempotent), the death is reported to `onDeath` listeners, and the next batch starts
  * a new worker. After `maxRestarts` deaths in a row without an answer, writes fall back to the
@@ -49,6 +51,12 @@ export interface WriteThreadOptions {
   resourceLimits?: ResourceLimits;
   /** Writes per message to the worker (and writes at once in the fallback). @default 256 */
   maxBatch?: number;
+  /**
+   * Characters of data per message (a write bigger than this goes alone). A quarter of the
+   * worker's old generation: one-byte text takes a byte per character in its heap, two-byte
+   * text two. @default 8388608 (8 Mi)
+   */
+  maxBatchChars?: number;
   /** Deaths in a row before falling back to async writes. @default 5 */
   maxRestarts?: number;
 }
@@ -89,6 +97,7 @@ export class WriteThread {
   private readonly workerPath: string;
   private readonly resourceLimits: ResourceLimits;
   private readonly maxBatch: number;
+  private readonly maxBatchChars: number;
   private readonly maxRestarts: number;
   private readonly tempPrefix = `${PROCESS_TOKEN}-w`;
   private worker: Worker | undefined;
@@ -110,6 +119,7 @@ export class WriteThread {
       maxOldGenerationSizeMb: 64,
     };
     this.maxBatch = options.maxBatch ?? 256;
+    this.maxBatchChars = options.maxBatchChars ?? 8 * 1024 * 1024;
     this.maxRestarts = options.maxRestarts ?? 5;
   }
 
@@ -189,7 +199,15 @@ export class WriteThread {
   private flush(): void {
     this.flushQueued = false;
     if (this.inFlight.length > 0 || this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.maxBatch);
+    let count = 0;
+    let chars = 0;
+    const queue = this.queue;
+    while (count < queue.length && count < this.maxBatch) {
+      chars += queue[count]!.request.data.length;
+      if (count > 0 && chars > this.maxBatchChars) break;
+      count++;
+    }
+    const batch = queue.splice(0, count);
     this.inFlight = batch;
     if (this.broken) {
       void this.writeFallback(batch);

@@ -30,6 +30,13 @@ export interface ContentLimits {
    * replaced by truncation markers until it fits. @default 16777216 (16 MiB)
    */
   maxRunRecordBytes: number;
+  /**
+   * Most bytes of step inputs and outputs one run holds, over all its steps (what its journal
+   * and record then hold too); a step input or output that would take the run over it is kept as
+   * truncation markers (biggest entries first), listed in `extra.warnings`.
+   * @default the run-record bound, {@link ContentLimits.maxRunRecordBytes} (16 MiB)
+   */
+  maxRunBytes: number;
 }
 
 export const DEFAULT_CONTENT_LIMITS: Readonly<ContentLimits> = Object.freeze({
@@ -38,6 +45,7 @@ export const DEFAULT_CONTENT_LIMITS: Readonly<ContentLimits> = Object.freeze({
   maxTemplateBytes: 1024 * 1024,
   maxStepIoBytes: 1024 * 1024,
   maxRunRecordBytes: 16 * 1024 * 1024,
+  maxRunBytes: 16 * 1024 * 1024,
 });
 
 /** The variable that sets each bound (for messages that tell the user what to change). */
@@ -48,6 +56,7 @@ export const CONTENT_LIMIT_VARIABLES: Readonly<Record<keyof ContentLimits, strin
     maxTemplateBytes: 'AGENTIC_MAX_TEMPLATE_BYTES',
     maxStepIoBytes: 'AGENTIC_MAX_STEP_IO_BYTES',
     maxRunRecordBytes: 'AGENTIC_MAX_RUN_RECORD_BYTES',
+    maxRunBytes: 'AGENTIC_MAX_RUN_BYTES',
   },
 );
 
@@ -59,7 +68,10 @@ export const CONTENT_LIMIT_VARIABLES: Readonly<Record<keyof ContentLimits, strin
  */
 export const MAX_YAML_DEPTH = 100;
 
-/** The defaults with `overrides` applied; problems (non-positive, non-integer) are listed. */
+/**
+ * The defaults with `overrides` applied; problems (non-positive, non-integer) are listed.
+ * `maxRunBytes` follows `maxRunRecordBytes` unless given.
+ */
 export function resolveContentLimits(
   overrides: Partial<ContentLimits> = {},
   problems: string[] = [],
@@ -72,5 +84,6 @@ export function resolveContentLimits(
       problems.push(`limits.${key} must be a positive integer`);
     else limits[key] = value;
   }
+  if (overrides.maxRunBytes === undefined) limits.maxRunBytes = limits.maxRunRecordBytes;
   return Object.freeze(limits);
 }

@@ -14,6 +14,8 @@ export const PREVIEW_CHARS = 200;
 const MEASURE_FACTOR = 16;
 
 const TRUNCATED_KEYS = Symbol('truncatedKeys');
+/** Why a value was truncated, when not by the step I/O bound (see {@link truncationReason}). */
+const TRUNCATION_REASON = Symbol('truncationReason');
 
 /** A value replaced by its marker (a type alias: assignable to `Record<string, unknown>`). */
 export type TruncationMarker = {
@@ -90,13 +92,32 @@ function previewOf(value: unknown): string {
   return out.slice(0, PREVIEW_CHARS);
 }
 
-/** The marker that replaces `value`, which exceeded `bound`. */
-export function truncationMarker(value: unknown, bound: number): TruncationMarker {
-  return {
+/**
+ * The marker that replaces `value`, which exceeded `bound`. Its size is measured up to
+ * `measureCap` (default 16 times the bound); `reason` says which bound, when not the step I/O
+ * bound (read back with {@link truncationReason}; not serialised).
+ */
+export function truncationMarker(
+  value: unknown,
+  bound: number,
+  reason?: string,
+  measureCap: number = bound * MEASURE_FACTOR,
+): TruncationMarker {
+  const marker: TruncationMarker = {
     [TRUNCATED_FLAG]: true,
-    bytes: jsonSize(value, bound * MEASURE_FACTOR),
+    bytes: jsonSize(value, measureCap),
     preview: previewOf(value),
   };
+  if (reason !== undefined) {
+    Object.defineProperty(marker, TRUNCATION_REASON, { value: reason, enumerable: false });
+  }
+  return marker;
+}
+
+/** Why `value` (a marker, or a record with markers) was truncated, when not by the step I/O bound. */
+export function truncationReason(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  return (value as { [TRUNCATION_REASON]?: string })[TRUNCATION_REASON];
 }
 
 /** Whether `value` is a truncation marker. */
@@ -115,13 +136,16 @@ const MARKER_SIZE = PREVIEW_CHARS + 64;
 /**
  * `record` when its JSON size is at most `bound`; otherwise a copy whose biggest entries are
  * replaced by markers until it fits (the whole record becomes one marker when small entries alone
- * exceed the bound). The copy remembers the keys it lost ({@link truncatedKeys}).
+ * exceed the bound). The copy remembers the keys it lost ({@link truncatedKeys}) and, when given,
+ * the `reason` ({@link truncationReason}); sizes are measured up to `measureCap`.
  */
 export function boundRecord<T extends Record<string, unknown>>(
   record: T,
   bound: number,
+  reason?: string,
+  measureCap: number = bound * MEASURE_FACTOR,
 ): T | TruncationMarker {
-  const cap = bound * MEASURE_FACTOR;
+  const cap = measureCap;
   if (jsonSize(record, bound) <= bound) return record;
   const entries = Object.entries(record).map(([key, value]) => ({
     key,
@@ -133,11 +157,11 @@ export function boundRecord<T extends Record<string, unknown>>(
   const replaced = new Map<string, TruncationMarker>();
   for (const entry of [...entries].sort((a, b) => b.size - a.size)) {
     if (total <= bound || entry.size <= MARKER_SIZE) break;
-    replaced.set(entry.key, truncationMarker(entry.value, bound));
+    replaced.set(entry.key, truncationMarker(entry.value, bound, reason, cap));
     total -= entry.size - MARKER_SIZE;
     lost.push(entry.key);
   }
-  if (total > bound) return truncationMarker(record, bound);
+  if (total > bound) return truncationMarker(record, bound, reason, cap);
   const bounded: Record<string, unknown> = {};
   for (const { key, value } of entries) {
     const kept = replaced.get(key) ?? value;
@@ -150,5 +174,8 @@ export function boundRecord<T extends Record<string, unknown>>(
     });
   }
   Object.defineProperty(bounded, TRUNCATED_KEYS, { value: lost.sort(), enumerable: false });
+  if (reason !== undefined) {
+    Object.defineProperty(bounded, TRUNCATION_REASON, { value: reason, enumerable: false });
+  }
   return bounded as T;
 }

@@ -104,7 +104,8 @@ describe('runtime content limits', () => {
   it('keeps the run record within its bound: the biggest parts become markers, each listed', async () => {
     const rt = make({
       agents: { big_output: bigOutput },
-      limits: { maxStepIoBytes: 200_000, maxRunRecordBytes: 300_000 },
+      // The run's byte budget (which follows the record bound) is opened up: this is the record's.
+      limits: { maxStepIoBytes: 200_000, maxRunRecordBytes: 300_000, maxRunBytes: 10_000_000 },
     });
     const steps = Array.from({ length: 5 }, (_, i) => ({
       name: `s${i}`,
@@ -136,6 +137,7 @@ describe('runtime content limits', () => {
       maxTemplateBytes: 5000,
       maxStepIoBytes: 1048576,
       maxRunRecordBytes: 16777216,
+      maxRunBytes: 16777216,
     });
   });
 });

@@ -33,8 +33,9 @@ describe('run journals (store/run-journal.ts)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  function journal() {
+  function journal(bounds: { maxLineBytes?: number; maxFileBytes?: number } = {}) {
     return createRunJournal({
+      ...bounds,
       runsDir: dir,
       commitMs: 50,
       clock,
@@ -115,5 +116,42 @@ describe('run journals (store/run-journal.ts)', () => {
     await j.runEnded(a);
     expect(await readdir(dir)).to.deep.equal([]);
     await j.close();
+  });
+
+  it('keeps each line within maxLineBytes with truncation markers, and stops the journal at maxFileBytes with a full line', async () => {
+    const j = journal({ maxLineBytes: 4096, maxFileBytes: 8192 });
+    const big: JournalSource = {
+      filename: 'big.json',
+      startTime: 0,
+      stepRecord: (index) =>
+        ({
+          step_name: `s${index}`,
+          status: 'success',
+          input: { x: 'i'.repeat(3000) },
+          output: { x: 'o'.repeat(3000) },
+          error: null,
+        }) as unknown as StepRecord,
+    };
+    for (let i = 0; i < 3; i++) j.stepFinished(big, i);
+    clock.advance(50);
+    await Promise.resolve();
+    for (let i = 3; i < 40; i++) j.stepFinished(big, i);
+    clock.advance(50);
+    await j.close();
+    const text = await readFile(join(dir, journalFileName('big.json')), 'utf8');
+    expect(text.length).to.be.at.most(8192);
+    const all = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    for (const line of text.trim().split('\n')) expect(line.length).to.be.at.most(4096);
+    const first = all[0] as { i: number; step: { input: unknown; output: unknown } };
+    expect(first.step.input).to.deep.include({ __truncated__: true, bytes: 3008 });
+    expect(first.step.output).to.deep.include({ __truncated__: true, bytes: 3008 });
+    expect(all.at(-1)).to.deep.equal({
+      full: true,
+      bytes: text.length - `${JSON.stringify(all.at(-1))}\n`.length,
+    });
+    expect(all.length).to.be.below(40);
   });
 });

@@ -1,9 +1,10 @@
 import { expect } from 'chai';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord } from '../../../src/generated/run-record.js';
-import { createSilentLogger } from '../../../src/log.js';
+import { createLogger, createSilentLogger } from '../../../src/log.js';
 import { acquireOwnerLease, type OwnerInfo } from '../../../src/store/owner.js';
 import { PROCESS_TOKEN } from '../../../src/store/process-token.js';
 import { journalFileName } from '../../../src/store/run-journal.js';
@@ -112,5 +113,88 @@ describe('start-up recovery (store/startup-recovery.ts)', () => {
       ].sort(),
     );
     await lease.release();
+  });
+
+  it('sets aside a journal over the record bound or unparsable, with one warn line each, and marks its run interrupted', async () => {
+    const bound = 64 * 1024;
+    const step = (i: number) => ({
+      i,
+      step: { ...running('x').steps[0], status: 'success', output: { v: 'y'.repeat(2000) } },
+    });
+    // Over the bound: 40 lines of ~2 KB (an unbounded journal, as the fault campaign left them).
+    const huge = Array.from({ length: 40 }, () => `${JSON.stringify(step(0))}\n`).join('');
+    expect(huge.length).to.be.above(bound);
+    await put('1_wf_huge.json', running('huge', 'gone-0123abcd-0'));
+    await put(journalFileName('1_wf_huge.json'), huge);
+    // Unparsable: a bad line in the middle (only a last line may be partial).
+    await put('2_wf_bad.json', running('bad', 'gone-0123abcd-0'));
+    await put(journalFileName('2_wf_bad.json'), `not json\n${JSON.stringify(step(0))}\n`);
+    // Within the bound: folded as before.
+    await put('3_wf_ok.json', running('ok', 'gone-0123abcd-0'));
+    await put(journalFileName('3_wf_ok.json'), `${JSON.stringify(step(0))}\n`);
+    const logs: { msg: string; file?: string; journal?: string; reason?: string }[] = [];
+    const sink = new PassThrough();
+    sink.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (line !== '') logs.push(JSON.parse(line) as (typeof logs)[number]);
+      }
+    });
+    const report = await recoverRunsDir({
+      runsDir: dir,
+      now: START + 5000,
+      maxRecordBytes: bound,
+      logger: createLogger({ format: 'json', destination: sink, level: 'warn' }),
+    });
+    expect(report).to.deep.include({ runs: 3, journalsFolded: 1, journalsQuarantined: 2 });
+    expect(report.recovered.sort()).to.deep.equal([
+      '1_wf_huge.json',
+      '2_wf_bad.json',
+      '3_wf_ok.json',
+    ]);
+    expect(logs.map((l) => [l.msg, l.file, l.journal, l.reason]).sort()).to.deep.equal([
+      [
+        "run journal quarantined; the run is marked interrupted without its steps' progress",
+        '1_wf_huge.json',
+        '.1_wf_huge.json.journal.quarantine',
+        `${huge.length} bytes, over the ${bound}-byte bound (AGENTIC_MAX_RUN_RECORD_BYTES)`,
+      ],
+      [
+        "run journal quarantined; the run is marked interrupted without its steps' progress",
+        '2_wf_bad.json',
+        '.2_wf_bad.json.journal.quarantine',
+        'unreadable: line 1 is not JSON',
+      ],
+    ]);
+    // Set aside, not deleted; the runs' files are repaired and valid.
+    expect((await readdir(dir)).sort()).to.deep.equal(
+      [
+        '.1_wf_huge.json.journal.quarantine',
+        '.2_wf_bad.json.journal.quarantine',
+        '1_wf_huge.json',
+        '2_wf_bad.json',
+        '3_wf_ok.json',
+      ].sort(),
+    );
+    expect((await stat(join(dir, '.1_wf_huge.json.journal.quarantine'))).size).to.equal(
+      huge.length,
+    );
+    for (const name of ['1_wf_huge.json', '2_wf_bad.json']) {
+      const record = await read(name);
+      expect(validateRecord(record), JSON.stringify(validateRecord.errors)).to.equal(true);
+      expect(record).to.include({ status: 'failed', error: 'interrupted' });
+      expect(record.steps.map((s) => [s.status, s.metadata.skip_reason])).to.deep.equal([
+        ['skipped', 'interrupted'],
+        ['skipped', 'interrupted'],
+      ]);
+      const warnings = (record.extra as { warnings: string[] }).warnings;
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.match(
+        new RegExp(
+          `^run journal set aside as \\.${name.replace('.', '\\.')}\\.journal\\.quarantine \\(.+\\): the steps' progress before the interruption is not in this record$`,
+        ),
+      );
+    }
+    const ok = await read('3_wf_ok.json');
+    expect(ok.steps.map((s) => s.status)).to.deep.equal(['success', 'skipped']);
   });
 });

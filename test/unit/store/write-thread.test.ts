@@ -93,7 +93,11 @@ describe('WriteThread', () => {
   const tinyHeap = { maxYoungGenerationSizeMb: 2, maxOldGenerationSizeMb: 16 };
 
   it('a worker over its resource limit: its writes reject EWORKER, the death is reported, a new worker takes the next writes', async () => {
-    thread = new WriteThread({ resourceLimits: tinyHeap, maxBatch: 100_000 });
+    thread = new WriteThread({
+      resourceLimits: tinyHeap,
+      maxBatch: 100_000,
+      maxBatchChars: Number.MAX_SAFE_INTEGER,
+    });
     const deaths: WorkerDeath[] = [];
     thread.onDeath((death) => deaths.push(death));
     const results = await Promise.all(manyWrites(thread, 2000));
@@ -112,6 +116,22 @@ describe('WriteThread', () => {
     expect(new Set(results)).to.deep.equal(new Set(['ok']));
     expect(thread.deathCount).to.equal(0);
     expect((await readdir(dir)).length).to.equal(50);
+  });
+
+  it('batches are bounded in characters too: big writes (run records, journal appends near their bounds) never take the worker over its limit', async () => {
+    // 20 writes of 3 MB: one message of 60 MB under the count bound alone.
+    const t = (thread = new WriteThread({ resourceLimits: tinyHeap }));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        t.write(join(dir, `big${i % 2}.json`), `${'z'.repeat(3_000_000)}${i}`).then(
+          () => 'ok',
+          (e: unknown) => (e as NodeJS.ErrnoException).code,
+        ),
+      ),
+    );
+    expect(new Set(results)).to.deep.equal(new Set(['ok']));
+    expect(t.deathCount).to.equal(0);
+    expect((await readFile(join(dir, 'big1.json'), 'utf8')).endsWith('19')).to.equal(true);
   });
 
   it('a worker that keeps dying: reported each time, then writes fall back to async writes', async () => {
