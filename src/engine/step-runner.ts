@@ -1,4 +1,5 @@
 import type { AgentLookup } from '../agents/agent-set.js';
+import { SYNCHRONOUS_TIER0_AGENTS } from '../agents/tier0/index.js';
 import { AgentFailure, type Agent, type AgentRequest, type AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
 import { addUsage, type TokenUsage } from '../llm/types.js';
@@ -72,8 +73,9 @@ export function createAttemptRunner(options: AttemptRunnerOptions): AttemptRunne
     if (request.aborted ?? request.signal.aborted) {
       return Promise.resolve(failure(abortMessage(request.signal), 0));
     }
-    // The step's own timeout, else the runtime's default one.
-    const timeout = step.timeoutSeconds ?? defaultSeconds;
+    // The step's own timeout, else the runtime's default one (not for agents it cannot interrupt).
+    const timeout =
+      step.timeoutSeconds ?? (SYNCHRONOUS_TIER0_AGENTS.has(agent) ? undefined : defaultSeconds);
     if (step.verify !== undefined) {
       const policy = step.verify;
       const run = (input: Record<string, unknown>, signal: AbortSignal): Promise<AttemptResult> =>

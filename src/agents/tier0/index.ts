@@ -25,3 +25,18 @@ export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<
   tier0_counter: counterAgent,
   tier0_parser: parserAgent,
 });
+
+/**
+ * Built-in agents that compute their answer synchronously on the calling thread (no I/O, no
+ * timer): a step timeout can neither fire while they run nor abort them, so the runtime's default
+ * step timeout is not armed for them (README "Limits": a timer and a guard per step cost these
+ * steps about 2x in `npm run bench`'s run() figures). `tier0_sleep` and `tier0_tool` wait, and
+ * keep the default.
+ */
+export const SYNCHRONOUS_TIER0_AGENTS: ReadonlySet<Agent> = new Set<Agent>([
+  echoAgent,
+  failAgent,
+  processAgent,
+  counterAgent,
+  parserAgent,
+]);
