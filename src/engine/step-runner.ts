@@ -1,4 +1,5 @@
 import type { AgentLookup } from '../agents/agent-set.js';
+import { setMaxListeners } from 'node:events';
 import { SYNCHRONOUS_TIER0_AGENTS } from '../agents/tier0/index.js';
 import { AgentFailure, type Agent, type AgentRequest, type AgentResult } from '../agents/types.js';
 import { errorMessage } from '../errors.js';
@@ -284,6 +285,8 @@ class AttemptGuard {
     // cancelled run's end waited for the step timeout (30 min by default) that way. Reading the
     // run's signal makes it once per run; the combined signal is made only when the agent reads it.
     const signal = this.#signal ?? this.#run.signal;
+    // One listener per running step of the run: a fan-out of more than 10 is not a leak.
+    if (signal !== this.#signal) setMaxListeners(0, signal);
     return new Promise<T>((resolve, reject) => {
       if (this.timedOut) {
         reject(new StepTimeoutError(this.#seconds));

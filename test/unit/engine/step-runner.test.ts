@@ -131,6 +131,31 @@ describe('createAttemptRunner', () => {
     expect(clock.pending()).to.equal(0);
   });
 
+  it('runs more than 10 guarded steps of one run at once without a listener-leak warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const controller = new AbortController();
+      const runner = createAttemptRunner({
+        runId: 'r',
+        clock: manualClock(),
+        agents: () => () => new Promise(() => {}),
+        defaultStepTimeoutMs: 60_000,
+      });
+      const step = workflowOf([[]]).steps[0]!;
+      const attempts = Array.from({ length: 12 }, () =>
+        runner({ step, input: {}, scope, attempt: 1, signal: controller.signal }),
+      );
+      controller.abort(new Error('cancelled'));
+      for (const attempt of attempts) expect(await attempt).to.include({ error: 'cancelled' });
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      expect(warnings).to.deep.equal([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   it('clears the step timer when the agent finishes first', async () => {
     const clock = manualClock();
     const step = workflowOf([[]], () => ({ timeoutSeconds: 5 })).steps[0]!;
