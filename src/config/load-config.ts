@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { isAbsolute, resolve } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
 import schema from '../../schemas/config.schema.json' with { type: 'json' };
 import { ConfigError } from '../errors.js';
 import { resolveWorkflowsLocation, type WorkflowsSource } from './workflows-location.js';
@@ -104,7 +105,7 @@ export interface Config {
   }>;
   /**
    * AGENTIC_MAX_RUNS_HELD_BYTES: bytes of step inputs and outputs all active runs may hold;
-   * undefined (0, the default): an eighth of the heap limit.
+   * undefined (0, the default): a sixteenth of the heap limit.
    */
   maxRunsHeldBytes: number | undefined;
   localDatasetsDir: string;
@@ -287,7 +288,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       headersTimeoutMs: num('AGENTIC_LLM_HEADERS_TIMEOUT_MS'),
       bodyTimeoutMs: num('AGENTIC_LLM_BODY_TIMEOUT_MS'),
       probeTimeoutMs: num('AGENTIC_LLM_PROBE_TIMEOUT_MS'),
-      maxAnswerBytes: num('AGENTIC_LLM_MAX_ANSWER_BYTES'),
+      maxAnswerBytes: num('AGENTIC_LLM_MAX_ANSWER_BYTES') || defaultMaxAnswerBytes(),
       idleTimeoutMs: num('AGENTIC_LLM_IDLE_TIMEOUT_MS'),
       callTimeoutMs: num('AGENTIC_LLM_CALL_TIMEOUT_MS'),
     }),
@@ -370,4 +371,14 @@ function parseFlag(value: string): boolean | undefined {
 function allowedValues(params: Record<string, unknown>): string {
   const values = params.allowedValues;
   return Array.isArray(values) ? ` (${values.map(String).join(', ')})` : '';
+}
+
+/**
+ * The default bound of one model answer: 32 MiB, or a 64th of the heap limit when that is less.
+ * A bound per call is not one per process: 8 calls streaming one endless SSE event killed a
+ * process with a 256 MB heap at 32 MiB each (each held byte has copies in the reader, the event
+ * and the parser), and lived at a 64th (about 4 MiB).
+ */
+function defaultMaxAnswerBytes(): number {
+  return Math.min(32 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 64));
 }

@@ -24,15 +24,18 @@ export const DEFAULT_MAX_CONCURRENCY = 10;
 export const DEFAULT_MAX_ACTIVE_RUNS = 100;
 
 /**
- * The default of `maxRunsHeldBytes`: an eighth of the heap limit. What runs hold is counted in
+ * The default of `maxRunsHeldBytes`: a sixteenth of the heap limit. What runs hold is counted in
  * JSON bytes, about what their strings take once flattened; writing them out costs up to three
  * more copies for a moment (a journal line, the commit's text flattened for the write worker, a
  * run record). Measured with the fault campaign's input (100 steps each echoing a 900 KB
  * rendering, one run every 0.5 s) under `--max-old-space-size=256` (heap limit 304 MiB): a
- * quarter (76 MiB, 4 runs of 16 MiB) still ran out of heap; 32 MiB (2 runs) lived.
+ * quarter (76 MiB, 4 runs of 16 MiB) still ran out of heap; an eighth (38 MiB, 2 runs) lived
+ * while serving but, in 1 of 2 full-suite runs, not through a SIGTERM with both runs in flight
+ * (their end records stringified together: out of heap in JSON.stringify). A sixteenth keeps
+ * room for that.
  */
 export function defaultMaxRunsHeldBytes(): number {
-  return Math.floor(getHeapStatistics().heap_size_limit / 8);
+  return Math.floor(getHeapStatistics().heap_size_limit / 16);
 }
 
 /**
@@ -45,7 +48,7 @@ export const DEFAULT_STEP_TIMEOUT_MS = 30 * 60 * 1000;
 /**
  * Applies the defaults documented on {@link RuntimeOptions}: `./workflows` when it exists, else
  * the package's `workflows/`, `./runs` (from the current directory), persist on, no-LLM off,
- * concurrency 10, 100 active runs, an eighth of the heap limit held by runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
+ * concurrency 10, 100 active runs, a sixteenth of the heap limit held by runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
  * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a

@@ -58,7 +58,7 @@ export interface RuntimeOptions {
    * bounded alone by `limits.maxRunBytes`). Once they hold more than this less one run's room,
    * `run` and `start` reject with `RunsBudgetSpentError` (503, `Retry-After`) and start nothing;
    * a step of a running run that would take them over it fails with a clear error.
-   * @default an eighth of the heap limit (`v8.getHeapStatistics().heap_size_limit / 8`)
+   * @default a sixteenth of the heap limit (`v8.getHeapStatistics().heap_size_limit / 16`)
    */
   maxRunsHeldBytes?: number;
   /** Run timeout in milliseconds for every run unless the run sets its own. @default none */

@@ -181,7 +181,7 @@ export interface Environment {
    */
   AGENTIC_LLM_BODY_TIMEOUT_MS?: number;
   /**
-   * Largest model answer, in bytes of its body (a streamed answer's SSE text included); a bigger answer fails the call, naming this variable.
+   * Largest model answer, in bytes of its body (a streamed answer's SSE text included); a bigger answer fails the call, naming this variable. 0: 32 MiB, or a 64th of the heap limit when that is less.
    */
   AGENTIC_LLM_MAX_ANSWER_BYTES?: number;
   /**
@@ -329,7 +329,7 @@ export interface Environment {
    */
   AGENTIC_MAX_RUN_BYTES?: number;
   /**
-   * Most bytes (JSON) of step inputs and outputs all active runs of the process hold together; POST /api/run answers 503 with Retry-After once they hold more than this less one run's room, and a step that would still take them over it fails. 0: an eighth of the heap limit.
+   * Most bytes (JSON) of step inputs and outputs all active runs of the process hold together; POST /api/run answers 503 with Retry-After once they hold more than this less one run's room, and a step that would still take them over it fails. 0: a sixteenth of the heap limit.
    */
   AGENTIC_MAX_RUNS_HELD_BYTES?: number;
   /**
