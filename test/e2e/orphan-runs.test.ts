@@ -1,11 +1,15 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
-import { MAIN, spawnService, until, type ServiceProcess } from './service-process.js';
+import {
+  MAIN,
+  sleepyServiceRoot,
+  spawnService,
+  until,
+  type ServiceProcess,
+} from './service-process.js';
 
 const LEASE_SECONDS = 2;
 /** What the check allows past the lease: a look (a third of it), the scan, a loaded machine. */
@@ -17,17 +21,10 @@ describe('runs of a process killed and restarted at once (issue 30)', function (
   let env: Record<string, string>;
   const services: ServiceProcess[] = [];
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'agentic-e2e-orphans-'));
-    await cp(join(packageRoot, 'workflows'), join(root, 'workflows'), { recursive: true });
-    await writeFile(
-      join(root, 'workflows', 'sleepy.yaml'),
-      'name: sleepy\nsteps:\n  - { name: wait, agent: tier0_sleep, inputs: { ms: 60000 } }\n',
-    );
+    const made = await sleepyServiceRoot('agentic-e2e-orphans-', 60000);
+    root = made.root;
     env = {
-      AGENTIC_PORT: '0',
-      AGENTIC_RUNS_DIR: join(root, 'runs'),
-      AGENTIC_WORKFLOWS_DIR: join(root, 'workflows'),
-      AGENTIC_NO_LLM: '1',
+      ...made.env,
       AGENTIC_OWNER_LEASE_SECONDS: String(LEASE_SECONDS),
       AGENTIC_SHUTDOWN_GRACE_SECONDS: '0',
       LOG_FORMAT: 'json',

@@ -3,6 +3,8 @@
  * process faults: its JSON log lines, its listening URL, its exit.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/config/index.js';
 
@@ -72,4 +74,27 @@ export async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * A temp directory with the shipped workflows and `sleepy` (one `tier0_sleep` step of `sleepMs`),
+ * and the service environment that runs on it (port 0, no LLM, its runs directory).
+ */
+export async function sleepyServiceRoot(
+  prefix: string,
+  sleepMs: number,
+): Promise<{ root: string; env: Record<string, string> }> {
+  const root = await mkdtemp(join(tmpdir(), prefix));
+  await cp(join(packageRoot, 'workflows'), join(root, 'workflows'), { recursive: true });
+  await writeFile(
+    join(root, 'workflows', 'sleepy.yaml'),
+    `name: sleepy\nsteps:\n  - { name: wait, agent: tier0_sleep, inputs: { ms: ${sleepMs} } }\n`,
+  );
+  const env = {
+    AGENTIC_PORT: '0',
+    AGENTIC_RUNS_DIR: join(root, 'runs'),
+    AGENTIC_WORKFLOWS_DIR: join(root, 'workflows'),
+    AGENTIC_NO_LLM: '1',
+  };
+  return { root, env };
 }

@@ -1,10 +1,8 @@
 import { expect } from 'chai';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
-import { spawnService, until, type ServiceProcess } from './service-process.js';
+import { sleepyServiceRoot, spawnService, until, type ServiceProcess } from './service-process.js';
 
 /** Enough runs that writing their end records one at a time takes far longer than the grace. */
 const RUNS = 1000;
@@ -16,17 +14,10 @@ describe('service process: SIGTERM with more runs than the grace can write', fun
   let env: Record<string, string>;
   const services: ServiceProcess[] = [];
   beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'agentic-e2e-grace-'));
-    await cp(join(packageRoot, 'workflows'), join(root, 'workflows'), { recursive: true });
-    await writeFile(
-      join(root, 'workflows', 'sleepy.yaml'),
-      'name: sleepy\nsteps:\n  - { name: wait, agent: tier0_sleep, inputs: { ms: 600000 } }\n',
-    );
+    const made = await sleepyServiceRoot('agentic-e2e-grace-', 600000);
+    root = made.root;
     env = {
-      AGENTIC_PORT: '0',
-      AGENTIC_RUNS_DIR: join(root, 'runs'),
-      AGENTIC_WORKFLOWS_DIR: join(root, 'workflows'),
-      AGENTIC_NO_LLM: '1',
+      ...made.env,
       AGENTIC_RATE_LIMIT_DEFAULT: '100000/second',
       AGENTIC_MAX_ACTIVE_RUNS: String(RUNS),
       AGENTIC_WRITE_CONCURRENCY: '1',
