@@ -30,6 +30,7 @@ export {
   type RunRequest,
   type Runtime,
   type RuntimeOptions,
+  type ShutdownOptions,
   type StepRecord,
   type ValidationResult,
   type WorkflowEvent,

@@ -87,6 +87,8 @@ export class RunSession {
   private readonly outcomes: (StepOutcome | undefined)[];
   private readonly mapper: RunEventMapper;
   private ending = false;
+  /** Set by `abandon`: the run's engine events are dropped. */
+  private abandoned = false;
   /** Set once workflow_end has gone out, so a failing finish never sends a second one. */
   private endSent = false;
   /** Made on a run's first streamed chunk (most runs have no LLM steps). */
@@ -149,6 +151,7 @@ export class RunSession {
   }
 
   private onEngineEvent(event: EngineEvent): void {
+    if (this.abandoned) return;
     if (event.type === 'step.finished') {
       this.outcomes[event.index] = event.outcome;
       this.options.journal?.stepFinished(this, event.index);
@@ -237,6 +240,19 @@ export class RunSession {
 
   cancel(reason: string): void {
     this.actor.send({ type: 'run.cancel', reason });
+  }
+
+  /**
+   * Leaves the run where it is, without ending it: from here nothing of it reaches events, the
+   * journal or run files, and `done` never resolves. For the runs a shutdown could not end in
+   * time: their files keep the start record and the next start marks them interrupted. `stop`
+   * also cancels the run's actor, ending its timers and calls (~0.2 ms a run).
+   */
+  abandon(stop: boolean): void {
+    this.ending = true;
+    this.abandoned = true;
+    this.deltas?.close();
+    if (stop) this.actor.send({ type: 'run.cancel', reason: 'abandoned at shutdown' });
   }
 
   private end(result: RunResult): void {

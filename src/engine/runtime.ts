@@ -84,6 +84,12 @@ export const SHUTDOWN_REASON = 'runtime shutting down';
  */
 const SHUTDOWN_DRAIN_FLOOR_MS = 1000;
 
+/**
+ * Runs cancelled between two looks at the shutdown deadline: at ~0.4-2 ms a run, a slice keeps
+ * the overshoot past the deadline under about 0.1 s.
+ */
+const SHUTDOWN_CANCEL_SLICE = 64;
+
 /** Seconds a refused run is told to wait (Retry-After) while run files cannot be written. */
 const WRITE_RETRY_AFTER_SECONDS = 5;
 
@@ -625,6 +631,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     });
   }
 
+  /**
+   * Cancels the active runs, a slice at a time, until `deadline` (clock ms); returns the runs not
+   * reached by then. Ending a run (engine stop, end record, workflow_end) costs 0.4-2 ms on a
+   * loaded 2-core machine: cancelled in one loop, 40,000 runs kept the process ~25 s past a
+   * 10 s grace. Between slices the loop yields, so the writes of the ended runs go on.
+   */
+  async function cancelUntil(deadline: number): Promise<RunSession[]> {
+    const sessions = [...active.values()];
+    let next = 0;
+    while (next < sessions.length && clock.now() < deadline) {
+      const end = Math.min(sessions.length, next + SHUTDOWN_CANCEL_SLICE);
+      for (; next < end; next++) sessions[next]!.cancel(SHUTDOWN_REASON);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    return sessions.slice(next);
+  }
+
   const runtime: Runtime = {
     options: resolved,
     approvals: gate.approvals,
@@ -676,7 +699,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       recordListeners.add(listener);
       return () => recordListeners.delete(listener);
     },
-    async shutdown({ graceMs = 10_000 } = {}) {
+    async shutdown({ graceMs = 10_000, exiting = false } = {}) {
       closed = true;
       const started = clock.now();
       const watchStopped = watching.then(() => watch?.stop());
@@ -688,15 +711,20 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       // abandoned: their runs end failed, their files keep the start record naming this owner.
       const drainMs = Math.max(SHUTDOWN_DRAIN_FLOOR_MS, graceMs - (clock.now() - started));
       const drained = writer?.close(drainMs);
-      if (!idle) {
-        for (const session of active.values()) session.cancel(SHUTDOWN_REASON);
+      // Runs still active at the grace are cancelled until the drain ends (a record written
+      // after it would be abandoned anyway); the ones not reached by then are left as they
+      // are, their files keeping the start record like the abandoned ones.
+      const left = idle ? [] : await cancelUntil(clock.now() + drainMs);
+      for (const session of left) {
+        session.abandon(!exiting);
+        released(session);
       }
       await Promise.all([...active.values()].map((session) => session.done));
       await drained;
-      const unwritten = writer?.abandoned() ?? 0;
+      const unwritten = (writer?.abandoned() ?? 0) + left.length;
       if (unwritten > 0) {
         log.warn(
-          { unwritten, graceMs, drainMs },
+          { unwritten, notCancelled: left.length, graceMs, drainMs },
           'shutdown grace passed: runs left unwritten; their files keep the start record and the next start marks them interrupted',
         );
       }

@@ -105,8 +105,11 @@ export interface RunningServer {
   /** `http://host:port` actually bound (port 0 resolved). */
   url: string;
   port: number;
-  /** Graceful shutdown (idempotent). */
-  close(): Promise<void>;
+  /**
+   * Graceful shutdown (idempotent). `exiting`: the process exits right after (see
+   * `ShutdownOptions`).
+   */
+  close(options?: { exiting?: boolean }): Promise<void>;
 }
 
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
@@ -364,7 +367,7 @@ async function startWith(
   );
 
   let closing: Promise<void> | undefined;
-  async function shutdown(): Promise<void> {
+  async function shutdown(exiting: boolean): Promise<void> {
     gate.close();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -372,8 +375,8 @@ async function startWith(
     if (active > 0)
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     const batchesClosed = batches.close();
-    await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000 });
-    await dispatch?.close(config.shutdownGraceSeconds * 1000);
+    await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000, exiting });
+    await dispatch?.close(config.shutdownGraceSeconds * 1000, exiting);
     await historyLoaded;
     await retention.stop();
     // Runs that ended during the shutdown are still scored and their evaluation events sent;
@@ -411,8 +414,8 @@ async function startWith(
     ...(scale !== undefined ? { scale } : {}),
     url,
     port: address.port,
-    close() {
-      closing ??= shutdown();
+    close({ exiting = false } = {}) {
+      closing ??= shutdown(exiting);
       return closing;
     },
   };

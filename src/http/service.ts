@@ -66,7 +66,7 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
   const logger = createLogger({ format: config.logFormat, level: config.logLevel });
   // A worker serves no API: it executes queued runs, with an endpoint for metrics and probes
   // when AGENTIC_WORKER_PORT (or AGENTIC_METRICS) asks for one. (Both check Redis first.)
-  const starting: Promise<{ close(): Promise<void> }> =
+  const starting: Promise<{ close(options: { exiting: boolean }): Promise<void> }> =
     config.role === 'worker'
       ? startWorker(config, logger, { serve: startWorkerEndpoint })
       : startServer({ config, logger });
@@ -74,7 +74,8 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
   // shuts down gracefully (a failed start has nothing to close).
   onStopSignals(logger, () =>
     starting.then(
-      (running) => running.close(),
+      // The signal handler exits the process right after.
+      (running) => running.close({ exiting: true }),
       () => undefined,
     ),
   );

@@ -50,8 +50,11 @@ export interface Dispatch {
   executor: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive' | 'activeRuns'>;
   /** Readiness: rejects with a safe message when the run queue does not answer. */
   checkQueue(): Promise<void>;
-  /** Ends everything (see the module comment); runs get `graceMs` to finish. */
-  close(graceMs: number): Promise<void>;
+  /**
+   * Ends everything (see the module comment); runs get `graceMs` to finish. `exiting`: the
+   * process exits right after (see `ShutdownOptions`).
+   */
+  close(graceMs: number, exiting?: boolean): Promise<void>;
 }
 
 /** How long the readiness check waits for the queue. */
@@ -177,10 +180,10 @@ export function startDispatch(options: DispatchOptions): Dispatch {
         clearTimeout(timer);
       }
     },
-    async close(graceMs) {
-      await runs?.shutdown({ graceMs });
+    async close(graceMs, exiting = false) {
+      await runs?.shutdown({ graceMs, exiting });
       await sharedApprovals?.close();
-      await worker?.close(graceMs);
+      await worker?.close(graceMs, exiting);
       await stopSharing?.();
       if (queue !== undefined) await closeWithin(connections.queue, queue.close());
       for (const connection of Object.values(connections)) await closeConnection(connection);

@@ -63,8 +63,11 @@ export interface RunWorker {
   isActive(runId: string): boolean;
   /** The runs executing here (not those queued or executing on other workers). */
   activeRuns(): string[];
-  /** Stops taking runs; runs finish within `graceMs`, then are cancelled. Shuts the runtime down. */
-  close(graceMs: number): Promise<void>;
+  /**
+   * Stops taking runs; runs finish within `graceMs`, then are cancelled. Shuts the runtime down
+   * (`exiting`: see `ShutdownOptions`).
+   */
+  close(graceMs: number, exiting?: boolean): Promise<void>;
 }
 
 export function createRunWorker(options: RunWorkerOptions): RunWorker {
@@ -261,10 +264,10 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     },
     isActive: (runId) => runtime.isActive(runId),
     activeRuns: () => runtime.activeRuns(),
-    async close(graceMs) {
+    async close(graceMs, exiting = false) {
       // No new jobs from here (needs no Redis); the runs going on finish within the grace.
       await worker.pause(true);
-      await runtime.shutdown({ graceMs });
+      await runtime.shutdown({ graceMs, exiting });
       // BullMQ's unforced close finishes its bookkeeping of those jobs in Redis; while Redis is
       // away only a forced one ends (the claims and run files are already settled).
       const closed = worker.close(options.connection.status !== 'ready');

@@ -68,7 +68,8 @@ export interface RunningWorker {
   metrics?: ServiceMetrics;
   /** Its endpoint's URL, when it listens (`config.workerPort` and a `serve`). */
   url?: string;
-  close(): Promise<void>;
+  /** `exiting`: the process exits right after (see `ShutdownOptions`). */
+  close(options?: { exiting?: boolean }): Promise<void>;
 }
 
 /**
@@ -172,10 +173,10 @@ async function startWith(
     'agentic-runtime worker started',
   );
   let closing: Promise<void> | undefined;
-  async function shutdown(): Promise<void> {
+  async function shutdown(exiting: boolean): Promise<void> {
     const active = runtime.activeRuns().length;
     logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'worker stopping');
-    await started.close(config.shutdownGraceSeconds * 1000);
+    await started.close(config.shutdownGraceSeconds * 1000, exiting);
     detachPublisher();
     // Probes and scrapes are answered until the runs have ended.
     await endpoint?.close();
@@ -193,8 +194,8 @@ async function startWith(
     dispatch: started,
     ...(metrics === undefined ? {} : { metrics }),
     ...(endpoint === undefined ? {} : { url: endpoint.url }),
-    close() {
-      closing ??= shutdown();
+    close({ exiting = false } = {}) {
+      closing ??= shutdown(exiting);
       return closing;
     },
   };

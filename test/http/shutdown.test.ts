@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { connect, type Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../src/log.js';
+import { logLines } from '../support/log-lines.js';
 import { startTestService, type TestService } from './harness.js';
 
 /** A socket that has sent all of a request but the blank line ending its headers. */
@@ -31,13 +31,7 @@ describe('HTTP during shutdown', () => {
   });
 
   it('answers requests arriving while shutting down with 503 "shutting down", Retry-After and Connection: close, logged once', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { stream: sink, lines } = logLines();
     const s = (svc = await startTestService({
       env: { AGENTIC_SHUTDOWN_GRACE_SECONDS: '60' },
       logger: createLogger({ format: 'json', destination: sink }),
@@ -70,13 +64,7 @@ describe('HTTP during shutdown', () => {
   });
 
   it('answers a run request already inside the app when shutdown begins with 503, logged below error and without a stack', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { stream: sink, lines } = logLines();
     const s = (svc = await startTestService({
       env: { AGENTIC_SHUTDOWN_GRACE_SECONDS: '60' },
       logger: createLogger({ format: 'json', destination: sink }),

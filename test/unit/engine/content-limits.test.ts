@@ -1,10 +1,10 @@
 import { expect } from 'chai';
-import { Writable } from 'node:stream';
 import { resolveRuntimeOptions } from '../../../src/engine/runtime-options.js';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime, RuntimeOptions } from '../../../src/engine/types.js';
 import { AppError } from '../../../src/errors.js';
 import { createLogger } from '../../../src/log.js';
+import { logLines } from '../../support/log-lines.js';
 import type { Agent } from '../../../src/agents/types.js';
 import { isTruncationMarker } from '../../../src/workflow/size-bounds.js';
 
@@ -15,18 +15,6 @@ const bigOutput: Agent = (request) =>
     modelUsed: null,
     tokensUsed: null,
   });
-
-function logLines(): { stream: Writable; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n'))
-        if (line !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { stream, lines };
-}
 
 describe('runtime content limits', () => {
   let runtime: Runtime | undefined;

@@ -2,10 +2,10 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime } from '../../../src/engine/types.js';
 import { createLogger } from '../../../src/log.js';
+import { logLines } from '../../support/log-lines.js';
 import { internalsOf } from '../../../src/engine/runtime-internals.js';
 
 describe('runtime and the write worker', () => {
@@ -21,13 +21,7 @@ describe('runtime and the write worker', () => {
   });
 
   it('logs the death of the write worker, and later runs are written by a new one', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { stream: sink, lines } = logLines();
     const rt = (runtime = createRuntime({
       runsDir: dir,
       logger: createLogger({ format: 'json', destination: sink }),
@@ -47,13 +41,7 @@ describe('runtime and the write worker', () => {
   });
 
   it('owns its write thread: another runtime has its own, and shutdown ends it without a death', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString('utf8')) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { stream: sink, lines } = logLines();
     const logger = createLogger({ format: 'json', destination: sink });
     const a = (runtime = createRuntime({ runsDir: join(dir, 'a'), logger }));
     const b = createRuntime({ runsDir: join(dir, 'b'), logger });
