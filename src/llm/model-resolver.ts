@@ -6,7 +6,7 @@
  * again. Nothing left: a `not_found` LlmError naming the configured providers.
  */
 import { LlmError } from './llm-error.js';
-import { parseModelId } from './model-id.js';
+import { listsModel, parseModelId } from './model-id.js';
 import type { ProviderName } from './provider-set.js';
 
 /**
@@ -27,12 +27,6 @@ export const WELL_KNOWN_MODEL_PREFIXES: readonly { prefix: string; provider: Pro
 
 /** Provider → the model names its probe listed. */
 export type ModelListings = Readonly<Record<string, readonly string[]>>;
-
-/** A name in a listing; a bare Ollama name means its `:latest` tag. */
-function lists(models: readonly string[] | undefined, name: string): boolean {
-  if (models === undefined) return false;
-  return models.includes(name) || (!name.includes(':') && models.includes(`${name}:latest`));
-}
 
 /** The provider the well-known prefixes give a bare name. */
 export function providerByPrefix(name: string): ProviderName | undefined {
@@ -83,7 +77,7 @@ export function createModelResolver(options: ModelResolverOptions): ModelResolve
 
   const fromListings = (name: string): string | undefined => {
     if (listings === undefined) return undefined;
-    const provider = options.known.find((candidate) => lists(listings?.[candidate], name));
+    const provider = options.known.find((candidate) => listsModel(listings?.[candidate], name));
     return provider === undefined ? undefined : `${provider}:${name}`;
   };
 

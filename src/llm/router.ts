@@ -1,7 +1,10 @@
 /**
  * The tier router: an {@link LlmClient} that answers a request with the first model of its
  * candidates that works. Candidates are the step's pinned model, or the tier's chain. Models
- * whose provider has no credentials and models whose circuit is open are skipped; a failure
+ * whose provider has no credentials and models whose circuit is open are skipped; after a probe
+ * (`learnProbe`), so are a chain's models that their provider does not list (when its list
+ * names every model it serves), and every model of a provider that could not be reached
+ * (provider-circuits.ts) until its cool-down or a probe that reaches it; a failure
  * moves on to the next candidate, except after part of a streamed answer went out (a second
  * model would repeat it). A 429 with a short Retry-After is waited out once on the same model.
  * Each provider has a cap on requests in flight.
@@ -13,6 +16,8 @@ import { LlmError, withSpentTokens, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
 import type { TierChains } from './model-chains.js';
 import type { ModelResolver } from './model-resolver.js';
+import { authoritativeListings, unlistedReason, type ProviderAnswer } from './probe.js';
+import { createProviderCircuits, withoutPrefix } from './provider-circuits.js';
 import {
   addUsage,
   spentTokens,
@@ -84,6 +89,14 @@ export interface LlmRouter extends LlmClient {
   breakerState(model: string): BreakerState;
   /** Every model that has a circuit so far (it was tried), with its state. */
   breakerStates(): { model: string; state: BreakerState }[];
+  /** A provider's circuit (connections that could not be made). */
+  providerState(provider: string): BreakerState;
+  /**
+   * Takes a finished probe's answers: a chain then skips the models a provider whose list names
+   * every model does not list, and providers it could not reach are skipped until their
+   * cool-down (or a probe that reaches them).
+   */
+  learnProbe(answers: readonly ProviderAnswer[]): void;
 }
 
 /** The hint appended when nothing could answer. */
@@ -105,6 +118,13 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
   const retryAfterMaxMs = options.retryAfterMaxMs ?? 10_000;
   const breakers = new Map<string, CircuitBreaker>();
   const limiters = new Map<string, InFlightLimiter>();
+  const reach = createProviderCircuits({
+    threshold: options.breakerThreshold ?? 3,
+    cooldownMs: options.breakerCooldownMs ?? 60_000,
+    now,
+  });
+  /** The last probe's lists, of the providers whose list names every model they serve. */
+  let listings: ReadonlyMap<string, readonly string[]> = new Map();
 
   const breakerOf = (model: string): CircuitBreaker => {
     let breaker = breakers.get(model);
@@ -145,6 +165,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         ? candidates(request.tier, request.model)
         : [await options.resolver.resolve(request.model)];
     const skipped: string[] = [];
+    /** Providers skipped for the probe's findings (unlisted models, no connection). */
+    const unusable = new Set<string>();
     let missingProvider = false;
     let lastError: unknown;
     let streamed = false;
@@ -157,6 +179,9 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             streamed = true;
             request.onDelta?.(text);
           };
+    // A pin is asked even when unlisted: the provider's own answer says more than our skip.
+    const unlisted = (id: string): string | undefined =>
+      request.model === undefined ? unlistedReason(id, listings) : undefined;
     for (const id of list) {
       const ref = parseModelId(id);
       if (ref === undefined) {
@@ -169,8 +194,21 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         missingProvider = true;
         continue;
       }
+      const notListed = unlisted(id);
+      if (notListed !== undefined) {
+        skipped.push(`${id}: ${notListed}`);
+        unusable.add(ref.provider);
+        continue;
+      }
+      const reachable = reach.acquire(ref.provider);
+      if (!reachable.ok) {
+        skipped.push(`${id}: ${reachable.reason}`);
+        unusable.add(ref.provider);
+        continue;
+      }
       const breaker = breakerOf(id);
       if (!breaker.tryAcquire()) {
+        reach.released(ref.provider);
         skipped.push(`${id}: circuit open (retry in ${Math.ceil(breaker.retryInMs() / 1000)} s)`);
         continue;
       }
@@ -182,6 +220,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         try {
           const result = await callProvider(provider, ref.model, request, onDelta);
           breaker.succeeded();
+          reach.reached(ref.provider);
           options.onCall?.({
             provider: ref.provider,
             model: id,
@@ -204,6 +243,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
           attempt?.({ error });
           if (request.signal.aborted) {
             breaker.released();
+            reach.released(ref.provider);
             throw error;
           }
           lastError = error;
@@ -216,6 +256,9 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             durationMs: now() - startedAt,
           });
           const wait = error instanceof LlmError ? error.retryAfterMs : undefined;
+          if (error instanceof LlmError && error.unreachable) {
+            reach.unreachable(ref.provider, withoutPrefix(ref.provider, error.message));
+          } else reach.reached(ref.provider);
           if (
             kind === 'rate_limited' &&
             !waitedRetryAfter &&
@@ -235,7 +278,10 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       }
       if (streamed) break;
     }
-    const error = exhausted(request, list, skipped, lastError, missingProvider);
+    const error = exhausted(request, list, skipped, lastError, missingProvider, {
+      unusable,
+      listings,
+    });
     throw spent === null ? error : withSpentTokens(error, spent);
   }
 
@@ -268,6 +314,11 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     breakerState: (model) => breakerOf(model).current(),
     breakerStates: () =>
       [...breakers].map(([model, breaker]) => ({ model, state: breaker.current() })),
+    providerState: (provider) => reach.state(provider),
+    learnProbe(answers) {
+      listings = authoritativeListings(answers);
+      reach.learn(answers);
+    },
   };
 }
 
@@ -285,6 +336,7 @@ function exhausted(
   skipped: string[],
   lastError: unknown,
   missingProvider: boolean,
+  probed: { unusable: ReadonlySet<string>; listings: ReadonlyMap<string, readonly string[]> },
 ): AppError {
   const what = request.model === undefined ? `tier ${request.tier}` : `model ${request.model}`;
   if (list.length === 0) {
@@ -295,6 +347,13 @@ function exhausted(
     );
   }
   const tried = skipped.join('; ');
+  if (lastError === undefined && probed.unusable.size > 0) {
+    return new AppError(
+      ERROR_CODES.LLM_NOT_CONFIGURED,
+      `no model of ${what} can be used: ${tried}${listedHint(request.tier, probed)}`,
+      { status: 503, expose: true },
+    );
+  }
   if (lastError === undefined) {
     return new AppError(
       ERROR_CODES.LLM_NOT_CONFIGURED,
@@ -311,6 +370,30 @@ function exhausted(
       : {}),
     cause: lastError,
   });
+}
+
+/** What the providers whose models were skipped as unlisted do list, and where to name one. */
+function listedHint(
+  tier: number,
+  probed: { unusable: ReadonlySet<string>; listings: ReadonlyMap<string, readonly string[]> },
+): string {
+  const lists = [...probed.unusable].flatMap((provider) => {
+    const models = probed.listings.get(provider);
+    return models === undefined ? [] : [{ provider, models }];
+  });
+  if (lists.length === 0) return '';
+  const shown = lists.map(({ provider, models }) =>
+    models.length === 0
+      ? `${provider} lists no model`
+      : `${provider} lists ${models.slice(0, 5).join(', ')}${models.length > 5 ? ', …' : ''}`,
+  );
+  const example = lists.find(({ models }) => models.length > 0);
+  const variable = `AGENTIC_MODEL_TIER_${tier}`;
+  const name =
+    example === undefined
+      ? `put a model it serves in ${variable}`
+      : `name one in ${variable} (e.g. ${variable}=${example.provider}:${example.models[0] ?? ''})`;
+  return `. ${shown.join('; ')}: ${name} or in the models file`;
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
