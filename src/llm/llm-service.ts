@@ -55,9 +55,12 @@ export function createLlmService(
     known: PROVIDER_NAMES,
     configured: () => providers.configured().map((provider) => provider.name),
     probe: async () => (await probe()).models,
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   const router: LlmRouter = createLlmRouter({
     resolver,
+    // A chain skips an unlisted model on a probe at most a minute old (the resolver's pace).
+    refreshListings: () => resolver.refresh(),
     providers,
     chains,
     breakerThreshold: settings.breakerThreshold,

@@ -54,6 +54,8 @@ export interface ModelResolver {
   known(id: string): string | undefined;
   /** Takes the listings of a probe that ran to its end. */
   learn(listings: ModelListings): void;
+  /** Probes again when the last probe is `reprobeAfterMs` old (one probe for every caller). */
+  refresh(): Promise<void>;
 }
 
 /** Creates a resolver (see the module comment for the order of decisions). */
@@ -116,6 +118,12 @@ export function createModelResolver(options: ModelResolverOptions): ModelResolve
   return {
     known,
     learn,
+    async refresh() {
+      if (probedAt !== undefined && now() - probedAt < reprobeAfterMs && probing === undefined) {
+        return;
+      }
+      await probeOnce();
+    },
     async resolve(written) {
       const id = written.trim();
       const found = known(id);

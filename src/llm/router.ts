@@ -72,6 +72,11 @@ export interface RouterOptions {
    * @default ids are taken as written
    */
   resolver?: ModelResolver;
+  /**
+   * Brings the probe's lists up to date before a chain skips a model as unlisted (a model pulled
+   * since the last probe). @default the lists of the last probe, however old
+   */
+  refreshListings?: () => Promise<void>;
 }
 
 /** How circuit transitions travel between the instances of a deployment. */
@@ -182,6 +187,9 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     // A pin is asked even when unlisted: the provider's own answer says more than our skip.
     const unlisted = (id: string): string | undefined =>
       request.model === undefined ? unlistedReason(id, listings) : undefined;
+    if (options.refreshListings !== undefined && list.some((id) => unlisted(id) !== undefined)) {
+      await options.refreshListings();
+    }
     for (const id of list) {
       const ref = parseModelId(id);
       if (ref === undefined) {

@@ -29,9 +29,13 @@ describe('tier chains after the probe (local OpenAI-compatible server and Ollama
   let ollama: FakeServer;
   let service: LlmService | undefined;
   let localLists = true;
+  let pulled: string[] = [];
+  let now = 0;
 
   beforeEach(async () => {
     localLists = true;
+    pulled = [];
+    now = 1_000_000;
     local = await startFakeServer((req, res) => {
       if (req.method === 'GET') {
         return localLists
@@ -44,11 +48,16 @@ describe('tier chains after the probe (local OpenAI-compatible server and Ollama
       }
       return sendJson(res, 200, openAiAnswer('from the local server', { model }));
     });
-    ollama = await startFakeServer((req, res) =>
-      req.method === 'GET'
-        ? sendJson(res, 200, { models: [] })
-        : sendJson(res, 404, { error: { message: 'model not found, try pulling it first' } }),
-    );
+    ollama = await startFakeServer((req, res) => {
+      if (req.method === 'GET') {
+        return sendJson(res, 200, { models: pulled.map((name) => ({ name })) });
+      }
+      const model = (req.body as { model: string }).model;
+      if (!pulled.includes(model)) {
+        return sendJson(res, 404, { error: { message: `model "${model}" not found` } });
+      }
+      return sendJson(res, 200, openAiAnswer('from ollama', { model }));
+    });
   });
   afterEach(async () => {
     await service?.close();
@@ -60,6 +69,7 @@ describe('tier chains after the probe (local OpenAI-compatible server and Ollama
     (service = createLlmService(
       loadConfig({ OPENAI_BASE_URL: `${local.url}/v1`, OLLAMA_HOST: ollama.url, ...env }, '/tmp')
         .llm,
+      { now: () => now },
     ));
   const request = (tier: number): LlmRequest => ({
     tier,
@@ -113,6 +123,31 @@ describe('tier chains after the probe (local OpenAI-compatible server and Ollama
     expect(probe.skipped_models['2']).to.equal(undefined);
     expect((await llm.router.complete(request(2))).model).to.equal('openai:local-model');
     expect(posted()).to.deep.equal(['gpt-4.1-mini', 'local-model', 'gpt-4.1-mini', 'local-model']);
+  });
+
+  it('a model pulled after the probe is used once the probe is a minute old (one re-probe, not one per request)', async () => {
+    const llm = start({ AGENTIC_MODEL_TIER_1: 'ollama:qwen2.5:3b,openai:local-model' });
+    await llm.probe();
+    const probes = (): number => ollama.requests.filter((r) => r.method === 'GET').length;
+    expect((await llm.router.complete(request(1))).model).to.equal('openai:local-model');
+    pulled = ['qwen2.5:3b'];
+    expect((await llm.router.complete(request(1))).model).to.equal('openai:local-model');
+    expect(probes(), 'a fresh probe is not repeated').to.equal(1);
+    now += 60_000;
+    const answers = await Promise.all([1, 2, 3].map(() => llm.router.complete(request(1))));
+    expect(answers.map((a) => a.model)).to.deep.equal([
+      'ollama:qwen2.5:3b',
+      'ollama:qwen2.5:3b',
+      'ollama:qwen2.5:3b',
+    ]);
+    expect(probes(), 'one re-probe for the three requests').to.equal(2);
+    expect(posted()).to.deep.equal([
+      'local-model',
+      'local-model',
+      'qwen2.5:3b',
+      'qwen2.5:3b',
+      'qwen2.5:3b',
+    ]);
   });
 
   it('a pinned model is asked even when the probe did not list it', async () => {
