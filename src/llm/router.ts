@@ -9,7 +9,6 @@
  * model would repeat it). A 429 with a short Retry-After is waited out once on the same model.
  * Each provider has a cap on requests in flight.
  */
-import { AppError, ERROR_CODES } from '../errors.js';
 import { CircuitBreaker, type BreakerState, type BreakerTransition } from './circuit-breaker.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
 import { LlmError, withSpentTokens, type LlmErrorKind } from './llm-error.js';
@@ -18,6 +17,7 @@ import type { TierChains } from './model-chains.js';
 import type { ModelResolver } from './model-resolver.js';
 import { authoritativeListings, unlistedReason, type ProviderAnswer } from './probe.js';
 import { createProviderCircuits, withoutPrefix } from './provider-circuits.js';
+import { exhausted } from './router-errors.js';
 import {
   addUsage,
   spentTokens,
@@ -79,6 +79,8 @@ export interface RouterOptions {
   refreshListings?: () => Promise<void>;
 }
 
+export { LLM_VARIABLES_HINT } from './router-errors.js';
+
 /** How circuit transitions travel between the instances of a deployment. */
 export interface BreakerSharing {
   /** A model's circuit opened or closed here. Never throws. */
@@ -103,10 +105,6 @@ export interface LlmRouter extends LlmClient {
    */
   learnProbe(answers: readonly ProviderAnswer[]): void;
 }
-
-/** The hint appended when nothing could answer. */
-export const LLM_VARIABLES_HINT =
-  'set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY, GITHUB_TOKEN or OLLAMA_HOST (or AGENTIC_NO_LLM=1 for placeholder answers)';
 
 /** The request carries its own fault: the breaker does not count it against the model. */
 const REQUEST_FAULTS = new Set(['invalid_request', 'context_length']);
@@ -336,72 +334,6 @@ function messagesOf(request: LlmRequest): ChatMessage[] {
   if (request.messages !== undefined) messages.push(...request.messages);
   else messages.push({ role: 'user', content: request.prompt });
   return messages;
-}
-
-function exhausted(
-  request: LlmRequest,
-  list: readonly string[],
-  skipped: string[],
-  lastError: unknown,
-  missingProvider: boolean,
-  probed: { unusable: ReadonlySet<string>; listings: ReadonlyMap<string, readonly string[]> },
-): AppError {
-  const what = request.model === undefined ? `tier ${request.tier}` : `model ${request.model}`;
-  if (list.length === 0) {
-    return new AppError(
-      ERROR_CODES.LLM_NOT_CONFIGURED,
-      `no model configured for ${what}: add a chain to the models file or set AGENTIC_MODEL_TIER_${request.tier}`,
-      { status: 503, expose: true },
-    );
-  }
-  const tried = skipped.join('; ');
-  if (lastError === undefined && probed.unusable.size > 0) {
-    return new AppError(
-      ERROR_CODES.LLM_NOT_CONFIGURED,
-      `no model of ${what} can be used: ${tried}${listedHint(request.tier, probed)}`,
-      { status: 503, expose: true },
-    );
-  }
-  if (lastError === undefined) {
-    return new AppError(
-      ERROR_CODES.LLM_NOT_CONFIGURED,
-      `no LLM provider available for ${what} (${tried}): ${LLM_VARIABLES_HINT}`,
-      { status: 503, expose: true },
-    );
-  }
-  const kind = lastError instanceof LlmError ? lastError.kind : 'transient';
-  const hint = missingProvider ? `; to use other providers, ${LLM_VARIABLES_HINT}` : '';
-  return new LlmError(kind, `every model of ${what} failed: ${tried}${hint}`, {
-    provider: '',
-    ...(lastError instanceof LlmError && lastError.retryAfterMs !== undefined
-      ? { retryAfterMs: lastError.retryAfterMs }
-      : {}),
-    cause: lastError,
-  });
-}
-
-/** What the providers whose models were skipped as unlisted do list, and where to name one. */
-function listedHint(
-  tier: number,
-  probed: { unusable: ReadonlySet<string>; listings: ReadonlyMap<string, readonly string[]> },
-): string {
-  const lists = [...probed.unusable].flatMap((provider) => {
-    const models = probed.listings.get(provider);
-    return models === undefined ? [] : [{ provider, models }];
-  });
-  if (lists.length === 0) return '';
-  const shown = lists.map(({ provider, models }) =>
-    models.length === 0
-      ? `${provider} lists no model`
-      : `${provider} lists ${models.slice(0, 5).join(', ')}${models.length > 5 ? ', …' : ''}`,
-  );
-  const example = lists.find(({ models }) => models.length > 0);
-  const variable = `AGENTIC_MODEL_TIER_${tier}`;
-  const name =
-    example === undefined
-      ? `put a model it serves in ${variable}`
-      : `name one in ${variable} (e.g. ${variable}=${example.provider}:${example.models[0] ?? ''})`;
-  return `. ${shown.join('; ')}: ${name} or in the models file`;
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
