@@ -22,6 +22,8 @@ export interface LlmErrorOptions {
   cause?: unknown;
   /** Credential values to scrub from the message besides the patterns (the provider's key). */
   secrets?: readonly string[];
+  /** No connection could be made (refused, no such host, connect timeout). @default false */
+  unreachable?: boolean;
 }
 
 /**
@@ -33,6 +35,8 @@ export class LlmError extends AppError {
   readonly provider: string;
   readonly retryAfterMs: number | undefined;
   readonly httpStatus: number | undefined;
+  /** No connection could be made: the provider, not the model, is away (router: its circuit). */
+  readonly unreachable: boolean;
   /**
    * Tokens the call spent before it failed (the provider's usage seen so far), set by the
    * provider or the router; null when none were reported. A step counts them in `tokens_used`.
@@ -56,6 +60,7 @@ export class LlmError extends AppError {
     this.provider = options.provider;
     this.retryAfterMs = options.retryAfterMs;
     this.httpStatus = options.httpStatus;
+    this.unreachable = options.unreachable ?? false;
   }
 
   /** Whether another candidate (or a later attempt) may succeed where this one failed. */
@@ -118,6 +123,20 @@ export function withSpentTokens(error: unknown, usage: TokenUsage): unknown {
   return error;
 }
 
+/**
+ * Codes of a connection that could not be made (net, DNS, undici's connect timeout); a reset or
+ * a closed socket after connecting is not among them (the provider was there).
+ */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
 /** A failure below HTTP (refused, reset, timed out, a broken stream). */
 export function transportError(
   provider: string,
@@ -127,7 +146,12 @@ export function transportError(
   const code = (error as { code?: unknown }).code;
   const text = error instanceof Error ? error.message : String(error);
   const message = typeof code === 'string' ? `${code}: ${text}` : text;
-  return new LlmError('transient', message, { provider, cause: error, secrets });
+  return new LlmError('transient', message, {
+    provider,
+    cause: error,
+    secrets,
+    unreachable: typeof code === 'string' && UNREACHABLE_CODES.has(code),
+  });
 }
 
 /** Retry-After in seconds or an HTTP date, in milliseconds; undefined when absent or unreadable. */

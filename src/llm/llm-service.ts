@@ -7,7 +7,7 @@ import { shippedModelsFile } from '../config/package-info.js';
 import type { HttpClientOptions } from './http.js';
 import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
 import { createModelResolver } from './model-resolver.js';
-import { probeProviders, type ProbeResult } from './probe.js';
+import { askProviders, summarizeProbe, type ProbeResult } from './probe.js';
 import { createProviderSet, PROVIDER_NAMES, type ProviderSet } from './provider-set.js';
 import { createLlmRouter, type LlmRouter, type RouterOptions } from './router.js';
 
@@ -22,7 +22,10 @@ export interface LlmService {
   close(): Promise<void>;
 }
 
-export interface LlmServiceOptions extends Pick<RouterOptions, 'onCall' | 'breakerSharing'> {
+export interface LlmServiceOptions extends Pick<
+  RouterOptions,
+  'onCall' | 'breakerSharing' | 'now'
+> {
   /** Paces the providers' answer chunks (the service's turn slicer). @default not paced */
   pace?: HttpClientOptions['pace'];
 }
@@ -37,21 +40,27 @@ export function createLlmService(
     settings.tierOverrides,
   );
   const providers = createProviderSet(settings, options.pace);
-  const probe = (signal?: AbortSignal): Promise<ProbeResult> =>
-    probeProviders({
+  // Every probe that ran to its end teaches the router which models a provider does not serve
+  // and which providers it could not reach; the caller's probes also teach the resolver.
+  const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
+    const answers = await askProviders({
       providers,
-      chains,
       timeoutMs: settings.probeTimeoutMs,
       ...(signal === undefined ? {} : { signal }),
     });
-  // Every probe that ran to its end teaches the resolver which provider lists which model.
+    if (signal?.aborted !== true) router.learnProbe(answers);
+    return summarizeProbe(answers, { providers, chains });
+  };
   const resolver = createModelResolver({
     known: PROVIDER_NAMES,
     configured: () => providers.configured().map((provider) => provider.name),
     probe: async () => (await probe()).models,
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
-  const router = createLlmRouter({
+  const router: LlmRouter = createLlmRouter({
     resolver,
+    // A chain skips an unlisted model on a probe at most a minute old (the resolver's pace).
+    refreshListings: () => resolver.refresh(),
     providers,
     chains,
     breakerThreshold: settings.breakerThreshold,
@@ -60,6 +69,7 @@ export function createLlmService(
     maxInFlight: settings.maxInFlight,
     ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
     ...(options.breakerSharing === undefined ? {} : { breakerSharing: options.breakerSharing }),
+    ...(options.now === undefined ? {} : { now: options.now }),
   });
   return {
     router,

@@ -13,6 +13,12 @@ const MODEL_ID = /^([a-z][a-z0-9_-]*):(\S+)$/;
  */
 export const WRITTEN_MODEL_ID = /^[^\s:](\S*[^\s:])?$/;
 
+/** Whether a provider's model list names `model`; a bare Ollama name means its `:latest` tag. */
+export function listsModel(models: readonly string[] | undefined, model: string): boolean {
+  if (models === undefined) return false;
+  return models.includes(model) || (!model.includes(':') && models.includes(`${model}:latest`));
+}
+
 /** Splits at the first colon (Ollama model names contain colons); undefined when malformed. */
 export function parseModelId(id: string): ModelRef | undefined {
   const match = MODEL_ID.exec(id.trim());

@@ -6,7 +6,7 @@
  * again. Nothing left: a `not_found` LlmError naming the configured providers.
  */
 import { LlmError } from './llm-error.js';
-import { parseModelId } from './model-id.js';
+import { listsModel, parseModelId } from './model-id.js';
 import type { ProviderName } from './provider-set.js';
 
 /**
@@ -27,12 +27,6 @@ export const WELL_KNOWN_MODEL_PREFIXES: readonly { prefix: string; provider: Pro
 
 /** Provider → the model names its probe listed. */
 export type ModelListings = Readonly<Record<string, readonly string[]>>;
-
-/** A name in a listing; a bare Ollama name means its `:latest` tag. */
-function lists(models: readonly string[] | undefined, name: string): boolean {
-  if (models === undefined) return false;
-  return models.includes(name) || (!name.includes(':') && models.includes(`${name}:latest`));
-}
 
 /** The provider the well-known prefixes give a bare name. */
 export function providerByPrefix(name: string): ProviderName | undefined {
@@ -60,6 +54,8 @@ export interface ModelResolver {
   known(id: string): string | undefined;
   /** Takes the listings of a probe that ran to its end. */
   learn(listings: ModelListings): void;
+  /** Probes again when the last probe is `reprobeAfterMs` old (one probe for every caller). */
+  refresh(): Promise<void>;
 }
 
 /** Creates a resolver (see the module comment for the order of decisions). */
@@ -83,7 +79,7 @@ export function createModelResolver(options: ModelResolverOptions): ModelResolve
 
   const fromListings = (name: string): string | undefined => {
     if (listings === undefined) return undefined;
-    const provider = options.known.find((candidate) => lists(listings?.[candidate], name));
+    const provider = options.known.find((candidate) => listsModel(listings?.[candidate], name));
     return provider === undefined ? undefined : `${provider}:${name}`;
   };
 
@@ -122,6 +118,12 @@ export function createModelResolver(options: ModelResolverOptions): ModelResolve
   return {
     known,
     learn,
+    async refresh() {
+      if (probedAt !== undefined && now() - probedAt < reprobeAfterMs && probing === undefined) {
+        return;
+      }
+      await probeOnce();
+    },
     async resolve(written) {
       const id = written.trim();
       const found = known(id);

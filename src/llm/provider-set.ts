@@ -101,6 +101,7 @@ export function createProviderSet(
         modelsUrl: `${base}/models`,
         embeddingsUrl: () => `${base}/embeddings`,
         headers: openaiKey === undefined ? {} : { authorization: `Bearer ${openaiKey}` },
+        listsEveryModel: true,
       }),
     );
   } else missing.set('openai', 'OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) not set');
@@ -179,6 +180,7 @@ export function createProviderSet(
       chatUrl: () => `${ollama}/v1/chat/completions`,
       embeddingsUrl: () => `${ollama}/v1/embeddings`,
       modelsUrl: `${ollama}/api/tags`,
+      listsEveryModel: true,
       readModels: (answer) => {
         const models = (answer as { models?: { name?: unknown }[] } | null)?.models;
         return Array.isArray(models)

@@ -1,18 +1,23 @@
 /**
  * The tier router: an {@link LlmClient} that answers a request with the first model of its
  * candidates that works. Candidates are the step's pinned model, or the tier's chain. Models
- * whose provider has no credentials and models whose circuit is open are skipped; a failure
+ * whose provider has no credentials and models whose circuit is open are skipped; after a probe
+ * (`learnProbe`), so are a chain's models that their provider does not list (when its list
+ * names every model it serves), and every model of a provider that could not be reached
+ * (provider-circuits.ts) until its cool-down or a probe that reaches it; a failure
  * moves on to the next candidate, except after part of a streamed answer went out (a second
  * model would repeat it). A 429 with a short Retry-After is waited out once on the same model.
  * Each provider has a cap on requests in flight.
  */
-import { AppError, ERROR_CODES } from '../errors.js';
 import { CircuitBreaker, type BreakerState, type BreakerTransition } from './circuit-breaker.js';
 import { InFlightLimiter } from './in-flight-limiter.js';
 import { LlmError, withSpentTokens, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
 import type { TierChains } from './model-chains.js';
 import type { ModelResolver } from './model-resolver.js';
+import { authoritativeListings, unlistedReason, type ProviderAnswer } from './probe.js';
+import { createProviderCircuits, withoutPrefix } from './provider-circuits.js';
+import { exhausted } from './router-errors.js';
 import {
   addUsage,
   spentTokens,
@@ -67,7 +72,14 @@ export interface RouterOptions {
    * @default ids are taken as written
    */
   resolver?: ModelResolver;
+  /**
+   * Brings the probe's lists up to date before a chain skips a model as unlisted (a model pulled
+   * since the last probe). @default the lists of the last probe, however old
+   */
+  refreshListings?: () => Promise<void>;
 }
+
+export { LLM_VARIABLES_HINT } from './router-errors.js';
 
 /** How circuit transitions travel between the instances of a deployment. */
 export interface BreakerSharing {
@@ -84,11 +96,15 @@ export interface LlmRouter extends LlmClient {
   breakerState(model: string): BreakerState;
   /** Every model that has a circuit so far (it was tried), with its state. */
   breakerStates(): { model: string; state: BreakerState }[];
+  /** A provider's circuit (connections that could not be made). */
+  providerState(provider: string): BreakerState;
+  /**
+   * Takes a finished probe's answers: a chain then skips the models a provider whose list names
+   * every model does not list, and providers it could not reach are skipped until their
+   * cool-down (or a probe that reaches them).
+   */
+  learnProbe(answers: readonly ProviderAnswer[]): void;
 }
-
-/** The hint appended when nothing could answer. */
-export const LLM_VARIABLES_HINT =
-  'set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY, GITHUB_TOKEN or OLLAMA_HOST (or AGENTIC_NO_LLM=1 for placeholder answers)';
 
 /** The request carries its own fault: the breaker does not count it against the model. */
 const REQUEST_FAULTS = new Set(['invalid_request', 'context_length']);
@@ -105,6 +121,13 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
   const retryAfterMaxMs = options.retryAfterMaxMs ?? 10_000;
   const breakers = new Map<string, CircuitBreaker>();
   const limiters = new Map<string, InFlightLimiter>();
+  const reach = createProviderCircuits({
+    threshold: options.breakerThreshold ?? 3,
+    cooldownMs: options.breakerCooldownMs ?? 60_000,
+    now,
+  });
+  /** The last probe's lists, of the providers whose list names every model they serve. */
+  let listings: ReadonlyMap<string, readonly string[]> = new Map();
 
   const breakerOf = (model: string): CircuitBreaker => {
     let breaker = breakers.get(model);
@@ -145,6 +168,8 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         ? candidates(request.tier, request.model)
         : [await options.resolver.resolve(request.model)];
     const skipped: string[] = [];
+    /** Providers skipped for the probe's findings (unlisted models, no connection). */
+    const unusable = new Set<string>();
     let missingProvider = false;
     let lastError: unknown;
     let streamed = false;
@@ -157,6 +182,12 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             streamed = true;
             request.onDelta?.(text);
           };
+    // A pin is asked even when unlisted: the provider's own answer says more than our skip.
+    const unlisted = (id: string): string | undefined =>
+      request.model === undefined ? unlistedReason(id, listings) : undefined;
+    if (options.refreshListings !== undefined && list.some((id) => unlisted(id) !== undefined)) {
+      await options.refreshListings();
+    }
     for (const id of list) {
       const ref = parseModelId(id);
       if (ref === undefined) {
@@ -169,8 +200,21 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         missingProvider = true;
         continue;
       }
+      const notListed = unlisted(id);
+      if (notListed !== undefined) {
+        skipped.push(`${id}: ${notListed}`);
+        unusable.add(ref.provider);
+        continue;
+      }
+      const reachable = reach.acquire(ref.provider);
+      if (!reachable.ok) {
+        skipped.push(`${id}: ${reachable.reason}`);
+        unusable.add(ref.provider);
+        continue;
+      }
       const breaker = breakerOf(id);
       if (!breaker.tryAcquire()) {
+        reach.released(ref.provider);
         skipped.push(`${id}: circuit open (retry in ${Math.ceil(breaker.retryInMs() / 1000)} s)`);
         continue;
       }
@@ -182,6 +226,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         try {
           const result = await callProvider(provider, ref.model, request, onDelta);
           breaker.succeeded();
+          reach.reached(ref.provider);
           options.onCall?.({
             provider: ref.provider,
             model: id,
@@ -204,6 +249,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
           attempt?.({ error });
           if (request.signal.aborted) {
             breaker.released();
+            reach.released(ref.provider);
             throw error;
           }
           lastError = error;
@@ -216,6 +262,9 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
             durationMs: now() - startedAt,
           });
           const wait = error instanceof LlmError ? error.retryAfterMs : undefined;
+          if (error instanceof LlmError && error.unreachable) {
+            reach.unreachable(ref.provider, withoutPrefix(ref.provider, error.message));
+          } else reach.reached(ref.provider);
           if (
             kind === 'rate_limited' &&
             !waitedRetryAfter &&
@@ -235,7 +284,10 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       }
       if (streamed) break;
     }
-    const error = exhausted(request, list, skipped, lastError, missingProvider);
+    const error = exhausted(request, list, skipped, lastError, missingProvider, {
+      unusable,
+      listings,
+    });
     throw spent === null ? error : withSpentTokens(error, spent);
   }
 
@@ -268,6 +320,11 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     breakerState: (model) => breakerOf(model).current(),
     breakerStates: () =>
       [...breakers].map(([model, breaker]) => ({ model, state: breaker.current() })),
+    providerState: (provider) => reach.state(provider),
+    learnProbe(answers) {
+      listings = authoritativeListings(answers);
+      reach.learn(answers);
+    },
   };
 }
 
@@ -277,40 +334,6 @@ function messagesOf(request: LlmRequest): ChatMessage[] {
   if (request.messages !== undefined) messages.push(...request.messages);
   else messages.push({ role: 'user', content: request.prompt });
   return messages;
-}
-
-function exhausted(
-  request: LlmRequest,
-  list: readonly string[],
-  skipped: string[],
-  lastError: unknown,
-  missingProvider: boolean,
-): AppError {
-  const what = request.model === undefined ? `tier ${request.tier}` : `model ${request.model}`;
-  if (list.length === 0) {
-    return new AppError(
-      ERROR_CODES.LLM_NOT_CONFIGURED,
-      `no model configured for ${what}: add a chain to the models file or set AGENTIC_MODEL_TIER_${request.tier}`,
-      { status: 503, expose: true },
-    );
-  }
-  const tried = skipped.join('; ');
-  if (lastError === undefined) {
-    return new AppError(
-      ERROR_CODES.LLM_NOT_CONFIGURED,
-      `no LLM provider available for ${what} (${tried}): ${LLM_VARIABLES_HINT}`,
-      { status: 503, expose: true },
-    );
-  }
-  const kind = lastError instanceof LlmError ? lastError.kind : 'transient';
-  const hint = missingProvider ? `; to use other providers, ${LLM_VARIABLES_HINT}` : '';
-  return new LlmError(kind, `every model of ${what} failed: ${tried}${hint}`, {
-    provider: '',
-    ...(lastError instanceof LlmError && lastError.retryAfterMs !== undefined
-      ? { retryAfterMs: lastError.retryAfterMs }
-      : {}),
-    cause: lastError,
-  });
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -86,6 +86,12 @@ export interface Provider {
   embed?(request: EmbedRequest): Promise<number[][]>;
   /** The provider's model list (the probe); spends no tokens. */
   listModels(signal: AbortSignal): Promise<string[]>;
+  /**
+   * Its model list names every model it serves (Ollama: the models pulled; OpenAI and the
+   * servers set by OPENAI_BASE_URL), so after a probe a tier chain skips the models it does not
+   * list. Absent: the list may leave some out (Anthropic's `-latest` aliases, Azure deployments).
+   */
+  readonly listsEveryModel?: boolean;
 }
 
 /** One completion request of an LLM step or a chat. */

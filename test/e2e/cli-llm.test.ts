@@ -173,7 +173,9 @@ describe('agentic chat and agentic models (real process, fake OpenAI server)', (
     );
   });
 
-  it('models prints the probe and the tier chains', async () => {
+  it('models prints the probe and the tier chains', async function () {
+    // Two processes: slow on a loaded machine.
+    this.timeout(120_000);
     const result = await agentic(['models'], cwd, env);
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout).to.include('✓ openai: 1 model');
@@ -186,5 +188,20 @@ describe('agentic chat and agentic models (real process, fake OpenAI server)', (
       server.requests.every((r) => r.method === 'GET'),
       'no tokens spent',
     ).to.equal(true);
+  });
+
+  it('models says per tier which models are skipped because the local server does not list them', async function () {
+    this.timeout(120_000);
+    const result = await agentic(['models'], cwd, { ...env, AGENTIC_MODEL_TIER_5: 'openai:o3' });
+    expect(result.code, result.stderr).to.equal(0);
+    const lines = result.stdout.split('\n');
+    const tier1 = lines.indexOf(
+      'tier 1: ollama:qwen2.5:3b → openai:gpt-4.1-nano → gemini:gemini-2.0-flash-lite → anthropic:claude-3-5-haiku-latest → github:openai/gpt-4.1-nano (none usable)',
+    );
+    expect(tier1, result.stdout).to.be.greaterThan(-1);
+    expect(lines[tier1 + 1]).to.equal('  skipped openai:gpt-4.1-nano: not listed by openai');
+    expect(lines).to.include('tier 2: [openai:gpt-x]');
+    expect(lines).to.include('tier 5: openai:o3 (none usable)');
+    expect(lines).to.include('  skipped openai:o3: not listed by openai');
   });
 });

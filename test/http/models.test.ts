@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { createSseParser } from '../../src/llm/sse-parser.js';
 import {
   openAiChunks,
+  refusingPort,
   sendJson,
   sendSse,
   startFakeServer,
@@ -121,6 +122,11 @@ describe('GET /api/models/probe and POST /api/chat', () => {
     expect((body as { tier_defaults: Record<string, string> }).tier_defaults).to.not.have.property(
       '3',
     );
+    expect((body as { skipped_models: unknown }).skipped_models).to.deep.equal({
+      '2': [{ model: 'ollama:not-pulled', reason: 'not listed by ollama' }],
+      '4': [{ model: 'openai:gpt-4.1', reason: 'not listed by openai' }],
+      '5': [{ model: 'openai:o3', reason: 'not listed by openai' }],
+    });
     for (const server of [openai, ollama, anthropic, azure]) {
       expect(server.requests.every((r) => r.method === 'GET')).to.equal(true);
     }
@@ -130,7 +136,8 @@ describe('GET /api/models/probe and POST /api/chat', () => {
   });
 
   it('streams a tier request: route frames, a token per chunk, done with usage', async () => {
-    const { url } = await start();
+    // Ollama lists the model but fails the chat (its fake answers every request with its list).
+    const { url } = await start({ AGENTIC_MODEL_TIER_2: 'ollama:qwen2.5:7b,openai:gpt-x' });
     const { status, contentType, frames } = await chat(url, {
       tier: 2,
       temperature: 0.3,
@@ -144,7 +151,7 @@ describe('GET /api/models/probe and POST /api/chat', () => {
     expect(frames[0]).to.deep.equal({
       type: 'route',
       requested_tier: 2,
-      model: 'ollama:not-pulled',
+      model: 'ollama:qwen2.5:7b',
     });
     expect(frames[1]).to.deep.equal({ type: 'route', requested_tier: 2, model: 'openai:gpt-x' });
     const tokens = frames.filter((f) => f.type === 'token');
@@ -165,6 +172,29 @@ describe('GET /api/models/probe and POST /api/chat', () => {
         { role: 'user', content: 'hi' },
       ],
     });
+  });
+
+  it('chat skips the models the probe found unlisted, and a provider it found unreachable, on every request', async () => {
+    const down = await refusingPort();
+    const { url } = await start({
+      OLLAMA_HOST: `http://127.0.0.1:${down}`,
+      AGENTIC_MODEL_TIER_1: 'ollama:qwen2.5:7b,openai:gpt-4.1-nano,openai:gpt-x',
+    });
+    const probe = await call(url, 'GET', '/api/models/probe');
+    expect((probe.body as { unavailable_reasons: Record<string, string> }).unavailable_reasons)
+      .to.have.property('ollama')
+      .that.matches(/ECONNREFUSED/);
+    expect((probe.body as { skipped_models: unknown }).skipped_models).to.deep.include({
+      '1': [{ model: 'openai:gpt-4.1-nano', reason: 'not listed by openai' }],
+    });
+    for (let i = 0; i < 4; i++) {
+      const { frames } = await chat(url, { tier: 1, messages: [{ role: 'user', content: 'x' }] });
+      expect(frames.filter((f) => f.type === 'route')).to.deep.equal([
+        { type: 'route', requested_tier: 1, model: 'openai:gpt-x' },
+      ]);
+      expect(frames.at(-1)).to.deep.include({ type: 'done', model: 'openai:gpt-x' });
+    }
+    expect(openai.requests.filter((r) => r.method === 'POST')).to.have.length(4);
   });
 
   it('answers 422 for both or neither of model and tier, a bad tier, role, temperature or empty messages', async () => {

@@ -6,8 +6,9 @@ import { out } from '../io.js';
 
 /**
  * `agentic models`: the provider probe (each configured provider's model list, no tokens
- * spent), then each tier's chain with its default. `--json` prints the probe result as the
- * service's `GET /api/models/probe` does.
+ * spent), then each tier's chain with its default (`none usable` when no model's provider
+ * answered) and the models routing skips because their provider does not list them. `--json`
+ * prints the probe result as the service's `GET /api/models/probe` does.
  */
 export function registerModels(program: Command, context: CliContext): void {
   program
@@ -31,7 +32,11 @@ export function registerModels(program: Command, context: CliContext): void {
         }
         for (const [tier, chain] of Object.entries(service.chains)) {
           const chosen = probe.tier_defaults[tier];
-          out(`tier ${tier}: ${chain.map((id) => (id === chosen ? `[${id}]` : id)).join(' → ')}`);
+          const shown = chain.map((id) => (id === chosen ? `[${id}]` : id)).join(' → ');
+          out(`tier ${tier}: ${shown}${chosen === undefined ? ' (none usable)' : ''}`);
+          for (const { model, reason } of probe.skipped_models[tier] ?? []) {
+            out(`  skipped ${model}: ${reason}`);
+          }
         }
       } finally {
         await service.close();

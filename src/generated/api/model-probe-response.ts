@@ -13,7 +13,7 @@ export interface ModelProbeResponse {
     [k: string]: string | undefined;
   };
   /**
-   * Tier ("1".."5") → the first model of its chain whose provider answered.
+   * Tier ("1".."5") → the first model of its chain whose provider answered and serves it.
    */
   tier_defaults: {
     [k: string]: string | undefined;
@@ -23,5 +23,22 @@ export interface ModelProbeResponse {
    */
   models: {
     [k: string]: string[] | undefined;
+  };
+  /**
+   * Tier ("1".."5") → the models of its chain that routing skips because their provider answered with a list that names every model it serves (Ollama, OpenAI, a server set by OPENAI_BASE_URL) and does not name them. Tiers with none are absent.
+   */
+  skipped_models: {
+    [k: string]:
+      | {
+          /**
+           * The provider:model id of the chain.
+           */
+          model: string;
+          /**
+           * Why it is skipped: `not listed by <provider>`.
+           */
+          reason: string;
+        }[]
+      | undefined;
   };
 }

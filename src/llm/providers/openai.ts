@@ -28,6 +28,8 @@ export interface OpenAiCompatibleOptions {
   headers: Record<string, string>;
   /** Send `stream_options.include_usage`. @default true */
   streamUsage?: boolean;
+  /** Its model list names every model it serves (see {@link Provider.listsEveryModel}). */
+  listsEveryModel?: boolean;
   /** Embeddings URL of a model (`POST {base}/embeddings`); none: the provider cannot embed. */
   embeddingsUrl?: (model: string) => string;
 }
@@ -57,6 +59,7 @@ export function createOpenAiCompatibleProvider(options: OpenAiCompatibleOptions)
   const { name, http } = options;
   return {
     name,
+    ...(options.listsEveryModel === true ? { listsEveryModel: true } : {}),
     async chat(request) {
       const body = requestBody(request, options.streamUsage ?? true);
       const base = {
