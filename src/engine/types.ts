@@ -232,52 +232,6 @@ export interface ValidationResult {
   workflow: CompiledWorkflow | undefined;
 }
 
-/** A runtime made by `createRuntime`: one XState system running workflows. */
-export interface Runtime {
-  /** Starts a run and waits for its end. Rejects only for bad requests (validation, unknown workflow). */
-  run(request: RunRequest): Promise<RunRecord>;
-  /** Starts a run; resolves once it is running (inputs validated, run file written). */
-  start(request: RunRequest): Promise<RunHandle>;
-  /** Cancels an active run. Returns false when no such run is active. */
-  cancel(runId: string, reason?: string): boolean;
-  /** Whether a run with this id is active. */
-  isActive(runId: string): boolean;
-  /** Ids of active runs. */
-  activeRuns(): string[];
-  /** Validates a workflow (name, document or YAML text) without running it. */
-  validate(source: WorkflowSource): Promise<ValidationResult>;
-  /** Workflow names in the workflows directory, sorted. */
-  listWorkflows(): Promise<string[]>;
-  /** Loads and compiles a workflow by name (cached until the file changes). */
-  getWorkflow(name: string): Promise<CompiledWorkflow>;
-  /** Every wire event of every run, in order per run. Returns an unsubscribe function. */
-  subscribe(listener: (event: WorkflowEvent) => void): () => void;
-  /** Called after each run-file write (start and end; also when persist is off). */
-  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
-  /**
-   * Stops accepting runs; waits up to graceMs for active runs, then cancels them. Queued run
-   * records are written (retried until `graceMs` has passed, then abandoned and logged: their
-   * runs end `failed`). Cancelling ends at the same deadline (at least 1 s after the grace):
-   * runs not reached by then are abandoned, their files keeping the start record, which the
-   * next start marks interrupted; one log line counts them.
-   */
-  shutdown(options?: ShutdownOptions): Promise<void>;
-  /** The run-file write queue: pending and failing writes (all zero when persist is off). */
-  writes(): RunWriterStatus;
-  /** The record of a run that is not on disk yet because its writes are failing. */
-  unwrittenRecord(runId: string): UnwrittenRecord | undefined;
-  /**
-   * The start-up scan of the runs directory, done once per persisting runtime, in the
-   * background (runs start meanwhile): runs left `running` by owners that are gone are marked
-   * interrupted with their journals folded in, leftovers of dead processes removed. Resolves
-   * with what it found (never rejects: a failed scan is logged and reported as empty).
-   */
-  readonly recovery: Promise<RecoveryReport>;
-  readonly options: ResolvedRuntimeOptions;
-  /** High-risk tool calls waiting for approval, and the way to answer them (README "Approval"). */
-  readonly approvals: RuntimeApprovals;
-}
-
 /**
  * Approvals as the HTTP layer sees them: a runtime's own ({@link RuntimeApprovals}), or those of
  * the workers of a deployment, asked through Redis (`src/scale/shared-approvals.ts`).
@@ -310,18 +264,58 @@ export interface RunService {
   start(request: RunRequest): Promise<StartedRun>;
   /** Cancels an active run wherever it executes; false when no such run is active. */
   cancel(runId: string, reason?: string): boolean | Promise<boolean>;
+  /** Whether a run with this id is active. */
   isActive(runId: string): boolean;
+  /** Ids of active runs. */
   activeRuns(): string[];
+  /** Loads and compiles a workflow by name (cached until the file changes). */
   getWorkflow(name: string): Promise<CompiledWorkflow>;
+  /** Every wire event of every run, in order per run. Returns an unsubscribe function. */
   subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  /** Called after each run-file write (start and end; also when persist is off). */
   onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  /**
+   * Stops accepting runs; waits up to graceMs for active runs, then cancels them. Queued run
+   * records are written (retried until `graceMs` has passed, then abandoned and logged: their
+   * runs end `failed`). Cancelling ends at the same deadline (at least 1 s after the grace):
+   * runs not reached by then are abandoned, their files keeping the start record, which the
+   * next start marks interrupted; one log line counts them.
+   */
   shutdown(options?: ShutdownOptions): Promise<void>;
+  /** The run-file write queue: pending and failing writes (all zero when persist is off). */
   writes(): RunWriterStatus;
+  /** The record of a run that is not on disk yet because its writes are failing. */
   unwrittenRecord(runId: string): UnwrittenRecord | undefined;
+  /**
+   * The start-up scan of the runs directory, done once per persisting runtime, in the
+   * background (runs start meanwhile): runs left `running` by owners that are gone are marked
+   * interrupted with their journals folded in, leftovers of dead processes removed. Resolves
+   * with what it found (never rejects: a failed scan is logged and reported as empty).
+   */
   readonly recovery: Promise<RecoveryReport>;
   readonly options: ResolvedRuntimeOptions;
   /** Pending tool-call approvals, wherever the runs execute. */
   readonly approvals: RunServiceApprovals;
+}
+
+/**
+ * A runtime made by `createRuntime`: one XState system running workflows, in this process. What
+ * it adds to {@link RunService}: handles with the run actor and its events, a synchronous
+ * `cancel`, validation and the workflow list, its own approvals.
+ */
+export interface Runtime extends RunService {
+  /** Starts a run and waits for its end. Rejects only for bad requests (validation, unknown workflow). */
+  run(request: RunRequest): Promise<RunRecord>;
+  /** Starts a run; resolves once it is running (inputs validated, run file written). */
+  start(request: RunRequest): Promise<RunHandle>;
+  /** Cancels an active run. Returns false when no such run is active. */
+  cancel(runId: string, reason?: string): boolean;
+  /** Validates a workflow (name, document or YAML text) without running it. */
+  validate(source: WorkflowSource): Promise<ValidationResult>;
+  /** Workflow names in the workflows directory, sorted. */
+  listWorkflows(): Promise<string[]>;
+  /** High-risk tool calls waiting for approval, and the way to answer them (README "Approval"). */
+  readonly approvals: RuntimeApprovals;
 }
 
 /** Options of {@link Runtime.shutdown}. */
