@@ -84,7 +84,8 @@ function typeText(prop: VariableSchema): string {
 
 export function renderConfiguration(schema: Json): string {
   const properties = schema.properties as Record<string, VariableSchema>;
-  const lines = [NOTE, ''];
+  const index = Object.keys(properties).map((name) => `[${code(name)}](#${name.toLowerCase()})`);
+  const lines = [NOTE, '', index.join(' · '), ''];
   for (const [name, prop] of Object.entries(properties)) {
     lines.push(`### ${code(name)}`, '');
     lines.push(mdText(prop.description ?? ''), '');
