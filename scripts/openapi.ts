@@ -72,6 +72,7 @@ export async function buildOpenApi(root: string, version: string): Promise<Json>
     const operation: Json = {
       operationId: op.operationId,
       summary: op.summary,
+      ...(op.description === undefined ? {} : { description: op.description }),
       tags: [op.tag],
       ...(op.public === true ? { security: [] } : {}),
       ...(op.deprecated === true ? { deprecated: true } : {}),

@@ -35,6 +35,161 @@ export const ERROR_CODES = {
 } as const;
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
 
+/** What the error catalogue says of one code: its HTTP status(es) and when it is raised. */
+export interface ErrorCodeInfo {
+  /** The HTTP status(es) an error of this code carries (the first is the usual one). */
+  readonly status: readonly number[];
+  /** When it is raised and what the client or embedder sees; docs/errors.md is generated from it. */
+  readonly description: string;
+}
+
+/**
+ * The error catalogue: every code with its status and meaning, the single source of
+ * docs/errors.md (`npm run gen`). A code without an entry does not compile.
+ */
+export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = {
+  validation_error: {
+    status: [422],
+    description:
+      'The request or call is invalid: a 422 with the `{detail: [{loc, msg, type}]}` list (`loc` starting at `body`, `query` or `path`). Also an evaluation asked of a service without evaluation, and a run queued to workers naming a workflow outside the workflows directory.',
+  },
+  workflow_invalid: {
+    status: [422],
+    description:
+      'A workflow does not load: invalid YAML (over a size, nesting or alias bound included), an unknown key, a duplicate step, an unknown or cyclic dependency, a bad expression, a name that is not its file stem. `ValidationError` with every problem listed.',
+  },
+  input_invalid: {
+    status: [422],
+    description:
+      "A run's inputs do not match the workflow's declared inputs (type, `enum`, `required`, an undeclared key): all problems in one `ValidationError`, `loc` `['body', 'input_data', name]` over HTTP, `['input', name]` in the embedding API.",
+  },
+  not_found: {
+    status: [404],
+    description:
+      'Something asked for by id does not exist: a dataset, an evaluation batch, an unknown `/api/*` path, a path refused by path containment (`PathEscapeError`). The detail never echoes an unsafe id.',
+  },
+  workflow_not_found: {
+    status: [404, 422],
+    description:
+      'No workflow has this name: 404 on `/api/workflows/{name}/…`, 422 (`loc` `["body", "workflow"]`) in the body of `POST /api/run`.',
+  },
+  run_not_found: {
+    status: [404],
+    description:
+      'No run has this run id or run-file name (`GET /api/runs/{filename}`, cancel, evaluation, the SSE stream).',
+  },
+  approval_not_found: {
+    status: [404],
+    description:
+      '`POST /api/approvals/{call_id}`: no tool call waits for approval with this id (never existed, or its worker died).',
+  },
+  conflict: {
+    status: [409],
+    description:
+      'The request contradicts the current state: a `run_id` already active or in the history, a run already finished (cancel), a tool call already decided, timed out or cancelled.',
+  },
+  auth_required: {
+    status: [401],
+    description:
+      'A protected path without a valid API key (`AGENTIC_API_KEY`): a 401 with `WWW-Authenticate: Bearer`; counts towards the lockout.',
+  },
+  rate_limited: {
+    status: [429],
+    description:
+      'The client passed the rate limit (`AGENTIC_RATE_LIMIT_DEFAULT`, `Rate limit exceeded`) or is locked out after failed keys (`Too many failed authentication attempts`): a 429 with `Retry-After`.',
+  },
+  too_many_active_runs: {
+    status: [429],
+    description:
+      '`AGENTIC_MAX_ACTIVE_RUNS` runs are already active: nothing started, 429 with `Retry-After: 5` (`TooManyActiveRunsError`, with `limit` and `retryAfterSeconds`).',
+  },
+  runs_budget_spent: {
+    status: [503],
+    description:
+      'The active runs hold nearly all the step input and output bytes allowed (`AGENTIC_MAX_RUNS_HELD_BYTES`): nothing started, 503 with `Retry-After: 5` (`RunsBudgetSpentError`, with `heldBytes`, `limit`, `retryAfterSeconds`).',
+  },
+  bad_request: {
+    status: [400, 415],
+    description:
+      'The request cannot be read: malformed JSON or an aborted body (400), a `Content-Encoding` or a charset other than UTF-8 (415), a body nested deeper than 128 levels (400).',
+  },
+  payload_too_large: {
+    status: [413],
+    description:
+      'The request body is larger than `AGENTIC_MAX_BODY_BYTES` (checked on `Content-Length` first, then while streaming); the connection is closed.',
+  },
+  input_blocked: {
+    status: [400],
+    description:
+      'The sanitizer blocked the body (a private key, a prompt injection, a high-severity Unicode anomaly): `Request blocked by sanitization policy: <CATEGORIES>`, naming categories, never the matched text.',
+  },
+  adapter_unknown: {
+    status: [422],
+    description:
+      'A run names an engine adapter that does not exist (`adapter`: only `graph` and `native`).',
+  },
+  adapter_unavailable: {
+    status: [501],
+    description:
+      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it).',
+  },
+  dependency_unavailable: {
+    status: [503],
+    description:
+      'Something the service needs is not there: Redis (new runs refused until it is back), the run queue, a workflows directory that is missing or not writable (saving), the run file that cannot be written, an optional docs package (`swagger-ui-dist`, `redoc`) not installed.',
+  },
+  config_error: {
+    status: [500],
+    description:
+      'Bad configuration: invalid variables (one message listing each with a hint), a models file or agent catalogue that does not load, an `AGENTIC_AGENTS_MODULE` that cannot be loaded, unreachable Redis at start-up, invalid runtime options. At start-up the process prints it without a stack and exits 1.',
+  },
+  llm_not_configured: {
+    status: [503],
+    description:
+      'No model can answer: no provider configured for the tier (the message names the variables to set), or no chain for it. An LLM step fails with it.',
+  },
+  llm_provider_error: {
+    status: [502],
+    description:
+      'A model provider failed (`LlmError`, with a `kind`: `rate_limited`, `auth_error`, `not_found`, `context_length`, `invalid_request`, `transient`); the message is scrubbed of keys. A step fails with it after the router tried every candidate.',
+  },
+  llm_output_invalid: {
+    status: [502],
+    description:
+      "The model's answer cannot fill the step's declared outputs (`model answer cannot fill the declared outputs (a, b): …`); the attempt fails and is retried per `max_attempts`.",
+  },
+  runtime_closed: {
+    status: [503],
+    description:
+      'The runtime is shutting down: a new run is refused with `shutting down`, `Retry-After: 5` and `Connection: close`, logged at info.',
+  },
+  runs_dir_unavailable: {
+    status: [503],
+    description:
+      'New runs are refused because run records cannot be written (a failing write waits to be retried, or `AGENTIC_WRITE_QUEUE_MAX` records are queued): 503 with `Retry-After: 5`.',
+  },
+  history_loading: {
+    status: [503],
+    description:
+      'The run history is still loading after start-up: `GET /api/runs`, the summary and id lookups answer 503 with `Retry-After: 2` rather than an incomplete answer.',
+  },
+  tool_error: {
+    status: [400],
+    description:
+      'A tool call failed, was refused or was denied (`tool <name>: <reason>`, `ToolError` with `toolName` and `operation`); the step fails (or, in an agent loop, the model gets the error), never the process.',
+  },
+  memory_store_error: {
+    status: [500],
+    description:
+      'The memory store cannot store a value (not JSON), read its file (unreadable, foreign) or take its lock (a live second writer), or an embedding failed (`MemoryStoreError`).',
+  },
+  internal_error: {
+    status: [500],
+    description:
+      'An unexpected failure (the sanitizer itself failing, fail-closed): the client gets `{detail: "Internal Server Error"}`, the log the cause; never a stack in a response.',
+  },
+};
+
 /** One entry of a validation error list, in the spec's 422 shape. */
 export interface ErrorDetail {
   loc: (string | number)[];

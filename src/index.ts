@@ -128,7 +128,7 @@ export type {
   StepStatus,
   WorkflowDocument,
 } from './workflow/types.js';
-/** Byte bounds on content (README "Limits"): YAML, templates, step input and output, run records. */
+/** Byte bounds on content (docs/limits.md): YAML, templates, step input and output, run records. */
 export { DEFAULT_CONTENT_LIMITS, MAX_YAML_DEPTH, type ContentLimits } from './workflow/limits.js';
 export { EvaluationLimitError, TemplateSizeError } from './workflow/expressions.js';
 export {
@@ -144,7 +144,10 @@ export type { RecoveryReport } from './store/startup-recovery.js';
 export type { RunWriterStatus, UnwrittenRecord } from './store/run-writer.js';
 export type { FileWriter } from './store/write-thread.js';
 export { removeStaleTempFiles } from './store/stale-temp-files.js';
-/** Errors: one AppError with a stable code, and the subclasses callers branch on. */
+/**
+ * Errors: one AppError with a stable code, the subclasses callers branch on, and the catalogue of
+ * codes with their statuses and meanings (docs/errors.md).
+ */
 export {
   AdapterUnavailableError,
   AppError,
@@ -152,6 +155,7 @@ export {
   ConfigError,
   ConflictError,
   DependencyError,
+  ERROR_CATALOGUE,
   ERROR_CODES,
   NotFoundError,
   RateLimitedError,
@@ -160,6 +164,7 @@ export {
   ValidationError,
   isAppError,
   type ErrorCode,
+  type ErrorCodeInfo,
   type ErrorDetail,
 } from './errors.js';
 /** Service configuration from an environment record (the same options, from env). */
@@ -195,7 +200,7 @@ export {
   type VectorMemoryStoreOptions,
 } from './memory/index.js';
 /**
- * Built-in tools (README "Tools"): options of `createRuntime({ tools })`, the tool error,
+ * Built-in tools (docs/tools.md): options of `createRuntime({ tools })`, the tool error,
  * approval providers (deny by default), and the registry for calling tools outside a run.
  */
 export {
@@ -231,7 +236,7 @@ export {
   type ToolsOptions,
 } from './tools/index.js';
 /**
- * Prometheus metrics (README "Metrics"): `createServiceMetrics({ registry })` registers the
+ * Prometheus metrics (docs/metrics.md): `createServiceMetrics({ registry })` registers the
  * runtime's metrics in the app's own prom-client Registry (or a new one, read from
  * `metrics.registry`), `observeRuntime(runtime, metrics)` feeds the run, step and approval
  * metrics, `createToolCallObserver(metrics)` (as `tools.onToolCall`) the tool-call metric.
@@ -250,7 +255,7 @@ export {
   type ServiceMetrics,
 } from './metrics/index.js';
 /**
- * OpenTelemetry traces (README "Tracing"): hand the app's own TracerProvider to
+ * OpenTelemetry traces (docs/tracing.md): hand the app's own TracerProvider to
  * `createRuntime({ tracerProvider })` (runs, step attempts, model and tool calls) and a
  * request's context to `run({ traceContext })`; `createOtlpTracerProvider` builds the provider
  * the service uses (OTLP over gRPC or HTTP/protobuf, batched, `service.name` and

@@ -4,7 +4,7 @@
  * tool registry (deny by default, argument validation, the approval gate for high-risk tools)
  * and its result goes back to the model, until the model answers without calling a tool.
  *
- * Bounds (README "Agent loop"): at most `maxRounds` rounds of tool calls — a model that still
+ * Bounds (docs/tools.md, "Agent loop"): at most `maxRounds` rounds of tool calls — a model that still
  * calls tools after the last round fails the attempt with an error naming the bound (a
  * half-finished answer is not passed off as the step's result); at most `maxCallsPerRound` calls
  * run per round (the model's extra calls are answered with a refusal, which it sees); each result

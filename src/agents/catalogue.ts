@@ -40,7 +40,7 @@ export interface AgentCatalogueSources {
   files?: readonly string[];
   /** Directories whose `*.yaml`/`*.yml` files are read after `files`, sorted by name. */
   dirs?: readonly string[];
-  /** Bounds of each file's YAML (README "Limits"). @default the defaults of workflow YAML */
+  /** Bounds of each file's YAML (docs/limits.md). @default the defaults of workflow YAML */
   limits?: Pick<ContentLimits, 'maxYamlBytes' | 'maxExpandedYamlBytes'>;
   /**
    * Parsed files by path, reused while a file's size and modification time are unchanged (a
@@ -108,7 +108,7 @@ async function readCatalogueFile(
 ): Promise<AgentInfo[]> {
   let data: unknown;
   try {
-    // The bounds of workflow YAML (README "Limits"): depth, aliases, size, no custom tags.
+    // The bounds of workflow YAML (docs/limits.md): depth, aliases, size, no custom tags.
     const text = await readFile(file, 'utf8');
     data = parseWorkflowYaml(
       text,

@@ -13,7 +13,7 @@ import { errorMessage } from '../errors.js';
 import { AgentFailure, type Agent, type AgentRequest, type AgentResult } from './types.js';
 
 /**
- * The step input the no-LLM placeholder reads its tool calls from (README "Agent loop"); it is
+ * The step input the no-LLM placeholder reads its tool calls from (docs/tools.md, "Agent loop"); it is
  * never part of the prompt.
  */
 export const PLACEHOLDER_SCRIPT_INPUT = 'placeholder_tool_calls';

@@ -93,7 +93,7 @@ export interface Config {
   /** Timeout of a step attempt without `timeout_seconds`, in ms (`AGENTIC_STEP_TIMEOUT_SECONDS`). */
   stepTimeoutMs: number;
   maxBodyBytes: number;
-  /** Byte bounds on YAML, templates, step I/O and run records (README "Limits"). */
+  /** Byte bounds on YAML, templates, step I/O and run records (docs/limits.md). */
   limits: Readonly<{
     maxYamlBytes: number;
     maxExpandedYamlBytes: number;
@@ -360,7 +360,7 @@ const TRUE_WORDS = ['1', 'true', 'yes', 'on'];
 const FALSE_WORDS = ['0', 'false', 'no', 'off'];
 const FLAG_WORDS = [...TRUE_WORDS, ...FALSE_WORDS].join(', ');
 
-/** Booleans accept what the README says (any case): 1/0, true/false, yes/no, on/off. */
+/** Booleans accept what docs/configuration.md says (any case): 1/0, true/false, yes/no, on/off. */
 function parseFlag(value: string): boolean | undefined {
   const v = value.trim().toLowerCase();
   if (TRUE_WORDS.includes(v)) return true;

@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { packageRoot } from './package-info.js';
 
-/** Where the workflows directory came from (ARCHITECTURE §9, README "Where workflows live"). */
+/** Where the workflows directory came from (ARCHITECTURE §9, docs/workflow-format.md). */
 export const WORKFLOWS_SOURCES = {
   /** `AGENTIC_WORKFLOWS_DIR` or the `workflowsDir` option: used as given, writable. */
   CONFIGURED: 'configured',

@@ -1,5 +1,5 @@
 /**
- * The byte budgets of what runs hold (README "Limits"): each run's step inputs and outputs, in
+ * The byte budgets of what runs hold (docs/limits.md): each run's step inputs and outputs, in
  * JSON bytes, are counted as they are kept, per run (`maxRunBytes`, AGENTIC_MAX_RUN_BYTES) and
  * over all active runs of the runtime (`maxRunsHeldBytes`, AGENTIC_MAX_RUNS_HELD_BYTES).
  *

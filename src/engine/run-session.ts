@@ -47,7 +47,7 @@ export interface RunSessionOptions {
   journal: RunJournal | undefined;
   /** The runtime's owner id, recorded in the start record (see store/owner.ts). */
   owner: string | undefined;
-  /** Largest run record; bigger parts are truncated with markers (README "Limits"). */
+  /** Largest run record; bigger parts are truncated with markers (docs/limits.md). */
   maxRunRecordBytes: number;
   logger: Logger;
   /** Fan-out of every wire event (runtime subscribers). */

@@ -13,7 +13,7 @@ import {
   type ToolsOptions,
 } from '../tools/index.js';
 
-/** Pending tool calls and their answers (README "Approval"). */
+/** Pending tool calls and their answers (docs/tools.md, "Approval"). */
 export interface RuntimeApprovals {
   /** The provider's name (`deny`, `auto`, `policy`, `http` or an embedder's). */
   readonly provider: string;

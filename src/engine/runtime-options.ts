@@ -51,7 +51,7 @@ export const DEFAULT_STEP_TIMEOUT_MS = 30 * 60 * 1000;
  * concurrency 10, 100 active runs, a sixteenth of the heap limit held by runs, no run timeout, a 30-minute step timeout, adapter `graph`, no inspector, a silent
  * logger, one attempt per step, 500 ms retry base, 16 run-file writes at once, 10 000 queued,
  * write retries from 100 ms to 5 s, journal commits every 50 ms, the content bounds of
- * `DEFAULT_CONTENT_LIMITS` (README "Limits"), token deltas coalesced over 100 ms. Throws a
+ * `DEFAULT_CONTENT_LIMITS` (docs/limits.md), token deltas coalesced over 100 ms. Throws a
  * config {@link AppError} for values out of range.
  */
 export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRuntimeOptions {

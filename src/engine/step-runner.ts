@@ -19,7 +19,7 @@ export interface AttemptRunnerOptions {
   agents: AgentLookup;
   clock: EngineClock;
   /**
-   * Largest step output: entries over it are replaced by truncation markers (README "Limits").
+   * Largest step output: entries over it are replaced by truncation markers (docs/limits.md).
    * @default 1048576
    */
   maxOutputBytes?: number;
@@ -32,7 +32,7 @@ export interface AttemptRunnerOptions {
    */
   holdOutput?: (output: Record<string, unknown>) => Record<string, unknown>;
   /**
-   * Timeout of a step that sets no `timeout_seconds`, in ms (README "Limits",
+   * Timeout of a step that sets no `timeout_seconds`, in ms (docs/limits.md,
    * `AGENTIC_STEP_TIMEOUT_SECONDS`). @default none
    */
   defaultStepTimeoutMs?: number;

@@ -74,7 +74,7 @@ export interface RuntimeOptions {
   /**
    * An XState inspector for every actor of the runtime (root, run actors, engines): a plain
    * callback, or an inspector observer such as `createWebSocketInspector({ url }).inspect` from
-   * `@statelyai/inspect` (README "Inspection"). Snapshot events carry the state value as it was at
+   * `@statelyai/inspect` (docs/engine.md, "Inspection"). Snapshot events carry the state value as it was at
    * that transition. @default off
    */
   inspect?: Inspector;
@@ -89,11 +89,11 @@ export interface RuntimeOptions {
   /**
    * Agents by the name steps give in `agent:`: any name starting with a letter (`summarize`,
    * `tier0_lookup`, `tier2_reviewer`), taking precedence over the built-in ones. Workflow
-   * validation accepts these names; see the README's "Custom agents" for the contract.
+   * validation accepts these names; see docs/embedding.md, "Custom agents", for the contract.
    * @default none
    */
   agents?: Readonly<Record<string, Agent>>;
-  /** Built-in tools, memory and approval (README "Tools"). @default no file base dir, no shell commands, in-process memory, approvals denied */
+  /** Built-in tools, memory and approval (docs/tools.md). @default no file base dir, no shell commands, in-process memory, approvals denied */
   tools?: ToolsOptions;
   /** The LLM client of `tier1-5` agents; ignored when `noLlm` is set. @default no provider (LLM steps fail, naming what to configure) */
   llm?: LlmClient;
@@ -122,7 +122,7 @@ export interface RuntimeOptions {
    */
   journalCommitMs?: number;
   /**
-   * How long this runtime's owner file (see README "Durable run files") may go unrefreshed
+   * How long this runtime's owner file (see docs/durable-run-files.md) may go unrefreshed
    * before other processes count it as gone and recover its runs, in ms; refreshed three times
    * per lease. Also how often this runtime looks for gone owners: a third of it.
    * @default 30000
@@ -134,7 +134,7 @@ export interface RuntimeOptions {
    */
   onStartupRecord?: (record: RunRecord, filename: string) => void;
   /**
-   * Byte bounds on content (README "Limits"), each a positive integer; unset ones keep their
+   * Byte bounds on content (docs/limits.md), each a positive integer; unset ones keep their
    * default. @default { maxYamlBytes: 1048576, maxExpandedYamlBytes: 4194304,
    * maxTemplateBytes: 1048576, maxStepIoBytes: 1048576, maxRunRecordBytes: 16777216 }
    */
@@ -146,7 +146,7 @@ export interface RuntimeOptions {
   tokenDeltaIntervalMs?: number;
   /**
    * Traces runs into this OpenTelemetry provider (the app's own, or the service's OTLP one): a
-   * span per run, step attempt, model call and tool call (README "Tracing"). The runtime never
+   * span per run, step attempt, model call and tool call (docs/tracing.md). The runtime never
    * registers a global provider. Without one, runs make no spans and pay nothing per step.
    * @default none (tracing off)
    */
@@ -314,7 +314,7 @@ export interface Runtime extends RunService {
   validate(source: WorkflowSource): Promise<ValidationResult>;
   /** Workflow names in the workflows directory, sorted. */
   listWorkflows(): Promise<string[]>;
-  /** High-risk tool calls waiting for approval, and the way to answer them (README "Approval"). */
+  /** High-risk tool calls waiting for approval, and the way to answer them (docs/tools.md, "Approval"). */
   readonly approvals: RuntimeApprovals;
 }
 

@@ -10,7 +10,7 @@ import type { EvalScope, StepView } from '../workflow/types.js';
 import type { CompiledVerify } from '../workflow/verify.js';
 import type { AttemptResult, AttemptRunner, EngineClock } from '../../machines/engine-contract.js';
 
-/** The input key a correction's feedback is passed under (README "Verification"). */
+/** The input key a correction's feedback is passed under (docs/workflow-format.md, "Verification"). */
 export const FEEDBACK_INPUT = '_verification_feedback';
 
 type AttemptRequest = Parameters<AttemptRunner>[0];

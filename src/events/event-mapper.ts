@@ -218,7 +218,7 @@ export class RunEventMapper {
     });
   }
 
-  /** A high-risk tool call asks for approval, or gets its answer (README "Approval"). */
+  /** A high-risk tool call asks for approval, or gets its answer (docs/tools.md, "Approval"). */
   approval(event: ApprovalEventFields): void {
     if (this.unwanted(1)) return;
     this.sink({

@@ -13,11 +13,11 @@ export interface Environment {
    */
   AGENTIC_PORT?: number;
   /**
-   * API key; unset means open mode.
+   * API key of every path under /api/ and /ws/ (except the liveness probe) and of /metrics, sent as Authorization: Bearer <key> or X-API-Key: <key>; unset means open mode (everything accepted, warned once at start-up).
    */
   AGENTIC_API_KEY?: string;
   /**
-   * Comma-separated allowed origins.
+   * Comma-separated allowed browser origins (CORS and WebSocket upgrades), matched exactly (scheme, host, port); * allows any origin. Unset: http://localhost and http://127.0.0.1 on ports 5173, 8000 and 8010.
    */
   AGENTIC_CORS_ORIGINS?: string;
   /**
@@ -69,7 +69,7 @@ export interface Environment {
    */
   AGENTIC_TRUSTED_PROXY_HOPS?: number;
   /**
-   * Extra agent definitions directory.
+   * Extra agent definitions directory: its *.yaml files, in the format of the package's agents/catalogue.yaml, add or override roles (later files win). Unset: the shipped catalogue only.
    */
   AGENTIC_EXTERNAL_AGENTS_DIR?: string;
   /**
@@ -125,11 +125,11 @@ export interface Environment {
    */
   AGENTIC_HTTP_MAX_REDIRECTS?: number;
   /**
-   * Comma list of provider:model ids replacing tier 1's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini).
+   * Comma list of provider:model ids replacing tier 1's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini). Unset: the models file's chain (AGENTIC_MODELS_FILE).
    */
   AGENTIC_MODEL_TIER_1?: string;
   /**
-   * Comma list of provider:model ids replacing tier 2's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini).
+   * Comma list of provider:model ids replacing tier 2's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini). Unset: the models file's chain (AGENTIC_MODELS_FILE).
    */
   AGENTIC_MODEL_TIER_2?: string;
   /**
@@ -141,15 +141,15 @@ export interface Environment {
    */
   AGENTIC_MODELS_FILE?: string;
   /**
-   * Comma list of provider:model ids replacing tier 3's fallback chain (any AGENTIC_MODEL_TIER_<N>, N 1-5, works the same).
+   * Comma list of provider:model ids replacing tier 3's fallback chain (any AGENTIC_MODEL_TIER_<N>, N 1-5, works the same). Unset: the models file's chain (AGENTIC_MODELS_FILE).
    */
   AGENTIC_MODEL_TIER_3?: string;
   /**
-   * Comma list of provider:model ids replacing tier 4's fallback chain.
+   * Comma list of provider:model ids replacing tier 4's fallback chain. Unset: the models file's chain (AGENTIC_MODELS_FILE).
    */
   AGENTIC_MODEL_TIER_4?: string;
   /**
-   * Comma list of provider:model ids replacing tier 5's fallback chain.
+   * Comma list of provider:model ids replacing tier 5's fallback chain. Unset: the models file's chain (AGENTIC_MODELS_FILE).
    */
   AGENTIC_MODEL_TIER_5?: string;
   /**
@@ -285,7 +285,7 @@ export interface Environment {
    */
   AGENTIC_OWNER_LEASE_SECONDS?: number;
   /**
-   * Workflow directory; defaults to the package's workflows/.
+   * Workflow directory. Unset: ./workflows when it exists in the working directory, else the package's shipped workflows/, read-only (saving a workflow there is a 503).
    */
   AGENTIC_WORKFLOWS_DIR?: string;
   /**
@@ -369,7 +369,7 @@ export interface Environment {
    */
   AGENTIC_WS_MAX_PENDING_PER_IP?: number;
   /**
-   * OTLP collector base URL when AGENTIC_TRACING=1; unset: http://localhost:4317 for grpc, http://localhost:4318 for http/protobuf (which sends to <endpoint>/v1/traces).
+   * OTLP collector base URL (http:// or https://) when AGENTIC_TRACING=1; unset: http://localhost:4317 for grpc, http://localhost:4318 for http/protobuf (which sends to <endpoint>/v1/traces).
    */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
   /**

@@ -28,6 +28,8 @@ export interface ApiOperation {
   path: string;
   operationId: string;
   summary: string;
+  /** What the answer holds and when it fails, beyond the summary (OpenAPI and docs/http-api.md). */
+  description?: string;
   tag: string;
   /** Needs no API key (spec: Authentication, public paths). */
   public?: boolean;
@@ -138,6 +140,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'post',
     path: '/api/eval/runs',
+    description:
+      '`{workflow, dataset_source, dataset_id, sample_indices` or `limit, rubric_id?, concurrency?, adapter?}` → the batch at once (Batch evaluation)',
     operationId: 'startEvalBatch',
     summary:
       'Batch evaluation: runs the workflow over dataset samples (sample_indices or the first limit) with a concurrency limit, each sample an evaluated run in history; answers at once',
@@ -152,6 +156,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/eval/runs/{batch_id}',
+    description:
+      'the batch: progress, items (`run_id`, `status`, score, grade, `passed`) and `aggregate {scored, mean_score, pass_rate, grade_distribution, failures}`; 404 unknown',
     operationId: 'getEvalBatch',
     summary: "A batch evaluation's progress, items and aggregate",
     tag: 'evaluation',
@@ -172,6 +178,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/runs/{filename}/evaluation',
+    description:
+      '`{run_id, filename, workflow_name, evaluation_requested, evaluation_status, dataset, evaluation}` (Evaluation); `evaluation: null` when not evaluated (`not_requested`), still scored (`pending`) or scoring failed (`failed`, with `error`)',
     operationId: 'getRunEvaluation',
     summary:
       "A run's evaluation (criteria, score layers, hard gates, floor violations); evaluation null when not evaluated",
@@ -185,6 +193,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/eval/datasets',
+    description:
+      '`{repository, local, eval_sets}`; `workflow` keeps the datasets compatible with it (404 unknown workflow); see Datasets',
     operationId: 'listEvaluationDatasets',
     summary: 'Evaluation datasets (repository, local) and eval sets',
     tag: 'evaluation',
@@ -204,6 +214,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/eval/datasets/sample-list',
+    description:
+      'Deprecated query form of `GET /api/eval/datasets/{source}/{dataset_id}/samples?offset=&limit=`: the same answer, with `Deprecation: true`',
     operationId: 'listDatasetSamplesDeprecated',
     summary:
       'Deprecated: a page of sample summaries (use /api/eval/datasets/{source}/{dataset_id}/samples)',
@@ -218,6 +230,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/eval/datasets/sample-detail',
+    description:
+      'Deprecated query form of `GET /api/eval/datasets/{source}/{dataset_id}/samples/{sample_index}?workflow=`: the same answer, with `Deprecation: true`',
     operationId: 'getDatasetSampleDeprecated',
     summary:
       'Deprecated: one sample (use /api/eval/datasets/{source}/{dataset_id}/samples/{sample_index})',
@@ -232,6 +246,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/eval/datasets/{source}/{dataset_id}/samples',
+    description:
+      '`?offset=&limit=` → `{dataset_source, dataset_id, sample_count, offset, limit, samples: [{sample_index, sample_id, task_id, title, summary, field_names}]}` (`limit` 1–500, default 50); the deprecated query form `sample-list` answers the same with `Deprecation: true`',
     operationId: 'listDatasetSamples',
     summary: 'A page of sample summaries',
     tag: 'evaluation',
@@ -244,6 +260,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/eval/datasets/{source}/{dataset_id}/samples/{sample_index}',
+    description:
+      '`?workflow=` → `{dataset_source, dataset_id, sample_index, sample_id, task_id, title, field_names, summary, sample, dataset_meta, workflow_preview?}`; the deprecated query form `sample-detail` answers the same with `Deprecation: true`',
     operationId: 'getDatasetSample',
     summary: 'One sample with every field',
     tag: 'evaluation',
@@ -266,6 +284,8 @@ const DATASET_OPERATIONS: ApiOperation[] = [
   {
     method: 'get',
     path: '/api/workflows/{workflow_name}/preview-dataset-inputs',
+    description:
+      '`/api/workflows/{name}/preview-dataset-inputs?dataset_source=&dataset_id=&sample_index=` → `{workflow, dataset_source, dataset_id, sample_index, compatible, adapted_inputs, missing_inputs, input_errors}`; writes nothing (see Datasets)',
     operationId: 'previewDatasetInputs',
     summary:
       "A dataset sample mapped onto the workflow's inputs, with what POST /api/run would refuse in them (writes nothing)",
@@ -293,6 +313,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/health',
+    description: '`{status: "ok", version}` (public liveness probe)',
     operationId: 'getHealth',
     summary: 'Liveness probe',
     tag: 'health',
@@ -302,6 +323,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/health/ready',
+    description:
+      '`{status: "ready", checks: {runs_dir, runs_dir_space, runs_dir_write, run_writes, run_history, active_runs, workflows_dir, replay_store}}`; 503 `{detail, checks}` with `Retry-After` naming each failing check (see Durable run files)',
     operationId: 'getReadiness',
     summary: 'Readiness probe: runs dir writable, workflows dir readable, replay store',
     tag: 'health',
@@ -313,6 +336,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/models/probe',
+    description:
+      '`{available_providers, unavailable_providers, unavailable_reasons: {provider: why}, tier_defaults: {"1": "provider:model", …}, models: {provider: [ids]}, skipped_models: {"1": [{model, reason: "not listed by openai"}]}}`: every configured provider asked for its model list in parallel (`AGENTIC_LLM_PROBE_TIMEOUT_MS`, 2 s), no tokens spent; see LLM providers',
     operationId: 'probeModels',
     summary:
       'Asks every configured LLM provider for its model list, in parallel with a short timeout (no tokens spent)',
@@ -322,6 +347,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'post',
     path: '/api/chat',
+    description:
+      'body `{messages: [{role: system|user|assistant, content}], temperature?: 0-2, model?: "provider:model", tier?: 1-5}` (exactly one of `model`, `tier`; else 422, as for an empty `messages`, an unknown role or a temperature out of range) → `text/event-stream` of `data: {type: "route", requested_tier, model}` (tier requests, each model tried), `{type: "token", delta}` per chunk, then `{type: "done", model, usage: {input, output, total}, finish_reason}` or one terminal `{type: "error", error, kind}` (HTTP 200 all the same); a client that disconnects aborts the upstream request',
     operationId: 'chat',
     summary:
       'Streamed chat completion over SSE: route (tier requests), token per chunk, done or one terminal error frame',
@@ -339,6 +366,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/agents',
+    description:
+      '`{agents: [{name, description, tier, role}]}`: every agent a step may name: the tier-0 agents (`tier: "0"`, `name` the full agent name), the custom agents of `AGENTIC_AGENTS_MODULE`, then the LLM roles of the catalogue (the package\'s `agents/catalogue.yaml` + `AGENTIC_EXTERNAL_AGENTS_DIR`), re-read per request; `tier` is a string',
     operationId: 'listAgents',
     summary: 'List agents (catalogue re-read per request)',
     tag: 'catalogue',
@@ -347,6 +376,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/workflows',
+    description: '`{workflows: [name, ...]}` (file stems, sorted)',
     operationId: 'listWorkflows',
     summary: 'List workflows',
     tag: 'catalogue',
@@ -355,6 +385,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/adapters',
+    description: '`{adapters: ["native", "graph"]}`',
     operationId: 'listAdapters',
     summary: 'List adapters',
     tag: 'catalogue',
@@ -363,6 +394,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/workflows/{name}/dag',
+    description:
+      '`{name, description, nodes: [{id, agent, description, depends_on, tier}], edges: [{source, target}], inputs: [{name, type, description, default, required, enum}]}`; `tier` is a string (`"0"`–`"5"`) as everywhere: in events and run-file steps too; 404 unknown, 422 invalid file',
     operationId: 'getWorkflowDag',
     summary: 'DAG topology and input schema',
     tag: 'workflows',
@@ -376,6 +409,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/workflows/{name}/capabilities',
+    description:
+      '`{workflow, capabilities: {inputs: {k: {type, description?}}, outputs: {k: {type: "any", optional?}}}}`',
     operationId: 'getWorkflowCapabilities',
     summary: 'Declared inputs and outputs',
     tag: 'workflows',
@@ -389,6 +424,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/workflows/{name}/machine',
+    description:
+      'the compiled graph state machine as XState JSON (for visualizers); 501 when the graph adapter is unavailable',
     operationId: 'getWorkflowMachine',
     summary: 'The compiled graph machine definition (XState JSON)',
     tag: 'workflows',
@@ -402,6 +439,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/workflows/{name}/editor',
+    description:
+      '`{name, path, yaml_text, document, step_count}`; `path` is relative to the workflows directory (`code_review.yaml`), never absolute; 404 missing, 422 invalid',
     operationId: 'getWorkflowEditor',
     summary: 'Workflow document for editing',
     tag: 'workflows',
@@ -415,6 +454,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'put',
     path: '/api/workflows/{name}',
+    description:
+      "body: exactly one of `{document}`, `{yaml_text}`, `{source}` (alias of `yaml_text`), optional `name`. Validates fully (schema, dependencies, cycles, expressions, name = `{name}`), then writes atomically; YAML text is stored verbatim, comments included; a `document` is serialized to YAML. `{name}` may carry `.yaml`/`.yml` (`x.yaml` is stored as `x.yaml`); any valid name works, `agents` included. 200: the editor shape; 422 list; 503 when the directory is not writable, or is the package's shipped (read-only) one: the detail says to set `AGENTIC_WORKFLOWS_DIR` or create `./workflows`",
     operationId: 'saveWorkflow',
     summary: 'Validate and save a workflow (atomic write, YAML text kept as sent)',
     tag: 'workflows',
@@ -429,6 +470,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'post',
     path: '/api/workflows/validate',
+    description:
+      'same body; 200 `{valid: true, name, step_count, yaml_text}` or 422 list; writes nothing',
     operationId: 'validateWorkflow',
     summary: 'Validate a workflow without saving',
     tag: 'workflows',
@@ -441,6 +484,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'post',
     path: '/api/run',
+    description:
+      'body `{workflow, input_data?, run_id?, adapter?, evaluation?, execution_profile?}` → 200 `{run_id, status: "pending"}` at once. `workflow`: a name or a `.yaml` path inside the workflows directory. `run_id`: 1–128 of `A-Z a-z 0-9 _ -` (generated when absent, see Run ids). `adapter`: `graph` or `native`, default `AGENTIC_DEFAULT_ADAPTER`. `execution_profile`: `runtime` (`subprocess`|`docker`), `max_attempts` (≥ 1, attempts per step), `max_duration_minutes` (≥ 1, run timeout), `container_image` — recorded in the run file under `extra.execution_profile`. `evaluation`: recorded under `extra.evaluation`; `dataset_source` is `repository`, `local` or `none` (the Python service\'s default: no dataset); `enabled: true` scores the run (Evaluation); 404: unknown dataset. 422: body, unknown workflow or adapter, invalid inputs (all problems at once); 409: the `run_id` is active or names a run already in the history (ids are unique: reusing one would hide the older run from id lookups); 400: blocked by sanitization; 429: active-run limit',
     operationId: 'startRun',
     summary:
       'Start a run (answers at once; the run continues in the background). With evaluation.enabled the dataset sample is mapped onto the inputs (request inputs win) and the run is scored after it ends (evaluation_start, evaluation_complete)',
@@ -464,6 +509,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'post',
     path: '/api/runs/{run_id}/cancel',
+    description:
+      '200 `{run_id, status: "cancelling"}` (the run ends `failed`, error `cancelled`); 404 unknown; 409 already finished',
     operationId: 'cancelRun',
     summary: 'Cancel an active run',
     tag: 'runs',
@@ -477,6 +524,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/approvals',
+    description:
+      '`{provider, approvals: [{call_id, run_id, workflow, step, tool_name, requested_at, expires_at, arguments?}]}`: tool calls waiting for a person, oldest first (empty unless `AGENTIC_APPROVAL_PROVIDER=http`; Approval)',
     operationId: 'listApprovals',
     summary: 'Tool calls waiting for approval (AGENTIC_APPROVAL_PROVIDER=http)',
     tag: 'approvals',
@@ -485,6 +534,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'post',
     path: '/api/approvals/{call_id}',
+    description:
+      'body `{decision: "approve" | "deny", reason?}` → 200 `{call_id, decision}`; 404 no call waits with this id; 409 already decided, timed out or cancelled; 422 bad body',
     operationId: 'decideApproval',
     summary: 'Approve or deny a tool call waiting for approval',
     tag: 'approvals',
@@ -508,6 +559,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/runs',
+    description:
+      'bare array of run summaries `{filename, run_id, workflow_name, status, success_rate, total_duration_ms, step_count, failed_step_count, start_time, end_time, evaluation_score, evaluation_grade}`, newest first; `limit` 1–1000 (default 50, otherwise 422); `workflow` is an exact match',
     operationId: 'listRuns',
     summary: 'Run summaries, newest first',
     tag: 'runs',
@@ -528,6 +581,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/runs/summary',
+    description:
+      '`{total_runs, success, failed, avg_duration_ms, workflows, tokens_30d}` (running runs count in `total_runs`; the average is over finished runs, 0 when none; tokens of runs started in the last 30 days, by UTC day)',
     operationId: 'getRunsSummary',
     summary: 'Aggregate run statistics',
     tag: 'runs',
@@ -537,6 +592,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/runs/{filename}',
+    description:
+      'the run file (by file name or run id; numeric step tiers of files written by earlier versions are served as strings); 404 when unknown or when the name is not a plain run-file name or run id in NFKC form (`..`, separators, percent-encoding, NUL, look-alike characters are rejected before any lookup)',
     operationId: 'getRun',
     summary: 'Full run record, by run file name or run id',
     tag: 'runs',
@@ -549,6 +606,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/api/runs/{run_id}/stream',
+    description:
+      '`text/event-stream`: `data: <event JSON>` frames, buffered events first then live, keepalive frames every 15 s; closes after `workflow_end` (or `evaluation_complete`), after 30 s without events, or at once after the replay for a finished run',
     operationId: 'streamRunEvents',
     summary: 'Server-sent events of a run: replay, then live (data: <WorkflowEvent JSON>)',
     tag: 'runs',
@@ -565,6 +624,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/ws/execution/{run_id}',
+    description:
+      'replay (≤ 500 events, or rebuilt from the run file) then live events, one JSON text frame each; stays open after the run until the client leaves (pings every 30 s; no pong, terminated); a run not started yet is waited for and streamed from its first event (≤ 10 such sockets per client IP, more close 1013); close 1008 for a disallowed Origin, a key in the query string, a missing or invalid key; 4404 for an invalid run id; 1009 for a client message over 4 KiB; the upgrade counts against the rate limit (429 before the handshake). See Live events',
     operationId: 'runEventsWebSocket',
     summary:
       'WebSocket upgrade (counted against the rate limit: 429 with Retry-After before the handshake): replay of up to 500 buffered events (or rebuilt from the run file), then live; each text frame is a WorkflowEvent. A run not started yet is waited for and streamed from its first event. The socket stays open after the run until the client leaves; the server pings every AGENTIC_WS_PING_INTERVAL_SECONDS and terminates a client that misses a pong. Close 1008: origin not allowed, key in the query string, missing or invalid key; 1009: client message over 4096 bytes; 1013: too many sockets of this client waiting for runs not started; 4404: invalid run id; 1001: shutdown',
@@ -577,6 +638,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/metrics',
+    description:
+      'Prometheus text format, only with `AGENTIC_METRICS=1` (else 404); needs the key unless `AGENTIC_METRICS_PUBLIC=1`. See Metrics',
     operationId: 'getMetrics',
     summary:
       'Prometheus metrics in the text exposition format; only when AGENTIC_METRICS=1 (else 404). Needs the API key when one is set, unless AGENTIC_METRICS_PUBLIC=1',
@@ -592,6 +655,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/openapi.json',
+    description:
+      'The OpenAPI 3.1 document, generated from `schemas/` by `npm run gen`; always served, public',
     operationId: 'getOpenApi',
     summary: 'This document',
     tag: 'docs',
@@ -601,6 +666,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/docs',
+    description:
+      'Swagger UI, served from the local `swagger-ui-dist` package (no CDN), public; 503 with a `detail` naming the package when it is not installed (an optional dependency)',
     operationId: 'getSwaggerUi',
     summary: 'Interactive explorer (Swagger UI, served locally)',
     tag: 'docs',
@@ -610,6 +677,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   {
     method: 'get',
     path: '/redoc',
+    description:
+      'ReDoc, served from the local `redoc` package (no CDN), public; 503 with a `detail` naming the package when it is not installed (an optional dependency)',
     operationId: 'getRedoc',
     summary: 'Reference viewer (Redoc, served locally)',
     tag: 'docs',

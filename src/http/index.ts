@@ -23,7 +23,7 @@
 /** Starts the service (Koa app, WebSocket hub, run history) on `config.host:config.port`. */
 export { startServer, type RunningServer, type ServerOptions } from './server.js';
 export type { AgenticApp } from './app.js';
-/** The service configuration from an environment record (README "Configuration"). */
+/** The service configuration from an environment record (docs/configuration.md). */
 export { loadConfig, type Config } from '../config/index.js';
 /** The service's pino logger (credentials redacted); `format: 'text'` for one line per record. */
 export { createLogger, type Logger, type LogOptions } from '../log.js';

@@ -3,7 +3,7 @@
  * (connection pools per origin), connect / headers / body timeouts, the caller's AbortSignal on
  * every request. Failures come back as classified {@link LlmError}s with keys scrubbed.
  *
- * Every answer is bounded (README "Limits"): its bytes (`maxAnswerBytes`, counted as the body is
+ * Every answer is bounded (docs/limits.md): its bytes (`maxAnswerBytes`, counted as the body is
  * read, so nothing downstream can hold more), its total time (`callMs`, from the request to the
  * last byte), and for streams the time without a data event (`idleMs`: enforced by the stream
  * reader, since only it tells data from comments and keep-alives, which reset undici's
@@ -185,7 +185,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
    * Body errors (a reset mid-stream, the body timeout) classified like request errors; the bytes
    * counted against `maxAnswerBytes`; each chunk handed on in its turn when the client is paced.
    * (Pacing does not shorten the loop's longest stalls, which are scavenges during a start
-   * burst, but its p99: README "Benchmarks", `bench:llm`.)
+   * burst, but its p99: docs/benchmarks.md, `bench:llm`.)
    */
   async function* guardBody(
     body: AsyncIterable<Uint8Array>,

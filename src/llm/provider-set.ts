@@ -1,5 +1,5 @@
 /**
- * The providers configured by the conventional variables (README "LLM providers"): which are
+ * The providers configured by the conventional variables (docs/llm.md): which are
  * usable, and for the others which variable to set. Each provider gets its own keep-alive
  * HTTP client, its key registered for scrubbing.
  */

@@ -2,7 +2,7 @@
  * Embeddings for the vector memory store from a configured LLM provider's embeddings endpoint
  * (AGENTIC_MEMORY_EMBEDDINGS=`provider:model`): OpenAI-compatible `POST /embeddings` (OpenAI,
  * Azure OpenAI, GitHub Models, Ollama), Gemini `batchEmbedContents`. Anthropic has no
- * embeddings endpoint: the local hashing embedder is used for it (README "Memory").
+ * embeddings endpoint: the local hashing embedder is used for it (docs/tools.md, "Memory").
  */
 import { AppError, ERROR_CODES } from '../errors.js';
 import { parseModelId } from '../llm/model-id.js';

@@ -4,7 +4,7 @@
  * scraped, as {@link CountingHistogram} does for histograms. prom-client's Counter validates
  * and hashes its label object on every `inc`: with the run and request histograms, prom-client
  * took about 2 % of the service's main-thread time per `test_deterministic` run (`npm run
- * bench:overhead` with BENCH_OVERHEAD_PROFILE, README "Benchmarks"). The exposition is
+ * bench:overhead` with BENCH_OVERHEAD_PROFILE, docs/benchmarks.md). The exposition is
  * prom-client's Counter's.
  */
 import type { Metric, Registry } from 'prom-client';

@@ -1,6 +1,6 @@
 /**
  * The Redis key layout of a deployment, every key under `AGENTIC_REDIS_PREFIX` so several
- * deployments can share one Redis. One place, so the README's table and the code agree.
+ * deployments can share one Redis. One place, so docs/scale-out.md and the code agree.
  */
 
 /** Notifications kept in the run-record stream (approximate trim: `MAXLEN ~`). */

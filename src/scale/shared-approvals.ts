@@ -1,5 +1,5 @@
 /**
- * Tool-call approvals across a deployment (README "Approval", provider `http`): a call waits in
+ * Tool-call approvals across a deployment (docs/tools.md, "Approval", provider `http`): a call waits in
  * the runtime of the worker executing its run, while `GET/POST /api/approvals` reach any api
  * instance. Each worker mirrors its waiting calls into a Redis hash of its own and takes answers
  * from a pub/sub channel: the worker holding the call answers it and replies on the asking

@@ -1,5 +1,5 @@
 /**
- * The run-record bound (README "Limits"): a record whose JSON would exceed `maxBytes` has its
+ * The run-record bound (docs/limits.md): a record whose JSON would exceed `maxBytes` has its
  * biggest parts (the run inputs, the final output, step inputs, outputs and errors) replaced by
  * truncation markers, biggest first, until it fits. Every truncation, this one and those made
  * earlier to step inputs and outputs, is listed in `extra.warnings`: nothing is dropped silently.

@@ -15,7 +15,7 @@
  * Appends are best effort: a failure is logged once per error code and the run goes on (its
  * end record is what is durable).
  *
- * Bounded (README "Limits"): a line never exceeds `maxLineBytes` (the step I/O bound: a bigger
+ * Bounded (docs/limits.md): a line never exceeds `maxLineBytes` (the step I/O bound: a bigger
  * step record keeps its input and output as truncation markers and its error cut), and a journal
  * never exceeds `maxFileBytes` (the run-record bound, which recovery reads no further than):
  * once the next line would pass it, a last `{"full": true, "bytes": N}` line is appended, the

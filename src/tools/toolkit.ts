@@ -21,7 +21,7 @@ import {
 } from './registry.js';
 import { createShellTool } from './shell-tool.js';
 
-/** Tool settings (the AGENTIC_* tool variables; README "Tools"). */
+/** Tool settings (the AGENTIC_* tool variables; docs/tools.md). */
 export interface ToolsOptions {
   /** AGENTIC_FILE_BASE_DIR. @default undefined (file tools and `shell` refuse every call) */
   fileBaseDir?: string;

@@ -1,5 +1,5 @@
 /**
- * Span attribute names of the runtime's traces (README "Tracing"). OpenTelemetry's semantic
+ * Span attribute names of the runtime's traces (docs/tracing.md). OpenTelemetry's semantic
  * conventions where one exists (HTTP, GenAI), `agentic.*` for the runtime's own notions.
  */
 import type { Attributes, AttributeValue, Span } from '@opentelemetry/api';

@@ -1,4 +1,4 @@
-/** OpenTelemetry traces of a runtime and its service (issue 14; README "Tracing"). */
+/** OpenTelemetry traces of a runtime and its service (issue 14; docs/tracing.md). */
 export { ATTR, MAX_SENSITIVE_CHARS } from './attributes.js';
 export { createRunSpans, type RunSpans } from './run-spans.js';
 export { traceModelCalls } from './model-spans.js';

@@ -25,7 +25,7 @@ import { isPlainObject } from './values.js';
 
 export interface CompileWorkflowOptions extends ValidateWorkflowOptions {
   /**
-   * Bounds of rendered templates and of step inputs (README "Limits").
+   * Bounds of rendered templates and of step inputs (docs/limits.md).
    * @default {@link DEFAULT_CONTENT_LIMITS}
    */
   limits?: Pick<ContentLimits, 'maxTemplateBytes' | 'maxStepIoBytes'> | undefined;

@@ -1,5 +1,5 @@
 /**
- * Byte bounds on what a request can make the process hold (README "Limits"): YAML text, its
+ * Byte bounds on what a request can make the process hold (docs/limits.md): YAML text, its
  * alias-expanded size, rendered templates, a step's input and output, a run record. Each has
  * a default here and a variable in `schemas/config.schema.json`.
  */

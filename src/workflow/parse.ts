@@ -1,5 +1,5 @@
 /**
- * YAML text → plain data, with the limits a service needs (README "Limits"): one document
+ * YAML text → plain data, with the limits a service needs (docs/limits.md): one document
  * only, unique keys, YAML 1.2 core schema (a custom tag such as `!!js/function` or
  * `!!python/object` is refused, not read as a string), a bound on the text's bytes, on its
  * nesting depth (checked before parsing) and on its size once aliases are expanded (checked

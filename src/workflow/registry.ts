@@ -60,7 +60,7 @@ export interface WorkflowRegistryOptions {
   readOnlyReason?: string | undefined;
   /** Agent names registered by the application, accepted by validation. @default none */
   customAgents?: ReadonlySet<string> | undefined;
-  /** Bounds of YAML, templates and step inputs (README "Limits"). @default {@link DEFAULT_CONTENT_LIMITS} */
+  /** Bounds of YAML, templates and step inputs (docs/limits.md). @default {@link DEFAULT_CONTENT_LIMITS} */
   limits?: ContentLimits | undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Sizes of JSON-like values and truncation markers (README "Limits"). A value over its bound is
+ * Sizes of JSON-like values and truncation markers (docs/limits.md). A value over its bound is
  * never dropped: it is replaced by a marker `{"__truncated__": true, "bytes": N, "preview": …}`
  * that says what was there, and the object that held it carries the keys it lost (see
  * {@link truncatedKeys}) so the run record and the log can warn.

@@ -49,7 +49,7 @@ export interface StepDocument {
   timeout_seconds?: number;
   loop_until?: string | boolean;
   loop_max?: number;
-  /** Checks of the outputs, with corrections (README "Verification"). */
+  /** Checks of the outputs, with corrections (docs/workflow-format.md, "Verification"). */
   verify?: VerifyDocument;
 }
 

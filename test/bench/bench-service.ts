@@ -123,7 +123,7 @@ export class BenchService {
         '--import',
         'tsx',
         '--expose-gc',
-        // The same young-generation size as `npm start` (see README, Benchmarks).
+        // The same young-generation size as `npm start` (see docs/benchmarks.md).
         '--max-semi-space-size=64',
         ...(options.cpuProfDir === undefined
           ? []

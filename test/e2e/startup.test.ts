@@ -101,7 +101,7 @@ describe('service start-up failures (src/main.ts)', function () {
     );
   });
 
-  it('accepts the boolean spellings the README lists and warns about a missing workflows dir', async () => {
+  it('accepts the boolean spellings docs/configuration.md lists and warns about a missing workflows dir', async () => {
     const service = start(
       {
         ...env,

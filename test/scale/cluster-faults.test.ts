@@ -62,7 +62,7 @@ describe('scale-out faults: 2 api instances, 2 workers (real processes)', functi
   let cluster: Cluster | undefined;
 
   beforeEach(async () => {
-    // Queued runs live in Redis: a deployment's Redis keeps an append-only file (README).
+    // Queued runs live in Redis: a deployment's Redis keeps an append-only file (docs/scale-out.md).
     redis = await startTestRedis({ persistent: true });
     root = await mkdtemp(join(tmpdir(), 'agentic-scale-faults-'));
     runsDir = join(root, 'runs');

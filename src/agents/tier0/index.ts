@@ -29,7 +29,7 @@ export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<
 /**
  * Built-in agents that compute their answer synchronously on the calling thread (no I/O, no
  * timer): a step timeout can neither fire while they run nor abort them, so the runtime's default
- * step timeout is not armed for them (README "Limits": a timer and a guard per step cost these
+ * step timeout is not armed for them (docs/limits.md: a timer and a guard per step cost these
  * steps about 2x in `npm run bench`'s run() figures). `tier0_sleep` and `tier0_tool` wait, and
  * keep the default.
  */

@@ -11,7 +11,7 @@ import {
 } from './types.js';
 
 /**
- * The policy table (documented in README, "Security"):
+ * The policy table (documented in docs/security.md, "Sanitization"):
  * - PRIVATE_KEY (any severity) → block.
  * - PROMPT_INJECTION and UNICODE_ANOMALY at high or critical → block; at medium/low → flag.
  * - every secret and PII category → redact.

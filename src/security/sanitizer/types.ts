@@ -49,7 +49,7 @@ export interface Finding {
   readonly category: FindingCategory;
   /** The detector that fired, e.g. `aws_access_key_id`. */
   readonly pattern_name: string;
-  /** JSON path of the string, e.g. `$.steps[2].inputs.prompt`; keys: see README. */
+  /** JSON path of the string, e.g. `$.steps[2].inputs.prompt`; keys: see docs/security.md. */
   readonly location: string;
   readonly severity: Severity;
 }

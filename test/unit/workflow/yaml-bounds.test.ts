@@ -171,7 +171,7 @@ describe('YAML bounds (parseWorkflowYaml)', () => {
     expect(parseWorkflowYaml(scalar)).to.have.property('a').that.contains('[{');
   });
 
-  it('refuses custom tags as the README says, and keeps the core schema tags', () => {
+  it('refuses custom tags as docs/limits.md says, and keeps the core schema tags', () => {
     for (const [text, tag] of [
       ['a: !!js/function "function () {}"', 'tag:yaml.org,2002:js/function'],
       ['a: !!python/object:os.system x', 'tag:yaml.org,2002:python/object:os.system'],
