@@ -168,7 +168,13 @@ export {
   type ErrorDetail,
 } from './errors.js';
 /** Service configuration from an environment record (the same options, from env). */
-export { loadConfig, type Config } from './config/index.js';
+export {
+  loadConfig,
+  type Config,
+  type TraceSamplerName,
+  type TraceSamplerSetting,
+  type TraceSamplerSource,
+} from './config/index.js';
 /**
  * The memory store (spec, memory store contract): asynchronous get/set/delete/search/clear;
  * in-process by default, a file when `tools.memoryPath` (AGENTIC_MEMORY_PATH) is set, a

@@ -12,6 +12,12 @@ export {
 } from './workflows-location.js';
 export { MODEL_ID, type LlmSettings } from './llm-settings.js';
 export {
+  resolveTraceSampler,
+  type TraceSamplerName,
+  type TraceSamplerSetting,
+  type TraceSamplerSource,
+} from './trace-sampler.js';
+export {
   chainSecretProviders,
   createEnvSecretProvider,
   createFileSecretProvider,

@@ -9,6 +9,11 @@ import { readTierOverrides, type LlmSettings } from './llm-settings.js';
 import { createSecretProvider } from './secrets.js';
 import { childProcessEnv } from './child-env.js';
 import type { AdapterName } from './adapter-names.js';
+import {
+  resolveTraceSampler,
+  type TraceSamplerName,
+  type TraceSamplerSetting,
+} from './trace-sampler.js';
 
 /** Resolved service configuration: every default applied, paths absolute, frozen. */
 export interface Config {
@@ -62,8 +67,11 @@ export interface Config {
   judgeModel: string | undefined;
   tracing: boolean;
   traceSensitive: boolean;
-  /** Share of traces recorded (AGENTIC_TRACE_SAMPLE_RATIO), 0–1. */
-  traceSampleRatio: number;
+  /**
+   * The traces recorded: AGENTIC_TRACE_SAMPLE_RATIO when set, else OTEL_TRACES_SAMPLER and
+   * OTEL_TRACES_SAMPLER_ARG, else `parentbased_always_on`.
+   */
+  traceSampler: TraceSamplerSetting;
   /** GET /metrics is served (AGENTIC_METRICS). */
   metrics: boolean;
   /** /metrics needs no API key (AGENTIC_METRICS_PUBLIC). */
@@ -295,7 +303,16 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     judgeModel: str('AGENTIC_JUDGE_MODEL'),
     tracing: bool('AGENTIC_TRACING'),
     traceSensitive: bool('AGENTIC_TRACE_SENSITIVE'),
-    traceSampleRatio: num('AGENTIC_TRACE_SAMPLE_RATIO'),
+    traceSampler: Object.freeze(
+      resolveTraceSampler(
+        {
+          ratio: num('AGENTIC_TRACE_SAMPLE_RATIO'),
+          sampler: raw.OTEL_TRACES_SAMPLER as TraceSamplerName,
+          samplerArg: num('OTEL_TRACES_SAMPLER_ARG'),
+        },
+        (name) => env[name] !== undefined && env[name].trim() !== '',
+      ),
+    ),
     metrics: bool('AGENTIC_METRICS'),
     metricsPublic: bool('AGENTIC_METRICS_PUBLIC'),
     runsDir: path('AGENTIC_RUNS_DIR') ?? resolve(cwd, 'runs'),

@@ -237,7 +237,7 @@ export interface Environment {
    */
   AGENTIC_TRACE_SENSITIVE?: boolean;
   /**
-   * Share of traces recorded when AGENTIC_TRACING=1 (0-1), decided where a trace starts; a request's sampled traceparent flag decides for its trace. A run sampled out makes no step spans. Each recorded span costs a few microseconds of CPU.
+   * Share of traces recorded when AGENTIC_TRACING=1 (0-1), decided where a trace starts; a request's sampled traceparent flag decides for its trace. A run sampled out makes no step spans. Each recorded span costs a few microseconds of CPU. When set, wins over OTEL_TRACES_SAMPLER; unset, OTEL_TRACES_SAMPLER decides (default: every trace).
    */
   AGENTIC_TRACE_SAMPLE_RATIO?: number;
   /**
@@ -376,6 +376,20 @@ export interface Environment {
    * OTLP transport of traces: grpc (port 4317) or http/protobuf (port 4318).
    */
   OTEL_EXPORTER_OTLP_PROTOCOL?: 'grpc' | 'http/protobuf';
+  /**
+   * OpenTelemetry sampler of traces when AGENTIC_TRACING=1 (the SDK's standard values; parentbased_* follow a caller's traceparent flag). AGENTIC_TRACE_SAMPLE_RATIO, when set, wins (as parentbased_traceidratio).
+   */
+  OTEL_TRACES_SAMPLER?:
+    | 'always_on'
+    | 'always_off'
+    | 'traceidratio'
+    | 'parentbased_always_on'
+    | 'parentbased_always_off'
+    | 'parentbased_traceidratio';
+  /**
+   * Ratio of traces kept (0-1) by OTEL_TRACES_SAMPLER=traceidratio or parentbased_traceidratio; the other samplers ignore it.
+   */
+  OTEL_TRACES_SAMPLER_ARG?: number;
   /**
    * Log format.
    */

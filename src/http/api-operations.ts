@@ -157,7 +157,7 @@ const DATASET_OPERATIONS: ApiOperation[] = [
     method: 'get',
     path: '/api/eval/runs/{batch_id}',
     description:
-      'the batch: progress, items (`run_id`, `status`, score, grade, `passed`) and `aggregate {scored, mean_score, pass_rate, grade_distribution, failures}`; 404 unknown',
+      'the batch: progress, items (`run_id`, `status`, `overall_score`, `grade`, `passed`) and `aggregate {scored, mean_score, pass_rate, grade_distribution, failures}`; 404 unknown',
     operationId: 'getEvalBatch',
     summary: "A batch evaluation's progress, items and aggregate",
     tag: 'evaluation',

@@ -154,7 +154,7 @@ async function startWith(
         protocol: config.otlpProtocol,
         url: otlpTracesUrl(config.otlpProtocol, config.otlpEndpoint),
         sensitive: config.traceSensitive,
-        sampleRatio: config.traceSampleRatio,
+        sampler: config.traceSampler,
       },
       'exporting traces over OTLP',
     );

@@ -95,6 +95,6 @@ export function tracerProviderFromConfig(config: Config): BasicTracerProvider | 
     protocol: config.otlpProtocol,
     endpoint: config.otlpEndpoint,
     serviceVersion: packageVersion,
-    sampleRatio: config.traceSampleRatio,
+    sampler: config.traceSampler,
   });
 }

@@ -12,4 +12,5 @@ export {
   type OtlpProtocol,
   type OtlpTracingOptions,
 } from './otlp-provider.js';
+export { createSampler } from './sampler.js';
 export { extractTraceContext, injectTraceContext, type TraceCarrier } from './propagation.js';

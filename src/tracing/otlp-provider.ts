@@ -6,14 +6,10 @@
  * is left alone.
  */
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import {
-  AlwaysOnSampler,
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  TraceIdRatioBasedSampler,
-} from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { TraceSamplerSetting } from '../config/index.js';
+import { createSampler } from './sampler.js';
 import { WorkerSpanExporter } from './worker-exporter.js';
 
 /** The `service.name` resource of the service's spans. */
@@ -48,6 +44,12 @@ export interface OtlpTracingOptions {
    * @default 1
    */
   sampleRatio?: number;
+  /**
+   * The sampler, one of OpenTelemetry's standard OTEL_TRACES_SAMPLER values with its ratio; when
+   * given, {@link OtlpTracingOptions.sampleRatio} is not read.
+   * @default `parentbased_traceidratio` at `sampleRatio`
+   */
+  sampler?: Pick<TraceSamplerSetting, 'name' | 'ratio'>;
 }
 
 /** Where spans go: a gRPC collector's base URL, or `<base>/v1/traces` over HTTP (OTLP spec). */
@@ -68,12 +70,11 @@ export function createOtlpTracerProvider(options: OtlpTracingOptions): BasicTrac
     url,
     timeoutMillis: OTLP_EXPORT_TIMEOUT_MS,
   });
-  const ratio = options.sampleRatio ?? 1;
   return new BasicTracerProvider({
     // Explicit, so the SDK's OTEL_TRACES_SAMPLER is not read behind the config's back.
-    sampler: new ParentBasedSampler({
-      root: ratio >= 1 ? new AlwaysOnSampler() : new TraceIdRatioBasedSampler(ratio),
-    }),
+    sampler: createSampler(
+      options.sampler ?? { name: 'parentbased_traceidratio', ratio: options.sampleRatio ?? 1 },
+    ),
     resource: resourceFromAttributes({
       [ATTR_SERVICE_NAME]: TRACE_SERVICE_NAME,
       [ATTR_SERVICE_VERSION]: options.serviceVersion,

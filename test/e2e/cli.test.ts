@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, watch, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,6 +54,24 @@ function stderrShows(child: ChildProcess, text: string): Promise<void> {
     child.stderr?.on('data', onData);
     child.once('exit', (code) => reject(new Error(`exited with ${String(code)}: ${buffer}`)));
   });
+}
+
+/** Resolves once `dir` holds a run file (the run has started). */
+async function runFileShows(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const stop = new AbortController();
+  const changes = watch(dir, { signal: stop.signal });
+  const started = async () => (await readdir(dir)).some((name) => name.endsWith('.json'));
+  try {
+    if (await started()) return;
+    for await (const change of changes) {
+      if (change.filename?.endsWith('.json') === true && (await started())) return;
+    }
+  } catch (error) {
+    if (!stop.signal.aborted) throw error;
+  } finally {
+    stop.abort();
+  }
 }
 
 const SLOW = `name: slow
@@ -146,6 +164,23 @@ describe('agentic command line (src/cli.ts)', function () {
     expect(exit.stderr).to.include('  - after skipped: dependency failed: nap');
     const [record] = await runFiles();
     expect(record).to.include({ workflow_name: 'slow', status: 'failed', error: 'cancelled' });
+    // No result was produced: nothing on stdout (not an empty output), the reason on stderr.
+    expect(exit.stdout).to.equal('');
+    expect(exit.stderr.trimEnd().split('\n').at(-1)).to.equal(
+      `interrupted: run ${String(record!.run_id)} cancelled, no output (--json prints the run record)`,
+    );
+  });
+
+  it('Ctrl-C under --json prints the cancelled run record on stdout, exit 130', async () => {
+    await writeFile(join(root, 'slow.yaml'), SLOW);
+    const run = agentic(['run', 'slow.yaml', '--json', '-r', runs], root);
+    await runFileShows(runs);
+    run.child.kill('SIGINT');
+    const exit = await run.exit;
+    expect(exit.code).to.equal(130);
+    const [record] = await runFiles();
+    expect(JSON.parse(exit.stdout)).to.deep.equal(record);
+    expect(record).to.include({ status: 'failed', error: 'cancelled' });
   });
 
   it('run and validate accept a file path or a workflow name; a missing one is one clear line', async () => {

@@ -101,6 +101,15 @@ describe('service start-up failures (src/main.ts)', function () {
     );
   });
 
+  it('names the OpenTelemetry samplers for an unknown OTEL_TRACES_SAMPLER, without a stack', async () => {
+    const exit = await start({ ...env, OTEL_TRACES_SAMPLER: 'sometimes' }, root).exit;
+    expect(exit.code).to.equal(1);
+    expect(exit.stderr).to.not.match(/\n\s+at /);
+    expect(exit.stderr).to.include(
+      'OTEL_TRACES_SAMPLER="sometimes": must be equal to one of the allowed values (always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off, parentbased_traceidratio)',
+    );
+  });
+
   it('accepts the boolean spellings docs/configuration.md lists and warns about a missing workflows dir', async () => {
     const service = start(
       {

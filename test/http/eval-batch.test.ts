@@ -1,6 +1,31 @@
 import { expect } from 'chai';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/config/index.js';
 import type { EvalBatchResponse } from '../../src/generated/api/eval-batch-response.js';
 import { call, startTestService, type TestService } from './harness.js';
+
+/**
+ * The batch item the documentation shows: the JSON example (README, or a page under docs/)
+ * that has a batch item's `sample_index`, `sample_id` and `passed`.
+ */
+async function documentedBatchItem(): Promise<Record<string, unknown>> {
+  const docs = join(packageRoot, 'docs');
+  const pages = [join(packageRoot, 'README.md')];
+  const listed = await readdir(docs, { recursive: true }).catch(() => [] as string[]);
+  pages.push(...listed.filter((name) => name.endsWith('.md')).map((name) => join(docs, name)));
+  for (const page of pages) {
+    const text = await readFile(page, 'utf8');
+    for (const [, block] of text.matchAll(/```json\n([\s\S]*?)```/g)) {
+      const value = JSON.parse(block ?? 'null') as unknown;
+      if (typeof value !== 'object' || value === null) continue;
+      if (['sample_index', 'sample_id', 'passed'].every((key) => key in value)) {
+        return value as Record<string, unknown>;
+      }
+    }
+  }
+  throw new Error('no documented batch item (a JSON example with sample_index, sample_id, passed)');
+}
 
 describe('batch evaluation (POST /api/eval/runs, GET /api/eval/runs/{batch_id})', () => {
   let service: TestService;
@@ -57,6 +82,23 @@ describe('batch evaluation (POST /api/eval/runs, GET /api/eval/runs/{batch_id})'
       expect(detail.evaluation.overall_score).to.equal(item.overall_score);
       expect(detail.dataset.sample_index).to.equal(item.sample_index);
     }
+  });
+
+  it('answers each item with the fields the documentation shows, the score as overall_score (the spec name)', async () => {
+    const res = await call(service.url, 'POST', '/api/eval/runs', {
+      workflow: 'test_deterministic',
+      dataset_source: 'repository',
+      dataset_id: 'question_answering',
+      sample_indices: [2],
+    });
+    expect(res.status, res.text).to.equal(200);
+    const { batch_id } = res.body as EvalBatchResponse;
+    await service.batches.finished(batch_id);
+    const done = await call(service.url, 'GET', `/api/eval/runs/${batch_id}`);
+    const [item] = (done.body as EvalBatchResponse).items;
+    const documented = await documentedBatchItem();
+    expect({ ...item, run_id: documented.run_id }).to.deep.equal(documented);
+    expect(item).to.not.have.property('score');
   });
 
   it('runs the chosen sample_indices in that order with the chosen rubric', async () => {

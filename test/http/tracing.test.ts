@@ -272,6 +272,75 @@ describe('tracing (AGENTIC_TRACING=1, OTLP)', () => {
     expect(receiver.spans.filter((span) => span.name === 'step boom')).to.have.length(2);
   });
 
+  /** An unsampled caller's trace: `-00`, the flag a parent-based sampler follows. */
+  const UNSAMPLED_TRACE_ID = '1'.repeat(32);
+
+  /**
+   * Under `env`, three runs: one starting its own trace, one under an unsampled caller's trace,
+   * one under a sampled caller's; then shutdown (flush). Answers which of the three traces
+   * reached the collector: `own` (the run's own trace), `unsampled`, `sampled`.
+   */
+  async function tracesKept(env: Record<string, string>): Promise<string[]> {
+    receiver = await startHttpReceiver();
+    const s = await start({
+      AGENTIC_TRACING: '1',
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      ...env,
+    });
+    const post = async (headers: Record<string, string>) => {
+      const res = await call(
+        s.url,
+        'POST',
+        '/api/run',
+        { workflow: 'traced', input_data: { note: 'x' } },
+        headers,
+      );
+      expect(res.status, res.text).to.equal(200);
+      return s.finished((res.body as { run_id: string }).run_id);
+    };
+    const own = await post({});
+    await post({ traceparent: `00-${UNSAMPLED_TRACE_ID}-${CALLER_SPAN}-00` });
+    await post({ traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` });
+    await s.dispose();
+    svc = undefined;
+    const ownTrace = receiver.spans.find(
+      (span) => span.name === 'run traced' && span.attributes[ATTR.RUN_ID] === own.run_id,
+    )?.traceId;
+    const names: Record<string, string> = {
+      [UNSAMPLED_TRACE_ID]: 'unsampled',
+      [TRACE_ID]: 'sampled',
+    };
+    const kept = new Set(
+      receiver.spans.map(
+        (span) => names[span.traceId] ?? (span.traceId === ownTrace ? 'own' : span.traceId),
+      ),
+    );
+    return [...kept].sort();
+  }
+
+  it('samples by OTEL_TRACES_SAMPLER when AGENTIC_TRACE_SAMPLE_RATIO is unset', async () => {
+    expect(await tracesKept({ OTEL_TRACES_SAMPLER: 'parentbased_always_off' })).to.deep.equal([
+      'sampled',
+    ]);
+  });
+
+  it('OTEL_TRACES_SAMPLER=always_off records nothing, even a sampled caller’s trace', async () => {
+    expect(await tracesKept({ OTEL_TRACES_SAMPLER: 'always_off' })).to.deep.equal([]);
+  });
+
+  it('OTEL_TRACES_SAMPLER=traceidratio with OTEL_TRACES_SAMPLER_ARG=1 ignores the caller’s flag', async () => {
+    expect(
+      await tracesKept({ OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '1' }),
+    ).to.deep.equal(['own', 'sampled', 'unsampled']);
+  });
+
+  it('AGENTIC_TRACE_SAMPLE_RATIO, when set, wins over OTEL_TRACES_SAMPLER', async () => {
+    expect(
+      await tracesKept({ AGENTIC_TRACE_SAMPLE_RATIO: '1', OTEL_TRACES_SAMPLER: 'always_off' }),
+    ).to.deep.equal(['own', 'sampled']);
+  });
+
   it('fails no request or run when the collector is down, and shuts down within the export timeout', async () => {
     // A port nothing listens on: every export is refused.
     const closed = await startHttpReceiver();

@@ -54,7 +54,8 @@ function parseAdapter(text: string): AdapterName {
 /**
  * `agentic run <workflow>`: runs a workflow file or named workflow, printing a line per step
  * on stderr; stdout gets the final output (or, with `--json`, only the run record). Ctrl-C
- * cancels the run, which is persisted `failed` with error `cancelled`; a second Ctrl-C quits.
+ * cancels the run, which is persisted `failed` with error `cancelled` (exit 130; stdout gets
+ * nothing, or the record with `--json`); a second Ctrl-C quits.
  * Under `AGENTIC_APPROVAL_PROVIDER=http` see run-approvals.ts.
  */
 export function registerRun(program: Command, context: CliContext): void {
@@ -83,19 +84,35 @@ export function registerRun(program: Command, context: CliContext): void {
     // Approvals of the `http` provider are answered here, by the person at the terminal.
     const asking = runtime.approvals.provider === 'http';
     const interactive = process.stdin.isTTY && process.stderr.isTTY;
-    let handle: RunHandle;
+    let handle: RunHandle | undefined;
+    let interrupted = false;
+    const onSignal = (): void => {
+      if (interrupted) process.exit(INTERRUPTED_EXIT);
+      interrupted = true;
+      err('cancelling the run (press Ctrl-C again to quit at once)');
+      if (handle !== undefined) runtime.cancel(handle.runId, 'cancelled');
+    };
+    const stopListening = (): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    };
     try {
       if (asking && !interactive) {
         const { workflow: compiled } = await runtime.validate(source);
         const needs = compiled === undefined ? [] : await stepsNeedingApproval(compiled);
         if (needs.length > 0) throw unanswerableApprovals(needs);
       }
+      // Listening before the start: the run file exists once start() is under way, and a signal
+      // with no listener would end the process at once and leave that file `running`.
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
       handle = await runtime.start({
         workflow: source,
         input: options.input ?? {},
         ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
       });
     } catch (error) {
+      stopListening();
       await runtime.shutdown({ graceMs: 0 });
       await llm?.close();
       await inspector?.close();
@@ -104,15 +121,7 @@ export function registerRun(program: Command, context: CliContext): void {
       }
       throw error;
     }
-    let interrupted = false;
-    const onSignal = (): void => {
-      if (interrupted) process.exit(INTERRUPTED_EXIT);
-      interrupted = true;
-      err('cancelling the run (press Ctrl-C again to quit at once)');
-      runtime.cancel(handle.runId, 'cancelled');
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    if (interrupted) runtime.cancel(handle.runId, 'cancelled');
     const approver =
       asking && interactive
         ? createTerminalApprover({ approvals: runtime.approvals, input: process.stdin, write: err })
@@ -130,14 +139,19 @@ export function registerRun(program: Command, context: CliContext): void {
       }
       // The run file is written before `done` resolves, so a cancelled run is on disk as failed.
       const record = await handle.done;
-      out(JSON.stringify(options.json === true ? record : (record.final_output ?? null), null, 2));
+      if (options.json === true) out(JSON.stringify(record, null, 2));
+      else if (interrupted && record.status !== 'success') {
+        // A cancelled run has no result: an empty output on stdout would pass for one.
+        err(
+          `interrupted: run ${record.run_id} cancelled, no output (--json prints the run record)`,
+        );
+      } else out(JSON.stringify(record.final_output ?? null, null, 2));
       if (interrupted) process.exitCode = INTERRUPTED_EXIT;
       else if (record.status !== 'success') process.exitCode = 1;
     } finally {
       clearInterval(keepAlive);
       approver?.close();
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      stopListening();
       await runtime.shutdown({ graceMs: 0 });
       await llm?.close();
       await inspector?.close();

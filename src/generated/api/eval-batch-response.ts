@@ -20,6 +20,9 @@ export interface EvalBatchResponse {
     sample_id: string;
     run_id: string | null;
     status: 'pending' | 'running' | 'success' | 'failed' | 'error';
+    /**
+     * The run's evaluation score, 0-100 (the evaluation's overall_score, the spec's name); null until scored.
+     */
     overall_score: number | null;
     grade: string | null;
     passed: boolean | null;
