@@ -2,7 +2,7 @@
  * Every agent a step may name, for `GET /api/agents`: the deterministic tier-0 agents, the
  * application's custom agents, then the LLM roles of the catalogue (`tier{N}_{role}`).
  */
-import { parseAgentName, TIER0_AGENTS } from './agent-names.js';
+import { parseAgentName, TIER0_AGENTS } from '../workflow/agent-names.js';
 import type { AgentInfo } from './catalogue.js';
 
 /** One entry of the agents listing (the spec's Agent shape, `tier` as a number here). */

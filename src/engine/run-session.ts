@@ -25,7 +25,7 @@ import {
 import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engine-contract.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunHeldBytes } from './held-bytes.js';
-import type { RunObserver } from './run-observer.js';
+import type { RunObserver } from '../tracing/run-observer.js';
 import type { RunHandle } from './types.js';
 import type { TurnSlicer } from './turn-slicer.js';
 

@@ -5,7 +5,8 @@
 import type { RunRecord } from '../generated/run-record.js';
 import type { RubricCriterion } from '../generated/rubric.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import { HARD_GATES, type Measurement } from './types.js';
+import type { Measurement } from './types.js';
+import { HARD_GATES } from '../workflow/rubric.js';
 
 /** What the computed criteria look at besides the run record. */
 export interface RunContext {

@@ -3,7 +3,7 @@
  * and its step outcomes. Errors are messages only; a stack trace never reaches a record.
  */
 import type { StepOutcome } from '../../machines/engine-contract.js';
-import type { AdapterName } from '../engine/types.js';
+import type { AdapterName } from '../config/adapter-names.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';
 

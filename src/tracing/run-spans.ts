@@ -14,7 +14,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { EngineEvent, StepOutcome } from '../../machines/engine-contract.js';
-import type { ObservedRun, RunObserver, RunObserverFactory } from '../engine/run-observer.js';
+import type { ObservedRun, RunObserver, RunObserverFactory } from './run-observer.js';
 import type { RunStatus } from '../generated/events.js';
 import type { CompiledStep } from '../workflow/types.js';
 import { ATTR, setSensitive } from './attributes.js';

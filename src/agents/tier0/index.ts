@@ -1,4 +1,4 @@
-import type { Tier0Agent } from '../agent-names.js';
+import type { Tier0Agent } from '../../workflow/agent-names.js';
 import type { Agent } from '../types.js';
 import { counterAgent } from './counter.js';
 import { echoAgent } from './echo.js';

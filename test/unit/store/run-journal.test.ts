@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StepRecord } from '../../../src/generated/run-record.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { appendFileSynced } from '../../../src/store/atomic-write.js';
+import { appendFileSynced } from '../../../src/files/atomic-write.js';
 import {
   createRunJournal,
   journalFileName,
