@@ -3,12 +3,14 @@
  * - src/generated/<name>.ts: TypeScript types (json-schema-to-typescript)
  * - src/generated/api/<name>.ts: request/response types from schemas/api/*.schema.json
  * - schemas/openapi.json: the OpenAPI 3.1 document (scripts/openapi.ts)
+ * - the schema enums that copy a TypeScript closed set (scripts/derived-enums.ts)
  * With --check, writes nothing and exits 1 when a committed artefact differs.
  */
 import { compile } from 'json-schema-to-typescript';
 import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { format } from 'prettier';
+import { derivedEnumSchemas } from './derived-enums.js';
 import { buildOpenApi } from './openapi.js';
 
 const root = join(import.meta.dirname, '..');
@@ -53,7 +55,11 @@ async function generateOpenApi(): Promise<Map<string, string>> {
 }
 
 async function main(): Promise<void> {
+  // The enums copied from TypeScript declarations first: the types below are generated from them.
+  const schemas = await derivedEnumSchemas(schemasDir);
+  if (!check) for (const [path, text] of schemas) await writeFile(path, text);
   const artefacts = new Map([
+    ...schemas,
     ...(await generateTypes()),
     ...(await generateTypes(join(schemasDir, 'api'), join(generatedDir, 'api'), 'schemas/api')),
     ...(await generateOpenApi()),

@@ -28,6 +28,7 @@ import type { RunHeldBytes } from './held-bytes.js';
 import type { RunObserver } from '../tracing/run-observer.js';
 import type { RunHandle } from './types.js';
 import type { TurnSlicer } from './turn-slicer.js';
+import { STEP_STATUS } from '../workflow/types.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
@@ -374,7 +375,7 @@ export class RunSession {
       const outcome = outcomes[i] ?? this.outcomes[i];
       if (outcome !== undefined) return outcome;
       return {
-        status: 'skipped',
+        status: STEP_STATUS.SKIPPED,
         input: null,
         output: null,
         error: null,

@@ -4,17 +4,45 @@
  * agent catalogue.
  */
 
-/** The deterministic agents; every other `tier0_*` name is invalid. */
-export const TIER0_AGENTS = [
-  'tier0_echo',
-  'tier0_fail',
-  'tier0_sleep',
-  'tier0_process',
-  'tier0_counter',
-  'tier0_parser',
-  'tier0_tool',
-] as const;
-export type Tier0Agent = (typeof TIER0_AGENTS)[number];
+/**
+ * The built-in deterministic agents (ARCHITECTURE §7): the one table of them. Their names (every
+ * other `tier0_*` name is invalid at load), the descriptions `GET /api/agents` lists and which of
+ * them compute synchronously derive from it; src/agents/tier0 gives each its implementation, in a
+ * table typed by these names. `synchronous`: the agent computes its answer on the calling thread
+ * (no I/O, no timer), so a step timeout could neither fire nor abort it and the runtime arms none
+ * (README "Limits": a timer and a guard per step cost these steps about 2x in `npm run bench`).
+ */
+export const TIER0_AGENT_TABLE = {
+  tier0_echo: { description: 'Deterministic: outputs its inputs.', synchronous: true },
+  tier0_fail: { description: 'Deterministic: fails with inputs.message.', synchronous: true },
+  tier0_sleep: {
+    description:
+      'Deterministic: waits inputs.ms milliseconds (abortable), then outputs its inputs.',
+    synchronous: false,
+  },
+  tier0_process: {
+    description: 'Deterministic: {result} is the trimmed inputs.text.',
+    synchronous: true,
+  },
+  tier0_counter: {
+    description: 'Deterministic: {count} is the number of characters of inputs.text.',
+    synchronous: true,
+  },
+  tier0_parser: {
+    description:
+      'Deterministic: functions, classes, imports and line metrics of Python/JS/TS source.',
+    synchronous: true,
+  },
+  tier0_tool: {
+    description:
+      'Deterministic: calls inputs.tool (listed in the step tools) with inputs.args; {result} is its result.',
+    synchronous: false,
+  },
+} as const satisfies Record<`tier0_${string}`, { description: string; synchronous: boolean }>;
+export type Tier0Agent = keyof typeof TIER0_AGENT_TABLE;
+
+/** The tier-0 agent names, in the table's order. */
+export const TIER0_AGENTS = Object.freeze(Object.keys(TIER0_AGENT_TABLE)) as readonly Tier0Agent[];
 
 /** Highest LLM tier. */
 export const MAX_TIER = 5;
