@@ -30,7 +30,7 @@ import type {
   CompiledStep,
   CompiledWorkflow,
   EvalScope,
-  StepStatus,
+  FinishedStepStatus,
 } from '../src/workflow/types.js';
 import type { TokenUsage } from '../src/llm/types.js';
 import type { AgentMessage, VerificationResult } from '../src/generated/run-record.js';
@@ -51,7 +51,7 @@ export interface AttemptResult {
 
 /** Final outcome of a step. */
 export interface StepOutcome {
-  status: Extract<StepStatus, 'success' | 'failed' | 'skipped'>;
+  status: FinishedStepStatus;
   input: unknown;
   output: Record<string, unknown> | null;
   error: string | null;

@@ -4,12 +4,14 @@
  * - src/generated/api/<name>.ts: request/response types from schemas/api/*.schema.json
  * - schemas/openapi.json: the OpenAPI 3.1 document (scripts/openapi.ts)
  * - the reference lists of docs/configuration.md, http-api.md, errors.md, cli.md (scripts/gen-docs.ts)
+ * - the schema enums that copy a TypeScript closed set (scripts/derived-enums.ts)
  * With --check, writes nothing and exits 1 when a committed artefact differs.
  */
 import { compile } from 'json-schema-to-typescript';
 import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { format } from 'prettier';
+import { derivedEnumSchemas } from './derived-enums.js';
 import { buildOpenApi } from './openapi.js';
 import { generateDocs } from './gen-docs.js';
 
@@ -55,7 +57,11 @@ async function generateOpenApi(): Promise<Map<string, string>> {
 }
 
 async function main(): Promise<void> {
+  // The enums copied from TypeScript declarations first: the types below are generated from them.
+  const schemas = await derivedEnumSchemas(schemasDir);
+  if (!check) for (const [path, text] of schemas) await writeFile(path, text);
   const artefacts = new Map([
+    ...schemas,
     ...(await generateTypes()),
     ...(await generateTypes(join(schemasDir, 'api'), join(generatedDir, 'api'), 'schemas/api')),
     ...(await generateOpenApi()),

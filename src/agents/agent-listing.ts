@@ -2,7 +2,7 @@
  * Every agent a step may name, for `GET /api/agents`: the deterministic tier-0 agents, the
  * application's custom agents, then the LLM roles of the catalogue (`tier{N}_{role}`).
  */
-import { parseAgentName, TIER0_AGENTS } from './agent-names.js';
+import { parseAgentName, TIER0_AGENT_TABLE, TIER0_AGENTS } from '../workflow/agent-names.js';
 import type { AgentInfo } from './catalogue.js';
 
 /** One entry of the agents listing (the spec's Agent shape, `tier` as a number here). */
@@ -16,19 +16,6 @@ export interface AgentListing {
   role: string;
 }
 
-/** What each tier-0 agent does (ARCHITECTURE §7). */
-const TIER0_DESCRIPTIONS: Readonly<Record<(typeof TIER0_AGENTS)[number], string>> = {
-  tier0_echo: 'Deterministic: outputs its inputs.',
-  tier0_fail: 'Deterministic: fails with inputs.message.',
-  tier0_sleep: 'Deterministic: waits inputs.ms milliseconds (abortable), then outputs its inputs.',
-  tier0_process: 'Deterministic: {result} is the trimmed inputs.text.',
-  tier0_counter: 'Deterministic: {count} is the number of characters of inputs.text.',
-  tier0_parser:
-    'Deterministic: functions, classes, imports and line metrics of Python/JS/TS source.',
-  tier0_tool:
-    'Deterministic: calls inputs.tool (listed in the step tools) with inputs.args; {result} is its result.',
-};
-
 /** The listing: tier-0 agents, custom agents (not shadowed ones twice), catalogue roles. */
 export function listAgents(
   catalogue: readonly AgentInfo[],
@@ -37,7 +24,7 @@ export function listAgents(
   const custom = new Set(customNames);
   const tier0 = TIER0_AGENTS.filter((name) => !custom.has(name)).map((name) => ({
     name,
-    description: TIER0_DESCRIPTIONS[name],
+    description: TIER0_AGENT_TABLE[name].description,
     tier: 0,
     role: name.slice('tier0_'.length),
   }));

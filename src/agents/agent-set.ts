@@ -1,6 +1,6 @@
 import type { LlmClient } from '../llm/types.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import { isTier0Agent, parseAgentName } from './agent-names.js';
+import { isTier0Agent, parseAgentName } from '../workflow/agent-names.js';
 import type { AgentLoopLimits } from './agent-loop.js';
 import { createLlmAgent, type RoleProfile } from './llm-agent.js';
 import { expectedOutputKeys } from './output-keys.js';

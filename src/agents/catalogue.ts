@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { AppError, ERROR_CODES, type ErrorDetail } from '../errors.js';
 import type { ContentLimits } from '../workflow/limits.js';
 import { parseWorkflowYaml } from '../workflow/parse.js';
-import { MAX_TIER } from './agent-names.js';
+import { MAX_TIER } from '../workflow/agent-names.js';
 
 export interface AgentInfo {
   /** The role in `tier{N}_{role}`. */

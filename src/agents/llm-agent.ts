@@ -1,4 +1,4 @@
-import { parseAgentName } from './agent-names.js';
+import { parseAgentName } from '../workflow/agent-names.js';
 import {
   spentTokens,
   type LlmClient,

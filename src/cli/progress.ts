@@ -3,6 +3,7 @@
  * retries and the run's end, written as events arrive. Pure formatting: the caller writes.
  */
 import type { WorkflowEvent } from '../engine/types.js';
+import { STEP_STATUS } from '../workflow/types.js';
 
 function seconds(ms: number | undefined): string {
   if (ms === undefined) return '';
@@ -17,10 +18,11 @@ export function progressLine(event: WorkflowEvent): string | undefined {
     case 'step_start':
       return `  > ${event.step}${event.agent === undefined ? '' : ` [${event.agent}]`}${(event.attempt ?? 1) > 1 ? ` attempt ${event.attempt}` : ''}`;
     case 'step_end':
-      if (event.status === 'skipped') {
+      if (event.status === STEP_STATUS.SKIPPED) {
         return `  - ${event.step} skipped${event.skip_reason ? `: ${event.skip_reason}` : ''}`;
       }
-      if (event.status === 'success') return `  ok ${event.step} ${seconds(event.duration_ms)}`;
+      if (event.status === STEP_STATUS.SUCCESS)
+        return `  ok ${event.step} ${seconds(event.duration_ms)}`;
       return `  FAILED ${event.step} ${seconds(event.duration_ms)}${event.error ? `: ${event.error}` : ''}`;
     case 'step_error':
       return `  ! ${event.step} attempt ${event.attempt ?? 1} failed${event.error ? `: ${event.error}` : ''}${event.retry_in_ms === undefined ? '' : `; retrying in ${seconds(event.retry_in_ms)}`}`;

@@ -25,9 +25,10 @@ import {
 import type { EngineEvent, EngineInput, StepOutcome } from '../../machines/engine-contract.js';
 import { RunEventStream } from './event-stream.js';
 import type { RunHeldBytes } from './held-bytes.js';
-import type { RunObserver } from './run-observer.js';
+import type { RunObserver } from '../tracing/run-observer.js';
 import type { RunHandle } from './types.js';
 import type { TurnSlicer } from './turn-slicer.js';
+import { STEP_STATUS } from '../workflow/types.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
@@ -390,7 +391,7 @@ export class RunSession {
       const outcome = outcomes[i] ?? this.outcomes[i];
       if (outcome !== undefined) return outcome;
       return {
-        status: 'skipped',
+        status: STEP_STATUS.SKIPPED,
         input: null,
         output: null,
         error: null,

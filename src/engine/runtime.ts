@@ -31,7 +31,7 @@ import { stableInspection } from './inspection.js';
 import { withInternals } from './runtime-internals.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
-import type { RunObserver } from './run-observer.js';
+import type { RunObserver } from '../tracing/run-observer.js';
 import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';

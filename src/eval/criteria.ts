@@ -4,8 +4,9 @@
  */
 import type { RunRecord } from '../generated/run-record.js';
 import type { RubricCriterion } from '../generated/rubric.js';
-import type { CompiledWorkflow } from '../workflow/types.js';
-import { HARD_GATES, type Measurement } from './types.js';
+import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
+import type { Measurement } from './types.js';
+import { HARD_GATES } from '../workflow/rubric.js';
 
 /** What the computed criteria look at besides the run record. */
 export interface RunContext {
@@ -114,7 +115,8 @@ export function hardGates(context: RunContext): Record<string, boolean> {
     [HARD_GATES.OVERALL_STATUS_SUCCESS]: record.status === 'success',
     [HARD_GATES.NO_CRITICAL_STEP_FAILURES]: !record.steps.some(
       (step) =>
-        step.status === 'failed' && (critical === undefined || critical.has(step.step_name)),
+        step.status === STEP_STATUS.FAILED &&
+        (critical === undefined || critical.has(step.step_name)),
     ),
   };
 }

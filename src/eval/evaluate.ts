@@ -16,7 +16,8 @@ import {
 } from './criteria.js';
 import type { Judge, JudgeOutcome } from './judge.js';
 import { scoreRubric } from './scoring.js';
-import type { EvaluationScore, LoadedRubric, Measurement } from './types.js';
+import type { EvaluationScore, Measurement } from './types.js';
+import type { LoadedRubric } from '../workflow/rubric.js';
 
 /** The stored result: the score plus who judged and how. */
 export interface EvaluationResult extends EvaluationScore {

@@ -17,9 +17,8 @@ import { parseDatasetSource, sampleAt, type DatasetCatalogue } from './datasets.
 import { evaluateRun, type EvaluationResult } from './evaluate.js';
 import type { Judge } from './judge.js';
 import { readRubricFile } from './rubric-file.js';
-import { DEFAULT_RUBRIC_ID, workflowRubric } from './rubric.js';
 import { adaptSample, expectedOutput, summarizeSample } from './samples.js';
-import type { LoadedRubric } from './types.js';
+import { DEFAULT_RUBRIC_ID, workflowRubric, type LoadedRubric } from '../workflow/rubric.js';
 
 /** The evaluation fields of a run request. */
 export interface EvaluationRequest {

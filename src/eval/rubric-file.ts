@@ -3,8 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { safeFileName } from '../security/path-safety.js';
 import { parseWorkflowYaml } from '../workflow/parse.js';
-import { loadRubric, RUBRIC_ID, rubricNotFound } from './rubric.js';
-import type { LoadedRubric } from './types.js';
+import { ERROR_CODES, NotFoundError } from '../errors.js';
+import { loadRubric, RUBRIC_ID, type LoadedRubric } from '../workflow/rubric.js';
+
+function rubricNotFound(id: string): NotFoundError {
+  return new NotFoundError(`rubric not found: ${id}`, ERROR_CODES.NOT_FOUND);
+}
 
 /** Reads `<rubricsDir>/<id>.yaml`. 404 for an unknown (or unsafe) id, 422 for an invalid file. */
 export async function readRubricFile(rubricsDir: string, id: string): Promise<LoadedRubric> {

@@ -9,9 +9,9 @@ import type {
   EvaluationScore,
   FloorViolation,
   Grade,
-  LoadedRubric,
   Measurement,
 } from './types.js';
+import type { LoadedRubric } from '../workflow/rubric.js';
 
 /** Overall score ceiling when a critical floor is violated: the grade is at most D. */
 export const FLOOR_CAP = 69;

@@ -15,30 +15,8 @@ export const FORMULAS = {
 } as const;
 export type Formula = (typeof FORMULAS)[keyof typeof FORMULAS];
 
-export const HARD_GATES = {
-  REQUIRED_OUTPUTS_PRESENT: 'required_outputs_present',
-  OVERALL_STATUS_SUCCESS: 'overall_status_success',
-  NO_CRITICAL_STEP_FAILURES: 'no_critical_step_failures',
-} as const;
-export type HardGate = (typeof HARD_GATES)[keyof typeof HARD_GATES];
-export const ALL_HARD_GATES: readonly HardGate[] = Object.values(HARD_GATES);
-
 export const GRADES = ['A', 'B', 'C', 'D', 'F'] as const;
 export type Grade = (typeof GRADES)[number];
-
-/** Default pass threshold (overall score, 0–100). */
-export const DEFAULT_PASS_THRESHOLD = 70;
-
-/** A rubric after loading: defaults applied, weights checked. */
-export interface LoadedRubric {
-  id: string;
-  name: string;
-  version: string;
-  description: string;
-  passThreshold: number;
-  hardGates: readonly HardGate[];
-  criteria: readonly RubricCriterion[];
-}
 
 /** What one criterion measured: a value in its formula's units, or not applicable. */
 export interface Measurement {

@@ -10,7 +10,7 @@ import type {
   StepEndEvent,
   WorkflowEvent,
 } from '../generated/events.js';
-import type { CompiledWorkflow } from '../workflow/types.js';
+import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
 
 export interface RunEventMapperOptions {
   runId: string;
@@ -117,7 +117,7 @@ export class RunEventMapper {
           timestamp: this.timestamp(),
           seq: this.seq++,
           step: step.name,
-          status: 'retrying',
+          status: STEP_STATUS.RETRYING,
           duration_ms: event.durationMs,
           agent: step.agent,
           tier: String(step.tier),
@@ -136,7 +136,7 @@ export class RunEventMapper {
           timestamp: this.timestamp(),
           seq: this.seq++,
           step: step.name,
-          status: 'running',
+          status: STEP_STATUS.RUNNING,
           duration_ms: Math.max(0, event.time - (this.attemptStart?.[event.index] ?? event.time)),
           agent: step.agent,
           tier: String(step.tier),
@@ -160,19 +160,19 @@ export class RunEventMapper {
     const step = this.workflow.steps[index];
     if (step === undefined || this.ended[index] !== 0) return;
     // A failure's step_error goes out right before its step_end.
-    this.ended[index] = this.seq + (outcome.status === 'failed' ? 2 : 1);
+    this.ended[index] = this.seq + (outcome.status === STEP_STATUS.FAILED ? 2 : 1);
     this.endedCount++;
-    if (this.unwanted(outcome.status === 'failed' ? 2 : 1)) return;
+    if (this.unwanted(outcome.status === STEP_STATUS.FAILED ? 2 : 1)) return;
     const durationMs =
       outcome.startTime === null ? 0 : Math.max(0, outcome.endTime - outcome.startTime);
-    if (outcome.status === 'failed') {
+    if (outcome.status === STEP_STATUS.FAILED) {
       this.sink({
         type: 'step_error',
         run_id: this.runId,
         timestamp: this.timestamp(),
         seq: this.seq++,
         step: step.name,
-        status: 'failed',
+        status: STEP_STATUS.FAILED,
         duration_ms: durationMs,
         agent: step.agent,
         tier: String(step.tier),

@@ -5,7 +5,6 @@
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
-import type { Runtime } from '../engine/types.js';
 
 /** Where a late joiner's replay comes from when the hub holds no buffer for the run. */
 export interface RunHistoryLookup {
@@ -51,8 +50,21 @@ export interface RemoteRunEvents {
   ): Promise<HubSubscription | undefined>;
 }
 
+/**
+ * What the hub follows: every run's wire events and run-file writes. The engine's `Runtime` (and
+ * any `RunService`) is one; it is declared here so that events/ does not import the engine above it.
+ */
+export interface RunEventSource {
+  /** Every wire event of every run, in order per run. Returns an unsubscribe function. */
+  subscribe(listener: (event: WorkflowEvent) => void): () => void;
+  /** Called after each run-file write. Returns an unsubscribe function. */
+  onRecord(listener: (record: RunRecord, filename: string) => void): () => void;
+  /** Whether a run with this id is active. */
+  isActive(runId: string): boolean;
+}
+
 export interface EventHubOptions {
-  runtime: Pick<Runtime, 'subscribe' | 'onRecord' | 'isActive'>;
+  runtime: RunEventSource;
   /** Run files, for runs the hub holds no buffer for. @default none (only buffers) */
   history?: RunHistoryLookup;
   /**

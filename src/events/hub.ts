@@ -28,6 +28,7 @@ export type {
   HubSubscription,
   OpenOptions,
   RemoteRunEvents,
+  RunEventSource,
   RunHistoryLookup,
 } from './hub-types.js';
 

@@ -6,6 +6,7 @@ import type {
   WorkflowEvent,
 } from '../generated/events.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import { isFinishedStepStatus, STEP_STATUS } from '../workflow/types.js';
 import { evaluationEventFields, evaluationRequested } from './evaluation.js';
 
 /**
@@ -46,15 +47,17 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
     // The live mapper emits `step_start` when the first attempt starts: a step with no start
     // time never started (skipped, or failed before it could), unless the file is mid-attempt.
     const started =
-      step.start_time !== null || step.status === 'running' || step.status === 'retrying';
+      step.start_time !== null ||
+      step.status === STEP_STATUS.RUNNING ||
+      step.status === STEP_STATUS.RETRYING;
     if (started) {
       parts.push({ seq: step.start_seq, events: [stepStart(step, record.start_time)] });
       ordered &&= step.start_seq !== undefined;
     }
-    if (!isFinal(step.status)) continue;
+    if (!isFinishedStepStatus(step.status)) continue;
     const endTime = record.end_time ?? record.start_time;
     const end: StepEventFields[] = [];
-    if (step.status === 'failed') end.push(stepError(step, endTime));
+    if (step.status === STEP_STATUS.FAILED) end.push(stepError(step, endTime));
     end.push(stepEnd(step, endTime));
     parts.push({ seq: step.end_seq, events: end });
     ordered &&= step.end_seq !== undefined;
@@ -110,10 +113,6 @@ type StepEventFields =
 
 type EvaluationFields = Omit<EvaluationCompleteEvent, 'type' | 'run_id' | 'seq' | 'timestamp'>;
 
-function isFinal(status: StepRecord['status']): boolean {
-  return status === 'success' || status === 'failed' || status === 'skipped';
-}
-
 function stepStart(step: StepRecord, fallbackTime: string): Omit<StepStartEvent, 'seq' | 'run_id'> {
   return {
     type: 'step_start',
@@ -132,7 +131,7 @@ function stepError(step: StepRecord, fallbackTime: string): Omit<StepErrorEvent,
     type: 'step_error',
     timestamp: step.end_time ?? step.start_time ?? fallbackTime,
     step: step.step_name,
-    status: 'failed',
+    status: STEP_STATUS.FAILED,
     duration_ms: step.duration_ms,
     agent: step.agent,
     tier: step.tier,

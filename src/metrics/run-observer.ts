@@ -6,6 +6,7 @@
  */
 import type { Runtime } from '../engine/types.js';
 import type { ServiceMetrics } from './service-metrics.js';
+import { STEP_STATUS } from '../workflow/types.js';
 
 type Observed = Pick<Runtime, 'subscribe' | 'activeRuns'>;
 
@@ -49,7 +50,7 @@ export function observeRuntime(runtime: Observed, metrics: ServiceMetrics): () =
         );
         return;
       case 'step_error':
-        if (event.status === 'retrying')
+        if (event.status === STEP_STATUS.RETRYING)
           metrics.retries.inc({ agent: metrics.agentLabel(event.agent) });
         return;
       case 'approval_decision':

@@ -4,6 +4,7 @@
  * finished steps keep their outcome, and the success rate counts them.
  */
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import { STEP_STATUS } from '../workflow/types.js';
 
 /** The error recorded on runs found `running` at start-up whose owner is gone. */
 export const INTERRUPTED = 'interrupted';
@@ -12,13 +13,13 @@ export const INTERRUPTED = 'interrupted';
 export function interruptedRecord(record: RunRecord, now: number): RunRecord {
   const endTime = new Date(now).toISOString();
   const steps = (Array.isArray(record.steps) ? record.steps : []).map((step): StepRecord => {
-    if (step.status === 'running' || step.status === 'retrying') {
-      return { ...step, status: 'failed', error: INTERRUPTED, end_time: endTime };
+    if (step.status === STEP_STATUS.RUNNING || step.status === STEP_STATUS.RETRYING) {
+      return { ...step, status: STEP_STATUS.FAILED, error: INTERRUPTED, end_time: endTime };
     }
-    if (step.status === 'pending') {
+    if (step.status === STEP_STATUS.PENDING) {
       return {
         ...step,
-        status: 'skipped',
+        status: STEP_STATUS.SKIPPED,
         metadata: { ...step.metadata, skip_reason: INTERRUPTED },
       };
     }
@@ -32,7 +33,7 @@ export function interruptedRecord(record: RunRecord, now: number): RunRecord {
     error: INTERRUPTED,
     steps,
     success_rate: successRateOf(steps),
-    failed_step_count: steps.filter((s) => s.status === 'failed').length,
+    failed_step_count: steps.filter((s) => s.status === STEP_STATUS.FAILED).length,
     end_time: endTime,
     total_duration_ms: Number.isFinite(started) ? Math.max(0, now - started) : null,
   };
@@ -43,9 +44,11 @@ function successRateOf(steps: readonly StepRecord[]): number {
   let considered = 0;
   let succeeded = 0;
   for (const step of steps) {
-    if (step.status === 'skipped' && step.metadata.skip_reason === 'condition false') continue;
+    if (step.status === STEP_STATUS.SKIPPED && step.metadata.skip_reason === 'condition false') {
+      continue;
+    }
     considered++;
-    if (step.status === 'success') succeeded++;
+    if (step.status === STEP_STATUS.SUCCESS) succeeded++;
   }
   return considered === 0 ? 100 : Math.round((succeeded / considered) * 10000) / 100;
 }

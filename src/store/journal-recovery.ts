@@ -14,6 +14,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { CONTENT_LIMIT_VARIABLES } from '../workflow/limits.js';
 import { journalFileName, type JournalLine } from './run-journal.js';
+import { STEP_STATUS } from '../workflow/types.js';
 
 /** Appended to the name of a journal set aside (`.<run file>.journal.quarantine`). */
 export const QUARANTINE_SUFFIX = '.quarantine';
@@ -86,8 +87,8 @@ export function foldJournalLines(
     if (current === undefined) continue;
     if ('step' in line) {
       if (line.step.step_name === current.step_name) steps[line.i] = line.step;
-    } else if (current.status === 'pending') {
-      steps[line.i] = { ...current, status: 'running', start_time: line.started };
+    } else if (current.status === STEP_STATUS.PENDING) {
+      steps[line.i] = { ...current, status: STEP_STATUS.RUNNING, start_time: line.started };
     }
   }
   return {

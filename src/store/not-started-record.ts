@@ -5,7 +5,7 @@
  * `workflow_end` (ARCHITECTURE §6) instead of vanishing after its `POST /api/run` was answered.
  */
 import { basename } from 'node:path';
-import type { AdapterName } from '../engine/types.js';
+import type { AdapterName } from '../config/adapter-names.js';
 import type { RunRecord } from '../generated/run-record.js';
 
 /** The error of a run that could not start: this prefix, then why. */

@@ -23,7 +23,7 @@ import { unlink, utimes, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import { newOwnerId } from './process-token.js';
+import { newOwnerId } from '../files/process-token.js';
 
 /** Owner files: `.<owner id>.owner`. */
 export const OWNER_FILE = /^\.([0-9a-z]+-[0-9a-f]{8}-[0-9a-z]+)\.owner$/;

@@ -6,7 +6,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord } from '../generated/run-record.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import type { FileWriter } from './write-thread.js';
 
 export { INTERRUPTED } from './interrupted-record.js';

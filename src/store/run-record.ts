@@ -3,9 +3,9 @@
  * and its step outcomes. Errors are messages only; a stack trace never reaches a record.
  */
 import type { StepOutcome } from '../../machines/engine-contract.js';
-import type { AdapterName } from '../engine/types.js';
+import type { AdapterName } from '../config/adapter-names.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
-import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';
+import { STEP_STATUS, type CompiledStep, type CompiledWorkflow } from '../workflow/types.js';
 
 /** What a record is built from, besides the outcomes. */
 export interface RunRecordBase {
@@ -45,7 +45,7 @@ export function startedRunRecord(base: RunRecordBase): RunRecord {
     status: 'running',
     steps: base.workflow.steps.map((step) => ({
       step_name: step.name,
-      status: 'pending',
+      status: STEP_STATUS.PENDING,
       agent: step.agent,
       tier: String(step.tier),
       model_used: null,
@@ -161,16 +161,18 @@ export function successRate(outcomes: readonly StepOutcome[]): number {
   let considered = 0;
   let succeeded = 0;
   for (const outcome of outcomes) {
-    if (outcome.status === 'skipped' && outcome.skipReason === 'condition false') continue;
+    if (outcome.status === STEP_STATUS.SKIPPED && outcome.skipReason === 'condition false') {
+      continue;
+    }
     considered++;
-    if (outcome.status === 'success') succeeded++;
+    if (outcome.status === STEP_STATUS.SUCCESS) succeeded++;
   }
   return considered === 0 ? 100 : Math.round((succeeded / considered) * 10000) / 100;
 }
 
 function failedCount(outcomes: readonly StepOutcome[]): number {
   let failed = 0;
-  for (const outcome of outcomes) if (outcome.status === 'failed') failed++;
+  for (const outcome of outcomes) if (outcome.status === STEP_STATUS.FAILED) failed++;
   return failed;
 }
 

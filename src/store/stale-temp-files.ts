@@ -1,14 +1,14 @@
 /**
  * Temp files left in the runs directory by a process killed mid-write (`.<name>.<token>-<n>.tmp`,
  * empty or partial: the rename never happened, so no run file is affected). Nothing reads them;
- * start-up removes those of processes that are gone (their token, process-token.ts, has no live
- * owner file) so they do not pile up across crashes, never those of a live process sharing the
- * directory. A temp file without a token (another writer) is removed once a minute old.
+ * start-up removes those of processes that are gone (their token, src/files/process-token.ts,
+ * has no live owner file) so they do not pile up across crashes, never those of a live process
+ * sharing the directory. A temp file without a token (another writer) is removed once a minute old.
  */
 import { readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { OWNER_FILE, ownerAlive, type OwnerInfo } from './owner.js';
-import { TEMP_FILE_TOKEN, tokenOfOwner } from './process-token.js';
+import { TEMP_FILE_TOKEN, tokenOfOwner } from '../files/process-token.js';
 
 /** Names of the atomic writers' temp files (`.<target>.<unique>.tmp`). */
 export const TEMP_FILE = /^\..+\.tmp$/;

@@ -23,7 +23,7 @@ import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { interruptedRecord } from './interrupted-record.js';
 import { foldJournalLines, parseJournal, recoverJournal, withWarning } from './journal-recovery.js';
 import { OWNER_FILE } from './owner.js';
-import { TEMP_FILE_TOKEN, tokenOfOwner } from './process-token.js';
+import { TEMP_FILE_TOKEN, tokenOfOwner } from '../files/process-token.js';
 import { boundRunRecord } from './record-bounds.js';
 import { JOURNAL_FILE, journalFileName } from './run-journal.js';
 import { writeRunFile } from './run-files.js';

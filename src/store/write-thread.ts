@@ -21,8 +21,8 @@
 import { basename, dirname, join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { packageRoot } from '../config/index.js';
-import { appendFileSynced, writeFileAtomic } from './atomic-write.js';
-import { PROCESS_TOKEN } from './process-token.js';
+import { appendFileSynced, writeFileAtomic } from '../files/atomic-write.js';
+import { PROCESS_TOKEN } from '../files/process-token.js';
 
 /** Writes `data` to `path` atomically; rejects with an Error carrying the errno `code`. */
 export type FileWriter = (path: string, data: string) => Promise<void>;

@@ -14,9 +14,9 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import type { EngineEvent, StepOutcome } from '../../machines/engine-contract.js';
-import type { ObservedRun, RunObserver, RunObserverFactory } from '../engine/run-observer.js';
+import type { ObservedRun, RunObserver, RunObserverFactory } from './run-observer.js';
 import type { RunStatus } from '../generated/events.js';
-import type { CompiledStep } from '../workflow/types.js';
+import { STEP_STATUS, type CompiledStep } from '../workflow/types.js';
 import { ATTR, setSensitive } from './attributes.js';
 
 export interface RunSpans {
@@ -118,7 +118,7 @@ class RunTrace implements RunObserver {
       case 'step.retrying': {
         const span = this.takeAttempt(event.index);
         if (span === undefined) return;
-        span.setAttribute(ATTR.STATUS, 'retrying');
+        span.setAttribute(ATTR.STATUS, STEP_STATUS.RETRYING);
         span.setAttribute(ATTR.ERROR, event.error);
         span.setStatus({ code: SpanStatusCode.ERROR, message: event.error });
         span.end();
@@ -141,7 +141,7 @@ class RunTrace implements RunObserver {
     // Attempts the engine never finished (the run was aborted around them) end with the run.
     for (const span of this.attempts) {
       if (span === undefined) continue;
-      span.setAttribute(ATTR.STATUS, 'failed');
+      span.setAttribute(ATTR.STATUS, STEP_STATUS.FAILED);
       span.setStatus({ code: SpanStatusCode.ERROR, message: end.error ?? 'run ended' });
       span.end();
     }
@@ -192,7 +192,7 @@ class RunTrace implements RunObserver {
       span.setAttribute(ATTR.GEN_AI_INPUT_TOKENS, outcome.tokensUsed.input);
       span.setAttribute(ATTR.GEN_AI_OUTPUT_TOKENS, outcome.tokensUsed.output);
     }
-    if (outcome.status === 'failed') {
+    if (outcome.status === STEP_STATUS.FAILED) {
       const message = outcome.error ?? 'failed';
       span.setAttribute(ATTR.ERROR, message);
       span.setStatus({ code: SpanStatusCode.ERROR, message });

@@ -3,7 +3,7 @@
  * dependents as step indexes) and with every expression compiled once into a closure.
  */
 import { ERROR_CODES, ValidationError } from '../errors.js';
-import { parseAgentName } from '../agents/agent-names.js';
+import { parseAgentName } from './agent-names.js';
 import {
   EvaluationLimitError,
   analyzeTemplate,

@@ -7,7 +7,7 @@ import { lstatSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative } from 'node:path';
 import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
-import { writeFileAtomic } from '../store/atomic-write.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { resolveContainedSync } from '../security/index.js';
 import { compileWorkflow } from './compile.js';
 import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';

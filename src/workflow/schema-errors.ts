@@ -6,7 +6,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
 import schema from '../../schemas/workflow.schema.json' with { type: 'json' };
 import type { ErrorDetail } from '../errors.js';
-import { agentNameProblem } from '../agents/agent-names.js';
+import { agentNameProblem } from './agent-names.js';
 import { describeValue, showValue, typeLabel } from './input-types.js';
 
 type Loc = (string | number)[];

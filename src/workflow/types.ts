@@ -5,16 +5,38 @@
  */
 import type { CompiledVerify, VerifyDocument } from './verify.js';
 
-/** Step status values, the spec's wire strings. */
-export const STEP_STATUS = {
-  PENDING: 'pending',
-  RUNNING: 'running',
-  SUCCESS: 'success',
-  FAILED: 'failed',
-  SKIPPED: 'skipped',
-  RETRYING: 'retrying',
-} as const;
-export type StepStatus = (typeof STEP_STATUS)[keyof typeof STEP_STATUS];
+/**
+ * Step statuses, the spec's wire strings: the one list. `StepStatus`, {@link STEP_STATUS} and the
+ * enums of schemas/events.schema.json and schemas/run-record.schema.json (written from it by
+ * `npm run gen`, scripts/derived-enums.ts) derive from it.
+ */
+export const STEP_STATUSES = [
+  'pending',
+  'running',
+  'success',
+  'failed',
+  'skipped',
+  'retrying',
+] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** The statuses by name, for comparisons: `status === STEP_STATUS.FAILED`. */
+export const STEP_STATUS = Object.freeze(
+  Object.fromEntries(STEP_STATUSES.map((status) => [status.toUpperCase(), status])),
+) as { readonly [S in StepStatus as Uppercase<S>]: S };
+
+/** The statuses a step ends with: every step gets exactly one `step_end` with one of them. */
+export const FINISHED_STEP_STATUSES = [
+  STEP_STATUS.SUCCESS,
+  STEP_STATUS.FAILED,
+  STEP_STATUS.SKIPPED,
+] as const;
+export type FinishedStepStatus = (typeof FINISHED_STEP_STATUSES)[number];
+
+/** Whether `status` ends a step (see {@link FINISHED_STEP_STATUSES}). */
+export function isFinishedStepStatus(status: string): status is FinishedStepStatus {
+  return (FINISHED_STEP_STATUSES as readonly string[]).includes(status);
+}
 
 export const INPUT_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
 export type InputType = (typeof INPUT_TYPES)[number];

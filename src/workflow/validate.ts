@@ -5,8 +5,8 @@
  * also run on partly invalid documents, so one call reports every problem.
  */
 import { ValidationError, type ErrorDetail } from '../errors.js';
-import { workflowRubric } from '../eval/rubric.js';
-import { agentNameProblem, parseAgentName } from '../agents/agent-names.js';
+import { workflowRubric } from './rubric.js';
+import { agentNameProblem, parseAgentName } from './agent-names.js';
 import {
   ExpressionError,
   analyzeCondition,

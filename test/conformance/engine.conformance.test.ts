@@ -14,7 +14,7 @@ import type {
 import { ERROR_CODES, ValidationError } from '../../src/errors.js';
 import type { CompiledWorkflow, InputType } from '../../src/workflow/types.js';
 import {
-  ManualClock,
+  CLOCK_START,
   nextEvent,
   removeDir,
   runFiles,
@@ -23,6 +23,7 @@ import {
   validateEvent,
   validateRecord,
 } from './helpers.js';
+import { TestClock } from '../fixtures/test-clock.js';
 
 const ADAPTERS_UNDER_TEST: readonly AdapterName[] = ['native', 'graph'];
 
@@ -427,7 +428,7 @@ steps:
     });
 
     it('fails a step that exceeds its timeout_seconds and skips its dependents', async () => {
-      const clock = new ManualClock();
+      const clock = new TestClock(CLOCK_START);
       const rt = make({ clock });
       const started = nextEvent(
         (listener) => rt.subscribe(listener),
@@ -442,7 +443,7 @@ steps:
 `,
       });
       await started;
-      clock.advance(2000);
+      clock.increment(2000);
       const record = await handle.done;
       expect(record.steps[0]).to.include({ status: 'failed', error: 'step timed out after 2s' });
       expect(record.steps[1]!.metadata).to.deep.include({ skip_reason: 'dependency failed: slow' });
@@ -450,7 +451,7 @@ steps:
     });
 
     it('fails running steps with "run timed out" when the run timeout expires', async () => {
-      const clock = new ManualClock();
+      const clock = new TestClock(CLOCK_START);
       const rt = make({ clock, timeoutMs: 5000 });
       const started = nextEvent(
         (listener) => rt.subscribe(listener),
@@ -470,7 +471,7 @@ steps:
         for await (const event of handle.events) events.push(event);
       })();
       await started;
-      clock.advance(5000);
+      clock.increment(5000);
       const record = await handle.done;
       await collected;
       expect(record.status).to.equal('failed');
@@ -488,7 +489,7 @@ steps:
         'step_end:next=skipped',
         'workflow_end=failed',
       ]);
-      expect(clock.pending).to.equal(0);
+      expect(clock.pending()).to.equal(0);
     });
 
     it('cancels a run mid-way: the running step fails, the rest are skipped', async () => {

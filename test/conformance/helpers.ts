@@ -5,7 +5,6 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import runRecordSchema from '../../schemas/run-record.schema.json' with { type: 'json' };
 import eventsSchema from '../../schemas/events.schema.json' with { type: 'json' };
-import type { EngineClock } from '../../machines/engine-contract.js';
 import type { RunRecord, WorkflowEvent } from '../../src/engine/types.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
@@ -41,47 +40,8 @@ export async function runFiles(dir: string): Promise<{ name: string; record: Run
   );
 }
 
-/**
- * A clock the test drives: timers fire only in `advance`. `now` starts at a fixed instant.
- */
-export class ManualClock implements EngineClock {
-  private time = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
-  private nextId = 1;
-  private readonly timers = new Map<number, { at: number; callback: () => void }>();
-
-  now = (): number => this.time;
-
-  setTimeout = (callback: () => void, ms: number): unknown => {
-    const id = this.nextId++;
-    this.timers.set(id, { at: this.time + ms, callback });
-    return id;
-  };
-
-  clearTimeout = (handle: unknown): void => {
-    this.timers.delete(handle as number);
-  };
-
-  /** Pending timers. */
-  get pending(): number {
-    return this.timers.size;
-  }
-
-  /** Moves time forward, firing due timers in order. */
-  advance(ms: number): void {
-    const target = this.time + ms;
-    for (;;) {
-      let due: [number, { at: number; callback: () => void }] | undefined;
-      for (const entry of this.timers) {
-        if (entry[1].at <= target && (due === undefined || entry[1].at < due[1].at)) due = entry;
-      }
-      if (due === undefined) break;
-      this.timers.delete(due[0]);
-      this.time = Math.max(this.time, due[1].at);
-      due[1].callback();
-    }
-    this.time = target;
-  }
-}
+/** Where the conformance tests' clock starts: a fixed instant (epoch ms). */
+export const CLOCK_START = Date.UTC(2025, 0, 2, 3, 4, 5, 678);
 
 /** Resolves with the first event that matches, from a runtime-wide subscription. */
 export function nextEvent(

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { WorkflowEvent } from '../../src/generated/events.js';
-import { writeFileAtomic } from '../../src/store/atomic-write.js';
+import { writeFileAtomic } from '../../src/files/atomic-write.js';
 import type { FileWriter } from '../../src/store/write-thread.js';
 import { connectWs } from './events-fixtures.js';
 import { call, startTestService, type TestService } from './harness.js';

@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { packageRoot } from '../../src/config/index.js';
 import type { RunRecord } from '../../src/generated/run-record.js';
 import { startedRunRecord } from '../../src/store/run-record.js';
-import { writeFileAtomic } from '../../src/store/atomic-write.js';
+import { writeFileAtomic } from '../../src/files/atomic-write.js';
 import { compileWorkflow } from '../../src/workflow/compile.js';
 import { call, startTestService, type TestService } from './harness.js';
 

@@ -1,4 +1,5 @@
-import type { AttemptResult, EngineClock, EngineInput } from '../../machines/engine-contract.js';
+import type { AttemptResult, EngineInput } from '../../machines/engine-contract.js';
+import { TestClock } from '../fixtures/test-clock.js';
 import type { CompiledStep, CompiledWorkflow, EvalScope } from '../../src/workflow/types.js';
 
 /** A compiled workflow built by hand: `deps[i]` lists the indexes step i depends on. */
@@ -43,30 +44,6 @@ export function workflowOf(
   };
 }
 
-/** A clock whose timers fire only when the test advances it. */
-export function manualClock(): EngineClock & { advance(ms: number): void; pending(): number } {
-  let now = 0;
-  let id = 0;
-  const timers = new Map<number, { at: number; fn: () => void }>();
-  return {
-    now: () => now,
-    setTimeout: (fn, ms) => {
-      timers.set(++id, { at: now + ms, fn });
-      return id;
-    },
-    clearTimeout: (handle) => void timers.delete(handle as number),
-    advance(ms) {
-      now += ms;
-      for (const [key, timer] of [...timers].sort((a, b) => a[1].at - b[1].at)) {
-        if (timer.at > now || !timers.has(key)) continue;
-        timers.delete(key);
-        timer.fn();
-      }
-    },
-    pending: () => timers.size,
-  };
-}
-
 export function ok(output: Record<string, unknown> = {}): AttemptResult {
   return { ok: true, output, error: null, modelUsed: null, tokensUsed: null, iterations: 1 };
 }
@@ -87,7 +64,7 @@ export function engineInput(
     maxAttempts: 1,
     runAttempt: ({ input }) => Promise.resolve(ok(input)),
     retryDelayMs: () => 10,
-    clock: manualClock(),
+    clock: new TestClock(),
     ...overrides,
   };
 }

@@ -16,7 +16,8 @@ import {
   graphImplementations,
   graphMachineDefinition,
 } from '../../src/engine/adapters/graph.js';
-import { ManualClock, ok, workflow } from './graph-helpers.js';
+import { GRAPH_CLOCK_START, ok, workflow } from './graph-helpers.js';
+import { TestClock } from '../fixtures/test-clock.js';
 
 interface JsonNode {
   description?: string;
@@ -55,7 +56,7 @@ function start(logic: object, attempts: Waiting[]) {
       maxAttempts: 1,
       runAttempt,
       retryDelayMs: () => 5,
-      clock: new ManualClock(),
+      clock: new TestClock(GRAPH_CLOCK_START),
     } satisfies EngineInput,
   });
   const seen: string[] = [];

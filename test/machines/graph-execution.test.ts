@@ -2,13 +2,14 @@ import { expect } from 'chai';
 import type { AnyActorRef, AnyMachineSnapshot } from 'xstate';
 import {
   failed,
-  ManualClock,
+  GRAPH_CLOCK_START,
   manualRunner,
   ok,
   startGraph,
   workflow,
   type PendingAttempt,
 } from './graph-helpers.js';
+import { TestClock } from '../fixtures/test-clock.js';
 
 /** Lets queued promise callbacks and actor events run (no timers involved). */
 const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -162,12 +163,12 @@ describe('graph engine execution', () => {
   it('retries a failed attempt after the delay, then succeeds', async () => {
     const wf = workflow([{ name: 'a', agent: 'tier0_echo', max_attempts: 3 }]);
     const runner = manualRunner();
-    const clock = new ManualClock();
+    const clock = new TestClock(GRAPH_CLOCK_START);
     const run = startGraph(wf, { runAttempt: runner.run, clock, retryDelayMs: (n) => 100 * n });
     actor = run.actor;
     runner.started[0]!.resolve(failed('flaky'));
     await flush();
-    expect([...clock.timers.values()].map((t) => t.ms)).to.deep.equal([100]);
+    expect(clock.armedDelays()).to.deep.equal([100]);
     expect(run.actor.getSnapshot().value).to.deep.equal({ running: { a: 'retrying' } });
     const snapshot = run.actor.getSnapshot() as unknown as AnyMachineSnapshot;
     expect(snapshot.matches({ running: { a: 'retrying' } })).to.equal(true);
@@ -187,7 +188,7 @@ describe('graph engine execution', () => {
 
   it('fails a step whose attempts are exhausted', async () => {
     const wf = workflow([{ name: 'a', agent: 'tier0_echo' }]);
-    const clock = new ManualClock();
+    const clock = new TestClock(GRAPH_CLOCK_START);
     const runner = manualRunner();
     const run = startGraph(wf, { runAttempt: runner.run, clock, maxAttempts: 2 });
     actor = run.actor;
@@ -243,15 +244,15 @@ describe('graph engine execution', () => {
   it('clears a pending retry timer when aborted', async () => {
     const wf = workflow([{ name: 'a', agent: 'tier0_echo', max_attempts: 2 }]);
     const runner = manualRunner();
-    const clock = new ManualClock();
+    const clock = new TestClock(GRAPH_CLOCK_START);
     const run = startGraph(wf, { runAttempt: runner.run, clock });
     actor = run.actor;
     runner.started[0]!.resolve(failed('flaky'));
     await flush();
-    expect(clock.timers.size).to.equal(1);
+    expect(clock.pending()).to.equal(1);
     run.actor.send({ type: 'engine.abort', reason: 'run timed out' });
     const output = await run.done;
-    expect(clock.timers.size).to.equal(0);
+    expect(clock.pending()).to.equal(0);
     expect(output.outcomes[0]).to.include({ status: 'failed', error: 'run timed out' });
   });
 

@@ -1,9 +1,8 @@
-// Shared fixtures of the graph machine tests: workflows, a manual clock, controllable attempts.
+// Shared fixtures of the graph machine tests: workflows, the clock's start, controllable attempts.
 import { createActor, type Actor } from 'xstate';
 import type {
   AttemptResult,
   AttemptRunner,
-  EngineClock,
   EngineEmitted,
   EngineEvent,
   EngineInput,
@@ -13,6 +12,7 @@ import { forEachEngineEvent } from '../../machines/engine-contract.js';
 import { compileGraphLogic } from '../../src/engine/adapters/graph.js';
 import type { GraphMachine } from '../../machines/graph.machine.js';
 import { compileWorkflow } from '../../src/workflow/index.js';
+import { TestClock } from '../fixtures/test-clock.js';
 import type { CompiledWorkflow, StepDocument } from '../../src/workflow/types.js';
 
 export function workflow(
@@ -26,29 +26,8 @@ export function workflow(
   });
 }
 
-/** A clock whose timers fire only when the test says so. */
-export class ManualClock implements EngineClock {
-  time = 1_000;
-  private next = 1;
-  readonly timers = new Map<number, { callback: () => void; ms: number }>();
-  now(): number {
-    return this.time;
-  }
-  setTimeout(callback: () => void, ms: number): unknown {
-    const id = this.next++;
-    this.timers.set(id, { callback, ms });
-    return id;
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number);
-  }
-  /** Fires every pending timer. */
-  fireAll(): void {
-    const due = [...this.timers.values()];
-    this.timers.clear();
-    for (const timer of due) timer.callback();
-  }
-}
+/** Where the graph tests' clock starts (epoch ms). */
+export const GRAPH_CLOCK_START = 1_000;
 
 export const ok = (output: Record<string, unknown>): AttemptResult => ({
   ok: true,
@@ -106,7 +85,7 @@ export function startGraph(wf: CompiledWorkflow, overrides: Partial<EngineInput>
     maxAttempts: 1,
     runAttempt: echoRunner,
     retryDelayMs: () => 5,
-    clock: new ManualClock(),
+    clock: new TestClock(GRAPH_CLOCK_START),
     ...overrides,
   };
   const actor = createActor(compileGraphLogic(wf) as unknown as GraphMachine, { input });

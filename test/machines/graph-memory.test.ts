@@ -5,7 +5,8 @@ import { createActor, type AnyStateMachine } from 'xstate';
 import type { AttemptRunner, EngineInput, EngineOutput } from '../../machines/engine-contract.js';
 import { compileGraphLogic } from '../../src/engine/adapters/graph.js';
 import type { StepDocument } from '../../src/workflow/types.js';
-import { ManualClock, ok, workflow } from './graph-helpers.js';
+import { GRAPH_CLOCK_START, ok, workflow } from './graph-helpers.js';
+import { TestClock } from '../fixtures/test-clock.js';
 
 // A full GC on demand without starting node with --expose-gc.
 setFlagsFromString('--expose-gc');
@@ -49,7 +50,7 @@ describe('graph machine memory', () => {
         maxAttempts: 1,
         runAttempt: varied,
         retryDelayMs: () => 0,
-        clock: new ManualClock(),
+        clock: new TestClock(GRAPH_CLOCK_START),
       };
       const actor = createActor(logic, { input });
       const done = new Promise<EngineOutput>((resolve, reject) =>

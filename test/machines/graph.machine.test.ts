@@ -6,7 +6,8 @@ import {
   graphImplementations,
   graphMachineDefinition,
 } from '../../src/engine/adapters/graph.js';
-import { echoRunner, failed, ManualClock, ok, workflow } from './graph-helpers.js';
+import { echoRunner, failed, GRAPH_CLOCK_START, ok, workflow } from './graph-helpers.js';
+import { TestClock } from '../fixtures/test-clock.js';
 
 interface JsonTransition {
   target?: string;
@@ -49,7 +50,7 @@ function input(wf: ReturnType<typeof diamond>, overrides: Partial<EngineInput> =
     maxAttempts: 1,
     runAttempt: echoRunner,
     retryDelayMs: () => 5,
-    clock: new ManualClock(),
+    clock: new TestClock(GRAPH_CLOCK_START),
     ...overrides,
   };
 }
@@ -187,14 +188,14 @@ describe('graph compiler', () => {
     };
     const record = async (logic: object) => {
       attempts.clear();
-      const clock = new ManualClock();
+      const clock = new TestClock(GRAPH_CLOCK_START);
       const actor = createActor(logic as AnyStateMachine, {
         input: input(wf, { inputs: { go: false }, runAttempt, clock }),
       });
       const seen: string[] = [];
       actor.subscribe((snapshot: AnyMachineSnapshot) => {
         seen.push(JSON.stringify(snapshot.value));
-        if (clock.timers.size > 0) setImmediate(() => clock.fireAll());
+        if (clock.pending() > 0) setImmediate(() => clock.fireAll());
       });
       const output = new Promise<EngineOutput>((resolve) =>
         actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as EngineOutput) }),

@@ -8,7 +8,8 @@ import {
   type EngineOutput,
 } from '../../machines/engine-contract.js';
 import { nativeAdapter } from '../../src/engine/adapters/native.js';
-import { engineInput, failed, manualClock, ok, workflowOf } from './fixtures.js';
+import { engineInput, failed, ok, workflowOf } from './fixtures.js';
+import { TestClock } from '../fixtures/test-clock.js';
 
 interface Observed {
   actor: AnyActorRef;
@@ -111,7 +112,7 @@ describe('native scheduler actor', () => {
   });
 
   it('retries after the backoff delay from the clock, emitting step.retrying', async () => {
-    const clock = manualClock();
+    const clock = new TestClock();
     let calls = 0;
     const { done, events } = start(
       engineInput(workflowOf([[]]), {
@@ -124,13 +125,13 @@ describe('native scheduler actor', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).to.equal(1);
     expect(events.at(-1)).to.include({ type: 'step.retrying', attempt: 1, delayMs: 100 });
-    clock.advance(99);
+    clock.increment(99);
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).to.equal(1);
-    clock.advance(1);
+    clock.increment(1);
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls).to.equal(2);
-    clock.advance(200);
+    clock.increment(200);
     const output = await done;
     expect(output.outcomes[0]).to.include({ status: 'success', attempts: 3 });
     expect(events.map((e) => e.type)).to.deep.equal([
@@ -157,7 +158,7 @@ describe('native scheduler actor', () => {
   });
 
   it('on engine.abort fails running steps, aborts their signal, skips the rest and completes', async () => {
-    const clock = manualClock();
+    const clock = new TestClock();
     const signals: AbortSignal[] = [];
     const workflow = workflowOf([[], [0], []]);
     const { actor, done, events } = start(

@@ -1,4 +1,4 @@
-import type { Tier0Agent } from '../agent-names.js';
+import { TIER0_AGENT_TABLE, type Tier0Agent } from '../../workflow/agent-names.js';
 import type { Agent } from '../types.js';
 import { counterAgent } from './counter.js';
 import { echoAgent } from './echo.js';
@@ -12,8 +12,8 @@ export { parseSource, type ParsedSource, type SourceSymbol } from './parser.js';
 export { createToolAgent } from './tool.js';
 
 /**
- * The deterministic agents of ARCHITECTURE §7, by name; `tier0_tool` is made per workflow by
- * the agent set (it needs the runtime's tools).
+ * The implementation of each agent of TIER0_AGENT_TABLE (the type requires one per name);
+ * `tier0_tool` is made per workflow by the agent set (it needs the runtime's tools).
  */
 export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<
   Record<Exclude<Tier0Agent, 'tier0_tool'>, Agent>
@@ -27,16 +27,12 @@ export const TIER0_AGENT_IMPLEMENTATIONS: Readonly<
 });
 
 /**
- * Built-in agents that compute their answer synchronously on the calling thread (no I/O, no
- * timer): a step timeout can neither fire while they run nor abort them, so the runtime's default
- * step timeout is not armed for them (docs/limits.md: a timer and a guard per step cost these
- * steps about 2x in `npm run bench`'s run() figures). `tier0_sleep` and `tier0_tool` wait, and
- * keep the default.
+ * The built-in agents the table marks `synchronous` (TIER0_AGENT_TABLE): the runtime's default step
+ * timeout is not armed for them (docs/limits.md). `tier0_sleep` and `tier0_tool` wait, and keep
+ * the default.
  */
-export const SYNCHRONOUS_TIER0_AGENTS: ReadonlySet<Agent> = new Set<Agent>([
-  echoAgent,
-  failAgent,
-  processAgent,
-  counterAgent,
-  parserAgent,
-]);
+export const SYNCHRONOUS_TIER0_AGENTS: ReadonlySet<Agent> = new Set<Agent>(
+  (Object.keys(TIER0_AGENT_IMPLEMENTATIONS) as (keyof typeof TIER0_AGENT_IMPLEMENTATIONS)[])
+    .filter((name) => TIER0_AGENT_TABLE[name].synchronous)
+    .map((name) => TIER0_AGENT_IMPLEMENTATIONS[name]),
+);

@@ -14,7 +14,7 @@ import {
   TIER0_AGENTS,
   agentNameProblem,
   parseAgentName,
-} from '../../../src/agents/agent-names.js';
+} from '../../../src/workflow/agent-names.js';
 import workflowSchema from '../../../schemas/workflow.schema.json' with { type: 'json' };
 import { createWorkflowRegistry } from '../../../src/workflow/registry.js';
 

@@ -12,13 +12,14 @@ import { writeRunFile } from '../../../src/store/run-files.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
 import { compileWorkflow } from '../../../src/workflow/compile.js';
 import {
-  ManualClock,
+  CLOCK_START,
   nextEvent,
   removeDir,
   runFiles,
   sequence,
   tempDir,
 } from '../../conformance/helpers.js';
+import { TestClock } from '../../fixtures/test-clock.js';
 
 const SLEEPY = 'name: sleepy\nsteps:\n  - { name: s, agent: tier0_sleep, inputs: { ms: 60000 } }\n';
 const ECHO = 'name: echo\nsteps:\n  - { name: e, agent: tier0_echo, inputs: { v: 1 } }\n';
@@ -231,7 +232,7 @@ describe('createRuntime', () => {
   });
 
   it('shuts down: refuses new runs, waits, then cancels runs still active after the grace period', async () => {
-    const clock = new ManualClock();
+    const clock = new TestClock(CLOCK_START);
     const rt = make({ clock });
     const started = nextEvent(
       (l) => rt.subscribe(l),
@@ -242,7 +243,7 @@ describe('createRuntime', () => {
     const stopping = rt.shutdown({ graceMs: 5000 });
     const refused = (await rejection(rt.start({ workflow: ECHO }))) as AppError;
     expect(refused.code).to.equal(ERROR_CODES.RUNTIME_CLOSED);
-    clock.advance(5000);
+    clock.increment(5000);
     await stopping;
     const record = await handle.done;
     expect(record).to.include({ status: 'failed', error: 'runtime shutting down' });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime } from '../../../src/engine/types.js';
 import type { WorkflowEvent } from '../../../src/generated/events.js';
-import { writeFileAtomic } from '../../../src/store/atomic-write.js';
+import { writeFileAtomic } from '../../../src/files/atomic-write.js';
 import type { FileWriter } from '../../../src/store/write-thread.js';
 
 const isEnd = (data: string): boolean => !data.includes('"status": "running"');

@@ -3,7 +3,8 @@ import type { Agent } from '../../../src/agents/types.js';
 import { createRetryDelay } from '../../../src/engine/retry-policy.js';
 import { createAttemptRunner } from '../../../src/engine/step-runner.js';
 import type { EvalScope } from '../../../src/workflow/types.js';
-import { manualClock, workflowOf } from '../../machines/fixtures.js';
+import { workflowOf } from '../../machines/fixtures.js';
+import { TestClock } from '../../fixtures/test-clock.js';
 
 const scope: EvalScope = { inputs: {}, steps: {}, context: {} };
 
@@ -12,7 +13,7 @@ describe('createAttemptRunner', () => {
     agent: Agent | undefined,
     step = workflowOf([[]]).steps[0]!,
     signal = new AbortController().signal,
-    clock = manualClock(),
+    clock = new TestClock(),
   ) =>
     createAttemptRunner({ runId: 'r', clock, agents: () => agent })({
       step,
@@ -53,7 +54,7 @@ describe('createAttemptRunner', () => {
   });
 
   it('fails with "step timed out after Ns" and aborts the agent signal', async () => {
-    const clock = manualClock();
+    const clock = new TestClock();
     let seen: AbortSignal | undefined;
     const step = workflowOf([[]], () => ({ timeoutSeconds: 1.5 })).steps[0]!;
     const pending = run(
@@ -65,14 +66,14 @@ describe('createAttemptRunner', () => {
       new AbortController().signal,
       clock,
     );
-    clock.advance(1500);
+    clock.increment(1500);
     expect(await pending).to.include({ ok: false, error: 'step timed out after 1.5s' });
     expect(seen!.aborted).to.equal(true);
     expect(clock.pending()).to.equal(0);
   });
 
   it('gives a step without timeout_seconds the default step timeout', async () => {
-    const clock = manualClock();
+    const clock = new TestClock();
     let seen: AbortSignal | undefined;
     const step = workflowOf([[]]).steps[0]!;
     expect(step.timeoutSeconds).to.equal(undefined);
@@ -87,16 +88,16 @@ describe('createAttemptRunner', () => {
         },
       defaultStepTimeoutMs: 2500,
     })({ step, input: {}, scope, attempt: 1, signal: new AbortController().signal });
-    clock.advance(2499);
+    clock.increment(2499);
     expect(seen!.aborted).to.equal(false);
-    clock.advance(1);
+    clock.increment(1);
     expect(await pending).to.include({ ok: false, error: 'step timed out after 2.5s' });
     expect(seen!.aborted).to.equal(true);
     expect(clock.pending()).to.equal(0);
   });
 
   it("a step's own timeout_seconds wins over the default step timeout", async () => {
-    const clock = manualClock();
+    const clock = new TestClock();
     const step = workflowOf([[]], () => ({ timeoutSeconds: 1 })).steps[0]!;
     const pending = createAttemptRunner({
       runId: 'r',
@@ -104,7 +105,7 @@ describe('createAttemptRunner', () => {
       agents: () => () => new Promise(() => {}),
       defaultStepTimeoutMs: 60_000,
     })({ step, input: {}, scope, attempt: 1, signal: new AbortController().signal });
-    clock.advance(1000);
+    clock.increment(1000);
     expect(await pending).to.include({ ok: false, error: 'step timed out after 1s' });
     expect(clock.pending()).to.equal(0);
   });
@@ -112,7 +113,7 @@ describe('createAttemptRunner', () => {
   it('ends an attempt whose agent never reads its signal when the run is aborted, its step timer cleared', async () => {
     // Before, only an agent that read its signal was raced against the run's abort: a cancelled
     // run's attempt (and its end) waited for the default step timeout, 30 minutes.
-    const clock = manualClock();
+    const clock = new TestClock();
     const controller = new AbortController();
     const pending = createAttemptRunner({
       runId: 'r',
@@ -139,7 +140,7 @@ describe('createAttemptRunner', () => {
       const controller = new AbortController();
       const runner = createAttemptRunner({
         runId: 'r',
-        clock: manualClock(),
+        clock: new TestClock(),
         agents: () => () => new Promise(() => {}),
         defaultStepTimeoutMs: 60_000,
       });
@@ -157,7 +158,7 @@ describe('createAttemptRunner', () => {
   });
 
   it('clears the step timer when the agent finishes first', async () => {
-    const clock = manualClock();
+    const clock = new TestClock();
     const step = workflowOf([[]], () => ({ timeoutSeconds: 5 })).steps[0]!;
     const result = await run(
       () => Promise.resolve({ output: {}, modelUsed: null, tokensUsed: null }),
@@ -190,7 +191,7 @@ describe('createAttemptRunner', () => {
     const iterations: unknown[] = [];
     const result = await createAttemptRunner({
       runId: 'r',
-      clock: manualClock(),
+      clock: new TestClock(),
       agents:
         () =>
         ({ input }) => {

@@ -6,7 +6,7 @@ import {
   similarity,
   type RunContext,
 } from '../../../src/eval/criteria.js';
-import { workflowRubric } from '../../../src/eval/rubric.js';
+import { workflowRubric } from '../../../src/workflow/rubric.js';
 import { ValidationError } from '../../../src/errors.js';
 import type { RunRecord, StepRecord } from '../../../src/generated/run-record.js';
 

@@ -7,7 +7,7 @@ import {
   type JudgeRequest,
 } from '../../../src/eval/judge.js';
 import { evaluateRun } from '../../../src/eval/evaluate.js';
-import { loadRubric } from '../../../src/eval/rubric.js';
+import { loadRubric } from '../../../src/workflow/rubric.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { ValidationError } from '../../../src/errors.js';
 import { readRubricFile } from '../../../src/eval/rubric-file.js';
-import { loadRubric } from '../../../src/eval/rubric.js';
+import { loadRubric } from '../../../src/workflow/rubric.js';
 import { gradeOf, scoreRubric } from '../../../src/eval/scoring.js';
 import { join } from 'node:path';
 import { packageRoot } from '../../../src/config/index.js';

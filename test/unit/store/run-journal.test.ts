@@ -4,13 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StepRecord } from '../../../src/generated/run-record.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { appendFileSynced } from '../../../src/store/atomic-write.js';
+import { appendFileSynced } from '../../../src/files/atomic-write.js';
 import {
   createRunJournal,
   journalFileName,
   type JournalSource,
 } from '../../../src/store/run-journal.js';
-import { ManualClock } from '../../conformance/helpers.js';
+import { CLOCK_START } from '../../conformance/helpers.js';
+import { TestClock } from '../../fixtures/test-clock.js';
 
 function source(filename: string, startTime = 0): JournalSource {
   return {
@@ -22,11 +23,11 @@ function source(filename: string, startTime = 0): JournalSource {
 
 describe('run journals (store/run-journal.ts)', () => {
   let dir: string;
-  let clock: ManualClock;
+  let clock: TestClock;
   let appends: string[];
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agentic-journal-'));
-    clock = new ManualClock();
+    clock = new TestClock(CLOCK_START);
     appends = [];
   });
   afterEach(async () => {
@@ -65,7 +66,7 @@ describe('run journals (store/run-journal.ts)', () => {
     j.stepFinished(b, 0);
     j.stepFinished(b, 1);
     expect(appends).to.deep.equal([]);
-    clock.advance(50);
+    clock.increment(50);
     await j.close();
     expect(appends.sort()).to.deep.equal(
       [journalFileName('a.json'), journalFileName('b.json')].map((n) => join(dir, n)),
@@ -83,13 +84,13 @@ describe('run journals (store/run-journal.ts)', () => {
   it('commits a run only once it is older than the commit delay', async () => {
     const j = journal();
     j.stepFinished(source('old.json', clock.now()), 0);
-    clock.advance(30);
+    clock.increment(30);
     const young = source('young.json', clock.now());
     j.stepFinished(young, 0);
-    clock.advance(20); // the commit: the young run is 20 ms old
+    clock.increment(20); // the commit: the young run is 20 ms old
     await Promise.resolve();
     expect(appends).to.deep.equal([join(dir, journalFileName('old.json'))]);
-    clock.advance(50);
+    clock.increment(50);
     await j.close();
     expect(appends).to.deep.equal(
       ['old.json', 'young.json'].map((name) => join(dir, journalFileName(name))),
@@ -101,7 +102,7 @@ describe('run journals (store/run-journal.ts)', () => {
     const a = source('a.json');
     j.stepFinished(a, 0);
     j.runEnding(a);
-    clock.advance(50);
+    clock.increment(50);
     await j.runEnded(a);
     await j.close();
     expect(appends).to.deep.equal([]);
@@ -111,7 +112,7 @@ describe('run journals (store/run-journal.ts)', () => {
     const j = journal();
     const a = source('a.json');
     j.stepFinished(a, 0);
-    clock.advance(50);
+    clock.increment(50);
     j.runEnding(a);
     await j.runEnded(a);
     expect(await readdir(dir)).to.deep.equal([]);
@@ -133,10 +134,10 @@ describe('run journals (store/run-journal.ts)', () => {
         }) as unknown as StepRecord,
     };
     for (let i = 0; i < 3; i++) j.stepFinished(big, i);
-    clock.advance(50);
+    clock.increment(50);
     await Promise.resolve();
     for (let i = 3; i < 40; i++) j.stepFinished(big, i);
-    clock.advance(50);
+    clock.increment(50);
     await j.close();
     const text = await readFile(join(dir, journalFileName('big.json')), 'utf8');
     expect(text.length).to.be.at.most(8192);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { systemClock } from '../../../src/engine/system-clock.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 import { createSilentLogger } from '../../../src/log.js';
-import { writeFileAtomic } from '../../../src/store/atomic-write.js';
+import { writeFileAtomic } from '../../../src/files/atomic-write.js';
 import {
   createRunWriter,
   RecordNotWrittenError,

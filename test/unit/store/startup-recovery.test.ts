@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 import { createLogger, createSilentLogger } from '../../../src/log.js';
 import { acquireOwnerLease, type OwnerInfo } from '../../../src/store/owner.js';
-import { PROCESS_TOKEN } from '../../../src/store/process-token.js';
+import { PROCESS_TOKEN } from '../../../src/files/process-token.js';
 import { journalFileName } from '../../../src/store/run-journal.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
 import { recoverRunsDir } from '../../../src/store/startup-recovery.js';

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeRunFile } from '../../../src/store/run-files.js';
-import { writeFileAtomic } from '../../../src/store/atomic-write.js';
+import { writeFileAtomic } from '../../../src/files/atomic-write.js';
 import { packageRoot } from '../../../src/config/index.js';
 import { WORKER_DIED, WriteThread, type WorkerDeath } from '../../../src/store/write-thread.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';

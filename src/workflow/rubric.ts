@@ -1,20 +1,36 @@
 /**
- * Rubric loading: a rubric file (`<eval dir>/rubrics/<id>.yaml`) or a workflow's own
- * `evaluation` block is validated against `schemas/rubric.schema.json` (ajv), then checked for
- * what a schema cannot say: weights summing to 1 ± 0.01, unique criterion ids, `good < bad`.
- * Pure (no I/O): workflow validation uses it for a workflow's own rubric; rubric files are read
- * by rubric-file.ts.
+ * The rubric format, shared by a workflow's own `evaluation` block and rubric files
+ * (`<eval dir>/rubrics/<id>.yaml`, read by src/eval/rubric-file.ts): validated against
+ * `schemas/rubric.schema.json` (ajv), then checked for what a schema cannot say: weights summing
+ * to 1 ± 0.01, unique criterion ids, `good < bad`. Pure (no I/O). It lives in workflow/ because
+ * workflow validation checks a workflow's own rubric at load; src/eval scores with it.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import schema from '../../schemas/rubric.schema.json' with { type: 'json' };
-import { ERROR_CODES, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
-import type { Rubric } from '../generated/rubric.js';
-import {
-  ALL_HARD_GATES,
-  DEFAULT_PASS_THRESHOLD,
-  type HardGate,
-  type LoadedRubric,
-} from './types.js';
+import { ValidationError, type ErrorDetail } from '../errors.js';
+import type { Rubric, RubricCriterion } from '../generated/rubric.js';
+
+export const HARD_GATES = {
+  REQUIRED_OUTPUTS_PRESENT: 'required_outputs_present',
+  OVERALL_STATUS_SUCCESS: 'overall_status_success',
+  NO_CRITICAL_STEP_FAILURES: 'no_critical_step_failures',
+} as const;
+export type HardGate = (typeof HARD_GATES)[keyof typeof HARD_GATES];
+export const ALL_HARD_GATES: readonly HardGate[] = Object.values(HARD_GATES);
+
+/** Default pass threshold (overall score, 0–100). */
+export const DEFAULT_PASS_THRESHOLD = 70;
+
+/** A rubric after loading: defaults applied, weights checked. */
+export interface LoadedRubric {
+  id: string;
+  name: string;
+  version: string;
+  description: string;
+  passThreshold: number;
+  hardGates: readonly HardGate[];
+  criteria: readonly RubricCriterion[];
+}
 
 /** How far the weights may sum from 1. */
 export const WEIGHT_TOLERANCE = 0.01;
@@ -105,8 +121,4 @@ export function workflowRubric(
     Object.entries(evaluation).filter(([k]) => RUBRIC_KEYS.includes(k)),
   );
   return loadRubric(data, `${workflowName}.evaluation`, 'evaluation');
-}
-
-export function rubricNotFound(id: string): NotFoundError {
-  return new NotFoundError(`rubric not found: ${id}`, ERROR_CODES.NOT_FOUND);
 }

@@ -1,3 +1,7 @@
+/**
+ * Durable file writes every layer may use (src/files sits below the domain folders): the run
+ * files and journals of src/store, the workflow files a `PUT` writes (src/workflow/registry.ts).
+ */
 import { open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { PROCESS_TOKEN } from './process-token.js';
