@@ -6,6 +6,8 @@
  * - http-api.md `operations`: src/http/api-operations.ts
  * - errors.md `catalogue`: ERROR_CATALOGUE of src/errors.ts
  * - cli.md `commands`: the command registry of src/cli/commands/index.ts (commander)
+ * - llm.md `providers` and configuration.md `credentials`: PROVIDER_DESCRIPTORS of
+ *   src/llm/provider-descriptors.ts (defaults from the config schema)
  */
 import { Command, type Option } from 'commander';
 import { readFile } from 'node:fs/promises';
@@ -14,6 +16,11 @@ import { format, resolveConfig } from 'prettier';
 import { API_OPERATIONS, type ApiOperation } from '../src/http/api-operations.js';
 import { ERROR_CATALOGUE } from '../src/errors.js';
 import { COMMANDS } from '../src/cli/commands/index.js';
+import {
+  missingReason,
+  PROVIDER_DESCRIPTORS,
+  type ProviderDescriptor,
+} from '../src/llm/provider-descriptors.js';
 
 type Json = Record<string, unknown>;
 
@@ -90,6 +97,51 @@ export function renderConfiguration(schema: Json): string {
     lines.push(`### ${code(name)}`, '');
     lines.push(mdText(prop.description ?? ''), '');
     lines.push(`- Type: ${typeText(prop)}`, `- Default: ${defaultText(name, prop)}`, '');
+  }
+  return lines.join('\n');
+}
+
+/** Each provider: its protocol, the variables that configure it, the settings it reads. */
+export function renderProviders(descriptors: readonly ProviderDescriptor[], schema: Json): string {
+  const properties = schema.properties as Record<string, VariableSchema>;
+  const lines = [NOTE, ''];
+  for (const d of descriptors) {
+    const facts: string[] = [];
+    facts.push(
+      d.requires.length === 0
+        ? 'Always configured (no credentials).'
+        : `Configured by ${missingReason(d)
+            .replace(/ not set$/, '')
+            .replace(/\b[A-Z][A-Z0-9_]+[A-Z0-9]\b/g, (name) => code(name))}.`,
+    );
+    const settings = d.requires
+      .flat()
+      .filter((v) => !v.secret)
+      .map((v) => v.name)
+      .concat(d.settings)
+      .map((name) => `${code(name)} (default ${defaultText(name, properties[name] ?? {})})`);
+    if (settings.length > 0) facts.push(`Settings: ${settings.join(', ')}.`);
+    if (d.modelPrefixes.length > 0) {
+      facts.push(
+        `Bare model names ${d.modelPrefixes.map((p) => `${code(p)}…`).join(', ')} go to it.`,
+      );
+    }
+    if (d.listsEveryModel) facts.push('Its model list names every model it serves.');
+    lines.push(
+      `- ${code(d.name)} (${d.displayName}, ${d.kind}): ${d.docs}`,
+      `  ${facts.join(' ')}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** The credentials (never in the config schema), each with the providers it configures. */
+export function renderCredentials(descriptors: readonly ProviderDescriptor[]): string {
+  const lines = [NOTE, ''];
+  for (const d of descriptors) {
+    for (const variable of d.requires.flat().filter((v) => v.secret)) {
+      lines.push(`- ${code(variable.name)}: the ${code(d.name)} provider (${d.displayName})`);
+    }
   }
   return lines.join('\n');
 }
@@ -187,13 +239,20 @@ export async function generateDocs(root: string): Promise<Map<string, string>> {
     ['http-api.md', 'operations', renderHttpApi(API_OPERATIONS)],
     ['errors.md', 'catalogue', renderErrors(ERROR_CATALOGUE)],
     ['cli.md', 'commands', renderCli()],
+    ['llm.md', 'providers', renderProviders(PROVIDER_DESCRIPTORS, schema)],
+    ['configuration.md', 'credentials', renderCredentials(PROVIDER_DESCRIPTORS)],
   ];
-  const out = new Map<string, string>();
+  // A file may hold several regions: each is filled into the text of the ones before it.
+  const filled = new Map<string, string>();
   for (const [file, region, content] of regions) {
     const path = join(root, 'docs', file);
-    const filled = fillRegion(await readFile(path, 'utf8'), region, content, `docs/${file}`);
+    const text = filled.get(path) ?? (await readFile(path, 'utf8'));
+    filled.set(path, fillRegion(text, region, content, `docs/${file}`));
+  }
+  const out = new Map<string, string>();
+  for (const [path, text] of filled) {
     const options = (await resolveConfig(path)) ?? {};
-    out.set(path, await format(filled, { ...options, filepath: path }));
+    out.set(path, await format(text, { ...options, filepath: path }));
   }
   return out;
 }

@@ -63,7 +63,9 @@ export type { Agent, AgentRequest, AgentResult } from './agents/types.js';
  * The LLM client contract of tier 1–5 agents (hand your own to `createRuntime({ llm })`), the
  * no-LLM placeholder client, and the parts the service builds its client from: the tier
  * router (fallback chains, circuit breaker, Retry-After, in-flight cap), the providers over
- * undici, the probe, and the provider contract for one's own protocol.
+ * undici, the probe, and the provider contract for one's own protocol. A provider of one's own
+ * is one {@link ProviderDescriptor} added to `PROVIDER_DESCRIPTORS` in
+ * `createLlmService(settings, { descriptors })`.
  */
 export {
   addUsage,
@@ -81,6 +83,7 @@ export {
   loadTierChains,
   parseModelId,
   probeProviders,
+  PROVIDER_DESCRIPTORS,
   PROVIDER_NAMES,
   type ChatMessage,
   type ChatRequest,
@@ -98,7 +101,10 @@ export {
   type ModelRef,
   type ProbeResult,
   type Provider,
+  type ProviderContext,
+  type ProviderDescriptor,
   type ProviderSet,
+  type ProviderVariable,
   type RouterOptions,
   type TierChains,
   type TokenUsage,

@@ -4,15 +4,15 @@ import type { SecretProvider } from './secrets.js';
 export interface LlmSettings {
   /** Credentials (keys are looked up here, never copied into the config). */
   secrets: SecretProvider;
-  openaiBaseUrl: string;
-  /** Whether OPENAI_BASE_URL was set (a local server needs no key). */
-  openaiBaseUrlSet: boolean;
-  anthropicBaseUrl: string;
-  geminiBaseUrl: string;
-  azureEndpoint: string | undefined;
-  azureApiVersion: string;
-  githubModelsBaseUrl: string;
-  ollamaHost: string;
+  /**
+   * A variable of the config schema as resolved: its value (trimmed) when set, else its
+   * default, else undefined. The provider descriptors read their settings (base URLs,
+   * versions) through it by name. Throws for a name the schema does not declare (credentials
+   * are read through `secrets`).
+   */
+  setting: (name: string) => string | undefined;
+  /** Whether a variable of the config schema was set (not merely defaulted). */
+  isSet: (name: string) => boolean;
   /** Tier → chain from `AGENTIC_MODEL_TIER_<N>`. */
   tierOverrides: Readonly<Record<string, readonly string[]>>;
   /** The chains file; undefined: the default location. */

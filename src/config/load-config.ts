@@ -278,14 +278,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     modelTierOverrides: Object.freeze(tiers),
     llm: Object.freeze({
       secrets: createSecretProvider(env, path('AGENTIC_SECRETS_DIR')),
-      openaiBaseUrl: trimSlash(String(raw.OPENAI_BASE_URL)),
-      openaiBaseUrlSet: env.OPENAI_BASE_URL !== undefined && env.OPENAI_BASE_URL.trim() !== '',
-      anthropicBaseUrl: trimSlash(String(raw.ANTHROPIC_BASE_URL)),
-      geminiBaseUrl: trimSlash(String(raw.GEMINI_BASE_URL)),
-      azureEndpoint: str('AZURE_OPENAI_ENDPOINT')?.replace(/\/+$/, ''),
-      azureApiVersion: String(raw.AZURE_OPENAI_API_VERSION),
-      githubModelsBaseUrl: trimSlash(String(raw.GITHUB_MODELS_BASE_URL)),
-      ollamaHost: trimSlash(String(raw.OLLAMA_HOST)),
+      setting: (name: string) => str(schemaVariable(name)),
+      isSet: (name: string) => (env[schemaVariable(name)]?.trim() ?? '') !== '',
       tierOverrides: Object.freeze(tierChains),
       modelsFile: path('AGENTIC_MODELS_FILE'),
       breakerThreshold: num('AGENTIC_LLM_BREAKER_THRESHOLD'),
@@ -369,8 +363,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   });
 }
 
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
+/** `name` when the config schema declares it; throws otherwise (credentials go through secrets). */
+function schemaVariable(name: string): string {
+  if (!Object.hasOwn(PROPERTIES, name)) {
+    throw new Error(`${name} is not a variable of schemas/config.schema.json`);
+  }
+  return name;
 }
 
 const TRUE_WORDS = ['1', 'true', 'yes', 'on'];

@@ -26,6 +26,15 @@ export {
 export { createLlmService, type LlmService, type LlmServiceOptions } from './llm-service.js';
 export { probeProviders, type ProbeResult } from './probe.js';
 export { createProviderSet, PROVIDER_NAMES, type ProviderSet } from './provider-set.js';
+export {
+  PROVIDER_DESCRIPTORS,
+  PROVIDER_KINDS,
+  type ProviderContext,
+  type ProviderDescriptor,
+  type ProviderKind,
+  type ProviderName,
+  type ProviderVariable,
+} from './provider-descriptors.js';
 export { LLM_TIERS, loadTierChains, type TierChains } from './model-chains.js';
 export { parseModelId, type ModelRef } from './model-id.js';
 export { createHttpClient, type HttpClient, type HttpTimeouts } from './http.js';

@@ -6,9 +6,10 @@ import type { LlmSettings } from '../config/llm-settings.js';
 import { shippedModelsFile } from '../config/package-info.js';
 import type { HttpClientOptions } from './http.js';
 import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
-import { createModelResolver } from './model-resolver.js';
+import { createModelResolver, modelPrefixes } from './model-resolver.js';
 import { askProviders, summarizeProbe, type ProbeResult } from './probe.js';
-import { createProviderSet, PROVIDER_NAMES, type ProviderSet } from './provider-set.js';
+import { PROVIDER_DESCRIPTORS, type ProviderDescriptor } from './provider-descriptors.js';
+import { createProviderSet, type ProviderSet } from './provider-set.js';
 import { createLlmRouter, type LlmRouter, type RouterOptions } from './router.js';
 
 export interface LlmService {
@@ -28,6 +29,8 @@ export interface LlmServiceOptions extends Pick<
 > {
   /** Paces the providers' answer chunks (the service's turn slicer). @default not paced */
   pace?: HttpClientOptions['pace'];
+  /** The providers there are, in probe order. @default PROVIDER_DESCRIPTORS */
+  descriptors?: readonly ProviderDescriptor[];
 }
 
 /** Throws a config AppError for an unreadable or invalid models file. */
@@ -39,7 +42,8 @@ export function createLlmService(
     loadTierChains(settings.modelsFile ?? shippedModelsFile()),
     settings.tierOverrides,
   );
-  const providers = createProviderSet(settings, options.pace);
+  const descriptors = options.descriptors ?? PROVIDER_DESCRIPTORS;
+  const providers = createProviderSet(settings, options.pace, descriptors);
   // Every probe that ran to its end teaches the router which models a provider does not serve
   // and which providers it could not reach; the caller's probes also teach the resolver.
   const probe = async (signal?: AbortSignal): Promise<ProbeResult> => {
@@ -52,7 +56,8 @@ export function createLlmService(
     return summarizeProbe(answers, { providers, chains });
   };
   const resolver = createModelResolver({
-    known: PROVIDER_NAMES,
+    known: descriptors.map((descriptor) => descriptor.name),
+    prefixes: modelPrefixes(descriptors),
     configured: () => providers.configured().map((provider) => provider.name),
     probe: async () => (await probe()).models,
     ...(options.now === undefined ? {} : { now: options.now }),

@@ -7,36 +7,42 @@
  */
 import { LlmError } from './llm-error.js';
 import { listsModel, parseModelId } from './model-id.js';
-import type { ProviderName } from './provider-set.js';
+import { PROVIDER_DESCRIPTORS, type ProviderName } from './provider-descriptors.js';
 
 /**
  * Bare model names whose vendor is plain from the name, for resolution before (or beside) a
- * probe. The one list of them; open-weight names (llama, qwen, mistral, …) are served by many
- * providers, so only a probe listing resolves those.
+ * probe, from each descriptor's `modelPrefixes`; open-weight names (llama, qwen, mistral, …) are
+ * served by many providers, so only a probe listing resolves those.
  */
-export const WELL_KNOWN_MODEL_PREFIXES: readonly { prefix: string; provider: ProviderName }[] = [
-  { prefix: 'gpt-', provider: 'openai' },
-  { prefix: 'chatgpt-', provider: 'openai' },
-  { prefix: 'o1', provider: 'openai' },
-  { prefix: 'o3', provider: 'openai' },
-  { prefix: 'o4', provider: 'openai' },
-  { prefix: 'text-embedding-3', provider: 'openai' },
-  { prefix: 'claude-', provider: 'anthropic' },
-  { prefix: 'gemini-', provider: 'gemini' },
-];
+export const WELL_KNOWN_MODEL_PREFIXES: readonly { prefix: string; provider: ProviderName }[] =
+  modelPrefixes(PROVIDER_DESCRIPTORS);
+
+/** The bare-name prefixes of `descriptors`, in their order. */
+export function modelPrefixes<Name extends string>(
+  descriptors: readonly { name: Name; modelPrefixes: readonly string[] }[],
+): { prefix: string; provider: Name }[] {
+  return descriptors.flatMap((descriptor) =>
+    descriptor.modelPrefixes.map((prefix) => ({ prefix, provider: descriptor.name })),
+  );
+}
 
 /** Provider → the model names its probe listed. */
 export type ModelListings = Readonly<Record<string, readonly string[]>>;
 
 /** The provider the well-known prefixes give a bare name. */
-export function providerByPrefix(name: string): ProviderName | undefined {
+export function providerByPrefix(
+  name: string,
+  prefixes: readonly { prefix: string; provider: string }[] = WELL_KNOWN_MODEL_PREFIXES,
+): string | undefined {
   const lower = name.toLowerCase();
-  return WELL_KNOWN_MODEL_PREFIXES.find((entry) => lower.startsWith(entry.prefix))?.provider;
+  return prefixes.find((entry) => lower.startsWith(entry.prefix))?.provider;
 }
 
 export interface ModelResolverOptions {
   /** Every provider name there is (`PROVIDER_NAMES`), in probe order. */
   known: readonly string[];
+  /** Bare-name prefixes and their provider. @default WELL_KNOWN_MODEL_PREFIXES */
+  prefixes?: readonly { prefix: string; provider: string }[];
   /** The providers configured now, in probe order. */
   configured: () => readonly string[];
   /** A fresh probe's listings; never rejects. @default none (prefixes and learned listings only) */
@@ -86,7 +92,7 @@ export function createModelResolver(options: ModelResolverOptions): ModelResolve
   const known = (written: string): string | undefined => {
     const id = written.trim();
     if (id === '') return undefined;
-    const byPrefix = providerByPrefix(id);
+    const byPrefix = providerByPrefix(id, options.prefixes);
     return (
       explicit(id) ?? fromListings(id) ?? (byPrefix === undefined ? undefined : `${byPrefix}:${id}`)
     );

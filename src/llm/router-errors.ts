@@ -4,11 +4,14 @@
  */
 import { AppError, ERROR_CODES } from '../errors.js';
 import { LlmError } from './llm-error.js';
+import { PROVIDER_DESCRIPTORS, variablesHint } from './provider-descriptors.js';
 import type { LlmRequest } from './types.js';
 
-/** The hint appended when nothing could answer. */
-export const LLM_VARIABLES_HINT =
-  'set OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY, AZURE_OPENAI_ENDPOINT + AZURE_OPENAI_API_KEY, GITHUB_TOKEN or OLLAMA_HOST (or AGENTIC_NO_LLM=1 for placeholder answers)';
+/**
+ * The hint appended when nothing could answer: what configures each provider (`set
+ * OPENAI_API_KEY, ANTHROPIC_API_KEY, …`), from the descriptors.
+ */
+export const LLM_VARIABLES_HINT = variablesHint(PROVIDER_DESCRIPTORS);
 
 /**
  * `no model configured` (an empty chain), `no model of tier N can be used` (the probe's

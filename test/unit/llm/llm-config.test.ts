@@ -46,10 +46,10 @@ describe('LLM configuration', () => {
 
   it('has documented defaults for the breaker, timeouts and provider URLs', () => {
     const { llm } = loadConfig({}, dir);
+    expect(llm.setting('OPENAI_BASE_URL')).to.equal('https://api.openai.com/v1');
+    expect(llm.isSet('OPENAI_BASE_URL')).to.equal(false);
+    expect(llm.setting('OLLAMA_HOST')).to.equal('http://127.0.0.1:11434');
     expect(llm).to.deep.include({
-      openaiBaseUrl: 'https://api.openai.com/v1',
-      openaiBaseUrlSet: false,
-      ollamaHost: 'http://127.0.0.1:11434',
       breakerThreshold: 3,
       breakerCooldownMs: 60_000,
       retryAfterMaxMs: 10_000,
