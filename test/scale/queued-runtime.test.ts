@@ -21,6 +21,7 @@ import { createRunClaims } from '../../src/scale/run-claims.js';
 import { RUN_QUEUE, type RunJob } from '../../src/scale/run-queue.js';
 import type { RunJobResult } from '../../src/scale/run-worker.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
+import { rejection } from '../support/rejection.js';
 
 const ECHO = `name: echo_in
 inputs:
@@ -38,16 +39,6 @@ steps:
 `;
 
 /** The error a promise rejects with (fails when it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('queued runtime (role all with REDIS_URL, one process)', function () {
   this.timeout(20_000);
   let redis: TestRedis;
@@ -108,17 +99,21 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
 
   it('refuses bad runs before claiming or queueing anything', async () => {
     const runs = dispatch.runs!;
-    const unknown = await rejection(runs.start({ workflow: 'missing' }));
+    const unknown = await rejection(runs.start({ workflow: 'missing' }), AppError);
     expect(unknown.status).to.equal(404);
-    const badInput = await rejection(runs.start({ workflow: 'echo_in', input: { count: 'x' } }));
+    const badInput = await rejection(
+      runs.start({ workflow: 'echo_in', input: { count: 'x' } }),
+      AppError,
+    );
     expect(badInput.status).to.equal(422);
-    const inline = await rejection(runs.start({ workflow: 'name: x\nsteps: []\n' }));
+    const inline = await rejection(runs.start({ workflow: 'name: x\nsteps: []\n' }), AppError);
     expect(inline).to.include({ status: 422 });
     expect(inline.message).to.equal(
       'runs queued to workers name a workflow of the workflows directory',
     );
     const adapter = await rejection(
       runs.start({ workflow: 'echo_in', adapter: 'other' as 'graph' }),
+      AppError,
     );
     expect(adapter.status).to.equal(422);
     expect(await client.keys('*claim*')).to.deep.equal([]);
@@ -130,7 +125,10 @@ describe('queued runtime (role all with REDIS_URL, one process)', function () {
     const started = await runs.start({ workflow: 'waiting', runId: 'q-wait' });
     expect(runs.isActive('q-wait')).to.equal(true);
     expect(runs.activeRuns()).to.deep.equal(['q-wait']);
-    const conflict = await rejection(runs.start({ workflow: 'waiting', runId: 'q-wait' }));
+    const conflict = await rejection(
+      runs.start({ workflow: 'waiting', runId: 'q-wait' }),
+      AppError,
+    );
     expect(conflict.status).to.equal(409);
     expect(await runs.cancel('q-wait')).to.equal(true);
     const record = await started.done;

@@ -17,18 +17,9 @@ import {
 } from '../../../src/workflow/agent-names.js';
 import workflowSchema from '../../../schemas/workflow.schema.json' with { type: 'json' };
 import { createWorkflowRegistry } from '../../../src/workflow/registry.js';
+import { rejection } from '../../support/rejection.js';
 
 const SHIPPED = join(import.meta.dirname, '..', '..', '..', 'agents', 'catalogue.yaml');
-
-async function rejection(promise: Promise<unknown>): Promise<AppError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(AppError);
-    return error as AppError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('loadAgentCatalogue', () => {
   let dir: string;
@@ -77,7 +68,7 @@ describe('loadAgentCatalogue', () => {
     expect((await load())[0]?.name).to.equal('Second one');
     // A failed load is shared too, and the next call tries again.
     await rm(file);
-    const failures = await Promise.all([load(), load()].map((p) => rejection(p)));
+    const failures = await Promise.all([load(), load()].map((p) => rejection(p, AppError)));
     expect(failures[1]).to.equal(failures[0]);
     await writeFile(file, entry('Back'));
     expect((await load())[0]?.name).to.equal('Back');
@@ -144,7 +135,7 @@ describe('loadAgentCatalogue', () => {
   it('names the file of a catalogue that does not match the format', async () => {
     const bad = join(dir, 'bad.yaml');
     await writeFile(bad, 'agents:\n  Bad Role:\n    name: X\n    tier: 9\n    colour: red\n');
-    const error = await rejection(loadAgentCatalogue({ files: [bad] }));
+    const error = await rejection(loadAgentCatalogue({ files: [bad] }), AppError);
     expect(error.code).to.equal(ERROR_CODES.CONFIG);
     expect(error.message).to.contain(bad);
     expect(error.details?.map((d) => d.loc)).to.deep.include.members([['agents', 'Bad Role']]);
@@ -153,11 +144,15 @@ describe('loadAgentCatalogue', () => {
   it('names the file of a catalogue that is not YAML, or is missing', async () => {
     const broken = join(dir, 'broken.yaml');
     await writeFile(broken, 'agents: [');
-    expect((await rejection(loadAgentCatalogue({ files: [broken] }))).message).to.contain(broken);
+    expect((await rejection(loadAgentCatalogue({ files: [broken] }), AppError)).message).to.contain(
+      broken,
+    );
     const missing = join(dir, 'missing.yaml');
-    expect((await rejection(loadAgentCatalogue({ files: [missing] }))).message).to.contain(missing);
     expect(
-      (await rejection(loadAgentCatalogue({ dirs: [join(dir, 'nodir')] }))).message,
+      (await rejection(loadAgentCatalogue({ files: [missing] }), AppError)).message,
+    ).to.contain(missing);
+    expect(
+      (await rejection(loadAgentCatalogue({ dirs: [join(dir, 'nodir')] }), AppError)).message,
     ).to.contain('nodir');
   });
 
@@ -175,7 +170,8 @@ describe('loadAgentCatalogue', () => {
     for (const [name, text] of cases) {
       await writeFile(join(dir, name), text);
       messages.push(
-        (await rejection(loadAgentCatalogue({ files: [join(dir, name)], limits }))).message,
+        (await rejection(loadAgentCatalogue({ files: [join(dir, name)], limits }), AppError))
+          .message,
       );
     }
     expect(messages[0]).to.match(

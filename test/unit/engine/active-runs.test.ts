@@ -11,15 +11,10 @@ import {
   type Runtime,
 } from '../../../src/index.js';
 import { removeDir, tempDir } from '../../conformance/helpers.js';
+import { rejection } from '../../support/rejection.js';
 
 const SLEEPY = 'name: sleepy\nsteps:\n  - { name: s, agent: tier0_sleep, inputs: { ms: 60000 } }\n';
 const ECHO = 'name: echo\nsteps:\n  - { name: e, agent: tier0_echo, inputs: { v: 1 } }\n';
-
-const rejection = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
 
 describe('createRuntime maxActiveRuns', () => {
   let dir: string;

@@ -10,6 +10,7 @@ import {
 } from '../../../src/index.js';
 import { jsonSize } from '../../../src/workflow/size-bounds.js';
 import { removeDir, tempDir } from '../../conformance/helpers.js';
+import { rejection } from '../../support/rejection.js';
 
 /** `steps` echo steps, each rendering `${inputs.t}` `repeat` times, then a sleep of `sleepMs`. */
 function amplifier(name: string, steps: number, repeat: number, sleepMs?: number): string {
@@ -22,12 +23,6 @@ function amplifier(name: string, steps: number, repeat: number, sleepMs?: number
   }
   return yaml;
 }
-
-const rejection = (promise: Promise<unknown>): Promise<unknown> =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
 
 interface HeldStep {
   step_name: string;

@@ -20,15 +20,10 @@ import {
   tempDir,
 } from '../../conformance/helpers.js';
 import { TestClock } from '../../fixtures/test-clock.js';
+import { rejection } from '../../support/rejection.js';
 
 const SLEEPY = 'name: sleepy\nsteps:\n  - { name: s, agent: tier0_sleep, inputs: { ms: 60000 } }\n';
 const ECHO = 'name: echo\nsteps:\n  - { name: e, agent: tier0_echo, inputs: { v: 1 } }\n';
-
-const rejection = (promise: Promise<unknown>) =>
-  promise.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
 
 describe('createRuntime', () => {
   let dir: string;
@@ -64,9 +59,9 @@ describe('createRuntime', () => {
     expect(await rejection(rt.start({ workflow: ECHO, runId: 'same_id-1' }))).to.be.instanceOf(
       ConflictError,
     );
-    const unknown = (await rejection(
+    const unknown = await rejection<AppError>(
       rt.start({ workflow: ECHO, adapter: 'fancy' as never }),
-    )) as AppError;
+    );
     expect(unknown).to.include({ code: ERROR_CODES.ADAPTER_UNKNOWN, status: 422 });
     rt.cancel(handle.runId);
     await handle.done;
@@ -89,9 +84,9 @@ describe('createRuntime', () => {
       "steps:\n  - { name: e, agent: tier0_echo, inputs: { n: '${inputs.n}', on: '${inputs.on}' } }\n";
     const record = await rt.run({ workflow: typed, input: { n: '40', on: 'True' } });
     expect(record.steps[0]!.output).to.deep.equal({ n: 40, on: true });
-    const unknown = (await rejection(
+    const unknown = await rejection<ValidationError>(
       rt.run({ workflow: typed, input: { n: 1, m: 2 } }),
-    )) as ValidationError;
+    );
     expect(unknown).to.be.instanceOf(ValidationError);
     expect(unknown.details).to.deep.equal([
       { loc: ['input', 'm'], msg: "unknown input 'm'; typed takes n, on", type: 'extra_forbidden' },
@@ -241,7 +236,7 @@ describe('createRuntime', () => {
     const handle = await rt.start({ workflow: SLEEPY });
     await started;
     const stopping = rt.shutdown({ graceMs: 5000 });
-    const refused = (await rejection(rt.start({ workflow: ECHO }))) as AppError;
+    const refused = await rejection<AppError>(rt.start({ workflow: ECHO }));
     expect(refused.code).to.equal(ERROR_CODES.RUNTIME_CLOSED);
     clock.increment(5000);
     await stopping;

@@ -6,18 +6,9 @@ import { ValidationError } from '../../../src/errors.js';
 import { JSON_WORKER_BYTES, type DatasetFileRead } from '../../../src/eval/dataset-store.js';
 import { createDatasetCatalogue, sampleAt } from '../../../src/eval/datasets.js';
 import { bigJsonl } from '../../fixtures/datasets.js';
+import { rejection } from '../../support/rejection.js';
 
 const FIXED_TIME = new Date('2026-01-01T00:00:00Z');
-
-async function rejection(promise: Promise<unknown>): Promise<ValidationError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).to.be.instanceOf(ValidationError);
-    return error as ValidationError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('dataset catalogue: how dataset files are read', () => {
   let root: string;
@@ -86,7 +77,7 @@ describe('dataset catalogue: how dataset files are read', () => {
     ]);
     // A large file that is not JSON: the worker says so without quoting it.
     await writeFile(join(root, 'notjson.json'), `root:x:0:0 ${'y'.repeat(JSON_WORKER_BYTES)}`);
-    expect((await rejection(datasets.get('local', 'notjson'))).message).to.equal(
+    expect((await rejection(datasets.get('local', 'notjson'), ValidationError)).message).to.equal(
       'dataset local/notjson cannot be read: not valid JSON',
     );
   });
@@ -103,12 +94,12 @@ describe('dataset catalogue: how dataset files are read', () => {
     expect((await datasets.get('local', 'small')).sampleCount).to.equal(2);
     expect(reads.filter((r) => r.kind === 'index')).to.have.length(1);
     await utimes(path, new Date(), new Date());
-    const error = await rejection(datasets.get('local', 'small'));
+    const error = await rejection(datasets.get('local', 'small'), ValidationError);
     expect(error.message).to.equal(
       'dataset local/small cannot be read: line 1 is not valid JSON (at character 11)',
     );
     // The verdict is kept too: a bad file is not read again for every request.
-    await rejection(datasets.get('local', 'small'));
+    await rejection(datasets.get('local', 'small'), ValidationError);
     expect(reads.filter((r) => r.kind === 'index')).to.have.length(2);
   });
 
@@ -125,7 +116,10 @@ describe('dataset catalogue: how dataset files are read', () => {
   it('refuses a file over the byte bound before reading it', async () => {
     await writeFile(join(root, 'large.json'), JSON.stringify([{ text: 'x'.repeat(5000) }]));
     const size = (await stat(join(root, 'large.json'))).size;
-    const error = await rejection(catalogue({ maxFileBytes: 4096 }).get('local', 'large'));
+    const error = await rejection(
+      catalogue({ maxFileBytes: 4096 }).get('local', 'large'),
+      ValidationError,
+    );
     expect(error.details).to.deep.equal([
       {
         loc: ['dataset_id'],

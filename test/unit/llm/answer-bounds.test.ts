@@ -10,21 +10,13 @@ import { createSseParser } from '../../../src/llm/sse-parser.js';
 import { readSseJson } from '../../../src/llm/stream-reader.js';
 import type { Provider } from '../../../src/llm/types.js';
 import { openAiChunks, startFakeServer, type FakeServer } from '../../fixtures/llm/fake-server.js';
+import { rejection } from '../../support/rejection.js';
 
 /** The answer bound of these tests: small, so a runaway answer passes it quickly. */
 const BOUND = 64 * 1024;
 /** What the fake provider writes at most before giving up (far beyond the bound). */
 const SERVER_CAP = 32 * 1024 * 1024;
 const KB_LINE = `data: ${'x'.repeat(1018)}\n`;
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 /**
  * Writes `next()` (with backpressure) until the client goes away, `next` says stop, or `cap`

@@ -10,15 +10,7 @@ import {
   startFakeServer,
   type FakeServer,
 } from '../../fixtures/llm/fake-server.js';
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../../support/rejection.js';
 
 const signal = () => new AbortController().signal;
 const TOOL = {
@@ -223,9 +215,9 @@ describe('Anthropic Messages provider (fake server on 127.0.0.1)', () => {
         { 'retry-after': '4' },
       ),
     );
-    const limited = (await rejection(
+    const limited = await rejection<LlmError>(
       provider.chat({ model: 'c', messages: [], signal: signal() }),
-    )) as LlmError;
+    );
     expect([limited.kind, limited.retryAfterMs]).to.deep.equal(['rate_limited', 4000]);
     server.handle((_req, res) =>
       sendJson(res, 529, {
@@ -234,7 +226,7 @@ describe('Anthropic Messages provider (fake server on 127.0.0.1)', () => {
       }),
     );
     expect(
-      ((await rejection(provider.chat({ model: 'c', messages: [], signal: signal() }))) as LlmError)
+      (await rejection<LlmError>(provider.chat({ model: 'c', messages: [], signal: signal() })))
         .kind,
     ).to.equal('transient');
     server.handle((_req, res) =>
@@ -357,18 +349,18 @@ describe('Gemini provider (fake server on 127.0.0.1)', () => {
       });
       res.socket?.destroy();
     });
-    const cut = (await rejection(
+    const cut = await rejection<LlmError>(
       provider.chat({ model: 'g', messages: [], signal: signal(), onDelta: () => undefined }),
-    )) as LlmError;
+    );
     expect(cut.kind).to.equal('transient');
     server.handle((_req, res) =>
       sendJson(res, 400, {
         error: { code: 400, message: `API key not valid: ${KEY}`, status: 'INVALID_ARGUMENT' },
       }),
     );
-    const bad = (await rejection(
+    const bad = await rejection<LlmError>(
       provider.chat({ model: 'g', messages: [], signal: signal() }),
-    )) as LlmError;
+    );
     expect(bad.kind).to.equal('invalid_request');
     expect(bad.message).to.not.include(KEY);
     server.handle((_req, res) =>

@@ -9,15 +9,7 @@ import { WRITTEN_MODEL_ID } from '../../../src/llm/model-id.js';
 import { PROVIDER_NAMES } from '../../../src/llm/provider-set.js';
 import chatRequest from '../../../schemas/api/chat-request.schema.json' with { type: 'json' };
 import workflowSchema from '../../../schemas/workflow.schema.json' with { type: 'json' };
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../../support/rejection.js';
 
 describe('createModelResolver (model ids as people write them)', () => {
   let probes: number;

@@ -12,17 +12,9 @@ import {
   writePieces,
   type FakeServer,
 } from '../../fixtures/llm/fake-server.js';
+import { rejection } from '../../support/rejection.js';
 
 const KEY = 'sk-test-0123456789abcdefXYZ';
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
   let server: FakeServer;
@@ -178,7 +170,7 @@ describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
     ];
     for (const [status, body, headers, kind] of cases) {
       server.handle((_req, res) => sendJson(res, status, body, headers));
-      const error = await rejection(
+      const error = await rejection<unknown>(
         provider.chat({ model: 'm', messages: [{ role: 'user', content: 'x' }], signal: signal() }),
       );
       expect(error, String(status)).to.be.instanceOf(LlmError);
@@ -192,7 +184,7 @@ describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
     server.handle((_req, res) =>
       sendSse(res, [openAiChunks('ok')[1], '{"choices": [ broken', '[DONE]']),
     );
-    const error = await rejection(
+    const error = await rejection<unknown>(
       provider.chat({ model: 'm', messages: [], signal: signal(), onDelta: () => undefined }),
     );
     expect((error as LlmError).kind).to.equal('transient');
@@ -205,7 +197,7 @@ describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
       res.socket?.destroy();
     });
     const deltas: string[] = [];
-    const error = await rejection(
+    const error = await rejection<unknown>(
       provider.chat({ model: 'm', messages: [], signal: signal(), onDelta: (d) => deltas.push(d) }),
     );
     expect((error as LlmError).kind).to.equal('transient');
@@ -214,7 +206,7 @@ describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
 
   it('fails a stream that ends without [DONE] or a finish reason as transient', async () => {
     server.handle((_req, res) => sendSse(res, openAiChunks('cut', { parts: 2 }).slice(0, 2)));
-    const error = await rejection(
+    const error = await rejection<unknown>(
       provider.chat({ model: 'm', messages: [], signal: signal(), onDelta: () => undefined }),
     );
     expect((error as LlmError).message).to.match(/stream ended before/);
@@ -222,7 +214,9 @@ describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
 
   it('times out a slow first byte (headers timeout) as transient', async () => {
     server.handle(() => undefined); // never answers
-    const error = await rejection(provider.chat({ model: 'm', messages: [], signal: signal() }));
+    const error = await rejection<unknown>(
+      provider.chat({ model: 'm', messages: [], signal: signal() }),
+    );
     expect((error as LlmError).kind).to.equal('transient');
     expect((error as LlmError).message).to.match(/timeout/i);
   });
@@ -242,7 +236,7 @@ describe('OpenAI-compatible provider (fake server on 127.0.0.1)', () => {
       signal: controller.signal,
       onDelta: () => controller.abort(new Error('run cancelled')),
     });
-    const error = await rejection(call);
+    const error = await rejection<unknown>(call);
     expect((error as Error).message).to.equal('run cancelled');
     await closed;
   });

@@ -14,15 +14,7 @@ import {
   startFakeServer,
   type FakeServer,
 } from '../../fixtures/llm/fake-server.js';
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../../support/rejection.js';
 
 describe('CircuitBreaker', () => {
   it('opens after N failures, lets one half-open trial through after the cool-down, closes on success', () => {

@@ -9,15 +9,7 @@ import {
   startFakeServer,
   type FakeServer,
 } from '../../fixtures/llm/fake-server.js';
-
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
+import { rejection } from '../../support/rejection.js';
 
 /**
  * The shipped tier chains name hosted models (`openai:gpt-4.1`, `openai:o3`, ...); a local

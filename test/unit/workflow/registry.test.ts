@@ -18,18 +18,10 @@ import {
   ValidationError,
 } from '../../../src/errors.js';
 import { createWorkflowRegistry, type WorkflowRegistry } from '../../../src/workflow/registry.js';
+import { rejection } from '../../support/rejection.js';
 
 const yaml = (name: string, extra = ''): string =>
   `# keep this comment\nname: ${name}\ndescription: test\nsteps:\n  - name: a\n    agent: tier0_echo\n${extra}`;
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('createWorkflowRegistry', () => {
   let root: string;
@@ -79,7 +71,7 @@ describe('createWorkflowRegistry', () => {
 
   it('answers NotFoundError for a missing workflow', async () => {
     for (const name of ['missing', 'missing.yaml']) {
-      const error = await rejection(registry.get(name));
+      const error = await rejection<unknown>(registry.get(name));
       expect(error, name).to.be.instanceOf(NotFoundError);
       expect((error as NotFoundError).code).to.equal(ERROR_CODES.WORKFLOW_NOT_FOUND);
     }
@@ -88,10 +80,10 @@ describe('createWorkflowRegistry', () => {
   it('answers ValidationError for an invalid file, including a name that is not the stem', async () => {
     await writeFile(join(dir, 'broken.yaml'), 'name: broken\nsteps: [');
     await writeFile(join(dir, 'renamed.yaml'), yaml('other'));
-    const broken = await rejection(registry.get('broken'));
+    const broken = await rejection<unknown>(registry.get('broken'));
     expect(broken).to.be.instanceOf(ValidationError);
     expect((broken as ValidationError).code).to.equal(ERROR_CODES.WORKFLOW_INVALID);
-    const renamed = (await rejection(registry.get('renamed'))) as ValidationError;
+    const renamed = (await rejection<unknown>(registry.get('renamed'))) as ValidationError;
     expect(renamed.details?.[0]).to.deep.include({
       loc: ['name'],
       type: 'value_error.name_mismatch',
@@ -115,7 +107,7 @@ describe('createWorkflowRegistry', () => {
     expect(second.path).to.equal(join(dir, 'alpha.yml'));
     expect(second).to.not.equal(first);
     await rm(join(dir, 'alpha.yml'));
-    expect(await rejection(registry.get('alpha'))).to.be.instanceOf(NotFoundError);
+    expect(await rejection<unknown>(registry.get('alpha'))).to.be.instanceOf(NotFoundError);
   });
 
   it('reloads after invalidate', async () => {
@@ -154,22 +146,26 @@ describe('createWorkflowRegistry', () => {
   });
 
   it('validates fully before saving and writes nothing when invalid', async () => {
-    const mismatch = (await rejection(registry.save('gamma', yaml('delta')))) as ValidationError;
+    const mismatch = (await rejection<unknown>(
+      registry.save('gamma', yaml('delta')),
+    )) as ValidationError;
     expect(mismatch).to.be.instanceOf(ValidationError);
     expect(mismatch.details?.[0]).to.deep.include({
       loc: ['name'],
       type: 'value_error.name_mismatch',
     });
     const cyclic = `name: gamma\nsteps:\n  - {name: a, agent: tier0_echo, depends_on: [b]}\n  - {name: b, agent: tier0_echo, depends_on: [a]}\n`;
-    const cycle = (await rejection(registry.save('gamma', cyclic))) as ValidationError;
+    const cycle = (await rejection<unknown>(registry.save('gamma', cyclic))) as ValidationError;
     expect(cycle.details?.[0]?.msg).to.equal('dependency cycle: a → b → a');
-    expect(await rejection(registry.save('gamma', 'steps: ['))).to.be.instanceOf(ValidationError);
+    expect(await rejection<unknown>(registry.save('gamma', 'steps: ['))).to.be.instanceOf(
+      ValidationError,
+    );
     expect(await registry.list()).to.not.include('gamma');
   });
 
   it('rejects names that cannot name a workflow file', async () => {
     for (const name of ['../evil', '.hidden', 'a/b', '', 'a b', 'x\u0000y', '.yaml']) {
-      const error = (await rejection(registry.save(name, yaml('x')))) as ValidationError;
+      const error = (await rejection<unknown>(registry.save(name, yaml('x')))) as ValidationError;
       expect(error, name).to.be.instanceOf(ValidationError);
       expect(error.details?.[0]?.loc).to.deep.equal(['name']);
     }
@@ -190,7 +186,9 @@ describe('createWorkflowRegistry', () => {
 
   it('refuses to save into a read-only (shipped) directory with its reason, writing nothing', async () => {
     const readOnly = createWorkflowRegistry({ dir, readOnlyReason: 'set AGENTIC_WORKFLOWS_DIR' });
-    const error = (await rejection(readOnly.save('fresh', yaml('fresh')))) as DependencyError;
+    const error = (await rejection<unknown>(
+      readOnly.save('fresh', yaml('fresh')),
+    )) as DependencyError;
     expect(error).to.be.instanceOf(DependencyError);
     expect(error.status).to.equal(503);
     expect(error.message).to.equal('set AGENTIC_WORKFLOWS_DIR');
@@ -200,17 +198,17 @@ describe('createWorkflowRegistry', () => {
 
   it('accepts registered custom agent names and still rejects unknown ones', async () => {
     await writeFile(join(dir, 'custom.yaml'), yaml('custom').replace('tier0_echo', 'summarize'));
-    expect(await rejection(registry.get('custom'))).to.be.instanceOf(ValidationError);
+    expect(await rejection<unknown>(registry.get('custom'))).to.be.instanceOf(ValidationError);
     const withCustom = createWorkflowRegistry({ dir, customAgents: new Set(['summarize']) });
     expect((await withCustom.get('custom')).compiled.steps[0]?.agent).to.equal('summarize');
     const unknown = yaml('other').replace('tier0_echo', 'tier0_nope');
-    const error = (await rejection(withCustom.save('other', unknown))) as ValidationError;
+    const error = (await rejection<unknown>(withCustom.save('other', unknown))) as ValidationError;
     expect(error.details?.[0]?.loc).to.deep.equal(['steps', 0, 'agent']);
   });
 
   it('reports an unwritable directory as DependencyError', async () => {
     await rm(dir, { recursive: true });
-    expect(await rejection(registry.save('alpha', yaml('alpha')))).to.be.instanceOf(
+    expect(await rejection<unknown>(registry.save('alpha', yaml('alpha')))).to.be.instanceOf(
       DependencyError,
     );
   });
@@ -242,7 +240,7 @@ describe('createWorkflowRegistry', () => {
       ]) {
         expect(registry.resolve(candidate), JSON.stringify(candidate)).to.equal(undefined);
         expect(
-          await rejection(registry.get(candidate)),
+          await rejection<unknown>(registry.get(candidate)),
           JSON.stringify(candidate),
         ).to.be.instanceOf(NotFoundError);
       }
