@@ -3,6 +3,7 @@
  * - src/generated/<name>.ts: TypeScript types (json-schema-to-typescript)
  * - src/generated/api/<name>.ts: request/response types from schemas/api/*.schema.json
  * - schemas/openapi.json: the OpenAPI 3.1 document (scripts/openapi.ts)
+ * - src/generated/validators/<name>.ts: precompiled ajv validators (scripts/validators.ts)
  * With --check, writes nothing and exits 1 when a committed artefact differs.
  */
 import { compile } from 'json-schema-to-typescript';
@@ -10,6 +11,7 @@ import { readFile, readdir, writeFile, mkdir } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { format } from 'prettier';
 import { buildOpenApi } from './openapi.js';
+import { generateValidators } from './validators.js';
 
 const root = join(import.meta.dirname, '..');
 const schemasDir = join(root, 'schemas');
@@ -57,6 +59,9 @@ async function main(): Promise<void> {
     ...(await generateTypes()),
     ...(await generateTypes(join(schemasDir, 'api'), join(generatedDir, 'api'), 'schemas/api')),
     ...(await generateOpenApi()),
+    ...(await generateValidators(root, join(generatedDir, 'validators'), (text) =>
+      format(text, { parser: 'typescript', singleQuote: true, printWidth: 100 }),
+    )),
   ]);
   const drift: string[] = [];
   for (const [path, text] of artefacts) {

@@ -5,10 +5,10 @@
  * Pure (no I/O): workflow validation uses it for a workflow's own rubric; rubric files are read
  * by rubric-file.ts.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import schema from '../../schemas/rubric.schema.json' with { type: 'json' };
+import type { ValidateFunction } from 'ajv';
 import { ERROR_CODES, NotFoundError, ValidationError, type ErrorDetail } from '../errors.js';
 import type { Rubric } from '../generated/rubric.js';
+import { validate as validateRubricSchema } from '../generated/validators/rubric.js';
 import {
   ALL_HARD_GATES,
   DEFAULT_PASS_THRESHOLD,
@@ -23,8 +23,8 @@ export const RUBRIC_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 /** The rubric used when neither the request nor the workflow names one. */
 export const DEFAULT_RUBRIC_ID = 'default';
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-const validateSchema = ajv.compile<Rubric>(schema);
+// Precompiled from schemas/rubric.schema.json by `npm run gen` (scripts/validators.ts).
+const validateSchema = validateRubricSchema as ValidateFunction<Rubric>;
 
 /**
  * Validates rubric data (parsed YAML or a workflow's `evaluation` block, from which the keys a
