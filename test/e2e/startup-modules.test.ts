@@ -25,7 +25,8 @@ const GROUPS = {
   'prom-client': /node_modules\/prom-client\//,
   "ajv's schema compiler": /node_modules\/ajv\/dist\/(core|compile\/index)\.js$/,
   'the LLM providers': /\/dist\/src\/llm\/providers\//,
-  'the Redis roles': /\/dist\/src\/scale\//,
+  // scale/ also holds what every service process uses: its runtime options and signal handling.
+  'the Redis roles': /\/dist\/src\/scale\/(?!runtime-config\.js$|stop-signals\.js$)/,
   'the engine': /\/dist\/src\/engine\/runtime\.js$/,
   // Workflow validation checks a workflow's own rubric (eval/rubric.ts): that is not evaluation.
   evaluation: /\/dist\/src\/eval\/(?!rubric\.js$|types\.js$)/,
