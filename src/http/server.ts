@@ -130,6 +130,14 @@ async function startWith(
 ): Promise<RunningServer> {
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter);
+  // The Redis side's modules load before anything starts, so the dispatch and its wiring below
+  // are made in one synchronous stretch as before: no run's events pass between the two.
+  const redisSide =
+    scale === undefined
+      ? undefined
+      : await Promise.all([import('../scale/dispatch.js'), import('../scale/wiring.js')]).then(
+          ([dispatchModule, wiringModule]) => ({ ...dispatchModule, ...wiringModule }),
+        );
   await mkdir(config.runsDir, { recursive: true });
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
@@ -175,12 +183,8 @@ async function startWith(
   });
   // With REDIS_URL runs go through the queue to workers (this process's own, in role `all`).
   const dispatch =
-    options.runtime === undefined && config.redisUrl !== undefined
-      ? (await import('../scale/dispatch.js')).startDispatch({
-          config,
-          logger,
-          runtime: runtimeOptions,
-        })
+    options.runtime === undefined && redisSide !== undefined
+      ? redisSide.startDispatch({ config, logger, runtime: runtimeOptions })
       : undefined;
   // The runtime's one start-up scan (recovery) feeds the index; an injected runtime did its own,
   // and runs dispatched to workers are indexed from the directory, so the index reads it itself.
@@ -233,15 +237,9 @@ async function startWith(
     ...(scale === undefined ? {} : { remote: scale.remote }),
   });
   const wiring =
-    scale === undefined
+    scale === undefined || redisSide === undefined
       ? undefined
-      : (await import('../scale/wiring.js')).wireScaleOut(scale, {
-          runtime: executor,
-          hub,
-          history,
-          config,
-          logger,
-        });
+      : redisSide.wireScaleOut(scale, { runtime: executor, hub, history, config, logger });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,
