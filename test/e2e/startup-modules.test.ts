@@ -87,6 +87,10 @@ describe('start-up module loading (dist/)', function () {
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout.trim()).to.match(/^\d+\.\d+\.\d+/);
     expect(loadedGroups(result.modules, Object.keys(GROUPS) as Group[])).to.deep.equal([]);
+    // Nor what a command's action needs: the configuration, the workflows.
+    expect(
+      result.modules.filter((m) => /\/dist\/src\/(workflow\/|config\/load-config\.js$)/.test(m)),
+    ).to.deep.equal([]);
   });
 
   it('agentic list loads no optional subsystem, engine, provider or schema compiler', async () => {

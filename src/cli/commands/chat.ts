@@ -1,5 +1,4 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../../config/index.js';
 import { WRITTEN_MODEL_ID } from '../../llm/model-id.js';
 import type { CliContext } from './index.js';
 import { CliError, err, out } from '../io.js';
@@ -37,6 +36,7 @@ export function registerChat(program: Command, context: CliContext): void {
       }
       const env = { ...context.env };
       if (options.llm === false) env.AGENTIC_NO_LLM = '1';
+      const { loadConfig } = await import('../../config/load-config.js');
       const config = loadConfig(env);
       const [{ createLlmService }, { createNoLlmClient }] = await Promise.all([
         import('../../llm/llm-service.js'),

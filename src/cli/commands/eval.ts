@@ -3,7 +3,7 @@ import { ERROR_CODES, isAppError } from '../../errors.js';
 import type { BatchItem } from '../../eval/batch.js';
 import type { EvalBatchResponse } from '../../generated/api/eval-batch-response.js';
 import { err, out } from '../io.js';
-import { settings, withSettings, type SettingsOptions } from '../settings.js';
+import { withSettings, type SettingsOptions } from '../settings-options.js';
 import { workflowNotFound } from '../workflow-arg.js';
 import type { CliContext } from './index.js';
 
@@ -109,6 +109,7 @@ export function registerEval(program: Command, context: CliContext): void {
       .option('-c, --concurrency <n>', 'samples run at once (default 2, at most 16)', parseCount)
       .option('--json', 'print the batch (items and aggregate) as JSON on stdout'),
   ).action(async (workflow: string, options: EvalOptions) => {
+    const { settings } = await import('../settings.js');
     const config = settings(options, context.env);
     const [
       { createBatchManager },

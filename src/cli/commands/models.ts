@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/index.js';
 import type { CliContext } from './index.js';
 import { out } from '../io.js';
 
@@ -14,7 +13,10 @@ export function registerModels(program: Command, context: CliContext): void {
     .description('probe the LLM providers and show the tier fallback chains')
     .option('--json', 'print the probe result as JSON')
     .action(async (options: { json?: boolean }) => {
-      const { createLlmService } = await import('../../llm/llm-service.js');
+      const [{ createLlmService }, { loadConfig }] = await Promise.all([
+        import('../../llm/llm-service.js'),
+        import('../../config/load-config.js'),
+      ]);
       const service = createLlmService(loadConfig(context.env).llm);
       try {
         const probe = await service.probe();

@@ -6,7 +6,7 @@ import type { CliContext } from './index.js';
 import { err, out, parseJsonObject } from '../io.js';
 import { progressLine } from '../progress.js';
 import type { InspectorServer } from '../inspector-server.js';
-import { settings, withSettings, type SettingsOptions } from '../settings.js';
+import { withSettings, type SettingsOptions } from '../settings-options.js';
 import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
 
 interface RunOptions extends SettingsOptions {
@@ -65,6 +65,7 @@ export function registerRun(program: Command, context: CliContext): void {
         parsePort,
       ),
   ).action(async (workflow: string, options: RunOptions) => {
+    const { settings } = await import('../settings.js');
     const config = settings(options, context.env);
     const arg = await readWorkflowArg(workflow);
     const inspector =
