@@ -5,6 +5,7 @@
  * - schemas/openapi.json: the OpenAPI 3.1 document (scripts/openapi.ts)
  * - the reference lists of docs/configuration.md, http-api.md, errors.md, cli.md (scripts/gen-docs.ts)
  * - the schema enums that copy a TypeScript closed set (scripts/derived-enums.ts)
+ * - src/generated/validators/<name>.ts: precompiled ajv validators (scripts/validators.ts)
  * With --check, writes nothing and exits 1 when a committed artefact differs.
  */
 import { compile } from 'json-schema-to-typescript';
@@ -14,6 +15,7 @@ import { format } from 'prettier';
 import { derivedEnumSchemas } from './derived-enums.js';
 import { buildOpenApi } from './openapi.js';
 import { generateDocs } from './gen-docs.js';
+import { generateValidators } from './validators.js';
 
 const root = join(import.meta.dirname, '..');
 const schemasDir = join(root, 'schemas');
@@ -65,6 +67,9 @@ async function main(): Promise<void> {
     ...(await generateTypes()),
     ...(await generateTypes(join(schemasDir, 'api'), join(generatedDir, 'api'), 'schemas/api')),
     ...(await generateOpenApi()),
+    ...(await generateValidators(root, join(generatedDir, 'validators'), (text) =>
+      format(text, { parser: 'typescript', singleQuote: true, printWidth: 100 }),
+    )),
     ...(await generateDocs(root)),
   ]);
   const drift: string[] = [];

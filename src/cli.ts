@@ -4,11 +4,15 @@
  * in `src/cli/commands/index.ts`. Results go to stdout, progress and problems to stderr; exit
  * codes: 0 ok, 1 failure or invalid input (one message, no stack), 2 usage error, 130 a run
  * cancelled with Ctrl-C.
+ *
+ * Start-up stays small: registering a command loads only commander and the command's options;
+ * its action imports what it uses when it runs (`--version` and `list` never load the engine,
+ * the LLM providers, evaluation or the service; issue 25).
  */
 import { Command } from 'commander';
 import { COMMANDS } from './cli/commands/index.js';
 import { report } from './cli/io.js';
-import { packageVersion } from './config/index.js';
+import { packageVersion } from './config/package-info.js';
 
 const program = new Command()
   .name('agentic')

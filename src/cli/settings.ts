@@ -3,26 +3,12 @@
  * `--runs-dir`, `--no-llm`): they override the matching AGENTIC_* variables, then the
  * configuration is loaded and checked exactly as the service does it.
  */
-import type { Command } from 'commander';
+import type { SettingsOptions } from './settings-options.js';
 import { loadAgentsModule } from '../agents/agents-module.js';
 import type { Agent } from '../agents/types.js';
 import { loadConfig, type Config } from '../config/index.js';
 
-/** What commander parses from the shared options. */
-export interface SettingsOptions {
-  workflowsDir?: string;
-  runsDir?: string;
-  /** false when `--no-llm` is given. */
-  llm?: boolean;
-}
-
-/** Adds the shared options to a command. */
-export function withSettings(command: Command): Command {
-  return command
-    .option('-w, --workflows-dir <dir>', 'workflows directory (overrides AGENTIC_WORKFLOWS_DIR)')
-    .option('-r, --runs-dir <dir>', 'run-file directory (overrides AGENTIC_RUNS_DIR)')
-    .option('--no-llm', 'deterministic placeholder LLM answers (sets AGENTIC_NO_LLM=1)');
-}
+export { withSettings, type SettingsOptions } from './settings-options.js';
 
 /** The configuration: the environment with the command's options applied. */
 export function settings(

@@ -1,8 +1,9 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import { isAbsolute, resolve } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import schema from '../../schemas/config.schema.json' with { type: 'json' };
 import { ConfigError } from '../errors.js';
+import { validate as validateConfigSchema } from '../generated/validators/config.js';
 import { resolveWorkflowsLocation, type WorkflowsSource } from './workflows-location.js';
 import { parseRateLimit, type RateLimitSpec } from './rate-limit-spec.js';
 import { readTierOverrides, type LlmSettings } from './llm-settings.js';
@@ -166,8 +167,10 @@ const DEFAULT_CORS_ORIGINS = [5173, 8000, 8010].flatMap((port) => [
   `http://127.0.0.1:${port}`,
 ]);
 
-const ajv = new Ajv2020({ coerceTypes: true, useDefaults: true, allErrors: true, strict: false });
-const validateEnv = ajv.compile<Record<string, string | number | boolean>>(schema);
+// Precompiled by `npm run gen` (scripts/validators.ts) with coercion and defaults.
+const validateEnv = validateConfigSchema as ValidateFunction<
+  Record<string, string | number | boolean>
+>;
 const PROPERTIES = schema.properties as Record<string, { type: string; description?: string }>;
 
 /**

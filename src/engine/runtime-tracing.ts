@@ -7,13 +7,11 @@ import type { TracerProvider } from '@opentelemetry/api';
 import { packageVersion } from '../config/index.js';
 import type { LlmClient } from '../llm/index.js';
 import type { ToolKit } from '../tools/index.js';
-import {
-  createRunSpans,
-  TRACE_SERVICE_NAME,
-  traceModelCalls,
-  traceToolCalls,
-  type RunSpans,
-} from '../tracing/index.js';
+// The modules, not the tracing barrel: that one loads the OpenTelemetry SDK (issue 25).
+import { traceModelCalls } from '../tracing/model-spans.js';
+import { TRACE_SERVICE_NAME } from '../tracing/otlp-endpoint.js';
+import { createRunSpans, type RunSpans } from '../tracing/run-spans.js';
+import { traceToolCalls } from '../tracing/tool-spans.js';
 
 export interface RuntimeTracing {
   readonly runs: RunSpans;

@@ -3,28 +3,23 @@
  * OpenAPI document is generated from). ajv errors become the spec's 422 list, with `loc`
  * starting at `"body"` and pydantic-style `type` names that clients of the Python service know.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import approvalDecisionRequest from '../../schemas/api/approval-decision-request.schema.json' with { type: 'json' };
-import chatRequest from '../../schemas/api/chat-request.schema.json' with { type: 'json' };
-import editorRequest from '../../schemas/api/editor-request.schema.json' with { type: 'json' };
-import runRequest from '../../schemas/api/run-request.schema.json' with { type: 'json' };
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { ValidationError, type ErrorDetail } from '../errors.js';
 import type { ApprovalDecisionRequest } from '../generated/api/approval-decision-request.js';
 import type { ChatRequest } from '../generated/api/chat-request.js';
 import type { WorkflowEditorRequest } from '../generated/api/editor-request.js';
 import type { WorkflowRunRequest } from '../generated/api/run-request.js';
+import { validate as approvalDecisionRequest } from '../generated/validators/approval-decision-request.js';
+import { validate as chatRequest } from '../generated/validators/chat-request.js';
+import { validate as editorRequest } from '../generated/validators/editor-request.js';
+import { validate as runRequest } from '../generated/validators/run-request.js';
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: true });
-
-function compile<T>(schema: object): ValidateFunction<T> {
-  return ajv.compile<T>(schema);
-}
-
+// Precompiled from the schemas by `npm run gen` (scripts/validators.ts), defaults applied.
 const validators = {
-  run: compile<WorkflowRunRequest>(runRequest),
-  editor: compile<WorkflowEditorRequest>(editorRequest),
-  chat: compile<ChatRequest>(chatRequest),
-  approval: compile<ApprovalDecisionRequest>(approvalDecisionRequest),
+  run: runRequest as ValidateFunction<WorkflowRunRequest>,
+  editor: editorRequest as ValidateFunction<WorkflowEditorRequest>,
+  chat: chatRequest as ValidateFunction<ChatRequest>,
+  approval: approvalDecisionRequest as ValidateFunction<ApprovalDecisionRequest>,
 };
 
 function pointerToLoc(pointer: string): (string | number)[] {

@@ -5,6 +5,10 @@
  * graceful shutdown: stop accepting, let running runs finish within the grace period, then
  * cancel them (persisted as failed), drain the run-file write queue, close WebSocket/SSE
  * clients and the server. Requests arriving meanwhile get 503 "shutting down" (shutdown-gate.ts).
+ *
+ * The optional subsystems are imported only when the configuration turns them on: the Redis
+ * side (ioredis, BullMQ) with REDIS_URL, metrics (prom-client) with AGENTIC_METRICS, the
+ * OpenTelemetry SDK and exporters with AGENTIC_TRACING (issue 25: they made start-up slow).
  */
 import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -30,25 +34,20 @@ import type { LlmClient } from '../llm/index.js';
 import type { LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { Logger } from '../log.js';
-import {
-  countEvaluation,
-  createServiceMetrics,
-  createToolCallObserver,
-  observeRuntime,
-  type ServiceMetrics,
-} from '../metrics/index.js';
-import { startDispatch } from '../scale/dispatch.js';
+import { countEvaluation } from '../metrics/eval-observer.js';
+import { observeRuntime } from '../metrics/run-observer.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import { createToolCallObserver } from '../metrics/tool-observer.js';
 import {
   createObservedLlm,
   runtimeOptionsFromConfig,
   tracerProviderFromConfig,
 } from '../scale/runtime-config.js';
-import { startScaleOut, type ScaleOut } from '../scale/scale-out.js';
-import { wireScaleOut } from '../scale/wiring.js';
+import type { ScaleOut } from '../scale/scale-out.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
 import type { FileWriter } from '../store/write-thread.js';
-import { otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/index.js';
+import { otlpTracesUrl, TRACE_SERVICE_NAME } from '../tracing/otlp-endpoint.js';
 import { createWorkflowRegistry } from '../workflow/index.js';
 import { internalsOf } from '../engine/runtime-internals.js';
 import { processTurnSlicer } from '../engine/turn-slicer.js';
@@ -115,7 +114,10 @@ export interface RunningServer {
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const { config, logger } = options;
   // First: an unreachable Redis is a configuration error, before anything else is started.
-  const scale = config.redisUrl === undefined ? undefined : await startScaleOut({ config, logger });
+  const scale =
+    config.redisUrl === undefined
+      ? undefined
+      : await (await import('../scale/scale-out.js')).startScaleOut({ config, logger });
   try {
     return await startWith(options, scale);
   } catch (error) {
@@ -131,12 +133,20 @@ async function startWith(
 ): Promise<RunningServer> {
   const { config, logger } = options;
   const adapters = await loadAdapters(config.defaultAdapter);
+  // The Redis side's modules load before anything starts, so the dispatch and its wiring below
+  // are made in one synchronous stretch as before: no run's events pass between the two.
+  const redisSide =
+    scale === undefined
+      ? undefined
+      : await Promise.all([import('../scale/dispatch.js'), import('../scale/wiring.js')]).then(
+          ([dispatchModule, wiringModule]) => ({ ...dispatchModule, ...wiringModule }),
+        );
   await mkdir(config.runsDir, { recursive: true });
   const agents =
     config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
   const metrics = config.metrics
-    ? createServiceMetrics(
+    ? (await import('../metrics/service-metrics.js')).createServiceMetrics(
         options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
       )
     : undefined;
@@ -145,7 +155,7 @@ async function startWith(
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
   // The service's own provider is shut down (flushed) by close(); an injected one is its owner's.
   const ownTracerProvider =
-    options.tracerProvider === undefined ? tracerProviderFromConfig(config) : undefined;
+    options.tracerProvider === undefined ? await tracerProviderFromConfig(config) : undefined;
   const tracerProvider = options.tracerProvider ?? ownTracerProvider;
   const tracer = tracerProvider?.getTracer(TRACE_SERVICE_NAME, packageVersion);
   if (ownTracerProvider !== undefined) {
@@ -176,8 +186,8 @@ async function startWith(
   });
   // With REDIS_URL runs go through the queue to workers (this process's own, in role `all`).
   const dispatch =
-    options.runtime === undefined && config.redisUrl !== undefined
-      ? startDispatch({ config, logger, runtime: runtimeOptions })
+    options.runtime === undefined && redisSide !== undefined
+      ? redisSide.startDispatch({ config, logger, runtime: runtimeOptions })
       : undefined;
   // The runtime's one start-up scan (recovery) feeds the index; an injected runtime did its own,
   // and runs dispatched to workers are indexed from the directory, so the index reads it itself.
@@ -230,9 +240,9 @@ async function startWith(
     ...(scale === undefined ? {} : { remote: scale.remote }),
   });
   const wiring =
-    scale === undefined
+    scale === undefined || redisSide === undefined
       ? undefined
-      : wireScaleOut(scale, { runtime: executor, hub, history, config, logger });
+      : redisSide.wireScaleOut(scale, { runtime: executor, hub, history, config, logger });
   const datasets = createDatasetCatalogue({
     evalDir: resolveEvalDir(config.workflowsDir),
     localDir: config.localDatasetsDir,

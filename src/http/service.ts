@@ -9,9 +9,8 @@
 import { loadConfig, type Config } from '../config/index.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log.js';
-import { onStopSignals, startWorker } from '../scale/worker-service.js';
+import { onStopSignals } from '../scale/stop-signals.js';
 import { startServer } from './server.js';
-import { startWorkerEndpoint } from './worker-endpoint.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -68,7 +67,11 @@ export async function runService(env: Env, overrides: Partial<Config> = {}): Pro
   // when AGENTIC_WORKER_PORT (or AGENTIC_METRICS) asks for one. (Both check Redis first.)
   const starting: Promise<{ close(options: { exiting: boolean }): Promise<void> }> =
     config.role === 'worker'
-      ? startWorker(config, logger, { serve: startWorkerEndpoint })
+      ? // The Redis side is loaded only by a worker (issue 25: start-up).
+        Promise.all([import('../scale/worker-service.js'), import('./worker-endpoint.js')]).then(
+          ([{ startWorker }, { startWorkerEndpoint }]) =>
+            startWorker(config, logger, { serve: startWorkerEndpoint }),
+        )
       : startServer({ config, logger });
   // Signals are handled from the start: one arriving just after the start-up log line still
   // shuts down gracefully (a failed start has nothing to close).

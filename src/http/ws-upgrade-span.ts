@@ -16,7 +16,7 @@
 import { SpanKind, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ATTR } from '../tracing/index.js';
+import { ATTR } from '../tracing/attributes.js';
 import { methodLabel } from './middleware/metrics.js';
 import { callerContext } from './middleware/tracing.js';
 

@@ -14,8 +14,8 @@ import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import type { RouterOptions } from '../llm/router.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
-import { createLlmCallObserver, type ServiceMetrics } from '../metrics/index.js';
-import { createOtlpTracerProvider } from '../tracing/index.js';
+import { createLlmCallObserver } from '../metrics/llm-observer.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import type { EmbeddingProviders } from '../memory/provider-embedder.js';
 import type { FileWriter } from '../store/write-thread.js';
 import { toolsOptionsFromConfig, type ToolsOptions } from '../tools/index.js';
@@ -88,9 +88,15 @@ export function createObservedLlm(
   });
 }
 
-/** The OTLP tracer provider `config` asks for (AGENTIC_TRACING=1); none when tracing is off. */
-export function tracerProviderFromConfig(config: Config): BasicTracerProvider | undefined {
+/**
+ * The OTLP tracer provider `config` asks for (AGENTIC_TRACING=1); none when tracing is off.
+ * The OpenTelemetry SDK and exporters are imported only then (issue 25: start-up).
+ */
+export async function tracerProviderFromConfig(
+  config: Config,
+): Promise<BasicTracerProvider | undefined> {
   if (!config.tracing) return undefined;
+  const { createOtlpTracerProvider } = await import('../tracing/otlp-provider.js');
   return createOtlpTracerProvider({
     protocol: config.otlpProtocol,
     endpoint: config.otlpEndpoint,

@@ -22,7 +22,7 @@ import {
   observeRuntime,
   type ServiceMetrics,
 } from '../metrics/index.js';
-import { otlpTracesUrl } from '../tracing/index.js';
+import { otlpTracesUrl } from '../tracing/otlp-endpoint.js';
 import { createWorkerRuntime, startDispatch, type Dispatch } from './dispatch.js';
 import { redactRedisUrl } from './redis-connection.js';
 import { attachRunPublisher } from './run-publisher.js';
@@ -104,7 +104,7 @@ async function startWith(
   // Circuit states are the deployment's: a provider failing for one worker is skipped by all.
   const llm = createObservedLlm(config, metrics, scale.breakers);
   metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
-  const tracerProvider = tracerProviderFromConfig(config);
+  const tracerProvider = await tracerProviderFromConfig(config);
   const runtimeOptions = runtimeOptionsFromConfig(config, {
     logger,
     llm: llm.router,
@@ -199,26 +199,4 @@ async function startWith(
       return closing;
     },
   };
-}
-
-/** Installs the signal handling of a service process around `close`. */
-export function onStopSignals(logger: Logger, close: () => Promise<void>): void {
-  let stopping = false;
-  const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ApprovalProvider } from './approval.js';
 import { ToolError } from './tool-error.js';
 import { TOOL_RISKS, type ToolCallContext, type ToolDefinition } from './types.js';
@@ -47,12 +47,26 @@ export function createToolRegistry(
   approval: ApprovalProvider,
   onCall?: (report: ToolCallReport) => void,
 ): ToolRegistry {
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  const byName = new Map<string, { tool: ToolDefinition; validate: ValidateFunction }>();
+  const byName = new Map<string, { tool: ToolDefinition; validate?: ValidateFunction }>();
   for (const tool of tools) {
     if (byName.has(tool.name)) throw new Error(`duplicate tool ${tool.name}`);
-    byName.set(tool.name, { tool, validate: ajv.compile(tool.parameters) });
+    byName.set(tool.name, { tool });
   }
+  // Parameter schemas are compiled at a tool's first call, not when a runtime starts: ajv's
+  // compiler and the compiling cost every process about 0.1 s (issue 25) for tools most runs
+  // never call. The schemas are the built-in tools' own (tested), so none fails to compile.
+  let ajv: Promise<Ajv2020> | undefined;
+  const validatorOf = async (entry: {
+    tool: ToolDefinition;
+    validate?: ValidateFunction;
+  }): Promise<ValidateFunction> => {
+    if (entry.validate !== undefined) return entry.validate;
+    ajv ??= import('ajv/dist/2020.js').then(
+      ({ Ajv2020: AjvClass }) => new AjvClass({ allErrors: true, strict: true }),
+    );
+    entry.validate ??= (await ajv).compile(entry.tool.parameters);
+    return entry.validate;
+  };
   /** One call; `progress.ran` tells a failure of the tool from a refusal before it ran. */
   const call = async (
     name: string,
@@ -66,8 +80,9 @@ export function createToolRegistry(
     if (!caller.allowed.includes(name)) {
       throw new ToolError(name, `not allowed: step '${caller.step}' does not list it in tools`);
     }
-    if (!entry.validate(args)) {
-      const problems = (entry.validate.errors ?? [])
+    const validate = await validatorOf(entry);
+    if (!validate(args)) {
+      const problems = (validate.errors ?? [])
         .map((error) => `${error.instancePath || '(arguments)'} ${error.message ?? 'invalid'}`)
         .join('; ');
       throw new ToolError(name, `invalid arguments: ${problems}`);

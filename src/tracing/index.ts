@@ -4,13 +4,12 @@ export { createRunSpans, type RunSpans } from './run-spans.js';
 export { traceModelCalls } from './model-spans.js';
 export { traceToolCalls } from './tool-spans.js';
 export {
-  createOtlpTracerProvider,
   DEFAULT_OTLP_ENDPOINTS,
   OTLP_EXPORT_TIMEOUT_MS,
   otlpTracesUrl,
   TRACE_SERVICE_NAME,
   type OtlpProtocol,
-  type OtlpTracingOptions,
-} from './otlp-provider.js';
+} from './otlp-endpoint.js';
+export { createOtlpTracerProvider, type OtlpTracingOptions } from './otlp-provider.js';
 export { createSampler } from './sampler.js';
 export { extractTraceContext, injectTraceContext, type TraceCarrier } from './propagation.js';

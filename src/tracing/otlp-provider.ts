@@ -10,25 +10,13 @@ import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trac
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { TraceSamplerSetting } from '../config/index.js';
 import { createSampler } from './sampler.js';
+import {
+  OTLP_EXPORT_TIMEOUT_MS,
+  otlpTracesUrl,
+  TRACE_SERVICE_NAME,
+  type OtlpProtocol,
+} from './otlp-endpoint.js';
 import { WorkerSpanExporter } from './worker-exporter.js';
-
-/** The `service.name` resource of the service's spans. */
-export const TRACE_SERVICE_NAME = 'agentic-runtime';
-
-/** OTLP transports (OTEL_EXPORTER_OTLP_PROTOCOL). */
-export type OtlpProtocol = 'grpc' | 'http/protobuf';
-
-/** Collector address when OTEL_EXPORTER_OTLP_ENDPOINT is unset (the OTLP defaults). */
-export const DEFAULT_OTLP_ENDPOINTS: Readonly<Record<OtlpProtocol, string>> = {
-  grpc: 'http://localhost:4317',
-  'http/protobuf': 'http://localhost:4318',
-};
-
-/**
- * Longest one export may take, retries included, in ms. The SDK's 10 s made a graceful
- * shutdown wait 8 s for a collector that is down (the HTTP exporter retries with backoff).
- */
-export const OTLP_EXPORT_TIMEOUT_MS = 3000;
 
 export interface OtlpTracingOptions {
   protocol: OtlpProtocol;
@@ -50,13 +38,6 @@ export interface OtlpTracingOptions {
    * @default `parentbased_traceidratio` at `sampleRatio`
    */
   sampler?: Pick<TraceSamplerSetting, 'name' | 'ratio'>;
-}
-
-/** Where spans go: a gRPC collector's base URL, or `<base>/v1/traces` over HTTP (OTLP spec). */
-export function otlpTracesUrl(protocol: OtlpProtocol, endpoint: string | undefined): string {
-  const base = endpoint ?? DEFAULT_OTLP_ENDPOINTS[protocol];
-  if (protocol === 'grpc') return base;
-  return `${base.replace(/\/+$/, '')}/v1/traces`;
 }
 
 /**

@@ -8,7 +8,8 @@ import { readFile, readdir } from 'node:fs/promises';
 import { basename, extname, isAbsolute, join, relative } from 'node:path';
 import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
-import { resolveContainedSync } from '../security/index.js';
+// The module, not the security barrel: that one loads the sanitizer (issue 25: start-up).
+import { resolveContainedSync } from '../security/path-safety.js';
 import { compileWorkflow } from './compile.js';
 import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
 import { parseWorkflowYaml } from './parse.js';

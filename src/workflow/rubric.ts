@@ -1,14 +1,14 @@
 /**
  * The rubric format, shared by a workflow's own `evaluation` block and rubric files
  * (`<eval dir>/rubrics/<id>.yaml`, read by src/eval/rubric-file.ts): validated against
- * `schemas/rubric.schema.json` (ajv), then checked for what a schema cannot say: weights summing
+ * `schemas/rubric.schema.json` (ajv, precompiled), then checked for what a schema cannot say: weights summing
  * to 1 ± 0.01, unique criterion ids, `good < bad`. Pure (no I/O). It lives in workflow/ because
  * workflow validation checks a workflow's own rubric at load; src/eval scores with it.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import schema from '../../schemas/rubric.schema.json' with { type: 'json' };
+import type { ValidateFunction } from 'ajv';
 import { ValidationError, type ErrorDetail } from '../errors.js';
 import type { Rubric, RubricCriterion } from '../generated/rubric.js';
+import { validate as validateRubricSchema } from '../generated/validators/rubric.js';
 
 export const HARD_GATES = {
   REQUIRED_OUTPUTS_PRESENT: 'required_outputs_present',
@@ -39,8 +39,8 @@ export const RUBRIC_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 /** The rubric used when neither the request nor the workflow names one. */
 export const DEFAULT_RUBRIC_ID = 'default';
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-const validateSchema = ajv.compile<Rubric>(schema);
+// Precompiled from schemas/rubric.schema.json by `npm run gen` (scripts/validators.ts).
+const validateSchema = validateRubricSchema as ValidateFunction<Rubric>;
 
 /**
  * Validates rubric data (parsed YAML or a workflow's `evaluation` block, from which the keys a

@@ -2,18 +2,14 @@
  * JSON Schema validation of a workflow document, with ajv's errors translated into the
  * spec's `{loc, msg, type}` entries in plain words (no ajv jargon).
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject } from 'ajv';
-import schema from '../../schemas/workflow.schema.json' with { type: 'json' };
 import type { ErrorDetail } from '../errors.js';
+// Precompiled from schemas/workflow.schema.json by `npm run gen` (scripts/validators.ts), verbose.
+import { validate as validateSchema } from '../generated/validators/workflow.js';
 import { agentNameProblem } from './agent-names.js';
 import { describeValue, showValue, typeLabel } from './input-types.js';
 
 type Loc = (string | number)[];
-
-// strict: false lets the schema carry json-schema-to-typescript's `tsType` hints.
-const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
-const validateSchema = ajv.compile(schema);
 
 /** JSON pointer → loc, with array positions as numbers (found by walking the document). */
 function pointerToLoc(doc: unknown, pointer: string): Loc {

@@ -4,7 +4,8 @@
  * `steps.<self>.outputs`) and/or a JSON Schema the outputs must match, with the policy of
  * corrections. Checked at load (`checkVerify`), compiled once (`compileVerify`).
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
 import type { ErrorDetail } from '../errors.js';
 import { compileCondition } from './expressions.js';
 import type { EvalScope } from './types.js';
@@ -46,9 +47,19 @@ export interface CompiledVerify {
   timeoutSeconds: number | undefined;
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
+let ajv: Ajv2020 | undefined;
 
+/**
+ * A workflow's own schema is compiled when a workflow with one is loaded. ajv's compiler is
+ * required then, synchronously, not at start-up: loading it cost every process about 0.1 s
+ * (issue 25), and the shipped workflows have no `verify.schema`.
+ */
 function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+  if (ajv === undefined) {
+    const require = createRequire(import.meta.url);
+    const { Ajv2020: AjvClass } = require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };
+    ajv = new AjvClass({ allErrors: true, strict: false });
+  }
   return ajv.compile(schema);
 }
 

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/index.js';
 import type { ApprovalDecisionRequest } from '../../generated/api/approval-decision-request.js';
 import type { ApprovalsResponse } from '../../generated/api/approvals-response.js';
 import type { CliContext } from './index.js';
@@ -32,8 +31,10 @@ function withUrl(command: Command): Command {
  * `POST /api/approvals/{call_id}`.
  */
 export function registerApprovals(program: Command, context: CliContext): void {
-  const client = (options: ServiceOptions): ServiceClient =>
-    createServiceClient(options.url, loadConfig(context.env).apiKey);
+  const client = async (options: ServiceOptions): Promise<ServiceClient> => {
+    const { loadConfig } = await import('../../config/load-config.js');
+    return createServiceClient(options.url, loadConfig(context.env).apiKey);
+  };
   const approvals = program
     .command('approvals')
     .description('list, approve or deny the tool calls a running service holds for approval');
@@ -41,7 +42,7 @@ export function registerApprovals(program: Command, context: CliContext): void {
   withUrl(approvals.command('list').description('the tool calls waiting, oldest first'))
     .option('--json', 'print the answer of GET /api/approvals')
     .action(async (options: ServiceOptions & { json?: boolean }) => {
-      const service = client(options);
+      const service = await client(options);
       const { status, body } = await service.request('GET', '/api/approvals');
       if (status !== 200) throw new CliError(`${service.url}: HTTP ${status}: ${detailOf(body)}`);
       const listing = body as ApprovalsResponse;
@@ -90,7 +91,7 @@ export function registerApprovals(program: Command, context: CliContext): void {
     )
       .option('--reason <text>', 'why, recorded with the decision')
       .action(async (callId: string, options: ServiceOptions & { reason?: string }) => {
-        const service = client(options);
+        const service = await client(options);
         const request: ApprovalDecisionRequest = {
           decision,
           ...(options.reason === undefined ? {} : { reason: options.reason }),

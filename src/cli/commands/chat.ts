@@ -1,8 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../../config/index.js';
-import { createLlmService } from '../../llm/llm-service.js';
 import { WRITTEN_MODEL_ID } from '../../llm/model-id.js';
-import { createNoLlmClient } from '../../llm/no-llm.js';
 import type { CliContext } from './index.js';
 import { CliError, err, out } from '../io.js';
 
@@ -39,7 +36,12 @@ export function registerChat(program: Command, context: CliContext): void {
       }
       const env = { ...context.env };
       if (options.llm === false) env.AGENTIC_NO_LLM = '1';
+      const { loadConfig } = await import('../../config/load-config.js');
       const config = loadConfig(env);
+      const [{ createLlmService }, { createNoLlmClient }] = await Promise.all([
+        import('../../llm/llm-service.js'),
+        import('../../llm/no-llm.js'),
+      ]);
       const service = createLlmService(config.llm);
       const client = config.noLlm ? createNoLlmClient() : service.router;
       const controller = new AbortController();

@@ -1,16 +1,9 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ERROR_CODES, isAppError } from '../../errors.js';
-import { createBatchManager, type BatchItem } from '../../eval/batch.js';
-import { createDatasetCatalogue } from '../../eval/datasets.js';
-import { resolveEvalDir } from '../../eval/eval-dir.js';
-import { createEvaluator } from '../../eval/evaluator.js';
-import { createDeterministicJudge, createLlmJudge } from '../../eval/judge.js';
+import type { BatchItem } from '../../eval/batch.js';
 import type { EvalBatchResponse } from '../../generated/api/eval-batch-response.js';
-import { createLlmService } from '../../llm/llm-service.js';
-import { createLogger } from '../../log.js';
 import { err, out } from '../io.js';
-import { createCliRuntime } from '../cli-runtime.js';
-import { settings, withSettings, type SettingsOptions } from '../settings.js';
+import { withSettings, type SettingsOptions } from '../settings-options.js';
 import { workflowNotFound } from '../workflow-arg.js';
 import type { CliContext } from './index.js';
 
@@ -116,7 +109,27 @@ export function registerEval(program: Command, context: CliContext): void {
       .option('-c, --concurrency <n>', 'samples run at once (default 2, at most 16)', parseCount)
       .option('--json', 'print the batch (items and aggregate) as JSON on stdout'),
   ).action(async (workflow: string, options: EvalOptions) => {
+    const { settings } = await import('../settings.js');
     const config = settings(options, context.env);
+    const [
+      { createBatchManager },
+      { createDatasetCatalogue },
+      { resolveEvalDir },
+      { createEvaluator },
+      { createDeterministicJudge, createLlmJudge },
+      { createLlmService },
+      { createLogger },
+      { createCliRuntime },
+    ] = await Promise.all([
+      import('../../eval/batch.js'),
+      import('../../eval/datasets.js'),
+      import('../../eval/eval-dir.js'),
+      import('../../eval/evaluator.js'),
+      import('../../eval/judge.js'),
+      import('../../llm/llm-service.js'),
+      import('../../log.js'),
+      import('../cli-runtime.js'),
+    ]);
     // One LLM layer for the runs' LLM steps and the judge (none in no-LLM mode).
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
     const runtime = await createCliRuntime(config, llm);

@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config/index.js';
-import { createLlmService } from '../../llm/llm-service.js';
 import type { CliContext } from './index.js';
 import { out } from '../io.js';
 
@@ -16,6 +14,10 @@ export function registerModels(program: Command, context: CliContext): void {
     .description('probe the LLM providers and show the tier fallback chains')
     .option('--json', 'print the probe result as JSON')
     .action(async (options: { json?: boolean }) => {
+      const [{ createLlmService }, { loadConfig }] = await Promise.all([
+        import('../../llm/llm-service.js'),
+        import('../../config/load-config.js'),
+      ]);
       const service = createLlmService(loadConfig(context.env).llm);
       try {
         const probe = await service.probe();

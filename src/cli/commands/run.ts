@@ -1,4 +1,3 @@
-import { createLlmService } from '../../llm/llm-service.js';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ADAPTERS, type AdapterName, type RunHandle } from '../../engine/types.js';
 import { isAdapterName } from '../../config/adapter-names.js';
@@ -6,14 +5,8 @@ import { ERROR_CODES, isAppError } from '../../errors.js';
 import type { CliContext } from './index.js';
 import { err, out, parseJsonObject } from '../io.js';
 import { progressLine } from '../progress.js';
-import { createCliRuntime } from '../cli-runtime.js';
-import { startInspectorServer, type InspectorServer } from '../inspector-server.js';
-import {
-  createTerminalApprover,
-  stepsNeedingApproval,
-  unanswerableApprovals,
-} from '../run-approvals.js';
-import { settings, withSettings, type SettingsOptions } from '../settings.js';
+import type { InspectorServer } from '../inspector-server.js';
+import { withSettings, type SettingsOptions } from '../settings-options.js';
 import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
 
 interface RunOptions extends SettingsOptions {
@@ -38,6 +31,7 @@ function parsePort(text: string): number {
  * so the whole run is seen.
  */
 async function openInspector(port: number): Promise<InspectorServer> {
+  const { startInspectorServer } = await import('../inspector-server.js');
   const inspector = await startInspectorServer({ port });
   err(`inspector: open ${inspector.page} (the Stately inspector, fed by this run)`);
   err(`inspector: or connect a WebSocket receiver to ${inspector.url}`);
@@ -72,12 +66,22 @@ export function registerRun(program: Command, context: CliContext): void {
         parsePort,
       ),
   ).action(async (workflow: string, options: RunOptions) => {
+    const { settings } = await import('../settings.js');
     const config = settings(options, context.env);
     const arg = await readWorkflowArg(workflow);
     const inspector =
       options.inspect === undefined
         ? undefined
         : await openInspector(options.inspect === true ? 0 : options.inspect);
+    const [
+      { createLlmService },
+      { createCliRuntime },
+      { createTerminalApprover, stepsNeedingApproval, unanswerableApprovals },
+    ] = await Promise.all([
+      import('../../llm/llm-service.js'),
+      import('../cli-runtime.js'),
+      import('../run-approvals.js'),
+    ]);
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
     const runtime = await createCliRuntime(config, llm, inspector?.inspect);
     const source = arg.kind === 'file' ? arg.text : arg.name;

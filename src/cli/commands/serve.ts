@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { CliContext } from './index.js';
-import { runService } from '../../http/service.js';
 
 /** `agentic serve`: the HTTP service, configured by AGENTIC_* variables and these options. */
 export function registerServe(program: Command, context: CliContext): void {
@@ -32,6 +31,7 @@ export function registerServe(program: Command, context: CliContext): void {
         if (options.runsDir !== undefined) env.AGENTIC_RUNS_DIR = options.runsDir;
         if (options.llm === false) env.AGENTIC_NO_LLM = '1';
         if (options.role !== undefined) env.AGENTIC_ROLE = options.role;
+        const { runService } = await import('../../http/service.js');
         await runService(env);
       },
     );

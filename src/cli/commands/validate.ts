@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { customAgentNames } from '../../agents/custom-agents.js';
 import { isAppError, ERROR_CODES } from '../../errors.js';
-import { createWorkflowRegistry } from '../../workflow/index.js';
 import type { CliContext } from './index.js';
 import { out } from '../io.js';
-import { customAgents, settings, withSettings, type SettingsOptions } from '../settings.js';
+import { withSettings, type SettingsOptions } from '../settings-options.js';
 import { readWorkflowArg, workflowNotFound } from '../workflow-arg.js';
 
 /** `agentic validate <workflow>`: a YAML file or a workflow name, checked fully; runs nothing. */
@@ -16,6 +14,12 @@ export function registerValidate(program: Command, context: CliContext): void {
         'validate a workflow YAML file or a workflow by name (schema, dependencies, cycles, expressions)',
       ),
   ).action(async (workflow: string, options: SettingsOptions) => {
+    const [{ customAgents, settings }, { createWorkflowRegistry }, { customAgentNames }] =
+      await Promise.all([
+        import('../settings.js'),
+        import('../../workflow/index.js'),
+        import('../../agents/custom-agents.js'),
+      ]);
     const config = settings(options, context.env);
     const registry = createWorkflowRegistry({
       dir: config.workflowsDir,

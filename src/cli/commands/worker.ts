@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import type { CliContext } from './index.js';
-import { runService } from '../../http/service.js';
 
 /**
  * `agentic worker`: a worker executing queued runs (`AGENTIC_ROLE=worker`), configured by
@@ -26,6 +25,7 @@ export function registerWorker(program: Command, context: CliContext): void {
         if (options.workflowsDir !== undefined) env.AGENTIC_WORKFLOWS_DIR = options.workflowsDir;
         if (options.runsDir !== undefined) env.AGENTIC_RUNS_DIR = options.runsDir;
         if (options.llm === false) env.AGENTIC_NO_LLM = '1';
+        const { runService } = await import('../../http/service.js');
         await runService(env);
       },
     );

@@ -13,9 +13,10 @@ import {
   type Context,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context as KoaContext, Middleware } from 'koa';
 import type { IncomingHttpHeaders } from 'node:http';
+import { createRequire } from 'node:module';
 import { methodLabel, routeLabel, UNMATCHED_ROUTE } from './metrics.js';
 
 /** What the tracing middleware leaves in `ctx.state`. */
@@ -24,7 +25,23 @@ export interface TracingState {
   traceContext?: Context;
 }
 
-const propagator = new W3CTraceContextPropagator();
+let propagator: W3CTraceContextPropagator | undefined;
+
+/**
+ * The W3C propagator, from @opentelemetry/core required at the first traced request: the app
+ * imports this module whether tracing is on or not, and a service without tracing should not
+ * load the OpenTelemetry SDK's packages at start-up (issue 25).
+ */
+function w3cPropagator(): W3CTraceContextPropagator {
+  if (propagator === undefined) {
+    const require = createRequire(import.meta.url);
+    const core = require('@opentelemetry/core') as {
+      W3CTraceContextPropagator: typeof W3CTraceContextPropagator;
+    };
+    propagator = new core.W3CTraceContextPropagator();
+  }
+  return propagator;
+}
 
 /** Reads the propagation headers from Node's lower-cased header object. */
 const headerGetter = {
@@ -37,7 +54,7 @@ const headerGetter = {
  * root context when it carries none or a malformed one.
  */
 export function callerContext(headers: IncomingHttpHeaders): Context {
-  return propagator.extract(ROOT_CONTEXT, headers, headerGetter);
+  return w3cPropagator().extract(ROOT_CONTEXT, headers, headerGetter);
 }
 
 /** The request's trace context, from the incoming `traceparent` when it is well formed. */

@@ -4,16 +4,16 @@
  * gives its progress and aggregate.
  */
 import type Router from '@koa/router';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import batchRequestSchema from '../../../schemas/api/eval-batch-request.schema.json' with { type: 'json' };
+import type { ValidateFunction } from 'ajv';
 import { ERROR_CODES, NotFoundError, ValidationError } from '../../errors.js';
 import { BATCH_ID, type BatchManager } from '../../eval/batch.js';
 import type { EvalBatchRequest } from '../../generated/api/eval-batch-request.js';
+import { validate as validateBatchRequest } from '../../generated/validators/eval-batch-request.js';
 import { param, requestBody } from '../context.js';
 import { toErrorDetails } from '../request-validation.js';
 
-const ajv = new Ajv2020({ allErrors: true, strict: false, useDefaults: true });
-const validate = ajv.compile<EvalBatchRequest>(batchRequestSchema);
+// Precompiled from its schema by `npm run gen` (scripts/validators.ts), defaults applied.
+const validate = validateBatchRequest as ValidateFunction<EvalBatchRequest>;
 
 function parseBatchRequest(body: unknown): EvalBatchRequest {
   const value = body ?? {};

@@ -14,7 +14,7 @@ import type { ModelProbeResponse } from '../../generated/api/model-probe-respons
 import { LlmError } from '../../llm/llm-error.js';
 import type { ChatMessage, LlmClient, LlmResponse } from '../../llm/types.js';
 import type { Logger } from '../../log.js';
-import { traceModelCalls } from '../../tracing/index.js';
+import { traceModelCalls } from '../../tracing/model-spans.js';
 import { traceContextOf } from '../middleware/tracing.js';
 import { parseChatRequest } from '../request-validation.js';
 import { SseWriter } from '../sse.js';

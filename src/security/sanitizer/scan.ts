@@ -86,10 +86,8 @@ const ANY_INJECTION = new RegExp(
   INJECTION_DETECTORS.map((d) => `(?:${d.pattern.source})`).join('|'),
   'i',
 );
-// Numbered groups would shift under the join; the injection patterns have none.
-if ((new RegExp(`${ANY_INJECTION.source}|`).exec('')?.length ?? 0) !== 1) {
-  throw new Error('injection detectors must not use capturing groups');
-}
+// Numbered groups would shift under the join; the injection patterns have none (a test checks
+// it: checked here, at load, it compiled this regex at every start, about 1.2 s; issue 25).
 /**
  * dan_persona's anchor, apart from the injection gate: only the capitalised DAN is the
  * persona, and one case-sensitive literal costs a fraction of a case-insensitive `dan\b`

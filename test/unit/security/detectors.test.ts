@@ -4,6 +4,7 @@ import {
   isHostIp,
   isPublicIp,
   luhnValid,
+  INJECTION_DETECTORS,
   sanitize,
   skeleton,
 } from '../../../src/security/index.js';
@@ -11,6 +12,13 @@ import {
 const names = (text: string): string[] => sanitize({ t: text }).findings.map((f) => f.pattern_name);
 
 describe('sanitizer detectors', () => {
+  it('has no capturing group in an injection pattern (the scan joins them into one regex)', () => {
+    const groups = INJECTION_DETECTORS.filter(
+      (d) => (new RegExp(`${d.pattern.source}|`).exec('')?.length ?? 0) !== 1,
+    ).map((d) => d.name);
+    expect(groups).to.deep.equal([]);
+  });
+
   it('validates card numbers with Luhn and issuer prefixes', () => {
     expect(luhnValid('4111111111111111')).to.equal(true);
     expect(luhnValid('4111111111111112')).to.equal(false);
