@@ -33,6 +33,7 @@ export const LAYERS = [
   'src/engine',
   'src/eval',
   'src/metrics',
+  'src/service', // the composition root: what the service, a worker and a command are built of
   'src/scale',
   'src/http', // nothing below imports http
   'src/cli',

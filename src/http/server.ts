@@ -10,7 +10,6 @@
  * side (ioredis, BullMQ) with REDIS_URL, metrics (prom-client) with AGENTIC_METRICS, the
  * OpenTelemetry SDK and exporters with AGENTIC_TRACING (issue 25: they made start-up slow).
  */
-import { mkdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TracerProvider } from '@opentelemetry/api';
@@ -20,7 +19,6 @@ import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
 import type { RunService, Runtime } from '../engine/types.js';
 import { listAgents } from '../agents/agent-listing.js';
-import { loadAgentsModule } from '../agents/agents-module.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
 import { customAgentNames } from '../agents/custom-agents.js';
 import { packageVersion, shippedAgentCatalogue } from '../config/index.js';
@@ -37,12 +35,7 @@ import type { Logger } from '../log.js';
 import { countEvaluation } from '../metrics/eval-observer.js';
 import { observeRuntime } from '../metrics/run-observer.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
-import { createToolCallObserver } from '../metrics/tool-observer.js';
-import {
-  createObservedLlm,
-  runtimeOptionsFromConfig,
-  tracerProviderFromConfig,
-} from '../scale/runtime-config.js';
+import { composeService } from '../service/compose.js';
 import type { ScaleOut } from '../scale/scale-out.js';
 import { createHistoryIndex, type HistoryIndex } from '../store/history.js';
 import { createRetention } from '../store/retention.js';
@@ -141,22 +134,18 @@ async function startWith(
       : await Promise.all([import('../scale/dispatch.js'), import('../scale/wiring.js')]).then(
           ([dispatchModule, wiringModule]) => ({ ...dispatchModule, ...wiringModule }),
         );
-  await mkdir(config.runsDir, { recursive: true });
-  const agents =
-    config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
   await warnIfMissingWorkflowsDir(config, logger);
-  const metrics = config.metrics
-    ? (await import('../metrics/service-metrics.js')).createServiceMetrics(
-        options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
-      )
-    : undefined;
-  // An injected LLM layer reports no calls (its router was built without this observer).
-  const llm = options.llm ?? createObservedLlm(config, metrics, scale?.breakers);
-  metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
-  // The service's own provider is shut down (flushed) by close(); an injected one is its owner's.
-  const ownTracerProvider =
-    options.tracerProvider === undefined ? await tracerProviderFromConfig(config) : undefined;
-  const tracerProvider = options.tracerProvider ?? ownTracerProvider;
+  const { agents, metrics, llm, tracerProvider, ownTracerProvider, runtimeOptions } =
+    await composeService(config, {
+      logger,
+      ...(scale === undefined ? {} : { breakerSharing: scale.breakers }),
+      ...(options.metricsRegistry === undefined
+        ? {}
+        : { metricsRegistry: options.metricsRegistry }),
+      ...(options.llm === undefined ? {} : { llm: options.llm }),
+      ...(options.tracerProvider === undefined ? {} : { tracerProvider: options.tracerProvider }),
+      ...(options.writeFile === undefined ? {} : { writeFile: options.writeFile }),
+    });
   const tracer = tracerProvider?.getTracer(TRACE_SERVICE_NAME, packageVersion);
   if (ownTracerProvider !== undefined) {
     logger.info(
@@ -174,15 +163,6 @@ async function startWith(
     runsDir: config.runsDir,
     logger,
     recordCacheBytes: config.runCacheBytes,
-  });
-  const runtimeOptions = runtimeOptionsFromConfig(config, {
-    logger,
-    llm: llm.router,
-    providers: llm.providers,
-    agents,
-    ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
-    ...(tracerProvider === undefined ? {} : { tracerProvider }),
-    ...(options.writeFile !== undefined ? { writeFile: options.writeFile } : {}),
   });
   // With REDIS_URL runs go through the queue to workers (this process's own, in role `all`).
   const dispatch =

@@ -11,26 +11,15 @@
  * without a port the worker listens on none); with AGENTIC_TRACING=1 its run spans continue the
  * traces of the requests that queued them (the job carries `traceparent`).
  */
-import { mkdir } from 'node:fs/promises';
-import { loadAgentsModule } from '../agents/agents-module.js';
 import type { Config } from '../config/index.js';
 import type { Runtime } from '../engine/types.js';
 import type { Logger } from '../log.js';
-import {
-  createServiceMetrics,
-  createToolCallObserver,
-  observeRuntime,
-  type ServiceMetrics,
-} from '../metrics/index.js';
+import { observeRuntime, type ServiceMetrics } from '../metrics/index.js';
 import { otlpTracesUrl } from '../tracing/otlp-endpoint.js';
 import { createWorkerRuntime, startDispatch, type Dispatch } from './dispatch.js';
 import { redactRedisUrl } from './redis-connection.js';
 import { attachRunPublisher } from './run-publisher.js';
-import {
-  createObservedLlm,
-  runtimeOptionsFromConfig,
-  tracerProviderFromConfig,
-} from './runtime-config.js';
+import { composeService } from '../service/compose.js';
 import { startScaleOut, type ScaleOut } from './scale-out.js';
 
 /** What a worker's endpoint serves: its metrics, and what its readiness checks. */
@@ -97,22 +86,13 @@ async function startWith(
   scale: ScaleOut,
   options: WorkerOptions,
 ): Promise<RunningWorker> {
-  await mkdir(config.runsDir, { recursive: true });
-  const agents =
-    config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
-  const metrics = config.metrics ? createServiceMetrics() : undefined;
   // Circuit states are the deployment's: a provider failing for one worker is skipped by all.
-  const llm = createObservedLlm(config, metrics, scale.breakers);
-  metrics?.readGauges({ breakers: () => llm.router.breakerStates() });
-  const tracerProvider = await tracerProviderFromConfig(config);
-  const runtimeOptions = runtimeOptionsFromConfig(config, {
-    logger,
-    llm: llm.router,
-    providers: llm.providers,
-    agents,
-    ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
-    ...(tracerProvider === undefined ? {} : { tracerProvider }),
-  });
+  const {
+    metrics,
+    llm,
+    ownTracerProvider: tracerProvider,
+    runtimeOptions,
+  } = await composeService(config, { logger, breakerSharing: scale.breakers });
   const runtime = createWorkerRuntime(config, runtimeOptions);
   // The endpoint is bound before the queue worker takes anything: a port in use fails the
   // start with nothing to hand back (and BullMQ's worker is not closed while it starts).

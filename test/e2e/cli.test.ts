@@ -136,6 +136,18 @@ describe('agentic command line (src/cli.ts)', function () {
     expect(await runFiles()).to.have.length(1);
   });
 
+  it("run builds its runtime from the service's settings: AGENTIC_STEP_TIMEOUT_SECONDS ends a step", async () => {
+    await writeFile(join(root, 'slow.yaml'), SLOW);
+    const exit = await agentic(['run', 'slow.yaml', '--json', '-r', runs], root, {
+      AGENTIC_STEP_TIMEOUT_SECONDS: '1',
+    }).exit;
+    // Before, the command's runtime took only some settings and the step slept its 60 s.
+    expect(exit.code, exit.stderr).to.equal(1);
+    const record = JSON.parse(exit.stdout) as { status: string; steps: { error: string }[] };
+    expect(record.status).to.equal('failed');
+    expect(record.steps[0]!.error).to.match(/timed out after 1 ?s/);
+  });
+
   it('run -i converts form-style strings like the HTTP API and names unknown inputs', async () => {
     const input = '{"threshold":"3","text":"a longer text"}';
     const exit = await agentic(['run', 'conditional_branching', '-r', runs, '-i', input], root)

@@ -119,7 +119,7 @@ export function registerEval(program: Command, context: CliContext): void {
       { createDeterministicJudge, createLlmJudge },
       { createLlmService },
       { createLogger },
-      { createCliRuntime },
+      { composeCommandRuntime },
     ] = await Promise.all([
       import('../../eval/batch.js'),
       import('../../eval/datasets.js'),
@@ -128,11 +128,11 @@ export function registerEval(program: Command, context: CliContext): void {
       import('../../eval/judge.js'),
       import('../../llm/llm-service.js'),
       import('../../log.js'),
-      import('../cli-runtime.js'),
+      import('../../service/compose.js'),
     ]);
     // One LLM layer for the runs' LLM steps and the judge (none in no-LLM mode).
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
-    const runtime = await createCliRuntime(config, llm);
+    const runtime = await composeCommandRuntime(config, llm);
     const datasets = createDatasetCatalogue({
       evalDir: resolveEvalDir(config.workflowsDir),
       localDir: config.localDatasetsDir,

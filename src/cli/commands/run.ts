@@ -75,15 +75,15 @@ export function registerRun(program: Command, context: CliContext): void {
         : await openInspector(options.inspect === true ? 0 : options.inspect);
     const [
       { createLlmService },
-      { createCliRuntime },
+      { composeCommandRuntime },
       { createTerminalApprover, stepsNeedingApproval, unanswerableApprovals },
     ] = await Promise.all([
       import('../../llm/llm-service.js'),
-      import('../cli-runtime.js'),
+      import('../../service/compose.js'),
       import('../run-approvals.js'),
     ]);
     const llm = config.noLlm ? undefined : createLlmService(config.llm);
-    const runtime = await createCliRuntime(config, llm, inspector?.inspect);
+    const runtime = await composeCommandRuntime(config, llm, inspector?.inspect);
     const source = arg.kind === 'file' ? arg.text : arg.name;
     // Approvals of the `http` provider are answered here, by the person at the terminal.
     const asking = runtime.approvals.provider === 'http';

@@ -1,8 +1,8 @@
 /**
- * The parts of a service process built from its configuration, the same for a single process,
- * an api instance and a worker: the runtime options (of the runtime of a single process, the
- * workers' runtimes and an api instance's checks of the runs it queues), the LLM layer observed
- * by the metrics, and the OTLP tracer provider.
+ * The pieces compose.ts assembles, each from the configuration: the runtime options (of the
+ * runtime of a single process, the workers' runtimes, an api instance's checks of the runs it
+ * queues, and a CLI command's runtime), the LLM layer observed by the metrics, and the OTLP
+ * tracer provider.
  */
 import type { TracerProvider } from '@opentelemetry/api';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
@@ -22,10 +22,10 @@ import { toolsOptionsFromConfig, type ToolsOptions } from '../tools/index.js';
 
 export interface RuntimeParts {
   logger: Logger;
-  /** The LLM layer's router. */
-  llm: LlmClient;
-  /** The LLM layer's providers (the vector memory store's embeddings). */
-  providers: EmbeddingProviders;
+  /** The LLM layer's router. @default none (a command in no-LLM mode) */
+  llm?: LlmClient;
+  /** The LLM layer's providers (the vector memory store's embeddings). @default none */
+  providers?: EmbeddingProviders;
   /** The custom agents of `AGENTIC_AGENTS_MODULE`. */
   agents: Readonly<Record<string, Agent>>;
   /** Tool call reports (metrics). @default none */
@@ -43,7 +43,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
       : {}),
     runsDir: config.runsDir,
     noLlm: config.noLlm,
-    llm: parts.llm,
+    ...(parts.llm === undefined ? {} : { llm: parts.llm }),
     maxConcurrency: config.maxConcurrency,
     maxActiveRuns: config.maxActiveRuns,
     ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
