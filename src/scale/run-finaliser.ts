@@ -22,6 +22,7 @@ import type { Logger } from '../log.js';
 import { INTERRUPTED, interruptedRecord } from '../store/interrupted-record.js';
 import { ownerFileName } from '../store/owner.js';
 import { journalFileName } from '../store/run-journal.js';
+import { withRunFileLock } from '../store/run-file-lock.js';
 import { readRunFile, writeRunFile } from '../store/run-files.js';
 import { ownerFileAlive } from '../store/stale-temp-files.js';
 import { recoverJournal, withWarning } from '../store/journal-recovery.js';
@@ -90,37 +91,13 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
         logger.warn({ runId }, 'run of a dead worker had not started; its claim is released');
         return 'no-file';
       }
-      const record = await readRunFile(join(runsDir, filename));
-      if (record.status !== 'running' && record.status !== 'pending') {
-        // Ended: by its worker (which releases the claim itself, and is given the time to), or
-        // marked interrupted by a restarted worker's start-up scan, which sends no end event.
-        if (record.error !== INTERRUPTED) {
-          await claims.release(runId, filename);
-          return 'ended';
-        }
-        if (await claims.release(runId, filename)) await announce(options, record, filename);
-        return 'interrupted';
-      }
-      if (!(await ownerGone(runsDir, record.owner))) {
-        await pause(options.recheckMs, options.signal);
-        continue;
-      }
-      const maxBytes = options.maxRecordBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
-      const journal = await recoverJournal(record, {
-        runsDir,
-        runFile: filename,
-        maxBytes,
-        logger,
-      });
-      const repaired = withWarning(
-        boundRunRecord(interruptedRecord(journal.record, Date.now()), maxBytes).record,
-        journal.warning,
+      // Read and repaired under the file's lock: this process's orphan watch may be repairing
+      // the same run (see run-file-lock.ts); then this finaliser only announces its end.
+      const outcome = await withRunFileLock(join(runsDir, filename), () =>
+        finaliseFile(options, filename),
       );
-      await writeRunFile(runsDir, filename, repaired, options.writeFile);
-      await unlink(join(runsDir, journalFileName(filename))).catch(() => undefined);
-      if (await claims.release(runId, filename)) await announce(options, repaired, filename);
-      logger.warn({ runId, filename }, 'run of a dead worker marked interrupted');
-      return 'interrupted';
+      if (outcome !== undefined) return outcome;
+      await pause(options.recheckMs, options.signal);
     }
     return 'aborted';
   } catch (error) {
@@ -130,6 +107,46 @@ export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<
     );
     return 'aborted';
   }
+}
+
+/**
+ * One look at a stalled run's file (under its lock): `interrupted` or `ended` once settled,
+ * undefined while its owner may still be alive.
+ */
+async function finaliseFile(
+  options: FinaliseOptions,
+  filename: string,
+): Promise<FinaliseOutcome | undefined> {
+  const { runId, claims, runsDir, logger } = options;
+  const record = await readRunFile(join(runsDir, filename));
+  if (record.status !== 'running' && record.status !== 'pending') {
+    // Ended: by its worker (which releases the claim itself, and is given the time to), or
+    // marked interrupted by a restarted worker's start-up scan, which sends no end event.
+    if (record.error !== INTERRUPTED) {
+      await claims.release(runId, filename);
+      return 'ended';
+    }
+    if (await claims.release(runId, filename)) await announce(options, record, filename);
+    return 'interrupted';
+  }
+  // Its owner may still be alive: looked at again after a pause.
+  if (!(await ownerGone(runsDir, record.owner))) return undefined;
+  const maxBytes = options.maxRecordBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
+  const journal = await recoverJournal(record, {
+    runsDir,
+    runFile: filename,
+    maxBytes,
+    logger,
+  });
+  const repaired = withWarning(
+    boundRunRecord(interruptedRecord(journal.record, Date.now()), maxBytes).record,
+    journal.warning,
+  );
+  await writeRunFile(runsDir, filename, repaired, options.writeFile);
+  await unlink(join(runsDir, journalFileName(filename))).catch(() => undefined);
+  if (await claims.release(runId, filename)) await announce(options, repaired, filename);
+  logger.warn({ runId, filename }, 'run of a dead worker marked interrupted');
+  return 'interrupted';
 }
 
 async function announce(options: FinaliseOptions, record: RunRecord, filename: string) {

@@ -26,6 +26,7 @@ import { OWNER_FILE } from './owner.js';
 import { TEMP_FILE_TOKEN, tokenOfOwner } from '../files/process-token.js';
 import { boundRunRecord } from './record-bounds.js';
 import { JOURNAL_FILE, journalFileName } from './run-journal.js';
+import { withRunFileLock } from './run-file-lock.js';
 import { writeRunFile } from './run-files.js';
 import { TEMP_FILE, ownerFileAlive, removeDeadTempFiles } from './stale-temp-files.js';
 import type { FileWriter } from './write-thread.js';
@@ -160,33 +161,37 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
   };
 
   let next = 0;
+  /** Reads one run file and repairs it when its owner is gone (under the file's lock). */
+  const scan = async (name: string): Promise<void> => {
+    let record: RunRecord;
+    try {
+      const parsed: unknown = JSON.parse(await readFile(join(runsDir, name), 'utf8'));
+      if (!isRecord(parsed)) return;
+      record = parsed;
+    } catch {
+      return; // unreadable or not JSON: the history index reports it
+    }
+    report.runs++;
+    const journal = journalFileName(name);
+    const hasJournal = journals.delete(journal);
+    if (record.status === 'running' || record.status === 'pending') {
+      if (await alive(record.owner)) {
+        report.liveRuns++;
+      } else {
+        record = await recoverRun(name, record, hasJournal);
+        options.onRecovered?.(record, name);
+      }
+    } else if (only !== undefined) {
+      // The watch leaves ended runs' journals to their owners and to start-up.
+    } else if (hasJournal && (await removeQuietly(join(runsDir, journal)))) {
+      report.journalsRemoved++;
+    }
+    options.onRecord?.(record, name);
+  };
   const worker = async (): Promise<void> => {
     while (next < runFiles.length) {
       const name = runFiles[next++] as string;
-      let record: RunRecord;
-      try {
-        const parsed: unknown = JSON.parse(await readFile(join(runsDir, name), 'utf8'));
-        if (!isRecord(parsed)) continue;
-        record = parsed;
-      } catch {
-        continue; // unreadable or not JSON: the history index reports it
-      }
-      report.runs++;
-      const journal = journalFileName(name);
-      const hasJournal = journals.delete(journal);
-      if (record.status === 'running' || record.status === 'pending') {
-        if (await alive(record.owner)) {
-          report.liveRuns++;
-        } else {
-          record = await recoverRun(name, record, hasJournal);
-          options.onRecovered?.(record, name);
-        }
-      } else if (only !== undefined) {
-        // The watch leaves ended runs' journals to their owners and to start-up.
-      } else if (hasJournal && (await removeQuietly(join(runsDir, journal)))) {
-        report.journalsRemoved++;
-      }
-      options.onRecord?.(record, name);
+      await withRunFileLock(join(runsDir, name), () => scan(name));
     }
   };
 

@@ -110,7 +110,7 @@ describe('scale-out: Redis lost and back while serving', function () {
       expect(body.checks.redis).to.deep.equal({ ok: false, detail: 'Redis is unreachable' });
       expect(body.detail).to.include('redis (Redis is unreachable)');
       const refused = await call(service.url, 'POST', '/api/run', { workflow: 'approve_write' });
-      expect(refused.status).to.equal(503);
+      expect(refused.status, JSON.stringify(refused.body)).to.equal(503);
       expect(refused.body).to.deep.equal({
         detail:
           'Redis is unavailable: new runs are refused until it is back (runs already executing go on)',

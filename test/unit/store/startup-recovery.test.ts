@@ -10,6 +10,8 @@ import { PROCESS_TOKEN } from '../../../src/files/process-token.js';
 import { journalFileName } from '../../../src/store/run-journal.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
 import { recoverRunsDir } from '../../../src/store/startup-recovery.js';
+import { finaliseInterruptedRun } from '../../../src/scale/run-finaliser.js';
+import { writeFileAtomic } from '../../../src/files/atomic-write.js';
 import { compileWorkflow } from '../../../src/workflow/compile.js';
 import { validateRecord } from '../../conformance/helpers.js';
 
@@ -112,6 +114,63 @@ describe('start-up recovery (store/startup-recovery.ts)', () => {
         '4_wf_done.json',
       ].sort(),
     );
+    await lease.release();
+  });
+
+  it("repairs a dead owner's run once when the orphan watch and the scale-out finaliser meet on it, keeping its journal's steps", async () => {
+    const lease = await acquireOwnerLease({ runsDir: dir, logger: createSilentLogger() });
+    const ownerFile = (await readdir(dir))[0]!;
+    const gone: OwnerInfo = {
+      ...(JSON.parse(await readFile(join(dir, ownerFile), 'utf8')) as OwnerInfo),
+      id: 'dead-0123abcd-0',
+      pid: 2 ** 22 + 7,
+    };
+    await put('.dead-0123abcd-0.owner', gone);
+    await put('2_wf_dead.json', running('dead', gone.id));
+    await put(
+      journalFileName('2_wf_dead.json'),
+      `${JSON.stringify({ i: 0, step: { ...running('x').steps[0], status: 'success', output: { v: 1 } } })}\n`,
+    );
+    const writes: string[] = [];
+    const writeFile = async (path: string, data: string): Promise<void> => {
+      writes.push(path);
+      await writeFileAtomic(path, data);
+    };
+    let claimed = true;
+    const [, outcome] = await Promise.all([
+      // The orphan watch of a worker, which found the dead owner on its tick...
+      recoverRunsDir({
+        runsDir: dir,
+        self: lease.id,
+        now: START + 5000,
+        only: new Set([gone.id]),
+        writeFile,
+      }),
+      // ...and its finaliser, woken by the dead worker's expired claim at the same moment.
+      finaliseInterruptedRun({
+        runId: 'dead',
+        claims: {
+          get: () => Promise.resolve(claimed ? { filename: '2_wf_dead.json' } : undefined),
+          release: () => {
+            const was = claimed;
+            claimed = false;
+            return Promise.resolve(was);
+          },
+        } as Parameters<typeof finaliseInterruptedRun>[0]['claims'],
+        runsDir: dir,
+        logger: createSilentLogger(),
+        publish: () => undefined,
+        recorded: () => undefined,
+        recheckMs: 10,
+        signal: new AbortController().signal,
+        writeFile,
+      }),
+    ]);
+    expect(outcome).to.equal('interrupted');
+    // Before, both read the start record and wrote: the second without the journal's step.
+    expect(writes.filter((path) => path.endsWith('2_wf_dead.json'))).to.have.length(1);
+    const dead = await read('2_wf_dead.json');
+    expect(dead.steps.map((s) => s.status)).to.deep.equal(['success', 'skipped']);
     await lease.release();
   });
 
