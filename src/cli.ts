@@ -14,6 +14,13 @@ import { COMMANDS } from './cli/commands/index.js';
 import { report } from './cli/io.js';
 import { packageVersion } from './config/package-info.js';
 
+// A reader that went away (`agentic list | head -1`) is the end of the output, not an error: exit
+// quietly, as Unix tools do when their pipe closes, instead of a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 const program = new Command()
   .name('agentic')
   .description('agentic-runtime: run multi-step LLM agent workflows')

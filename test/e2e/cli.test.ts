@@ -148,6 +148,15 @@ describe('agentic command line (src/cli.ts)', function () {
     expect(record.steps[0]!.error).to.match(/timed out after 1 ?s/);
   });
 
+  it('exits 0 without a stack when its reader goes away (agentic list | head -1)', async () => {
+    const { child, exit } = agentic(['list'], root);
+    // The pipe's reading end is closed before anything is written: the first line meets EPIPE.
+    child.stdout?.destroy();
+    const result = await exit;
+    expect(result.stderr).to.equal('');
+    expect(result.code).to.equal(0);
+  });
+
   it('run -i converts form-style strings like the HTTP API and names unknown inputs', async () => {
     const input = '{"threshold":"3","text":"a longer text"}';
     const exit = await agentic(['run', 'conditional_branching', '-r', runs, '-i', input], root)
