@@ -4,7 +4,6 @@
  * configuration is loaded and checked exactly as the service does it.
  */
 import type { SettingsOptions } from './settings-options.js';
-import { loadAgentsModule } from '../agents/agents-module.js';
 import type { Agent } from '../agents/types.js';
 import { loadConfig, type Config } from '../config/index.js';
 
@@ -24,5 +23,8 @@ export function settings(
 
 /** The custom agents of `AGENTIC_AGENTS_MODULE`, or none. */
 export async function customAgents(config: Config): Promise<Record<string, Agent>> {
-  return config.agentsModule === undefined ? {} : loadAgentsModule(config.agentsModule);
+  if (config.agentsModule === undefined) return {};
+  // Imported when a module is configured (`list` and `--version` never need it).
+  const { loadAgentsModule } = await import('../agents/agents-module.js');
+  return loadAgentsModule(config.agentsModule);
 }

@@ -3,20 +3,19 @@
  * changes) and saves workflow YAML files. Names and paths given by clients are contained: a
  * workflow is a `*.yaml`/`*.yml` file whose real path lies inside the directory.
  */
-import { lstatSync, realpathSync, statSync, type BigIntStats } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
-import { basename, extname, isAbsolute, join, relative } from 'node:path';
+import { lstatSync, statSync, type BigIntStats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { DependencyError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
-// The module, not the security barrel: that one loads the sanitizer (issue 25: start-up).
-import { resolveContainedSync } from '../security/path-safety.js';
 import { compileWorkflow } from './compile.js';
 import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
 import { parseWorkflowYaml } from './parse.js';
 import type { CompiledWorkflow } from './types.js';
+import { isErrno, isWorkflowName, stem, workflowFiles, workflowNameOf } from './workflow-files.js';
 
-const NAME_RE = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
-const YAML_EXT = /\.ya?ml$/;
+export { isWorkflowName, workflowNameOf };
+
 const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'ENOSPC']);
 /**
  * How long a resolved name → real path is trusted before it is resolved again (a rename, a new
@@ -24,19 +23,6 @@ const UNWRITABLE = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOENT', 'ENOTDIR', 'EN
  * content is seen at once: its stamp is checked on every `get`).
  */
 const RESOLVE_TTL_MS = 1000;
-
-/** Whether `name` can name a workflow file: `[A-Za-z0-9_.-]+`, not starting with '.'. */
-export function isWorkflowName(name: string): boolean {
-  return NAME_RE.test(name);
-}
-
-/**
- * The workflow name a client gave, without a trailing `.yaml`/`.yml` (`x.yaml` names the
- * workflow `x`, stored as `x.yaml`, never `x.yaml.yaml`).
- */
-export function workflowNameOf(nameOrFile: string): string {
-  return YAML_EXT.test(nameOrFile) ? nameOrFile.replace(YAML_EXT, '') : nameOrFile;
-}
 
 export interface LoadedWorkflow {
   name: string;
@@ -113,57 +99,16 @@ interface Resolution {
   until: number;
 }
 
-function stem(path: string): string {
-  return basename(path, extname(path));
-}
-
-function isErrno(error: unknown, codes: Set<string>): boolean {
-  return error instanceof Error && codes.has(String((error as NodeJS.ErrnoException).code));
-}
-
 export function createWorkflowRegistry(options: WorkflowRegistryOptions): WorkflowRegistry {
   const dir = options.dir;
   const limits = options.limits ?? DEFAULT_CONTENT_LIMITS;
   const cache = new Map<string, CacheEntry>();
   /** Successful resolutions by name or path (failures are not remembered). */
   const resolutions = new Map<string, Resolution>();
-
-  function realRoot(): string | undefined {
-    try {
-      return realpathSync(dir);
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** The real path of a regular file at `relative` inside the directory (symlinks followed). */
-  function contained(root: string, relative: string): string | undefined {
-    try {
-      const real = realpathSync(resolveContainedSync(root, relative));
-      return statSync(real).isFile() ? real : undefined;
-    } catch {
-      // Escapes (PathEscapeError) and missing files alike: no such workflow.
-      return undefined;
-    }
-  }
-
-  function resolve(nameOrPath: string): string | undefined {
-    if (typeof nameOrPath !== 'string' || nameOrPath.length === 0 || nameOrPath.length > 1024)
-      return undefined;
-    if (nameOrPath.includes('\0') || nameOrPath.includes('\\') || isAbsolute(nameOrPath))
-      return undefined;
-    const segments = nameOrPath.split('/');
-    // Rejects '..', '.', hidden files and empty segments ('a//b') before touching the disk.
-    if (segments.some((segment) => segment === '' || segment.startsWith('.'))) return undefined;
-    const root = realRoot();
-    if (root === undefined) return undefined;
-    if (YAML_EXT.test(nameOrPath)) {
-      if (!isWorkflowName(stem(nameOrPath))) return undefined;
-      return contained(root, nameOrPath);
-    }
-    if (segments.length !== 1 || !isWorkflowName(nameOrPath)) return undefined;
-    return contained(root, `${nameOrPath}.yaml`) ?? contained(root, `${nameOrPath}.yml`);
-  }
+  const files = workflowFiles(dir);
+  const realRoot = (): string | undefined => files.realRoot();
+  const resolve = (nameOrPath: string): string | undefined => files.resolve(nameOrPath);
+  const list = (): Promise<string[]> => files.list();
 
   /**
    * {@link resolve} through the resolution cache, with the file's stats: one `lstat` of the
@@ -201,23 +146,6 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     const loaded: LoadedWorkflow = { name, path, file, yamlText, document, compiled };
     cache.set(path, { stamp, loaded });
     return loaded;
-  }
-
-  async function list(): Promise<string[]> {
-    let entries: string[];
-    try {
-      entries = await readdir(dir);
-    } catch (error) {
-      if (isErrno(error, new Set(['ENOENT', 'ENOTDIR']))) return [];
-      throw error;
-    }
-    const names = new Set<string>();
-    for (const entry of entries) {
-      if (!YAML_EXT.test(entry)) continue;
-      const name = stem(entry);
-      if (isWorkflowName(name) && resolve(name) !== undefined) names.add(name);
-    }
-    return [...names].sort();
   }
 
   async function get(nameOrPath: string): Promise<LoadedWorkflow> {

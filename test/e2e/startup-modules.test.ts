@@ -101,6 +101,12 @@ describe('start-up module loading (dist/)', function () {
     expect(result.code, result.stderr).to.equal(0);
     expect(result.stdout.split('\n')).to.include('test_deterministic');
     expect(loadedGroups(result.modules, Object.keys(GROUPS) as Group[])).to.deep.equal([]);
+    // Listing reads the directory, not the workflows: no YAML parser, no compiler.
+    expect(
+      result.modules.filter((m) =>
+        /\/node_modules\/yaml\/|\/dist\/src\/workflow\/(compile|parse)\.js$/.test(m),
+      ),
+    ).to.deep.equal([]);
   });
 
   it('agentic validate compiles no schema and loads no optional subsystem or engine', async () => {

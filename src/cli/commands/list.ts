@@ -8,11 +8,12 @@ export function registerList(program: Command, context: CliContext): void {
   withSettings(
     program.command('list').description('list the workflows of the workflows directory'),
   ).action(async (options: SettingsOptions) => {
-    const [{ settings }, { createWorkflowRegistry }] = await Promise.all([
+    // The directory's files only: listing parses no workflow (no YAML parser, no compiler).
+    const [{ settings }, { workflowFiles }] = await Promise.all([
       import('../settings.js'),
-      import('../../workflow/index.js'),
+      import('../../workflow/workflow-files.js'),
     ]);
-    const registry = createWorkflowRegistry({ dir: settings(options, context.env).workflowsDir });
-    for (const name of await registry.list()) out(name);
+    const files = workflowFiles(settings(options, context.env).workflowsDir);
+    for (const name of await files.list()) out(name);
   });
 }
