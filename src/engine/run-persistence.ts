@@ -207,6 +207,12 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
     }
   }
 
+  /** Shutdown begins: no recovery starts from here, and the orphan watch stops. */
+  function beginClose(): void {
+    closing = true;
+    watchStopped ??= watching.then(() => watch?.stop());
+  }
+
   return {
     writer,
     journal,
@@ -227,16 +233,13 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
         headers: { 'Retry-After': String(WRITE_RETRY_AFTER_SECONDS) },
       });
     },
-    beginClose() {
-      closing = true;
-      watchStopped ??= watching.then(() => watch?.stop());
-    },
+    beginClose,
     drain: async (drainMs) => {
       await writer?.close(drainMs);
     },
     abandoned: () => writer?.abandoned() ?? 0,
     async close({ keepOwner }) {
-      this.beginClose();
+      beginClose();
       await journal?.close();
       // The scans write too: they end before the owner file goes, which stays when runs were
       // left unwritten: once this process is gone, any process's scan recovers them.

@@ -56,6 +56,13 @@ export interface ComposedService {
   runtimeOptions: RuntimeOptions;
 }
 
+/** The custom agents of `AGENTIC_AGENTS_MODULE`, or none. */
+function configuredAgents(config: Config): Promise<Readonly<Record<string, Agent>>> {
+  return config.agentsModule === undefined
+    ? Promise.resolve({})
+    : loadAgentsModule(config.agentsModule);
+}
+
 /**
  * Builds what a service process runs on from `config`: the runs directory, the custom agents,
  * the metrics, the LLM layer (its calls and breakers observed by the metrics), the tracer
@@ -66,8 +73,7 @@ export async function composeService(
   options: ComposeOptions,
 ): Promise<ComposedService> {
   await mkdir(config.runsDir, { recursive: true });
-  const agents =
-    config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
+  const agents = await configuredAgents(config);
   const metrics = config.metrics
     ? (await import('../metrics/service-metrics.js')).createServiceMetrics(
         options.metricsRegistry === undefined ? {} : { registry: options.metricsRegistry },
@@ -102,8 +108,7 @@ export async function composeCommandRuntime(
   llm: LlmService | undefined,
   inspect?: RuntimeOptions['inspect'],
 ): Promise<Runtime> {
-  const agents =
-    config.agentsModule === undefined ? {} : await loadAgentsModule(config.agentsModule);
+  const agents = await configuredAgents(config);
   const logger = createLogger({
     format: config.logFormat,
     level: 'warn',

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 import { createLogger, createSilentLogger } from '../../../src/log.js';
-import { acquireOwnerLease, type OwnerInfo } from '../../../src/store/owner.js';
+import { acquireOwnerLease, type OwnerInfo, type OwnerLease } from '../../../src/store/owner.js';
 import { PROCESS_TOKEN } from '../../../src/files/process-token.js';
 import { journalFileName } from '../../../src/store/run-journal.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
@@ -51,16 +51,22 @@ describe('start-up recovery (store/startup-recovery.ts)', () => {
   const read = async (name: string): Promise<RunRecord> =>
     JSON.parse(await readFile(join(dir, name), 'utf8')) as RunRecord;
 
-  it('recovers only runs of gone owners, folding their journals, and cleans up after them', async () => {
+  /** This process's owner lease, and the owner file of a gone owner of this machine. */
+  async function liveAndGoneOwners(): Promise<{ lease: OwnerLease; gone: OwnerInfo }> {
     const lease = await acquireOwnerLease({ runsDir: dir, logger: createSilentLogger() });
-    // A gone owner of this machine: an exited pid cannot be ours.
     const ownerFile = (await readdir(dir))[0]!;
+    // An exited pid cannot be ours.
     const gone: OwnerInfo = {
       ...(JSON.parse(await readFile(join(dir, ownerFile), 'utf8')) as OwnerInfo),
       id: 'dead-0123abcd-0',
       pid: 2 ** 22 + 7,
     };
     await put('.dead-0123abcd-0.owner', gone);
+    return { lease, gone };
+  }
+
+  it('recovers only runs of gone owners, folding their journals, and cleans up after them', async () => {
+    const { lease, gone } = await liveAndGoneOwners();
     await put('1_wf_live.json', running('live', lease.id));
     await put('2_wf_dead.json', running('dead', gone.id));
     await put(
@@ -118,14 +124,7 @@ describe('start-up recovery (store/startup-recovery.ts)', () => {
   });
 
   it("repairs a dead owner's run once when the orphan watch and the scale-out finaliser meet on it, keeping its journal's steps", async () => {
-    const lease = await acquireOwnerLease({ runsDir: dir, logger: createSilentLogger() });
-    const ownerFile = (await readdir(dir))[0]!;
-    const gone: OwnerInfo = {
-      ...(JSON.parse(await readFile(join(dir, ownerFile), 'utf8')) as OwnerInfo),
-      id: 'dead-0123abcd-0',
-      pid: 2 ** 22 + 7,
-    };
-    await put('.dead-0123abcd-0.owner', gone);
+    const { lease, gone } = await liveAndGoneOwners();
     await put('2_wf_dead.json', running('dead', gone.id));
     await put(
       journalFileName('2_wf_dead.json'),
