@@ -4,7 +4,9 @@
  *
  * Cases: `agentic --version`, `agentic list`, `agentic validate test_deterministic`, `agentic
  * run test_deterministic --no-llm` (each until the process exits), and the service (`node
- * dist/src/main.js`, port 0, a temp runs directory) until `GET /api/health` answers 200. A round
+ * dist/src/main.js`, port 0, a temp runs directory) until `GET /api/health` answers 200; and two
+ * reference rows, the third-party packages `run` and the service load, imported by a bare node
+ * (the floor under our own code). A round
  * runs the bare start and every case once, in turn; BENCH_START_ROUNDS (10) rounds after one
  * unmeasured warm-up round. Reported per case: the median wall time, and the median over the
  * rounds of the case's time over the bare start's time of the same round, against the targets.
@@ -99,6 +101,36 @@ async function serviceReady(runsDir: string): Promise<number> {
 }
 
 const BARE: Case = { name: 'node -e 0', time: (dir) => timedExit(['-e', '0'], dir) };
+
+/** `node` importing `packages` (and, with `worker`, starting and ending one worker thread). */
+function floorArgs(packages: readonly string[], worker = false): string[] {
+  const imports = `await Promise.all(${JSON.stringify(packages)}.map((p) => import(p)));`;
+  const thread = worker
+    ? "const { Worker } = await import('node:worker_threads');" +
+      "await new Promise((r) => new Worker('0', { eval: true }).on('exit', r));"
+    : '';
+  return ['--input-type=module', '-e', imports + thread];
+}
+
+/**
+ * Reference rows, not targets: what the third-party packages a case loads cost before any of our
+ * code runs (the floor no reordering of our own modules can go below). `run` needs the engine
+ * (xstate), the YAML parser, the logger and the CLI parser, and writes through a worker thread;
+ * the service adds the HTTP stack.
+ */
+const RUN_PACKAGES = ['xstate', 'yaml', 'pino', 'commander', 'lru-cache'];
+const SERVICE_PACKAGES = [
+  'xstate',
+  'yaml',
+  'pino',
+  'lru-cache',
+  'koa',
+  '@koa/router',
+  'koa-body',
+  'ws',
+  'undici',
+  '@opentelemetry/api',
+];
 const CASES: Case[] = [
   { name: 'agentic --version', target: 3, time: (dir) => timedExit([CLI, '--version'], dir) },
   { name: 'agentic list', target: 3, time: (dir) => timedExit([CLI, 'list'], dir) },
@@ -112,6 +144,14 @@ const CASES: Case[] = [
     time: (dir) => timedExit([CLI, 'run', 'test_deterministic', '--no-llm'], dir),
   },
   { name: 'service ready (/api/health)', target: 5, time: serviceReady },
+  {
+    name: "floor: run's packages + a worker",
+    time: (dir) => timedExit(floorArgs(RUN_PACKAGES, true), dir),
+  },
+  {
+    name: "floor: the service's packages",
+    time: (dir) => timedExit(floorArgs(SERVICE_PACKAGES), dir),
+  },
 ];
 
 function median(values: readonly number[]): number {
