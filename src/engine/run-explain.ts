@@ -195,7 +195,7 @@ function stepWaits(
           message: `waits for ${list(step.waitingFor.map((d) => `${d.step} (${d.status})`))} to finish`,
           dependencies: step.waitingFor.map((d) => ({ step: d.step, status: d.status })),
         });
-      } else if (step.ready) {
+      } else if (step.ready && facts.running >= facts.maxConcurrency) {
         waits.push({
           reason: WAIT_REASONS.CONCURRENCY_LIMIT,
           message: `ready, but the run already runs ${facts.running} steps, its limit (max_concurrency ${facts.maxConcurrency}); it starts when one finishes`,

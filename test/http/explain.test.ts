@@ -17,6 +17,10 @@ import type {
 } from '../../src/generated/api/run-explanation-response.js';
 import { startServer } from '../../src/http/server.js';
 import { createSilentLogger } from '../../src/log.js';
+import { acquireOwnerLease } from '../../src/store/owner.js';
+import { runFileName } from '../../src/store/run-files.js';
+import { startedRunRecord } from '../../src/store/run-record.js';
+import { compileWorkflow } from '../../src/workflow/compile.js';
 import { startFakeServer, type FakeServer } from '../fixtures/llm/fake-server.js';
 import { call, startTestService, type TestService } from './harness.js';
 
@@ -90,6 +94,14 @@ steps:
     agent: tier0_echo
     depends_on: [first]
 `;
+
+const CHAIN_DOC = {
+  name: 'explain_chain',
+  steps: [
+    { name: 'first', agent: 'tier0_sleep', inputs: { ms: 600000 } },
+    { name: 'second', agent: 'tier0_echo', depends_on: ['first'] },
+  ],
+};
 
 const CONDITION = `name: explain_when
 inputs:
@@ -184,6 +196,46 @@ describe('GET /api/runs/{run_id}/explain', function () {
       const res = await call(s.url, 'GET', `/api/runs/${id}/explain`);
       expect(res.status).to.equal(404);
       expect(res.body).to.deep.equal({ detail: 'Run not found' });
+    }
+  });
+
+  it('explains from its run file a run that says running but that no process here runs', async () => {
+    // Another live process (an owner lease of this test) owns a running run in the directory.
+    base = await mkdtemp(join(tmpdir(), 'agentic-explain-'));
+    const runsDir = join(base, 'runs');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(runsDir);
+    const other = await acquireOwnerLease({ runsDir, logger: createSilentLogger() });
+    try {
+      const workflow = compileWorkflow(CHAIN_DOC);
+      const start = Date.UTC(2026, 0, 2);
+      const record = startedRunRecord({
+        runId: 'elsewhere-1',
+        workflow,
+        adapter: 'graph',
+        inputs: {},
+        startTime: start,
+        extra: {},
+      });
+      record.owner = other.id;
+      await writeFile(
+        join(runsDir, runFileName(start, 'explain_chain', 'elsewhere-1')),
+        JSON.stringify(record),
+      );
+      svc = await startTestService({ root: base });
+      const answer = await explain(svc, 'elsewhere-1');
+      expect(answer).to.deep.include({
+        run_id: 'elsewhere-1',
+        workflow: 'explain_chain',
+        status: 'running',
+        reason: 'not_active',
+        source: 'record',
+      });
+      expect(answer.message).to.equal(
+        `Run elsewhere-1 (explain_chain) is not active in this service: its run file says running, started 2026-01-02T00:00:00.000Z by ${other.id}. Its process is gone or it runs elsewhere; recovery ends a run whose owner is gone.`,
+      );
+    } finally {
+      await other.release();
     }
   });
 
