@@ -142,7 +142,8 @@ export function endedWait(status: 'failed' | 'skipped', reason: string | null): 
       };
 }
 
-function approvalWait(call: PendingApproval, provider: string, now: number): StepWait {
+/** The wait of a step whose tool call `call` waits for a person. */
+export function approvalWait(call: PendingApproval, provider: string, now: number): StepWait {
   const answer =
     provider === 'http'
       ? `anyone with the service's API key answers it: POST /api/approvals/${call.callId} or agentic approvals approve|deny ${call.callId}`

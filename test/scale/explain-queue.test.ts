@@ -4,7 +4,7 @@
  * process of role `all` explains the runs its own worker runs from their engine.
  */
 import { expect } from 'chai';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
 import type { RunExplanationResponse } from '../../src/generated/api/run-explanation-response.js';
@@ -13,6 +13,14 @@ import { createSilentLogger } from '../../src/log.js';
 import { startDispatch, type Dispatch } from '../../src/scale/dispatch.js';
 import { call, startTestService, type TestService } from '../http/harness.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
+
+const APPROVE = `name: approve_write
+steps:
+  - name: save
+    agent: tier0_tool
+    tools: [file_write]
+    inputs: { tool: file_write, args: { path: note.txt, content: hello } }
+`;
 
 const WAITING = `name: waiting
 steps:
@@ -101,6 +109,71 @@ describe('GET /api/runs/{run_id}/explain with Redis (worker queue)', function ()
       `Run q-first (waiting) runs on worker ${taken.worker!}; its steps are known there (its events stream through GET /api/runs/q-first/stream).`,
     );
     expect((await explain(svc.url, 'q-second')).queue).to.deep.equal({ position: 1, waiting: 1 });
+  });
+
+  it('shows the pending approval of a run on a worker, answerable from the api instance', async () => {
+    svc = await startTestService({
+      env: {
+        REDIS_URL: redis.url,
+        AGENTIC_ROLE: 'api',
+        AGENTIC_REDIS_PREFIX: 'explain-approve',
+        AGENTIC_APPROVAL_PROVIDER: 'http',
+      },
+    });
+    await writeFile(join(svc.workflowsDir, 'approve_write.yaml'), APPROVE);
+    const config = loadConfig({
+      REDIS_URL: redis.url,
+      AGENTIC_REDIS_PREFIX: 'explain-approve',
+      AGENTIC_ROLE: 'worker',
+      AGENTIC_RUNS_DIR: svc.runsDir,
+      AGENTIC_WORKFLOWS_DIR: svc.workflowsDir,
+      AGENTIC_NO_LLM: '1',
+    });
+    const logger = createSilentLogger();
+    const files = join(svc.root, 'files');
+    await mkdir(files);
+    let asked!: (event: WorkflowEvent) => void;
+    const required = new Promise<WorkflowEvent>((resolve) => (asked = resolve));
+    worker = startDispatch({
+      config,
+      logger,
+      runtime: {
+        workflowsDir: svc.workflowsDir,
+        runsDir: svc.runsDir,
+        noLlm: true,
+        logger,
+        tools: { approval: 'http', fileBaseDir: files },
+      },
+    });
+    worker.executor.subscribe((event: WorkflowEvent) => {
+      if (event.type === 'approval_required') asked(event);
+    });
+    const res = await call(svc.url, 'POST', '/api/run', {
+      workflow: 'approve_write',
+      run_id: 'w-approve',
+    });
+    expect(res.status, res.text).to.equal(200);
+    const event = (await required) as Extract<WorkflowEvent, { type: 'approval_required' }>;
+    // The worker mirrors its waiting calls into Redis after the event: wait until the api
+    // instance lists this one (each look is a request; no timer).
+    for (let listed = false; !listed;) {
+      const approvals = await call(svc.url, 'GET', '/api/approvals');
+      listed = JSON.stringify(approvals.body).includes(event.call_id);
+    }
+    const answer = await explain(svc.url, 'w-approve');
+    expect(answer).to.include({ status: 'running', reason: 'on_worker', source: 'queue' });
+    expect(answer.message).to.match(/; save waits for an approval\.$/);
+    expect(answer.steps).to.have.length(1);
+    expect(answer.steps[0]).to.include({ step: 'save', status: 'awaiting_approval' });
+    expect(answer.steps[0]!.waits[0]).to.include({
+      reason: 'approval',
+      call_id: event.call_id,
+      tool_name: 'file_write',
+    });
+    const denied = await call(svc.url, 'POST', `/api/approvals/${event.call_id}`, {
+      decision: 'deny',
+    });
+    expect(denied.status, denied.text).to.equal(200);
   });
 
   it('explains the runs of its own worker from their engine (role all)', async () => {

@@ -2,15 +2,18 @@
  * `GET /api/runs/{run_id}/explain`: why a run is not moving. A run active in this process is
  * explained from its engine (step states, dependencies, a false `when:`, retry backoffs, the
  * concurrency limit), its pending approvals and the circuit breakers of its steps' tiers; a run
- * queued to the workers (Redis) by its place in the queue or the worker that took it; any other
+ * queued to the workers (Redis) by its place in the queue, or the worker that took it and its
+ * tool calls waiting for approval (the deployment's shared approvals); any other
  * run of the history from its run file. Unknown runs are 404.
  */
 import type Router from '@koa/router';
 import { AppError, ERROR_CODES, NotFoundError } from '../../errors.js';
 import {
+  approvalWait,
   explainActiveRun,
   type BreakerLookup,
   type RunExplanationResponse,
+  type StepExplanation,
 } from '../../engine/run-explain.js';
 import { explainRecord } from '../../engine/record-explain.js';
 import type { RunPlace, RunService } from '../../engine/types.js';
@@ -51,7 +54,15 @@ async function explainActive(
   });
 }
 
-function explainPlace(runId: string, place: RunPlace): RunExplanationResponse {
+/**
+ * A run queued to the workers: its place in the queue, or the worker that took it and the tool
+ * calls of it that wait for a person (the deployment's approvals, shared through Redis).
+ */
+async function explainPlace(
+  runId: string,
+  place: RunPlace,
+  deps: ExplainRouteDeps,
+): Promise<RunExplanationResponse> {
   const workflow = place.workflow;
   const named = workflow === null ? `Run ${runId}` : `Run ${runId} (${workflow})`;
   if (place.state === 'queued') {
@@ -67,15 +78,24 @@ function explainPlace(runId: string, place: RunPlace): RunExplanationResponse {
       steps: [],
     };
   }
+  const approvals = deps.runtime.approvals;
+  const now = (deps.now ?? Date.now)();
+  const steps: StepExplanation[] = (await approvals.pending())
+    .filter((call) => call.runId === runId)
+    .map((call) => ({
+      step: call.step,
+      status: 'awaiting_approval',
+      waits: [approvalWait(call, approvals.provider, now)],
+    }));
   return {
     run_id: runId,
     workflow,
     status: 'running',
     reason: 'on_worker',
     source: 'queue',
-    message: `${named} runs on worker ${place.worker ?? '(taking it now)'}; its steps are known there (its events stream through GET /api/runs/${runId}/stream).`,
+    message: `${named} runs on worker ${place.worker ?? '(taking it now)'}; its steps are known there (its events stream through GET /api/runs/${runId}/stream)${steps.length === 0 ? '' : `; ${steps.map((s) => `${s.step} waits for an approval`).join('; ')}`}.`,
     ...(place.worker === undefined ? {} : { worker: place.worker }),
-    steps: [],
+    steps,
   };
 }
 
@@ -93,7 +113,7 @@ export function registerExplainRoute(router: Router, deps: ExplainRouteDeps): vo
     }
     const place = await runtime.locate?.(runId);
     if (place !== undefined) {
-      ctx.body = explainPlace(runId, place);
+      ctx.body = await explainPlace(runId, place, deps);
       return;
     }
     const found = await history.getByRunId(runId);
