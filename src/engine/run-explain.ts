@@ -199,7 +199,7 @@ function stepWaits(
       } else if (step.ready && facts.running >= facts.maxConcurrency) {
         waits.push({
           reason: WAIT_REASONS.CONCURRENCY_LIMIT,
-          message: `ready, but the run already runs ${facts.running} steps, its limit (max_concurrency ${facts.maxConcurrency}); it starts when one finishes`,
+          message: `ready, but the run already runs ${facts.running} ${facts.running === 1 ? 'step' : 'steps'}, its limit (max_concurrency ${facts.maxConcurrency}); it starts when one finishes`,
           running_steps: facts.running,
           max_concurrency: facts.maxConcurrency,
         });

@@ -119,7 +119,8 @@ export function compileWorkflow(
       dependsOnIndex,
       dependentsIndex: dependents[index] as number[],
       when: when?.evaluate,
-      ...(when === undefined ? {} : { whenReferences: when.references }),
+      // Always set (undefined without a when:): every compiled step has one shape.
+      whenReferences: when?.references,
       inputs: boundedInputs(analyzeTemplate(step.inputs ?? {}, template), limits.maxStepIoBytes),
       outputs: step.outputs ?? {},
       tools: step.tools ?? [],

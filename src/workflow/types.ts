@@ -126,7 +126,7 @@ export interface CompiledStep {
    * What `when:` reads (input, step and context names), so that the values it saw can be shown
    * when it was false (`GET /api/runs/{run_id}/explain`). @default none (no `when:`)
    */
-  whenReferences?: WhenReferences;
+  whenReferences?: WhenReferences | undefined;
   /** Resolves the step's `inputs` map against the scope (always an object). */
   inputs: Evaluator;
   /** Output key → context variable name. */

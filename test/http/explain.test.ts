@@ -309,7 +309,7 @@ describe('GET /api/runs/{run_id}/explain', function () {
         expect(waitOf(answer, 'two', 'concurrency_limit')).to.deep.equal({
           reason: 'concurrency_limit',
           message:
-            'ready, but the run already runs 1 steps, its limit (max_concurrency 1); it starts when one finishes',
+            'ready, but the run already runs 1 step, its limit (max_concurrency 1); it starts when one finishes',
           running_steps: 1,
           max_concurrency: 1,
         });
