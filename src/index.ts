@@ -37,6 +37,17 @@ export {
   type WorkflowSource,
 } from './engine/types.js';
 export type { RuntimeApprovals } from './engine/runtime-approvals.js';
+/**
+ * Why a run is not moving: `runtime.explain(runId)` gives an active run's engine facts, which
+ * `explainActiveRun` turns into reason codes and sentences (docs/explain.md).
+ */
+export {
+  explainActiveRun,
+  type ActiveRunFacts,
+  type ExplainContext,
+  type RunExplanationResponse,
+} from './engine/run-explain.js';
+export type { EngineFacts, StepFacts } from '../machines/scheduler/step-waits.js';
 export { processTurnSlicer, type TurnSlicer } from './engine/turn-slicer.js';
 /**
  * What an engine actor (the run actor's `engine` child) emits and finishes with, and the clock

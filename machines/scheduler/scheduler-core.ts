@@ -31,6 +31,7 @@ import type { CompiledStep, EvalScope, StepView } from '../../src/workflow/types
 import { Attempt } from './attempt-request.js';
 import { heapPop, heapPush } from './ready-heap.js';
 import { clearRetryTimer } from './retry-timers.js';
+import { conditionValues, type EngineFacts, type StepFacts } from './step-waits.js';
 import { RunAbort } from './run-abort.js';
 import { addUsage } from '../../src/llm/types.js';
 import {
@@ -89,6 +90,13 @@ export abstract class SchedulerCore {
   private readonly outcomes: (StepOutcome | undefined)[];
   /** Retry timers by step; made when the first retry is scheduled. */
   private timers: unknown[] | undefined;
+  /** When each retry timer fires (epoch ms), by step; made with {@link timers}. */
+  private retryDue: number[] | undefined;
+  /**
+   * The values each false `when:` read, by step (only steps it skipped): what `explain` shows.
+   * Made on the first such skip.
+   */
+  private conditionsSeen: Map<number, Record<string, unknown>> | undefined;
   /**
    * What the failed attempts of retried steps spent (tokens, the last model), by step; made when
    * the first such attempt spent tokens. A step's outcome counts every attempt's tokens.
@@ -252,6 +260,7 @@ export abstract class SchedulerCore {
       time: now,
       durationMs: now - this.slots[index * FIELDS + F_ATTEMPT_START]!,
     });
+    (this.retryDue ??= new Array<number>(this.n).fill(0))[index] = now + delayMs;
     (this.timers ??= new Array<unknown>(this.n))[index] = this.input.clock.setTimeout(
       () => this.sendRetry(index),
       delayMs,
@@ -351,6 +360,53 @@ export abstract class SchedulerCore {
     return stepStatuses(this.steps, this.outcomes, this.slots);
   }
 
+  /**
+   * What the scheduler knows of each step that has not succeeded (`step-waits.ts`), read now:
+   * O(steps + dependencies), only when asked.
+   */
+  facts(): EngineFacts {
+    const steps: StepFacts[] = [];
+    for (let i = 0; i < this.n; i++) {
+      const outcome = this.outcomes[i];
+      if (outcome?.status === 'success') continue;
+      const step = this.steps[i]!;
+      const status = this.stepStatus(i);
+      const base = i * FIELDS;
+      const pending = status === 'pending';
+      const waitingFor = [];
+      if (pending) {
+        for (const d of step.dependsOnIndex)
+          if (this.outcomes[d] === undefined)
+            waitingFor.push({ step: this.steps[d]!.name, status: this.stepStatus(d) });
+      }
+      const running = outcome === undefined && !pending;
+      steps.push({
+        index: i,
+        name: step.name,
+        status,
+        attempt: outcome?.attempts ?? this.slots[base + F_ATTEMPT]!,
+        maxAttempts: step.maxAttempts ?? this.input.maxAttempts,
+        attemptStartedAt: running ? this.slots[base + F_ATTEMPT_START]! : null,
+        waitingFor,
+        ready: pending && waitingFor.length === 0 && !this.aborted,
+        retryAt: status === 'retrying' ? (this.retryDue?.[i] ?? null) : null,
+        conditionValues: this.conditionsSeen?.get(i) ?? null,
+        skipReason: outcome?.skipReason ?? null,
+        error: outcome?.error ?? null,
+      });
+    }
+    return {
+      runId: this.input.runId,
+      workflow: this.input.workflow.name,
+      now: this.input.clock.now(),
+      running: this.running,
+      maxConcurrency: this.input.maxConcurrency,
+      finished: this.finishedCount,
+      total: this.n,
+      steps,
+    };
+  }
+
   /** What an inspector shows: progress, not the closures of the input. */
   toJSON(): unknown {
     return {
@@ -385,6 +441,11 @@ export abstract class SchedulerCore {
           continue;
         }
         if (!go) {
+          if (step.whenReferences !== undefined)
+            (this.conditionsSeen ??= new Map()).set(
+              index,
+              conditionValues(step.whenReferences, this.scope),
+            );
           this.finishStep(index, skippedOutcome(SKIP_CONDITION_FALSE, this.input.clock.now()));
           this.release(step);
           continue;

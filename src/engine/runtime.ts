@@ -35,6 +35,7 @@ import type { RunObserver } from '../tracing/run-observer.js';
 import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
+import { activeRunFacts } from './run-explain.js';
 import { createAgentWiring } from './agent-wiring.js';
 import { createRunPersistence } from './run-persistence.js';
 import { RunRegistry } from './run-registry.js';
@@ -347,6 +348,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     },
     isActive: (runId) => runs.has(runId),
     activeRuns: () => runs.ids(),
+    explain(runId) {
+      const session = runs.get(runId);
+      return session === undefined ? undefined : activeRunFacts(session.actor);
+    },
     async validate(source: WorkflowSource): Promise<ValidationResult> {
       try {
         const workflow = await loadWorkflowSource(source, registry, compiled);

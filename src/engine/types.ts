@@ -19,6 +19,7 @@ import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from '../../machines/engine-contract.js';
 import type { RunActor } from '../../machines/run.machine.js';
 import type { RuntimeApprovals } from './runtime-approvals.js';
+import type { ActiveRunFacts } from './run-explain.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -296,7 +297,24 @@ export interface RunService {
   readonly options: ResolvedRuntimeOptions;
   /** Pending tool-call approvals, wherever the runs execute. */
   readonly approvals: RunServiceApprovals;
+  /**
+   * What the engine of a run active in this process knows of its steps (`GET
+   * /api/runs/{run_id}/explain`); undefined when no run of that id is active here.
+   * @default none (runs execute elsewhere)
+   */
+  explain?(runId: string): ActiveRunFacts | undefined;
+  /**
+   * Where a run accepted for the workers is (api instances with Redis): queued (its place in
+   * the queue) or taken by a worker; undefined when it is not active in the deployment.
+   * @default none
+   */
+  locate?(runId: string): Promise<RunPlace | undefined>;
 }
+
+/** Where a run queued to the workers is ({@link RunService.locate}). */
+export type RunPlace =
+  | { state: 'queued'; position: number; waiting: number; workflow: string | null }
+  | { state: 'running'; worker: string | undefined; workflow: string | null };
 
 /**
  * A runtime made by `createRuntime`: one XState system running workflows, in this process. What
@@ -316,6 +334,8 @@ export interface Runtime extends RunService {
   listWorkflows(): Promise<string[]>;
   /** High-risk tool calls waiting for approval, and the way to answer them (docs/tools.md, "Approval"). */
   readonly approvals: RuntimeApprovals;
+  /** What the engine of an active run knows of its steps; undefined when it is not active here. */
+  explain(runId: string): ActiveRunFacts | undefined;
 }
 
 /** Options of {@link Runtime.shutdown}. */

@@ -605,6 +605,21 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     method: 'get',
+    path: '/api/runs/{run_id}/explain',
+    description:
+      '`{run_id, workflow, status, reason, message, source, steps: [{step, status, waits: [{reason, message, …}]}]}`: for each step that has not finished, what it waits for (`dependencies` with their states, `condition_false` with the `when:` and the values it saw, `approval` since when and how to answer, `retry_backoff` with the time left, `circuit_open` on its tier, `concurrency_limit`, `running`), each as a reason code and a sentence; a queued run its place in the worker queue (`queue`), a run on another worker that worker; an ended run its end (`failed_step`, `error`) from its run file; 404 `{detail}` when unknown (docs/explain.md)',
+    operationId: 'explainRun',
+    summary: 'Why a run is not moving: what each unfinished step waits for',
+    tag: 'runs',
+    parameters: [runIdParam],
+    responses: {
+      '200': { description: 'Explanation', schema: 'RunExplanationResponse' },
+      '404': err('Unknown run'),
+      '503': err('The run history is still loading after start-up (Retry-After)'),
+    },
+  },
+  {
+    method: 'get',
     path: '/api/runs/{run_id}/stream',
     description:
       '`text/event-stream`: `data: <event JSON>` frames, buffered events first then live, keepalive frames every 15 s; closes after `workflow_end` (or `evaluation_complete`), after 30 s without events, or at once after the replay for a finished run',

@@ -42,6 +42,8 @@ import { registerEvalRunRoutes } from './routes/eval-runs.js';
 import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
 import { registerModelRoutes, type ModelRouteDeps } from './routes/models.js';
 import { registerRunRoutes } from './routes/runs.js';
+import { registerExplainRoute } from './routes/explain.js';
+import type { BreakerLookup } from '../engine/run-explain.js';
 import { createStreamRoute } from './routes/stream.js';
 import { registerWorkflowRoutes } from './routes/workflows.js';
 import { createSpaFallback } from './spa.js';
@@ -84,6 +86,12 @@ export interface AppDeps {
    * the deployment needs is away. @default always admits
    */
   admitRun?: () => void;
+  /**
+   * What `GET /api/runs/{run_id}/explain` reads besides the runtime: the runtime executing runs
+   * in this process when it is not the service's (role `all`), and the LLM circuit breakers.
+   * @default the service's runtime, no breakers
+   */
+  explain?: { local?: Pick<RunService, 'explain' | 'approvals'>; breakers?: BreakerLookup };
   /**
    * Spreads requests arriving together over event-loop turns (the process's slicer, shared with
    * the WebSocket upgrades and run starts). @default none: each request goes on at once
@@ -136,6 +144,7 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
     ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
     ...(deps.admitRun !== undefined ? { admitRun: deps.admitRun } : {}),
   });
+  registerExplainRoute(router, { runtime, history, ...deps.explain });
   registerRunEvaluationRoute(router, { history });
   registerApprovalRoutes(router, { runtime });
   if (deps.batches !== undefined) registerEvalRunRoutes(router, { batches: deps.batches });

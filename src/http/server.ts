@@ -17,6 +17,7 @@ import type { Registry } from 'prom-client';
 import { stat } from 'node:fs/promises';
 import type { Config } from '../config/index.js';
 import { createRuntime } from '../engine/runtime.js';
+import { routerBreakers } from '../engine/run-explain.js';
 import type { RunService, Runtime } from '../engine/types.js';
 import { listAgents } from '../agents/agent-listing.js';
 import { loadAgentCatalogue } from '../agents/catalogue.js';
@@ -304,6 +305,10 @@ async function startWith(
           admitRun: () => scale.admit(),
         }),
     slicer,
+    explain: {
+      ...(dispatch?.workerRuntime === undefined ? {} : { local: dispatch.workerRuntime }),
+      ...(config.noLlm ? {} : { breakers: routerBreakers(llm.router) }),
+    },
   });
 
   const handle = app.callback();

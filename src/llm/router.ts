@@ -94,6 +94,8 @@ export interface LlmRouter extends LlmClient {
   candidates(tier: number, model?: string): readonly string[];
   /** A model's circuit state. */
   breakerState(model: string): BreakerState;
+  /** Milliseconds until a model's open circuit lets a trial call through (0 unless open). */
+  breakerRetryInMs(model: string): number;
   /** Every model that has a circuit so far (it was tried), with its state. */
   breakerStates(): { model: string; state: BreakerState }[];
   /** A provider's circuit (connections that could not be made). */
@@ -318,6 +320,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
     complete,
     candidates,
     breakerState: (model) => breakerOf(model).current(),
+    breakerRetryInMs: (model) => breakers.get(model)?.retryInMs() ?? 0,
     breakerStates: () =>
       [...breakers].map(([model, breaker]) => ({ model, state: breaker.current() })),
     providerState: (provider) => reach.state(provider),

@@ -17,6 +17,7 @@ import { assertRunId, createRunIdGenerator } from '../engine/run-id.js';
 import { createRuntimeApprovals } from '../engine/runtime-approvals.js';
 import { resolveRuntimeOptions } from '../engine/runtime-options.js';
 import type {
+  RunPlace,
   RunRequest,
   RunService,
   RuntimeOptions,
@@ -228,6 +229,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     },
     isActive: (runId) => mirror.has(runId),
     activeRuns: () => mirror.list(),
+    locate: (runId) => locate(queue, claims, runId),
     async getWorkflow(name) {
       return (await registry.get(name)).compiled;
     },
@@ -248,6 +250,29 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     unwrittenRecord: () => undefined,
     recovery: Promise.resolve(emptyRecoveryReport()),
   };
+}
+
+/**
+ * Where an active run of the deployment is: taken by a worker (its owner), or waiting in the
+ * queue at its place, oldest first (one read of the queue's wait list: O(runs waiting)).
+ */
+async function locate(
+  queue: Queue<RunJob>,
+  claims: RunClaims,
+  runId: string,
+): Promise<RunPlace | undefined> {
+  const claim = await claims.get(runId);
+  if (claim === undefined) return undefined;
+  const job = await queue.getJob(runId);
+  const workflow = job?.data.request.workflow ?? null;
+  if (claim.state === 'running') return { state: 'running', worker: claim.owner, workflow };
+  const waiting = await queue.getRanges(['wait'], 0, -1, true);
+  const at = waiting.indexOf(runId);
+  if (at === -1 && (await queue.getJobState(runId)) === 'active')
+    return { state: 'running', worker: claim.owner, workflow };
+  // Not in the wait list (delayed after a failed take): it comes after the runs waiting now.
+  const position = at === -1 ? waiting.length + 1 : at + 1;
+  return { state: 'queued', position, waiting: Math.max(waiting.length, position), workflow };
 }
 
 /** 503 for a run that cannot be queued (Redis unreachable): nothing was started. */

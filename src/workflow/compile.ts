@@ -7,6 +7,7 @@ import { parseAgentName } from './agent-names.js';
 import {
   EvaluationLimitError,
   analyzeTemplate,
+  analyzeCondition,
   compileCondition,
   compileTemplate,
 } from './expressions.js';
@@ -107,6 +108,7 @@ export function compileWorkflow(
     const dependsOnIndex = dependsOn.map((dep) => stepIndex.get(dep) as number);
     for (const dep of dependsOnIndex) dependents[dep]?.push(index);
     const loopUntil = step.loop_until === undefined ? undefined : compileCondition(step.loop_until);
+    const when = step.when === undefined ? undefined : analyzeCondition(step.when);
     return {
       name: step.name,
       index,
@@ -116,7 +118,9 @@ export function compileWorkflow(
       dependsOn,
       dependsOnIndex,
       dependentsIndex: dependents[index] as number[],
-      when: step.when === undefined ? undefined : compileCondition(step.when),
+      when: when?.evaluate,
+      // Always set (undefined without a when:): every compiled step has one shape.
+      whenReferences: when?.references,
       inputs: boundedInputs(analyzeTemplate(step.inputs ?? {}, template), limits.maxStepIoBytes),
       outputs: step.outputs ?? {},
       tools: step.tools ?? [],

@@ -98,6 +98,13 @@ export interface EvalScope {
   context: Readonly<Record<string, unknown>>;
 }
 
+/** The names a condition reads, each list sorted (`expressions.ts`' `ExpressionReferences`). */
+export interface WhenReferences {
+  readonly inputs: readonly string[];
+  readonly steps: readonly string[];
+  readonly context: readonly string[];
+}
+
 /** A compiled expression or template. Never throws for a missing reference (null instead). */
 export type Evaluator = (scope: EvalScope) => unknown;
 
@@ -115,6 +122,11 @@ export interface CompiledStep {
   /** Indexes of the steps that depend on this one. */
   dependentsIndex: readonly number[];
   when: Evaluator | undefined;
+  /**
+   * What `when:` reads (input, step and context names), so that the values it saw can be shown
+   * when it was false (`GET /api/runs/{run_id}/explain`). @default none (no `when:`)
+   */
+  whenReferences?: WhenReferences | undefined;
   /** Resolves the step's `inputs` map against the scope (always an object). */
   inputs: Evaluator;
   /** Output key → context variable name. */

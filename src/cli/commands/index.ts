@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { registerApprovals } from './approvals.js';
 import { registerEval } from './eval.js';
+import { registerExplain } from './explain.js';
 import { registerChat } from './chat.js';
 import { registerList } from './list.js';
 import { registerModels } from './models.js';
@@ -28,4 +29,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerChat,
   registerModels,
   registerApprovals,
+  registerExplain,
 ];
