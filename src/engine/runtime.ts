@@ -21,7 +21,12 @@ import type { RunRecord } from '../generated/run-record.js';
 import { createIsoTime } from '../store/run-record.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import type { EngineClock, EngineInput, EngineLogic } from '../../machines/engine-contract.js';
+import type {
+  EngineClock,
+  EngineInput,
+  EngineLogic,
+  EngineSeed,
+} from '../../machines/engine-contract.js';
 import type { EngineAdapter } from './adapter.js';
 import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
@@ -195,8 +200,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return adapter;
   }
 
-  /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
-  async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
+  /**
+   * Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession);
+   * `seed` starts it with steps already finished (see `EngineSeed`).
+   */
+  async function launch(
+    request: RunRequest,
+    bufferEvents: boolean,
+    seed?: EngineSeed,
+  ): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
     const acceptedAt = tracing === undefined ? 0 : performance.now();
     persistence.assertWritable();
@@ -246,6 +258,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         bufferEvents,
         owner?.id,
         observer,
+        seed,
       );
     } catch (error) {
       // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
@@ -269,6 +282,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     bufferEvents: boolean,
     owner: string | undefined,
     observer: RunObserver | undefined,
+    seed: EngineSeed | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
@@ -295,6 +309,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       }),
       retryDelayMs,
       clock,
+      seed,
     };
     const session = new RunSession({
       base: {
@@ -419,5 +434,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return withInternals(runtime, { workflows: registry, writeThread });
+  return withInternals(runtime, {
+    workflows: registry,
+    writeThread,
+    startSeeded: (request, seed) => launch(request, request.events !== false, seed),
+  });
 }
