@@ -72,6 +72,11 @@ export interface StepOutcome {
   verification?: VerificationResult | undefined;
   /** The last attempt's tool calls and results. @default undefined */
   messages?: AgentMessage[] | undefined;
+  /**
+   * The outcome was taken from another run (a fork's reused step, seeded): that run's id and
+   * what it spent on the step (this run spent nothing: `tokensUsed` is null). @default undefined
+   */
+  reusedFrom?: { runId: string; tokensUsed: TokenUsage | null } | undefined;
 }
 
 /** Runs one attempt of a step: the agent call (with loop_until iterations and the per-step timeout). */

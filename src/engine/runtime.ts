@@ -42,6 +42,7 @@ import { assertRunId, createRunIdGenerator } from './run-id.js';
 import { RunSession } from './run-session.js';
 import { createAgentWiring } from './agent-wiring.js';
 import { createRunPersistence } from './run-persistence.js';
+import { createRerun } from './rerun.js';
 import { RunRegistry } from './run-registry.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
@@ -350,6 +351,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     options: resolved,
     approvals: gate.approvals,
     start: (request) => launch(request, request.events !== false),
+    rerun: createRerun({
+      runsDir: resolved.runsDir,
+      isActive: (runId) => runs.has(runId),
+      loadWorkflow: (name) => loadWorkflowSource(name, registry, compiled),
+      launch: (request, seed) => launch(request, request.events !== false, seed),
+    }),
     run(request) {
       // The handle is dropped here (nothing waits on it), so its events need no buffer.
       return launch(request, false).then((handle) => handle.done);
