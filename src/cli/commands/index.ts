@@ -4,6 +4,7 @@ import { registerEval } from './eval.js';
 import { registerChat } from './chat.js';
 import { registerList } from './list.js';
 import { registerModels } from './models.js';
+import { registerRerun } from './rerun.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerValidate } from './validate.js';
@@ -22,6 +23,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerServe,
   registerWorker,
   registerRun,
+  registerRerun,
   registerValidate,
   registerList,
   registerEval,
