@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { packageRoot } from '../../src/config/index.js';
+import { call, startTestService, type TestService } from '../http/harness.js';
 import type { RunRecord } from '../../src/engine/types.js';
 import {
   openAiAnswer,
@@ -131,5 +132,38 @@ describe('agentic rerun (real process, fake OpenAI server)', () => {
     const step = await agentic(['rerun', source.run_id, '--from', 'zz'], cwd, env);
     expect(step.code).to.equal(1);
     expect(step.stderr).to.include(`fromStep: run ${source.run_id} has no step "zz"`);
+  });
+});
+
+describe('agentic rerun --url (real process, real service on port 0)', () => {
+  let service: TestService;
+  beforeEach(async () => (service = await startTestService()));
+  afterEach(async () => service.dispose());
+
+  it('asks the service for the fork and prints the new run id; a refusal exits 1 with its detail', async () => {
+    const started = await call(service.url, 'POST', '/api/run', {
+      workflow: 'test_deterministic',
+      input_data: { label: 'smoke' },
+    });
+    const source = await service.finished((started.body as { run_id: string }).run_id);
+    const result = await agentic(
+      ['rerun', source.run_id, '--from', 'report', '-i', 'label=ci', '--url', service.url],
+      service.root,
+      {},
+    );
+    expect(result.code, result.stderr).to.equal(0);
+    const forkId = result.stdout.trim();
+    const fork = await service.finished(forkId);
+    expect(fork.extra.forked_from).to.deep.equal({ run_id: source.run_id, step: 'report' });
+    expect(fork.inputs).to.deep.include({ label: 'ci' });
+
+    const refused = await agentic(
+      ['rerun', source.run_id, '--from', 'nope', '--url', service.url],
+      service.root,
+      {},
+    );
+    expect(refused.code).to.equal(1);
+    expect(refused.stderr).to.include('HTTP 422');
+    expect(refused.stderr).to.include(`run ${source.run_id} has no step`);
   });
 });
