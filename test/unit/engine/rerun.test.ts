@@ -8,6 +8,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Agent } from '../../../src/agents/types.js';
 import { createRuntime } from '../../../src/engine/runtime.js';
+import { replayFromRecord } from '../../../src/events/replay-from-record.js';
 import type { RunRecord, Runtime, WorkflowEvent } from '../../../src/engine/types.js';
 import { createHttpClient, type HttpClient } from '../../../src/llm/http.js';
 import { createOpenAiCompatibleProvider } from '../../../src/llm/providers/openai.js';
@@ -242,7 +243,15 @@ for (const adapter of ['native', 'graph'] as const) {
       yFails = false;
       called.length = 0;
       const handle = await rt.rerun(source.run_id, { fromStep: 'b', inputs: { label: 'second' } });
+      const live = await collect(handle.events);
       const fork = await handle.done;
+      // A late subscriber's replay from the file is the live sequence: reused steps end only.
+      expect(sequence(replayFromRecord(fork), true)).to.deep.equal(sequence(live, true));
+      expect(sequence(live, true).slice(0, 3)).to.deep.equal([
+        'workflow_start',
+        'step_end:a=success',
+        'step_end:x=success',
+      ]);
       expect([...called].sort()).to.deep.equal(['b', 'c', 'y']);
       expect(fork.status).to.equal('success');
       expect(fork.inputs).to.deep.equal({ n: 2, label: 'second' });
