@@ -131,7 +131,7 @@ export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = 
   adapter_unavailable: {
     status: [501],
     description:
-      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it); also `POST /api/runs/{run_id}/rerun` on an api instance (`AGENTIC_ROLE=api`), whose runs execute on workers.',
+      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it); also `POST /api/runs/{run_id}/rerun` where runs are queued to workers (`REDIS_URL`).',
   },
   dependency_unavailable: {
     status: [503],

@@ -206,8 +206,8 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     if (runtime.rerun === undefined) {
       throw new AppError(
         ERROR_CODES.ADAPTER_UNAVAILABLE,
-        'rerun is not available on an api instance (AGENTIC_ROLE=api): its runs execute on workers',
-        { status: 501 },
+        'rerun is not available when runs are queued to workers (REDIS_URL set); agentic rerun does it from the shared runs directory',
+        { status: 501, expose: true },
       );
     }
     if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
