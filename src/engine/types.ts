@@ -214,7 +214,8 @@ export interface RerunRequest extends Omit<RunRequest, 'workflow' | 'input' | 'e
    */
   inputs?: Record<string, unknown>;
   /**
-   * The source run's record when the caller already has it (the service's run history).
+   * The source run's record when the caller already has it (the service's run history; a
+   * runtime with `persist: false` has no file to read it from).
    * @default read from the runs directory (the file named `…_<sourceRunId>.json`)
    */
   source?: RunRecord;
@@ -285,8 +286,8 @@ export interface RunService {
   /** Accepts a run: validated (workflow, inputs, run id) before it resolves. */
   start(request: RunRequest): Promise<StartedRun>;
   /**
-   * Forks a finished run from one of its steps ({@link Runtime.rerun}). Absent where runs
-   * execute in other processes (an api instance of a scale-out deployment).
+   * Forks a finished run from one of its steps ({@link Runtime.rerun}). Absent where runs are
+   * queued to workers (`REDIS_URL`): the queue does not carry forks.
    */
   rerun?(sourceRunId: string, request: RerunRequest): Promise<StartedRun>;
   /** Cancels an active run wherever it executes; false when no such run is active. */

@@ -56,8 +56,9 @@ export async function readRunFile(path: string): Promise<RunRecord> {
 
 /**
  * The record of run `runId` in `runsDir`, found by its file name's `_<runId>.json` tail (a
- * longer id can share that tail, so the record's own `run_id` decides); undefined when no file
- * of the run is there (or the directory is not).
+ * longer id can share that tail, so the record's own `run_id` decides; of several runs with the
+ * id, the newest, as names start with the start time); undefined when no file of the run is
+ * there (or the directory is not).
  */
 export async function findRunRecord(
   runsDir: string,
@@ -71,8 +72,11 @@ export async function findRunRecord(
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
-  for (const name of names) {
-    if (!name.endsWith(tail)) continue;
+  for (const name of names
+    .filter((n) => n.endsWith(tail))
+    .sort()
+    .reverse()) {
+    // An unreadable or torn file holds no record to use: the next candidate may.
     const record = await readRunFile(join(runsDir, name)).catch(() => undefined);
     if (record?.run_id === runId) return record;
   }
