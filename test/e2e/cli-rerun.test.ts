@@ -131,7 +131,7 @@ describe('agentic rerun (real process, fake OpenAI server)', () => {
     const source = JSON.parse(run.stdout) as RunRecord;
     const step = await agentic(['rerun', source.run_id, '--from', 'zz'], cwd, env);
     expect(step.code).to.equal(1);
-    expect(step.stderr).to.include(`fromStep: run ${source.run_id} has no step "zz"`);
+    expect(step.stderr).to.equal(`--from: run ${source.run_id} has no step "zz"\n`);
   });
 });
 

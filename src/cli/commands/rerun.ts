@@ -3,6 +3,7 @@ import type { RunHandle } from '../../engine/types.js';
 import type { WorkflowRerunRequest } from '../../generated/api/rerun-request.js';
 import type { WorkflowRunResponse } from '../../generated/api/run-response.js';
 import type { CliContext } from './index.js';
+import { isAppError } from '../../errors.js';
 import { CliError, err, out } from '../io.js';
 import { progressLine } from '../progress.js';
 import { createServiceClient, detailOf, parseServiceUrl } from '../service-client.js';
@@ -80,11 +81,19 @@ export function registerRerun(program: Command, context: CliContext): void {
     // As in `agentic run`: the process lives until the run's file is written.
     const keepAlive = setInterval(() => undefined, 2 ** 30);
     try {
-      handle = await runtime.rerun(run, {
-        fromStep: options.from,
-        inputs: options.input ?? {},
-        inputLocPrefix: ['input'],
-      });
+      handle = await runtime
+        .rerun(run, {
+          fromStep: options.from,
+          inputs: options.input ?? {},
+          inputLocPrefix: ['input'],
+        })
+        .catch((error: unknown) => {
+          // The runtime names the option as the API does (`fromStep`); here it is `--from`.
+          if (isAppError(error) && error.details?.[0]?.loc[0] === 'fromStep') {
+            throw new CliError(`--from: ${error.message}`);
+          }
+          throw error;
+        });
       if (interrupted) runtime.cancel(handle.runId, 'cancelled');
       if (options.json !== true) err(`run ${handle.runId}: a rerun of ${run} from ${options.from}`);
       for await (const event of handle.events) {
