@@ -48,7 +48,9 @@ function stepOf(body: unknown): string {
   return /Step ([a-c])\./.exec(JSON.stringify(body))?.[1] ?? '?';
 }
 
-describe('agentic rerun (real process, fake OpenAI server)', () => {
+describe('agentic rerun (real process, fake OpenAI server)', function () {
+  // Each test spawns the CLI (through tsx) two or three times: generous on a loaded machine.
+  this.timeout(180_000);
   let server: FakeServer;
   let cwd: string;
   let env: Record<string, string>;
@@ -135,7 +137,8 @@ describe('agentic rerun (real process, fake OpenAI server)', () => {
   });
 });
 
-describe('agentic rerun --url (real process, real service on port 0)', () => {
+describe('agentic rerun --url (real process, real service on port 0)', function () {
+  this.timeout(120_000);
   let service: TestService;
   beforeEach(async () => (service = await startTestService()));
   afterEach(async () => service.dispose());
