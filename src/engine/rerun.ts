@@ -7,9 +7,10 @@
  * "Upstream" is every step that is not downstream: the step's transitive dependencies and the
  * steps of other branches alike, since none of them can read the step's outputs. Of those, a
  * step is reused only when its recorded outcome can stand in for running it: a success whose
- * recorded output was not truncated, or a skip by its own false `when:`. A failure, a skip caused
- * by a failure or a cancellation, or a step the source never finished runs again: a fork never
- * inherits a failure it was not asked to keep.
+ * recorded output was not truncated, or a skip by its own false `when:`, with every dependency
+ * reused too. A failure, a skip caused by a failure or a cancellation, or a step the source never
+ * finished runs again (and so do its dependents): a fork never inherits a failure it was not
+ * asked to keep.
  */
 import { ConflictError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -122,14 +123,34 @@ export function forkSeed(
     }
   }
   const recorded = new Map(source.steps.map((step) => [step.step_name, step]));
+  // A step is reused only with all its dependencies reused: one that runs again may end
+  // otherwise than in the source, and a dependent kept from the source would not follow it.
+  const reused = new Set<number>();
+  for (const index of dependencyOrder(workflow)) {
+    const step = workflow.steps[index]!;
+    if (downstream.has(index) || !step.dependsOnIndex.every((dep) => reused.has(dep))) continue;
+    const record = recorded.get(step.name);
+    if (record !== undefined && reusable(record)) reused.add(index);
+  }
   const steps = new Map<string, StepOutcome>();
   for (const step of workflow.steps) {
-    if (downstream.has(step.index)) continue;
-    const record = recorded.get(step.name);
-    if (record === undefined || !reusable(record)) continue;
-    steps.set(step.name, reusedOutcome(record, source));
+    if (reused.has(step.index)) {
+      steps.set(step.name, reusedOutcome(recorded.get(step.name)!, source));
+    }
   }
   return { steps };
+}
+
+/** The workflow's step indexes, each after its dependencies (the workflow has no cycle). */
+function dependencyOrder(workflow: CompiledWorkflow): number[] {
+  const remaining = workflow.steps.map((step) => step.dependsOnIndex.length);
+  const order = workflow.steps.filter((step) => remaining[step.index] === 0).map((s) => s.index);
+  for (let i = 0; i < order.length; i++) {
+    for (const d of workflow.steps[order[i]!]!.dependentsIndex) {
+      if (--remaining[d]! === 0) order.push(d);
+    }
+  }
+  return order;
 }
 
 function reusable(record: StepRecord): boolean {

@@ -22,7 +22,7 @@ import { TRUNCATED_FLAG } from '../../../src/workflow/size-bounds.js';
 import { TestClock } from '../../fixtures/test-clock.js';
 import { CLOCK_START } from '../../conformance/helpers.js';
 
-/** a → b (when a said go) → c → d; a → off (when false); big and bad stand alone. */
+/** a → b (when a said go) → c → d; a → off (when false); big → after_big; bad alone. */
 const WORKFLOW: CompiledWorkflow = compileWorkflow({
   name: 'forked',
   outputs: { last: { from: '${steps.d.outputs}' } },
@@ -44,6 +44,7 @@ const WORKFLOW: CompiledWorkflow = compileWorkflow({
     { name: 'd', agent: 'tier1_echo', depends_on: ['c'] },
     { name: 'off', agent: 'tier1_echo', depends_on: ['a'], when: 'false' },
     { name: 'big', agent: 'tier1_echo' },
+    { name: 'after_big', agent: 'tier1_echo', depends_on: ['big'] },
     { name: 'bad', agent: 'tier1_echo' },
   ],
 });
@@ -89,12 +90,13 @@ const SOURCE: RunRecord = {
     stepRecord('d', 'skipped', null, { metadata: { skip_reason: 'dependency failed: c' } }),
     stepRecord('off', 'skipped', null, { metadata: { skip_reason: 'condition false' } }),
     stepRecord('big', 'success', { text: { [TRUNCATED_FLAG]: true, bytes: 9_000_000 } }),
+    stepRecord('after_big', 'success', { kept: 'from the old big' }),
     stepRecord('bad', 'failed', null),
   ],
   final_output: null,
   success_rate: 50,
   total_duration_ms: 10,
-  step_count: 7,
+  step_count: 8,
   failed_step_count: 2,
   start_time: ISO,
   end_time: ISO,
@@ -151,7 +153,7 @@ async function runEngine(adapter: EngineAdapter, from: string) {
 }
 
 describe('forkSeed', () => {
-  it('reuses successes and condition-false skips not downstream of the step; not failures, truncated outputs or the downstream', () => {
+  it('reuses successes and condition-false skips not downstream of the step; not failures, truncated outputs, their dependents or the downstream', () => {
     const seed = forkSeed(SOURCE, WORKFLOW, 'b');
     expect([...seed.steps.keys()]).to.deep.equal(['a', 'off']);
     const a = seed.steps.get('a')!;
@@ -175,7 +177,7 @@ describe('forkSeed', () => {
   for (const adapter of [nativeAdapter, createGraphAdapter()]) {
     it(`runs the step, its dependents and the unreusable steps on the ${adapter.name} engine`, async () => {
       const { output, calls, trace } = await runEngine(adapter, 'c');
-      expect(calls).to.deep.equal(['bad', 'big', 'c', 'd']);
+      expect(calls).to.deep.equal(['after_big', 'bad', 'big', 'c', 'd']);
       expect(trace.slice(0, 3)).to.deep.equal([
         'finished:a=success reused',
         'finished:b=success reused',
@@ -190,6 +192,7 @@ describe('forkSeed', () => {
         'skipped',
         'success',
         'success',
+        'success',
       ]);
     });
   }
@@ -200,6 +203,6 @@ describe('forkSeed', () => {
     );
     expect(graph!.trace).to.deep.equal(native!.trace);
     expect(graph!.output.outcomes).to.deep.equal(native!.output.outcomes);
-    expect(native!.calls).to.deep.equal(['b', 'bad', 'big', 'c', 'd']);
+    expect(native!.calls).to.deep.equal(['after_big', 'b', 'bad', 'big', 'c', 'd']);
   });
 });
