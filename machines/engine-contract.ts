@@ -16,7 +16,11 @@
  *   `when:` counts as finished; a failed dependency skips all transitive dependents with
  *   reason `dependency failed: <step>`;
  * - on `engine.abort` every running attempt is aborted, running steps fail with the abort
- *   reason, unfinished steps are skipped, and the engine completes promptly.
+ *   reason, unfinished steps are skipped, and the engine completes promptly;
+ * - a step seeded as finished ({@link EngineSeed}) is never attempted: its `step.finished`
+ *   (marked `seeded`) comes first, in YAML order, before any step starts, and its output, its
+ *   `outputs:` context writes and the `when:` / dependencies that read it act as if it had just
+ *   run; a step seeded with attempts already made continues its attempt count.
  */
 import type {
   ActorLogic,
@@ -68,6 +72,11 @@ export interface StepOutcome {
   verification?: VerificationResult | undefined;
   /** The last attempt's tool calls and results. @default undefined */
   messages?: AgentMessage[] | undefined;
+  /**
+   * The outcome was taken from another run (a fork's reused step, seeded): that run's id and
+   * what it spent on the step (this run spent nothing: `tokensUsed` is null). @default undefined
+   */
+  reusedFrom?: { runId: string; tokensUsed: TokenUsage | null } | undefined;
 }
 
 /** Runs one attempt of a step: the agent call (with loop_until iterations and the per-step timeout). */
@@ -125,6 +134,35 @@ export interface EngineInput {
    * XState reports a throwing listener. @default none
    */
   observer?: ((event: EngineEvent) => void) | undefined;
+  /**
+   * Steps done before this engine started: a resumed run (its journal) or a run forked from
+   * another (the source's upstream steps). @default none: every step runs
+   */
+  seed?: EngineSeed | undefined;
+}
+
+/** The error of a step whose interrupted attempt may not run again (see {@link EngineSeed}). */
+export const STEP_INTERRUPTED = 'interrupted';
+
+/**
+ * What a run starts with when it does not start from nothing (see {@link EngineInput.seed}).
+ *
+ * - `steps`: finished steps by name, with their recorded outcome. Such a step is not executed: at
+ *   begin the engine reports it with a `step.finished` marked `seeded`, writes its `outputs:`
+ *   into the context (a success), releases its dependents (a success, or a skip by a false
+ *   `when:`) or skips them (a failure, `dependency failed: <step>`), exactly as when it finishes
+ *   in the run. Its outcome is reported as given (times, attempts, tokens).
+ * - `attempts`: steps that had started and not finished, by name, with the attempts they had
+ *   begun (a process died under them). Such a step runs again as a retry, from attempt
+ *   `attempts + 1`; when that would pass its `max_attempts`, or the step says `resume: fail`
+ *   (it must not run twice), it fails with {@link STEP_INTERRUPTED} and `attempts` attempts,
+ *   without a new attempt.
+ *
+ * Names the workflow does not have are ignored; a name in both maps counts as finished.
+ */
+export interface EngineSeed {
+  steps: ReadonlyMap<string, StepOutcome>;
+  attempts?: ReadonlyMap<string, number> | undefined;
 }
 
 export interface EngineOutput {
@@ -154,7 +192,13 @@ export type EngineEvent =
       output: Record<string, unknown> | null;
       time: number;
     }
-  | { type: 'step.finished'; index: number; outcome: StepOutcome };
+  | {
+      type: 'step.finished';
+      index: number;
+      outcome: StepOutcome;
+      /** The step was seeded as finished ({@link EngineSeed}): it did not run in this engine. */
+      seeded?: true;
+    };
 
 /**
  * Several {@link EngineEvent}s emitted at once, in order (both engines emit the events of one

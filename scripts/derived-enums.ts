@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { format, resolveConfig } from 'prettier';
-import { STEP_STATUSES } from '../src/workflow/types.js';
+import { STEP_RESUME_POLICIES, STEP_STATUSES } from '../src/workflow/types.js';
 
 export interface DerivedEnum {
   /** The schema file, relative to schemas/. */
@@ -22,6 +22,11 @@ export const DERIVED_ENUMS: readonly DerivedEnum[] = [
     file: 'run-record.schema.json',
     path: ['$defs', 'StepRecord', 'properties', 'status', 'enum'],
     values: STEP_STATUSES,
+  },
+  {
+    file: 'workflow.schema.json',
+    path: ['$defs', 'step', 'properties', 'resume', 'enum'],
+    values: STEP_RESUME_POLICIES,
   },
 ];
 

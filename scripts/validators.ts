@@ -51,6 +51,7 @@ export const VALIDATORS: readonly ValidatorSpec[] = [
     options: REQUEST,
   },
   { name: 'eval-batch-request', schema: 'api/eval-batch-request.schema.json', options: REQUEST },
+  { name: 'rerun-request', schema: 'api/rerun-request.schema.json', options: REQUEST },
 ];
 
 /** One validator's module: ajv's standalone code, typed, its CommonJS helpers required. */

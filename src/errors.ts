@@ -86,7 +86,7 @@ export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = 
   conflict: {
     status: [409],
     description:
-      'The request contradicts the current state: a `run_id` already active or in the history, a run already finished (cancel), a tool call already decided, timed out or cancelled.',
+      'The request contradicts the current state: a `run_id` already active or in the history, a run already finished (cancel), a tool call already decided, timed out or cancelled, a rerun of a run still running or whose workflow is gone or no longer has the step.',
   },
   auth_required: {
     status: [401],
@@ -131,7 +131,7 @@ export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = 
   adapter_unavailable: {
     status: [501],
     description:
-      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it).',
+      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it); also `POST /api/runs/{run_id}/rerun` where runs are queued to workers (`REDIS_URL`).',
   },
   dependency_unavailable: {
     status: [503],

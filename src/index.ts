@@ -27,6 +27,7 @@ export {
   type ResolvedRuntimeOptions,
   type RunHandle,
   type RunRecord,
+  type RerunRequest,
   type RunRequest,
   type Runtime,
   type RuntimeOptions,

@@ -20,11 +20,13 @@
  * truthiness comes in through {@link SchedulerDeps}. */
 import {
   notifyObserver,
+  STEP_INTERRUPTED,
   type AttemptResult,
   type EngineEmitted,
   type EngineEvent,
   type EngineInput,
   type EngineOutput,
+  type EngineSeed,
   type StepOutcome,
 } from '../engine-contract.js';
 import type { CompiledStep, EvalScope, StepView } from '../../src/workflow/types.js';
@@ -102,6 +104,11 @@ export abstract class SchedulerCore {
    * the first such attempt spent tokens. A step's outcome counts every attempt's tokens.
    */
   private retriedUsage: Map<number, RetriedUsage> | undefined;
+  /**
+   * Attempts already begun, by step, of the steps a seed says were interrupted (see
+   * {@link EngineSeed}); made only for a seeded run.
+   */
+  private priorAttempts: number[] | undefined;
   private heapSize = 0;
   /** Steps started and not finished (attempts in flight and retry waits). */
   private running = 0;
@@ -182,10 +189,64 @@ export abstract class SchedulerCore {
     return emitted;
   }
 
-  /** Queues the steps without dependencies and starts as many as the limit allows. */
+  /**
+   * Reports the seeded steps finished (see {@link EngineSeed}), queues the steps whose
+   * dependencies are all finished and starts as many as the limit allows.
+   */
   begin(): void {
-    for (let i = 0; i < this.n; i++) if (this.slots[i * FIELDS + F_REMAINING] === 0) this.push(i);
+    const seed = this.input.seed;
+    if (seed !== undefined) this.applySeed(seed);
+    for (let i = 0; i < this.n; i++) {
+      if (
+        this.slots[i * FIELDS + F_REMAINING] === 0 &&
+        this.slots[i * FIELDS + F_STATE] === PENDING
+      )
+        this.push(i);
+    }
     this.pump();
+    // A seed can leave steps that nothing will release (a seeded failure's dependents are
+    // skipped above; this catches a seed that is not a state the run could have reached).
+    if (seed !== undefined) this.settleIfStuck();
+  }
+
+  /**
+   * The seeded steps finished as they finished in the run they come from, in YAML order and
+   * before anything starts: outcome and view kept, `outputs:` written into the context, the join
+   * counters of their dependents counted down (a success, or a skip by a false `when:`, as
+   * {@link succeed} and {@link pump} release), the dependents of a seeded failure skipped (as
+   * {@link failStep} does). Dependents are queued by {@link begin}, not here, so no step is queued
+   * twice.
+   */
+  private applySeed(seed: EngineSeed): void {
+    const failed: number[] = [];
+    for (let i = 0; i < this.n; i++) {
+      const step = this.steps[i]!;
+      const outcome = seed.steps.get(step.name);
+      if (outcome === undefined) {
+        const prior = seed.attempts?.get(step.name) ?? 0;
+        if (prior > 0) (this.priorAttempts ??= zeros(this.n))[i] = prior;
+        continue;
+      }
+      this.inputs[i] = outcome.input;
+      if (outcome.status === 'success') {
+        for (const key in step.outputs) {
+          if (!Object.hasOwn(step.outputs, key)) continue;
+          this.context[step.outputs[key]!] = outcome.output?.[key] ?? null;
+        }
+      }
+      this.finishStep(i, outcome, true);
+      if (
+        outcome.status === 'success' ||
+        (outcome.status === 'skipped' && outcome.skipReason === SKIP_CONDITION_FALSE)
+      ) {
+        for (const d of step.dependentsIndex) this.slots[d * FIELDS + F_REMAINING]!--;
+      } else if (outcome.status === 'failed') failed.push(i);
+    }
+    if (failed.length === 0) return;
+    const skipped: number[] = [];
+    const reasons = new Map<number, string>();
+    for (const i of failed) collectDependents(this.steps, this.slots, i, skipped, reasons);
+    this.emitSkips(skipped, reasons, this.input.clock.now());
   }
 
   /** Whether every step finished (succeeded, failed or skipped). */
@@ -461,10 +522,17 @@ export abstract class SchedulerCore {
         continue;
       }
       this.inputs[index] = resolved;
-      this.running++;
       const now = this.input.clock.now();
       this.slots[index * FIELDS + F_START] = now;
-      this.startAttempt(index, 1, now);
+      const prior = this.priorAttempts?.[index] ?? 0;
+      // An attempt interrupted before this engine started (see EngineSeed): the next attempt
+      // is a retry, unless the step may not run twice or has no attempt left.
+      if (prior > 0 && (step.resume === 'fail' || !this.canRetry(index, prior))) {
+        this.failStep(index, STEP_INTERRUPTED, prior, null, now);
+        continue;
+      }
+      this.running++;
+      this.startAttempt(index, prior + 1, now);
     }
   }
 
@@ -571,12 +639,16 @@ export abstract class SchedulerCore {
     }
   }
 
-  private finishStep(index: number, outcome: StepOutcome): void {
+  private finishStep(index: number, outcome: StepOutcome, seeded = false): void {
     this.slots[index * FIELDS + F_STATE] = FINISHED;
     this.outcomes[index] = outcome;
     this.finishedCount++;
     this.views[this.steps[index]!.name] = new View(outcome.status, outcome.output);
-    this.emit({ type: 'step.finished', index, outcome });
+    this.emit(
+      seeded
+        ? { type: 'step.finished', index, outcome, seeded }
+        : { type: 'step.finished', index, outcome },
+    );
   }
 
   /** The join: a finished (not failed) step counts down each dependent's unfinished dependencies. */

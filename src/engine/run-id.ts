@@ -1,7 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 
-const RUN_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
+/** A run id: 1 to 128 characters of `A-Z a-z 0-9 _ -`. */
+export const RUN_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Longest run id (spec: 1 to 128 characters of `A-Z a-z 0-9 _ -`). */
 export const MAX_RUN_ID_LENGTH = 128;

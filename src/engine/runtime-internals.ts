@@ -5,9 +5,10 @@
  * its run-file write thread. (Its turn slicer is the process's: `processTurnSlicer()`.) Held
  * under a symbol on the runtime object, not in a module-level table.
  */
+import type { EngineSeed } from '../../machines/engine-contract.js';
 import type { WriteThread } from '../store/write-thread.js';
 import type { WorkflowRegistry } from '../workflow/index.js';
-import type { Runtime } from './types.js';
+import type { RunHandle, RunRequest, Runtime } from './types.js';
 
 const INTERNALS = Symbol('agentic-runtime.internals');
 
@@ -16,6 +17,13 @@ export interface RuntimeInternals {
   readonly workflows: WorkflowRegistry;
   /** The runtime's run-file write thread (undefined when it does not persist). */
   readonly writeThread: WriteThread | undefined;
+  /**
+   * `runtime.start(request)` with some steps already finished (see `EngineSeed` in
+   * machines/engine-contract.ts): they are not executed, their outcomes go into the new run's
+   * events and run file as if they had just run (`step_end`; the journal records them), and
+   * their outputs feed the steps that run. A step in `seed.attempts` continues its attempt count.
+   */
+  readonly startSeeded: (request: RunRequest, seed: EngineSeed) => Promise<RunHandle>;
 }
 
 /** `runtime` with its internals attached, as `createRuntime` returns it. */

@@ -21,7 +21,12 @@ import type { RunRecord } from '../generated/run-record.js';
 import { createIsoTime } from '../store/run-record.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import type { EngineClock, EngineInput, EngineLogic } from '../../machines/engine-contract.js';
+import type {
+  EngineClock,
+  EngineInput,
+  EngineLogic,
+  EngineSeed,
+} from '../../machines/engine-contract.js';
 import type { EngineAdapter } from './adapter.js';
 import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
@@ -38,6 +43,7 @@ import { RunSession } from './run-session.js';
 import { activeRunFacts } from './run-explain.js';
 import { createAgentWiring } from './agent-wiring.js';
 import { createRunPersistence } from './run-persistence.js';
+import { createRerun } from './rerun.js';
 import { RunRegistry } from './run-registry.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
@@ -196,8 +202,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return adapter;
   }
 
-  /** Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession). */
-  async function launch(request: RunRequest, bufferEvents: boolean): Promise<RunHandle> {
+  /**
+   * Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession);
+   * `seed` starts it with steps already finished (see `EngineSeed`).
+   */
+  async function launch(
+    request: RunRequest,
+    bufferEvents: boolean,
+    seed?: EngineSeed,
+  ): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
     const acceptedAt = tracing === undefined ? 0 : performance.now();
     persistence.assertWritable();
@@ -247,6 +260,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         bufferEvents,
         owner?.id,
         observer,
+        seed,
       );
     } catch (error) {
       // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
@@ -270,6 +284,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     bufferEvents: boolean,
     owner: string | undefined,
     observer: RunObserver | undefined,
+    seed: EngineSeed | undefined,
   ): RunSession {
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
@@ -296,6 +311,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       }),
       retryDelayMs,
       clock,
+      seed,
     };
     const session = new RunSession({
       base: {
@@ -336,6 +352,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     options: resolved,
     approvals: gate.approvals,
     start: (request) => launch(request, request.events !== false),
+    rerun: createRerun({
+      runsDir: resolved.runsDir,
+      isActive: (runId) => runs.has(runId),
+      loadWorkflow: (name) => loadWorkflowSource(name, registry, compiled),
+      launch: (request, seed) => launch(request, request.events !== false, seed),
+    }),
     run(request) {
       // The handle is dropped here (nothing waits on it), so its events need no buffer.
       return launch(request, false).then((handle) => handle.done);
@@ -424,5 +446,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     unwrittenRecord: (runId) => writer?.unwritten(runId),
     recovery,
   };
-  return withInternals(runtime, { workflows: registry, writeThread });
+  return withInternals(runtime, {
+    workflows: registry,
+    writeThread,
+    startSeeded: (request, seed) => launch(request, request.events !== false, seed),
+  });
 }

@@ -201,6 +201,29 @@ export interface RunRequest {
   events?: boolean;
 }
 
+/**
+ * What `runtime.rerun` takes besides the source run's id (docs/rerun.md): the step to run again
+ * and, optionally, new inputs and the per-run settings of {@link RunRequest}. The fork runs the
+ * source run's workflow (by name, as it is now) on a new run id.
+ */
+export interface RerunRequest extends Omit<RunRequest, 'workflow' | 'input' | 'extra'> {
+  /** The step run again, with every step downstream of it (its transitive dependents). */
+  fromStep: string;
+  /**
+   * New values of workflow inputs, checked like a run's inputs: each given key replaces the
+   * source run's value, the others are kept. @default the source run's inputs
+   */
+  inputs?: Record<string, unknown>;
+  /**
+   * The source run's record when the caller already has it (the service's run history; a
+   * runtime with `persist: false` has no file to read it from).
+   * @default read from the runs directory (the file named `…_<sourceRunId>.json`)
+   */
+  source?: RunRecord;
+  /** @default the source run's adapter */
+  adapter?: AdapterName;
+}
+
 /** A started run (`runtime.start`): its id, actor, live events and final record. */
 export interface RunHandle {
   /** The run's id (given in the request, or generated). */
@@ -263,6 +286,11 @@ export interface StartedRun {
 export interface RunService {
   /** Accepts a run: validated (workflow, inputs, run id) before it resolves. */
   start(request: RunRequest): Promise<StartedRun>;
+  /**
+   * Forks a finished run from one of its steps ({@link Runtime.rerun}). Absent where runs are
+   * queued to workers (`REDIS_URL`): the queue does not carry forks.
+   */
+  rerun?(sourceRunId: string, request: RerunRequest): Promise<StartedRun>;
   /** Cancels an active run wherever it executes; false when no such run is active. */
   cancel(runId: string, reason?: string): boolean | Promise<boolean>;
   /** Whether a run with this id is active. */
@@ -326,6 +354,16 @@ export interface Runtime extends RunService {
   run(request: RunRequest): Promise<RunRecord>;
   /** Starts a run; resolves once it is running (inputs validated, run file written). */
   start(request: RunRequest): Promise<RunHandle>;
+  /**
+   * Forks a finished run (docs/rerun.md): a new run of its workflow that reuses the recorded
+   * outcomes of the steps upstream of `request.fromStep` (not executed again, no model called)
+   * and executes that step and everything downstream of it; its run file has
+   * `extra.forked_from: {run_id, step}`. Resolves once it is running, like `start`.
+   * @throws NotFoundError (404) no run file of `sourceRunId`; ConflictError (409) the source is
+   * still running, or its workflow is gone or no longer has the step; ValidationError (422) the
+   * source run has no such step, or the new inputs are invalid
+   */
+  rerun(sourceRunId: string, request: RerunRequest): Promise<RunHandle>;
   /** Cancels an active run. Returns false when no such run is active. */
   cancel(runId: string, reason?: string): boolean;
   /** Validates a workflow (name, document or YAML text) without running it. */

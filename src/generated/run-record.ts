@@ -29,6 +29,14 @@ export interface RunRecord {
    * Anything else recorded with the run: execution profile, evaluation results, and `warnings` (strings): what was truncated to keep the record within its bounds.
    */
   extra: {
+    /**
+     * The run is a rerun (fork) of another run from one of its steps (`POST /api/runs/{run_id}/rerun`, docs/rerun.md): the steps upstream of `step` were reused from run `run_id` (their records carry `metadata.reused_from`), `step` and its downstream steps executed in this run.
+     */
+    forked_from?: {
+      run_id: string;
+      step: string;
+      [k: string]: unknown | undefined;
+    };
     [k: string]: unknown | undefined;
   };
   /**
@@ -81,6 +89,18 @@ export interface StepRecord {
     skip_reason?: string;
     attempts?: number;
     iterations?: number;
+    /**
+     * A step of a fork reused from the source run (docs/rerun.md), not executed in this run: the source run's id and the tokens it spent on the step. This run's `tokens_used` for the step is null (it called no model), so the tokens of a run's steps add up to what the run spent.
+     */
+    reused_from?: {
+      run_id: string;
+      tokens_used: {
+        input: number;
+        output: number;
+        total: number;
+      } | null;
+      [k: string]: unknown | undefined;
+    };
     [k: string]: unknown | undefined;
   };
 }

@@ -132,6 +132,10 @@ export interface WorkflowStep {
   model?: string;
   max_attempts?: number;
   /**
+   * When a resumed run finds this step's attempt interrupted (its process died): retry runs it again as its next attempt (max_attempts counts it), fail fails it with error interrupted (a step that must not run twice).
+   */
+  resume?: 'retry' | 'fail';
+  /**
    * Evaluation: a failure of this step fails the no_critical_step_failures gate (when no step is marked, every step counts).
    */
   critical?: boolean;

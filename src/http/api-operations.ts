@@ -522,6 +522,26 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     },
   },
   {
+    method: 'post',
+    path: '/api/runs/{run_id}/rerun',
+    description:
+      'body `{from_step, inputs?}` → 200 `{run_id, status: "pending"}` at once, like `POST /api/run`: a new run (new id) of the run\'s workflow that reuses the recorded outcomes of the steps upstream of `from_step` (no model called for them) and executes `from_step` and every step downstream of it; its run file has `extra.forked_from: {run_id, step}` (Rerun from a step, docs/rerun.md). `inputs` replace the source run\'s values key by key, checked like a run\'s inputs. 404 unknown run; 409 the run is still running, or its workflow is gone or no longer has the step; 422 body, no such step in the run (`loc` `["body", "from_step"]`), invalid inputs; 501 when runs are queued to workers (`REDIS_URL`)',
+    operationId: 'rerunRun',
+    summary: 'Rerun a finished run from one of its steps (a fork)',
+    tag: 'runs',
+    parameters: [runIdParam],
+    requestSchema: 'WorkflowRerunRequest',
+    responses: {
+      '200': { description: 'Accepted', schema: 'WorkflowRunResponse' },
+      '404': err('Unknown run'),
+      '409': err('The run is still running, or its workflow is gone or no longer has the step'),
+      '422': invalid,
+      '429': err('AGENTIC_MAX_ACTIVE_RUNS runs are active (Retry-After)'),
+      '501': err('Not available when runs are queued to workers (REDIS_URL)'),
+      '503': err('Run files cannot be written, or the service is shutting down'),
+    },
+  },
+  {
     method: 'get',
     path: '/api/approvals',
     description:

@@ -9,10 +9,12 @@ import type { ApprovalDecisionRequest } from '../generated/api/approval-decision
 import type { ChatRequest } from '../generated/api/chat-request.js';
 import type { WorkflowEditorRequest } from '../generated/api/editor-request.js';
 import type { WorkflowRunRequest } from '../generated/api/run-request.js';
+import type { WorkflowRerunRequest } from '../generated/api/rerun-request.js';
 import { validate as approvalDecisionRequest } from '../generated/validators/approval-decision-request.js';
 import { validate as chatRequest } from '../generated/validators/chat-request.js';
 import { validate as editorRequest } from '../generated/validators/editor-request.js';
 import { validate as runRequest } from '../generated/validators/run-request.js';
+import { validate as rerunRequest } from '../generated/validators/rerun-request.js';
 
 // Precompiled from the schemas by `npm run gen` (scripts/validators.ts), defaults applied.
 const validators = {
@@ -20,6 +22,7 @@ const validators = {
   editor: editorRequest as ValidateFunction<WorkflowEditorRequest>,
   chat: chatRequest as ValidateFunction<ChatRequest>,
   approval: approvalDecisionRequest as ValidateFunction<ApprovalDecisionRequest>,
+  rerun: rerunRequest as ValidateFunction<WorkflowRerunRequest>,
 };
 
 function pointerToLoc(pointer: string): (string | number)[] {
@@ -154,6 +157,11 @@ function check<T>(validate: ValidateFunction<T>, body: unknown): T {
 /** Checks a `POST /api/run` body (applies schema defaults). */
 export function parseRunRequest(body: unknown): WorkflowRunRequest {
   return check(validators.run, body);
+}
+
+/** Checks a `POST /api/runs/{run_id}/rerun` body. */
+export function parseRerunRequest(body: unknown): WorkflowRerunRequest {
+  return check(validators.rerun, body);
 }
 
 /** Checks a `POST /api/approvals/{call_id}` body. */

@@ -3,7 +3,7 @@
  * `<UTC start yyyymmddThhmmssSSSZ>_<workflow>_<run_id>.json`, written atomically (temp file +
  * rename) when the run starts and when it ends.
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunRecord } from '../generated/run-record.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
@@ -52,4 +52,33 @@ export async function writeRunFile(
 /** Reads and parses one run file. */
 export async function readRunFile(path: string): Promise<RunRecord> {
   return JSON.parse(await readFile(path, 'utf8')) as RunRecord;
+}
+
+/**
+ * The record of run `runId` in `runsDir`, found by its file name's `_<runId>.json` tail (a
+ * longer id can share that tail, so the record's own `run_id` decides; of several runs with the
+ * id, the newest, as names start with the start time); undefined when no file of the run is
+ * there (or the directory is not).
+ */
+export async function findRunRecord(
+  runsDir: string,
+  runId: string,
+): Promise<RunRecord | undefined> {
+  const tail = `_${runId}.json`;
+  let names: string[];
+  try {
+    names = await readdir(runsDir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  for (const name of names
+    .filter((n) => n.endsWith(tail))
+    .sort()
+    .reverse()) {
+    // An unreadable or torn file holds no record to use: the next candidate may.
+    const record = await readRunFile(join(runsDir, name)).catch(() => undefined);
+    if (record?.run_id === runId) return record;
+  }
+  return undefined;
 }

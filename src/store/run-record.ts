@@ -114,6 +114,12 @@ export function stepRecord(
     iterations: outcome.iterations,
   };
   if (outcome.skipReason !== null) metadata.skip_reason = outcome.skipReason;
+  if (outcome.reusedFrom !== undefined) {
+    metadata.reused_from = {
+      run_id: outcome.reusedFrom.runId,
+      tokens_used: outcome.reusedFrom.tokensUsed,
+    };
+  }
   const startSeq = order?.startSeq(index);
   const endSeq = order?.endSeq(index);
   return {

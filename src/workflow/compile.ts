@@ -126,6 +126,7 @@ export function compileWorkflow(
       tools: step.tools ?? [],
       model: step.model,
       maxAttempts: step.max_attempts,
+      resume: step.resume ?? 'retry',
       timeoutSeconds: step.timeout_seconds,
       loopUntil,
       loopMax: loopUntil === undefined ? undefined : (step.loop_max ?? DEFAULT_LOOP_MAX),

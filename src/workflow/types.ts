@@ -38,6 +38,14 @@ export function isFinishedStepStatus(status: string): status is FinishedStepStat
   return (FINISHED_STEP_STATUSES as readonly string[]).includes(status);
 }
 
+/**
+ * What a resumed run does with a step whose attempt was interrupted (the process died under it):
+ * `retry` runs it again as its next attempt; `fail` fails it with `interrupted` (a step that
+ * must not run twice). The wire strings of the step's `resume:` key.
+ */
+export const STEP_RESUME_POLICIES = ['retry', 'fail'] as const;
+export type StepResumePolicy = (typeof STEP_RESUME_POLICIES)[number];
+
 export const INPUT_TYPES = ['string', 'integer', 'number', 'boolean', 'object', 'array'] as const;
 export type InputType = (typeof INPUT_TYPES)[number];
 
@@ -66,6 +74,8 @@ export interface StepDocument {
   tools?: string[];
   model?: string;
   max_attempts?: number;
+  /** At a resume, an interrupted attempt of this step runs again (`retry`) or fails (`fail`). */
+  resume?: StepResumePolicy;
   /** Evaluation: a failure fails the `no_critical_step_failures` gate. */
   critical?: boolean;
   timeout_seconds?: number;
@@ -134,6 +144,8 @@ export interface CompiledStep {
   tools: readonly string[];
   model: string | undefined;
   maxAttempts: number | undefined;
+  /** What a resume does with an interrupted attempt (YAML `resume:`, default `retry`). */
+  resume: StepResumePolicy;
   timeoutSeconds: number | undefined;
   loopUntil: Evaluator | undefined;
   loopMax: number | undefined;

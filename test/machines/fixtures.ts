@@ -24,6 +24,7 @@ export function workflowOf(
     tools: [],
     model: undefined,
     maxAttempts: undefined,
+    resume: 'retry',
     timeoutSeconds: undefined,
     loopUntil: undefined,
     loopMax: undefined,

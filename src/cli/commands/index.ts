@@ -5,6 +5,7 @@ import { registerExplain } from './explain.js';
 import { registerChat } from './chat.js';
 import { registerList } from './list.js';
 import { registerModels } from './models.js';
+import { registerRerun } from './rerun.js';
 import { registerRun } from './run.js';
 import { registerServe } from './serve.js';
 import { registerValidate } from './validate.js';
@@ -23,6 +24,7 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerServe,
   registerWorker,
   registerRun,
+  registerRerun,
   registerValidate,
   registerList,
   registerEval,

@@ -151,6 +151,12 @@ const schema31 = {
             'Pins a model: provider:model, or a bare model name resolved when the step runs (the provider whose probe lists it, else its well-known prefix).',
         },
         max_attempts: { type: 'integer', minimum: 1, maximum: 100 },
+        resume: {
+          enum: ['retry', 'fail'],
+          default: 'retry',
+          description:
+            "When a resumed run finds this step's attempt interrupted (its process died): retry runs it again as its next attempt (max_attempts counts it), fail fails it with error interrupted (a step that must not run twice).",
+        },
         critical: {
           type: 'boolean',
           description:
@@ -309,6 +315,12 @@ const schema35 = {
         'Pins a model: provider:model, or a bare model name resolved when the step runs (the provider whose probe lists it, else its well-known prefix).',
     },
     max_attempts: { type: 'integer', minimum: 1, maximum: 100 },
+    resume: {
+      enum: ['retry', 'fail'],
+      default: 'retry',
+      description:
+        "When a resumed run finds this step's attempt interrupted (its process died): retry runs it again as its next attempt (max_attempts counts it), fail fails it with error interrupted (a step that must not run twice).",
+    },
     critical: {
       type: 'boolean',
       description:
@@ -2142,17 +2154,17 @@ function validate20(
                 }
               }
             }
-            if (data34.critical !== undefined) {
-              let data48 = data34.critical;
-              if (typeof data48 !== 'boolean') {
+            if (data34.resume !== undefined) {
+              let data48 = data34.resume;
+              if (!(data48 === 'retry' || data48 === 'fail')) {
                 const err82 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/critical',
-                  schemaPath: '#/$defs/step/properties/critical/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema35.properties.critical.type,
-                  parentSchema: schema35.properties.critical,
+                  instancePath: instancePath + '/steps/' + i5 + '/resume',
+                  schemaPath: '#/$defs/step/properties/resume/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema35.properties.resume.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema35.properties.resume.enum,
+                  parentSchema: schema35.properties.resume,
                   data: data48,
                 };
                 if (vErrors === null) {
@@ -2163,11 +2175,32 @@ function validate20(
                 errors++;
               }
             }
+            if (data34.critical !== undefined) {
+              let data49 = data34.critical;
+              if (typeof data49 !== 'boolean') {
+                const err83 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/critical',
+                  schemaPath: '#/$defs/step/properties/critical/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema35.properties.critical.type,
+                  parentSchema: schema35.properties.critical,
+                  data: data49,
+                };
+                if (vErrors === null) {
+                  vErrors = [err83];
+                } else {
+                  vErrors.push(err83);
+                }
+                errors++;
+              }
+            }
             if (data34.timeout_seconds !== undefined) {
-              let data49 = data34.timeout_seconds;
-              if (typeof data49 == 'number') {
-                if (data49 > 86400 || isNaN(data49)) {
-                  const err83 = {
+              let data50 = data34.timeout_seconds;
+              if (typeof data50 == 'number') {
+                if (data50 > 86400 || isNaN(data50)) {
+                  const err84 = {
                     instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
                     schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
                     keyword: 'maximum',
@@ -2175,25 +2208,7 @@ function validate20(
                     message: 'must be <= 86400',
                     schema: 86400,
                     parentSchema: schema35.properties.timeout_seconds,
-                    data: data49,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err83];
-                  } else {
-                    vErrors.push(err83);
-                  }
-                  errors++;
-                }
-                if (data49 <= 0 || isNaN(data49)) {
-                  const err84 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                    schema: 0,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data49,
+                    data: data50,
                   };
                   if (vErrors === null) {
                     vErrors = [err84];
@@ -2202,8 +2217,26 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data50 <= 0 || isNaN(data50)) {
+                  const err85 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                    schema: 0,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data50,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err85];
+                  } else {
+                    vErrors.push(err85);
+                  }
+                  errors++;
+                }
               } else {
-                const err85 = {
+                const err86 = {
                   instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
                   schemaPath: '#/$defs/step/properties/timeout_seconds/type',
                   keyword: 'type',
@@ -2211,27 +2244,6 @@ function validate20(
                   message: 'must be number',
                   schema: schema35.properties.timeout_seconds.type,
                   parentSchema: schema35.properties.timeout_seconds,
-                  data: data49,
-                };
-                if (vErrors === null) {
-                  vErrors = [err85];
-                } else {
-                  vErrors.push(err85);
-                }
-                errors++;
-              }
-            }
-            if (data34.loop_until !== undefined) {
-              let data50 = data34.loop_until;
-              if (typeof data50 !== 'string' && typeof data50 !== 'boolean') {
-                const err86 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
-                  schemaPath: '#/$defs/step/properties/loop_until/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.loop_until.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.loop_until.type,
-                  parentSchema: schema35.properties.loop_until,
                   data: data50,
                 };
                 if (vErrors === null) {
@@ -2242,17 +2254,17 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.loop_max !== undefined) {
-              let data51 = data34.loop_max;
-              if (!(typeof data51 == 'number' && !(data51 % 1) && !isNaN(data51))) {
+            if (data34.loop_until !== undefined) {
+              let data51 = data34.loop_until;
+              if (typeof data51 !== 'string' && typeof data51 !== 'boolean') {
                 const err87 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
+                  schemaPath: '#/$defs/step/properties/loop_until/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.loop_max.type,
-                  parentSchema: schema35.properties.loop_max,
+                  params: { type: schema35.properties.loop_until.type },
+                  message: 'must be string,boolean',
+                  schema: schema35.properties.loop_until.type,
+                  parentSchema: schema35.properties.loop_until,
                   data: data51,
                 };
                 if (vErrors === null) {
@@ -2262,9 +2274,30 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data51 == 'number') {
-                if (data51 > 1000 || isNaN(data51)) {
-                  const err88 = {
+            }
+            if (data34.loop_max !== undefined) {
+              let data52 = data34.loop_max;
+              if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52))) {
+                const err88 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.loop_max.type,
+                  parentSchema: schema35.properties.loop_max,
+                  data: data52,
+                };
+                if (vErrors === null) {
+                  vErrors = [err88];
+                } else {
+                  vErrors.push(err88);
+                }
+                errors++;
+              }
+              if (typeof data52 == 'number') {
+                if (data52 > 1000 || isNaN(data52)) {
+                  const err89 = {
                     instancePath: instancePath + '/steps/' + i5 + '/loop_max',
                     schemaPath: '#/$defs/step/properties/loop_max/maximum',
                     keyword: 'maximum',
@@ -2272,25 +2305,7 @@ function validate20(
                     message: 'must be <= 1000',
                     schema: 1000,
                     parentSchema: schema35.properties.loop_max,
-                    data: data51,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err88];
-                  } else {
-                    vErrors.push(err88);
-                  }
-                  errors++;
-                }
-                if (data51 < 1 || isNaN(data51)) {
-                  const err89 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.loop_max,
-                    data: data51,
+                    data: data52,
                   };
                   if (vErrors === null) {
                     vErrors = [err89];
@@ -2299,23 +2314,15 @@ function validate20(
                   }
                   errors++;
                 }
-              }
-            }
-            if (data34.verify !== undefined) {
-              let data52 = data34.verify;
-              const _errs123 = errors;
-              let valid32 = false;
-              const _errs124 = errors;
-              if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-                if (data52.criteria === undefined) {
+                if (data52 < 1 || isNaN(data52)) {
                   const err90 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'criteria' },
-                    message: "must have required property '" + 'criteria' + "'",
-                    schema: schema35.properties.verify.anyOf[0].required,
-                    parentSchema: schema35.properties.verify.anyOf[0],
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.loop_max,
                     data: data52,
                   };
                   if (vErrors === null) {
@@ -2326,20 +2333,23 @@ function validate20(
                   errors++;
                 }
               }
-              var _valid0 = _errs124 === errors;
-              valid32 = valid32 || _valid0;
+            }
+            if (data34.verify !== undefined) {
+              let data53 = data34.verify;
+              const _errs124 = errors;
+              let valid32 = false;
               const _errs125 = errors;
-              if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-                if (data52.schema === undefined) {
+              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+                if (data53.criteria === undefined) {
                   const err91 = {
                     instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
                     keyword: 'required',
-                    params: { missingProperty: 'schema' },
-                    message: "must have required property '" + 'schema' + "'",
-                    schema: schema35.properties.verify.anyOf[1].required,
-                    parentSchema: schema35.properties.verify.anyOf[1],
-                    data: data52,
+                    params: { missingProperty: 'criteria' },
+                    message: "must have required property '" + 'criteria' + "'",
+                    schema: schema35.properties.verify.anyOf[0].required,
+                    parentSchema: schema35.properties.verify.anyOf[0],
+                    data: data53,
                   };
                   if (vErrors === null) {
                     vErrors = [err91];
@@ -2351,8 +2361,31 @@ function validate20(
               }
               var _valid0 = _errs125 === errors;
               valid32 = valid32 || _valid0;
+              const _errs126 = errors;
+              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+                if (data53.schema === undefined) {
+                  const err92 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema35.properties.verify.anyOf[1].required,
+                    parentSchema: schema35.properties.verify.anyOf[1],
+                    data: data53,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err92];
+                  } else {
+                    vErrors.push(err92);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs126 === errors;
+              valid32 = valid32 || _valid0;
               if (!valid32) {
-                const err92 = {
+                const err93 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/anyOf',
                   keyword: 'anyOf',
@@ -2360,26 +2393,26 @@ function validate20(
                   message: 'must match a schema in anyOf',
                   schema: schema35.properties.verify.anyOf,
                   parentSchema: schema35.properties.verify,
-                  data: data52,
+                  data: data53,
                 };
                 if (vErrors === null) {
-                  vErrors = [err92];
+                  vErrors = [err93];
                 } else {
-                  vErrors.push(err92);
+                  vErrors.push(err93);
                 }
                 errors++;
               } else {
-                errors = _errs123;
+                errors = _errs124;
                 if (vErrors !== null) {
-                  if (_errs123) {
-                    vErrors.length = _errs123;
+                  if (_errs124) {
+                    vErrors.length = _errs124;
                   } else {
                     vErrors = null;
                   }
                 }
               }
-              if (data52 && typeof data52 == 'object' && !Array.isArray(data52)) {
-                for (const key12 in data52) {
+              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
+                for (const key12 in data53) {
                   if (!(
                     key12 === 'criteria' ||
                     key12 === 'critical' ||
@@ -2389,7 +2422,7 @@ function validate20(
                     key12 === 'halt_on_critical' ||
                     key12 === 'timeout_seconds'
                   )) {
-                    const err93 = {
+                    const err94 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify',
                       schemaPath: '#/$defs/step/properties/verify/additionalProperties',
                       keyword: 'additionalProperties',
@@ -2397,21 +2430,21 @@ function validate20(
                       message: 'must NOT have additional properties',
                       schema: false,
                       parentSchema: schema35.properties.verify,
-                      data: data52,
+                      data: data53,
                     };
                     if (vErrors === null) {
-                      vErrors = [err93];
+                      vErrors = [err94];
                     } else {
-                      vErrors.push(err93);
+                      vErrors.push(err94);
                     }
                     errors++;
                   }
                 }
-                if (data52.criteria !== undefined) {
-                  let data53 = data52.criteria;
-                  if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                    if (Object.keys(data53).length < 1) {
-                      const err94 = {
+                if (data53.criteria !== undefined) {
+                  let data54 = data53.criteria;
+                  if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+                    if (Object.keys(data54).length < 1) {
+                      const err95 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/criteria/minProperties',
@@ -2420,20 +2453,20 @@ function validate20(
                         message: 'must NOT have fewer than 1 properties',
                         schema: 1,
                         parentSchema: schema35.properties.verify.properties.criteria,
-                        data: data53,
+                        data: data54,
                       };
                       if (vErrors === null) {
-                        vErrors = [err94];
+                        vErrors = [err95];
                       } else {
-                        vErrors.push(err94);
+                        vErrors.push(err95);
                       }
                       errors++;
                     }
-                    for (const key13 in data53) {
-                      const _errs129 = errors;
+                    for (const key13 in data54) {
+                      const _errs130 = errors;
                       if (typeof key13 === 'string') {
                         if (!pattern5.test(key13)) {
-                          const err95 = {
+                          const err96 = {
                             instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                             schemaPath:
                               '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
@@ -2447,16 +2480,16 @@ function validate20(
                             propertyName: key13,
                           };
                           if (vErrors === null) {
-                            vErrors = [err95];
+                            vErrors = [err96];
                           } else {
-                            vErrors.push(err95);
+                            vErrors.push(err96);
                           }
                           errors++;
                         }
                       }
-                      var valid34 = _errs129 === errors;
+                      var valid34 = _errs130 === errors;
                       if (!valid34) {
-                        const err96 = {
+                        const err97 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/propertyNames',
@@ -2465,20 +2498,20 @@ function validate20(
                           message: 'property name must be valid',
                           schema: schema35.properties.verify.properties.criteria.propertyNames,
                           parentSchema: schema35.properties.verify.properties.criteria,
-                          data: data53,
+                          data: data54,
                         };
                         if (vErrors === null) {
-                          vErrors = [err96];
+                          vErrors = [err97];
                         } else {
-                          vErrors.push(err96);
+                          vErrors.push(err97);
                         }
                         errors++;
                       }
                     }
-                    for (const key14 in data53) {
-                      let data54 = data53[key14];
-                      if (typeof data54 !== 'string' && typeof data54 !== 'boolean') {
-                        const err97 = {
+                    for (const key14 in data54) {
+                      let data55 = data54[key14];
+                      if (typeof data55 !== 'string' && typeof data55 !== 'boolean') {
+                        const err98 = {
                           instancePath:
                             instancePath +
                             '/steps/' +
@@ -2498,18 +2531,18 @@ function validate20(
                               .type,
                           parentSchema:
                             schema35.properties.verify.properties.criteria.additionalProperties,
-                          data: data54,
+                          data: data55,
                         };
                         if (vErrors === null) {
-                          vErrors = [err97];
+                          vErrors = [err98];
                         } else {
-                          vErrors.push(err97);
+                          vErrors.push(err98);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err98 = {
+                    const err99 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                       schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
                       keyword: 'type',
@@ -2517,24 +2550,24 @@ function validate20(
                       message: 'must be object',
                       schema: schema35.properties.verify.properties.criteria.type,
                       parentSchema: schema35.properties.verify.properties.criteria,
-                      data: data53,
+                      data: data54,
                     };
                     if (vErrors === null) {
-                      vErrors = [err98];
+                      vErrors = [err99];
                     } else {
-                      vErrors.push(err98);
+                      vErrors.push(err99);
                     }
                     errors++;
                   }
                 }
-                if (data52.critical !== undefined) {
-                  let data55 = data52.critical;
-                  if (Array.isArray(data55)) {
-                    const len8 = data55.length;
+                if (data53.critical !== undefined) {
+                  let data56 = data53.critical;
+                  if (Array.isArray(data56)) {
+                    const len8 = data56.length;
                     for (let i8 = 0; i8 < len8; i8++) {
-                      let data56 = data55[i8];
-                      if (typeof data56 !== 'string') {
-                        const err99 = {
+                      let data57 = data56[i8];
+                      if (typeof data57 !== 'string') {
+                        const err100 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/critical/items/type',
@@ -2543,18 +2576,18 @@ function validate20(
                           message: 'must be string',
                           schema: schema35.properties.verify.properties.critical.items.type,
                           parentSchema: schema35.properties.verify.properties.critical.items,
-                          data: data56,
+                          data: data57,
                         };
                         if (vErrors === null) {
-                          vErrors = [err99];
+                          vErrors = [err100];
                         } else {
-                          vErrors.push(err99);
+                          vErrors.push(err100);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err100 = {
+                    const err101 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
                       keyword: 'type',
@@ -2562,28 +2595,7 @@ function validate20(
                       message: 'must be array',
                       schema: schema35.properties.verify.properties.critical.type,
                       parentSchema: schema35.properties.verify.properties.critical,
-                      data: data55,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err100];
-                    } else {
-                      vErrors.push(err100);
-                    }
-                    errors++;
-                  }
-                }
-                if (data52.schema !== undefined) {
-                  let data57 = data52.schema;
-                  if (!(data57 && typeof data57 == 'object' && !Array.isArray(data57))) {
-                    const err101 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
-                      schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
-                      keyword: 'type',
-                      params: { type: 'object' },
-                      message: 'must be object',
-                      schema: schema35.properties.verify.properties.schema.type,
-                      parentSchema: schema35.properties.verify.properties.schema,
-                      data: data57,
+                      data: data56,
                     };
                     if (vErrors === null) {
                       vErrors = [err101];
@@ -2593,19 +2605,17 @@ function validate20(
                     errors++;
                   }
                 }
-                if (data52.max_correction_attempts !== undefined) {
-                  let data58 = data52.max_correction_attempts;
-                  if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58))) {
+                if (data53.schema !== undefined) {
+                  let data58 = data53.schema;
+                  if (!(data58 && typeof data58 == 'object' && !Array.isArray(data58))) {
                     const err102 = {
-                      instancePath:
-                        instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
-                      schemaPath:
-                        '#/$defs/step/properties/verify/properties/max_correction_attempts/type',
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
+                      schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
                       keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema35.properties.verify.properties.max_correction_attempts.type,
-                      parentSchema: schema35.properties.verify.properties.max_correction_attempts,
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema35.properties.verify.properties.schema.type,
+                      parentSchema: schema35.properties.verify.properties.schema,
                       data: data58,
                     };
                     if (vErrors === null) {
@@ -2615,9 +2625,32 @@ function validate20(
                     }
                     errors++;
                   }
-                  if (typeof data58 == 'number') {
-                    if (data58 > 20 || isNaN(data58)) {
-                      const err103 = {
+                }
+                if (data53.max_correction_attempts !== undefined) {
+                  let data59 = data53.max_correction_attempts;
+                  if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
+                    const err103 = {
+                      instancePath:
+                        instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
+                      schemaPath:
+                        '#/$defs/step/properties/verify/properties/max_correction_attempts/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema35.properties.verify.properties.max_correction_attempts.type,
+                      parentSchema: schema35.properties.verify.properties.max_correction_attempts,
+                      data: data59,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err103];
+                    } else {
+                      vErrors.push(err103);
+                    }
+                    errors++;
+                  }
+                  if (typeof data59 == 'number') {
+                    if (data59 > 20 || isNaN(data59)) {
+                      const err104 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2627,17 +2660,17 @@ function validate20(
                         message: 'must be <= 20',
                         schema: 20,
                         parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data58,
+                        data: data59,
                       };
                       if (vErrors === null) {
-                        vErrors = [err103];
+                        vErrors = [err104];
                       } else {
-                        vErrors.push(err103);
+                        vErrors.push(err104);
                       }
                       errors++;
                     }
-                    if (data58 < 0 || isNaN(data58)) {
-                      const err104 = {
+                    if (data59 < 0 || isNaN(data59)) {
+                      const err105 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2647,21 +2680,21 @@ function validate20(
                         message: 'must be >= 0',
                         schema: 0,
                         parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data58,
+                        data: data59,
                       };
                       if (vErrors === null) {
-                        vErrors = [err104];
+                        vErrors = [err105];
                       } else {
-                        vErrors.push(err104);
+                        vErrors.push(err105);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data52.require_all_criteria !== undefined) {
-                  let data59 = data52.require_all_criteria;
-                  if (typeof data59 !== 'boolean') {
-                    const err105 = {
+                if (data53.require_all_criteria !== undefined) {
+                  let data60 = data53.require_all_criteria;
+                  if (typeof data60 !== 'boolean') {
+                    const err106 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
                       schemaPath:
                         '#/$defs/step/properties/verify/properties/require_all_criteria/type',
@@ -2670,27 +2703,6 @@ function validate20(
                       message: 'must be boolean',
                       schema: schema35.properties.verify.properties.require_all_criteria.type,
                       parentSchema: schema35.properties.verify.properties.require_all_criteria,
-                      data: data59,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err105];
-                    } else {
-                      vErrors.push(err105);
-                    }
-                    errors++;
-                  }
-                }
-                if (data52.halt_on_critical !== undefined) {
-                  let data60 = data52.halt_on_critical;
-                  if (typeof data60 !== 'boolean') {
-                    const err106 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
-                      schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
-                      keyword: 'type',
-                      params: { type: 'boolean' },
-                      message: 'must be boolean',
-                      schema: schema35.properties.verify.properties.halt_on_critical.type,
-                      parentSchema: schema35.properties.verify.properties.halt_on_critical,
                       data: data60,
                     };
                     if (vErrors === null) {
@@ -2701,17 +2713,17 @@ function validate20(
                     errors++;
                   }
                 }
-                if (data52.timeout_seconds !== undefined) {
-                  let data61 = data52.timeout_seconds;
-                  if (!(typeof data61 == 'number') && data61 !== null) {
+                if (data53.halt_on_critical !== undefined) {
+                  let data61 = data53.halt_on_critical;
+                  if (typeof data61 !== 'boolean') {
                     const err107 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
-                      schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
+                      schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
                       keyword: 'type',
-                      params: { type: schema35.properties.verify.properties.timeout_seconds.type },
-                      message: 'must be number,null',
-                      schema: schema35.properties.verify.properties.timeout_seconds.type,
-                      parentSchema: schema35.properties.verify.properties.timeout_seconds,
+                      params: { type: 'boolean' },
+                      message: 'must be boolean',
+                      schema: schema35.properties.verify.properties.halt_on_critical.type,
+                      parentSchema: schema35.properties.verify.properties.halt_on_critical,
                       data: data61,
                     };
                     if (vErrors === null) {
@@ -2721,9 +2733,30 @@ function validate20(
                     }
                     errors++;
                   }
-                  if (typeof data61 == 'number') {
-                    if (data61 > 86400 || isNaN(data61)) {
-                      const err108 = {
+                }
+                if (data53.timeout_seconds !== undefined) {
+                  let data62 = data53.timeout_seconds;
+                  if (!(typeof data62 == 'number') && data62 !== null) {
+                    const err108 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
+                      schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
+                      keyword: 'type',
+                      params: { type: schema35.properties.verify.properties.timeout_seconds.type },
+                      message: 'must be number,null',
+                      schema: schema35.properties.verify.properties.timeout_seconds.type,
+                      parentSchema: schema35.properties.verify.properties.timeout_seconds,
+                      data: data62,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err108];
+                    } else {
+                      vErrors.push(err108);
+                    }
+                    errors++;
+                  }
+                  if (typeof data62 == 'number') {
+                    if (data62 > 86400 || isNaN(data62)) {
+                      const err109 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/maximum',
@@ -2732,26 +2765,7 @@ function validate20(
                         message: 'must be <= 86400',
                         schema: 86400,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data61,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err108];
-                      } else {
-                        vErrors.push(err108);
-                      }
-                      errors++;
-                    }
-                    if (data61 <= 0 || isNaN(data61)) {
-                      const err109 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
-                        schemaPath:
-                          '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
-                        keyword: 'exclusiveMinimum',
-                        params: { comparison: '>', limit: 0 },
-                        message: 'must be > 0',
-                        schema: 0,
-                        parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data61,
+                        data: data62,
                       };
                       if (vErrors === null) {
                         vErrors = [err109];
@@ -2760,10 +2774,29 @@ function validate20(
                       }
                       errors++;
                     }
+                    if (data62 <= 0 || isNaN(data62)) {
+                      const err110 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
+                        schemaPath:
+                          '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
+                        keyword: 'exclusiveMinimum',
+                        params: { comparison: '>', limit: 0 },
+                        message: 'must be > 0',
+                        schema: 0,
+                        parentSchema: schema35.properties.verify.properties.timeout_seconds,
+                        data: data62,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err110];
+                      } else {
+                        vErrors.push(err110);
+                      }
+                      errors++;
+                    }
                   }
                 }
               } else {
-                const err110 = {
+                const err111 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/type',
                   keyword: 'type',
@@ -2771,18 +2804,18 @@ function validate20(
                   message: 'must be object',
                   schema: schema35.properties.verify.type,
                   parentSchema: schema35.properties.verify,
-                  data: data52,
+                  data: data53,
                 };
                 if (vErrors === null) {
-                  vErrors = [err110];
+                  vErrors = [err111];
                 } else {
-                  vErrors.push(err110);
+                  vErrors.push(err111);
                 }
                 errors++;
               }
             }
           } else {
-            const err111 = {
+            const err112 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
@@ -2793,15 +2826,15 @@ function validate20(
               data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err112];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err112);
             }
             errors++;
           }
         }
       } else {
-        const err112 = {
+        const err113 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -2812,15 +2845,15 @@ function validate20(
           data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err112];
+          vErrors = [err113];
         } else {
-          vErrors.push(err112);
+          vErrors.push(err113);
         }
         errors++;
       }
     }
   } else {
-    const err113 = {
+    const err114 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2831,9 +2864,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err113];
+      vErrors = [err114];
     } else {
-      vErrors.push(err113);
+      vErrors.push(err114);
     }
     errors++;
   }

@@ -1,7 +1,7 @@
 /**
  * Run endpoints: start (`POST /api/run`), cancel, list, summary and detail (spec endpoints
- * 13–16 and ours, `POST /api/runs/{run_id}/cancel`). History answers come from the in-memory
- * index, never from re-reading the run files.
+ * 13–16 and ours, `POST /api/runs/{run_id}/cancel` and `POST /api/runs/{run_id}/rerun`). History
+ * answers come from the in-memory index, never from re-reading the run files.
  */
 import type Router from '@koa/router';
 import type { Config } from '../../config/index.js';
@@ -22,7 +22,7 @@ import type { Evaluator, PreparedEvaluation } from '../../eval/evaluator.js';
 import type { CompiledWorkflow } from '../../workflow/types.js';
 import { RUN_ID } from '../../store/history.js';
 import { param, requestBody } from '../context.js';
-import { parseRunRequest } from '../request-validation.js';
+import { parseRerunRequest, parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
 import { traceContextOf } from '../middleware/tracing.js';
 
@@ -43,7 +43,10 @@ function historyLoading(): AppError {
 }
 
 export interface RunRouteDeps {
-  runtime: Pick<RunService, 'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow'>;
+  runtime: Pick<
+    RunService,
+    'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow' | 'isActive' | 'rerun'
+  >;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
   /** Scores runs that ask for evaluation; without it `evaluation.enabled: true` is a 422. */
@@ -193,6 +196,47 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
       throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
     }
     const body: CancelRunResponse = { run_id: runId, status: 'cancelling' };
+    ctx.body = body;
+  });
+
+  router.post('/api/runs/:run_id/rerun', async (ctx) => {
+    const runId = param(ctx, 'run_id');
+    const request = parseRerunRequest(requestBody(ctx));
+    deps.admitRun?.();
+    if (runtime.rerun === undefined) {
+      throw new AppError(
+        ERROR_CODES.ADAPTER_UNAVAILABLE,
+        'rerun is not available when runs are queued to workers (REDIS_URL set); agentic rerun does it from the shared runs directory',
+        { status: 501, expose: true },
+      );
+    }
+    if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    if (runtime.isActive(runId)) {
+      throw new ConflictError(`run ${runId} is still running; rerun it once it has ended`);
+    }
+    const found = await history.getByRunId(runId);
+    if (found === undefined) {
+      if (!history.loaded) throw historyLoading();
+      throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    }
+    // Checked here for the 422's `loc`; the runtime checks the rest (running source, workflow).
+    if (!found.record.steps.some((step) => step.step_name === request.from_step)) {
+      const msg = `run ${runId} has no step ${JSON.stringify(request.from_step)}`;
+      throw new ValidationError(msg, [
+        { loc: ['body', 'from_step'], msg, type: 'value_error.unknown_step' },
+      ]);
+    }
+    const traceContext = traceContextOf(ctx);
+    const handle = await runtime.rerun(runId, {
+      fromStep: request.from_step,
+      ...(request.inputs === undefined ? {} : { inputs: request.inputs }),
+      source: found.record,
+      inputLocPrefix: ['body', 'inputs'],
+      ...(traceContext !== undefined ? { traceContext } : {}),
+      // As for POST /api/run: clients follow the run through the event hub.
+      events: false,
+    });
+    const body: WorkflowRunResponse = { run_id: handle.runId, status: 'pending' };
     ctx.body = body;
   });
 
