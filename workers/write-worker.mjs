@@ -12,6 +12,12 @@
 //   record is durable once its batch's fdatasync returned (recovery rebuilds a file from the log,
 //   src/store/process-log.ts). A failed append is cut back off the log (or the generation is
 //   given up) and fails every logged request of the batch;
+// - the same with `defer` (ms; a run's first record): answered once the log is fdatasynced, its
+//   file written only `defer` ms later, and not at all when a later write of the same file came
+//   meanwhile (a run that ended by then: its end record says more). Most runs are shorter: their
+//   start record costs no file creation and rename. A deferred write that fails is tried again
+//   at the next turn (the record is durable in the log meanwhile), and a generation is not
+//   removed while deferred writes are pending;
 // - `sync: false`: written without any fsync (AGENTIC_WRITE_SYNC=off);
 // - `append: true`: appended to `path` and fsynced (run journals).
 //
@@ -29,13 +35,12 @@ import {
   fsyncSync,
   ftruncateSync,
   openSync,
-  readdirSync,
   renameSync,
   unlinkSync,
   writeSync,
 } from 'node:fs';
 import { Buffer } from 'node:buffer';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -44,7 +49,6 @@ const settings = workerData ?? {};
 let nextGeneration = settings.generation ?? 0;
 const checkpointBytes = settings.checkpointBytes ?? 16 * 1024 * 1024;
 const checkpointMs = settings.checkpointMs ?? 10_000;
-const LOG_NAME = /^\.(.+)\.([0-9]+)\.log$/;
 
 /** The open generation: `{base, path, fd, size, openedAt, paths}`, or undefined. */
 let log;
@@ -53,7 +57,10 @@ const closed = [];
 /** The checkpoint in progress (a promise), if any. */
 let flushing;
 let timer;
-let adopted = false;
+/** Deferred first-record writes by path: `{request, body, due}`, in request order. */
+const deferred = new Map();
+let deferTimer;
+let deferFailures = 0;
 
 function removeQuietly(path) {
   try {
@@ -67,30 +74,9 @@ function failure(request, error) {
   return { id: request.id, code: error.code ?? 'EIO', message: String(error.message) };
 }
 
-/** Older generations of the same owner (a worker that died): flushed with this worker's first checkpoint. */
-function adopt(base) {
-  const dir = dirname(base);
-  const owner = basename(base).slice(1);
-  let names;
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const match = LOG_NAME.exec(name);
-    if (match === null || match[1] !== owner) continue;
-    closed.push({ path: join(dir, name), dir, paths: new Set(), size: 0, adopted: true });
-  }
-}
-
 function openLog(base) {
   if (log !== undefined && log.base !== base) closeLog();
   if (log !== undefined) return log;
-  if (!adopted) {
-    adopted = true;
-    adopt(base);
-  }
   const path = `${base}.${nextGeneration++}.log`;
   const fd = openSync(path, 'a', 0o644);
   log = { base, path, dir: dirname(base), fd, size: 0, openedAt: Date.now(), paths: new Set() };
@@ -99,6 +85,8 @@ function openLog(base) {
 
 function closeLog() {
   if (log === undefined) return;
+  // The generation's files must all be written before it is flushed and removed.
+  if (deferred.size > 0) writeDeferred(true);
   try {
     closeSync(log.fd);
   } catch {
@@ -196,14 +184,53 @@ function writeBatch(requests) {
   }
   const replies = requests.map((request) => {
     if (request.append === true) return append(request);
+    // A later write of the file supersedes a deferred one (the same file's writes keep order).
+    deferred.delete(request.path);
     if (request.log !== undefined) {
       if (logError !== undefined) return failure(request, logError);
+      if (request.defer !== undefined) {
+        deferred.set(request.path, {
+          request,
+          body: bodies.get(request.id),
+          due: Date.now() + request.defer,
+        });
+        armDeferred();
+        return { id: request.id };
+      }
       return writeFile(request, bodies.get(request.id), false);
     }
     return writeFile(request, bodies.get(request.id), request.sync !== false);
   });
   considerCheckpoint();
   return replies;
+}
+
+/** Writes the deferred writes that are due (all with `all`); failures stay for the next turn. */
+function writeDeferred(all) {
+  const now = Date.now();
+  let failed = 0;
+  for (const [path, entry] of deferred) {
+    if (!all && entry.due > now) break;
+    const reply = writeFile(entry.request, entry.body, false);
+    if (reply.code === undefined) deferred.delete(path);
+    else failed++;
+  }
+  deferFailures = failed > 0 ? deferFailures + 1 : 0;
+  armDeferred();
+}
+
+function armDeferred() {
+  if (deferTimer !== undefined || deferred.size === 0) return;
+  const first = deferred.values().next().value;
+  // After failures, back off (100 ms doubling, at most 5 s) as the run-file queue does.
+  const backoff = deferFailures === 0 ? 0 : Math.min(5000, 100 * 2 ** (deferFailures - 1));
+  deferTimer = setTimeout(
+    () => {
+      deferTimer = undefined;
+      writeDeferred(false);
+    },
+    Math.max(backoff, first.due - Date.now()),
+  );
 }
 
 function syncfs(dir) {
@@ -256,14 +283,13 @@ async function flushClosed() {
   }
   let files = 0;
   let bytes = 0;
+  // Deferred writes that keep failing: their records are only in the log, which stays.
+  if (error === undefined && deferred.size > 0) error = { code: 'EDEFERRED' };
   for (const generation of generations) {
     files += generation.paths.size;
     bytes += generation.size;
-    // Not flushed (or, without syncfs, a dead worker's generation whose files are not known):
-    // the log stays, and recovery replays it once this process is gone.
-    if (error === undefined && !(method === 'fsync' && generation.adopted === true)) {
-      removeQuietly(generation.path);
-    }
+    // Not flushed: the log stays, and recovery replays it once this process is gone.
+    if (error === undefined) removeQuietly(generation.path);
   }
   parentPort.postMessage({
     checkpoint: {

@@ -88,11 +88,23 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
     (writeThread === undefined
       ? undefined
       : (path, data) => writeThread.write(path, data, writeOptions));
+  // A run's start record is durable in the log when the API answers; its file is written
+  // `journalCommitMs` later, or never when the run ended first (most runs: one file creation
+  // and rename per run instead of two; measured in docs/benchmarks.md).
+  const writeFirst: FileWriter | undefined =
+    options.writeFile === undefined && writeThread !== undefined
+      ? (path, data) =>
+          writeThread.write(path, data, {
+            ...writeOptions,
+            deferMs: writeOptions.log === undefined ? undefined : resolved.journalCommitMs,
+          })
+      : undefined;
   const writer: RunWriter | undefined =
     resolved.persist && writeFile !== undefined
       ? createRunWriter({
           runsDir: resolved.runsDir,
           writeFile,
+          ...(writeFirst === undefined ? {} : { writeFirst }),
           concurrency: resolved.writeConcurrency,
           retryBaseMs: resolved.writeRetryBaseMs,
           retryMaxMs: resolved.writeRetryMaxMs,

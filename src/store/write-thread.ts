@@ -77,6 +77,12 @@ export interface WriteOptions {
   log?: string | undefined;
   /** `false`: no fsync at all (the record may be lost with the page cache). @default true */
   sync?: boolean;
+  /**
+   * With `log`: the file is written this many ms after the record is durable in the log, and
+   * not at all if a later write of the same file comes first (a run's first record: most runs
+   * end sooner). The write resolves once the record is in the log.
+   */
+  deferMs?: number | undefined;
 }
 
 /** A finished checkpoint of the process log (see workers/write-worker.mjs). */
@@ -105,6 +111,7 @@ interface WriteRequest {
   data: string;
   append?: true;
   log?: string;
+  defer?: number;
   sync?: false;
 }
 
@@ -193,8 +200,10 @@ export class WriteThread {
     const id = this.nextId++;
     const temp = join(dirname(path), `.${basename(path)}.${this.tempPrefix}${id.toString(36)}.tmp`);
     const request: WriteRequest = { id, path, temp, data };
-    if (options.log !== undefined) request.log = options.log;
-    else if (options.sync === false) request.sync = false;
+    if (options.log !== undefined) {
+      request.log = options.log;
+      if (options.deferMs !== undefined) request.defer = options.deferMs;
+    } else if (options.sync === false) request.sync = false;
     return this.enqueue(request);
   }
 

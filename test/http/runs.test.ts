@@ -380,7 +380,12 @@ describe('HTTP run endpoints', () => {
 
   it('a run interrupted by a crash is listed as failed after a restart', async () => {
     await startRun({ workflow: 'slow', run_id: 'crashed' });
-    const [file] = (await readdir(svc.runsDir)).filter((f) => f.endsWith('.json'));
+    // The start record is durable in the process log at once; its file follows a moment later.
+    let file: string | undefined;
+    while (file === undefined) {
+      [file] = (await readdir(svc.runsDir)).filter((f) => f.endsWith('.json'));
+      if (file === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     const running = await readFile(join(svc.runsDir, file as string), 'utf8');
     const root = svc.root;
     await svc.close();

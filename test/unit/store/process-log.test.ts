@@ -51,6 +51,15 @@ function ended(runId: string): RunRecord {
   };
 }
 
+/** Waits for what only the file system shows (a deferred write), checked every 10 ms. */
+async function until(check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 const text = (record: RunRecord): string => `${JSON.stringify(record, null, 2)}\n`;
 
 describe('process log (store/process-log.ts, log-replay.ts, the write worker)', function () {
@@ -173,6 +182,32 @@ describe('process log (store/process-log.ts, log-replay.ts, the write worker)', 
     await thread.checkpoint();
     expect(await logs()).to.deep.equal([]);
     expect(await read('2_wf_b.json')).to.deep.equal(ended('b'));
+  });
+
+  it("defers a first record's file: written later, or never when a later write of the file came first", async () => {
+    const owner = newOwnerId();
+    const log = processLogPrefix(dir, owner);
+    const short = join(dir, '1_wf_short.json');
+    const long = join(dir, '2_wf_long.json');
+    await thread.write(short, text(started('short', owner)), { log, deferMs: 200 });
+    await thread.write(long, text(started('long', owner)), { log, deferMs: 200 });
+    // Durable in the log when the writes resolve; no file yet.
+    expect(await readdir(dir)).not.to.include.members(['1_wf_short.json', '2_wf_long.json']);
+    await thread.write(short, text(ended('short')), { log });
+    expect(await read('1_wf_short.json')).to.deep.equal(ended('short'));
+    await until(async () => (await readdir(dir)).includes('2_wf_long.json'));
+    expect(await read('2_wf_long.json')).to.deep.equal(started('long', owner));
+    // The superseded start record was never written over the end record.
+    expect(await read('1_wf_short.json')).to.deep.equal(ended('short'));
+    // A kill before the deferred write: the record comes back from the log.
+    await thread.write(join(dir, '3_wf_killed.json'), text(started('killed', owner)), {
+      log,
+      deferMs: 60_000,
+    });
+    await thread.stop();
+    const report = await recoverRunsDir({ runsDir: dir, now: START + 5000 });
+    expect(report.recovered).to.have.members(['2_wf_long.json', '3_wf_killed.json']);
+    expect(await read('3_wf_killed.json')).to.include({ run_id: 'killed', error: 'interrupted' });
   });
 
   it('has the scale finaliser announce the end record a dead worker logged but whose file is stale', async () => {
