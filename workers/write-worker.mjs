@@ -184,22 +184,29 @@ function writeBatch(requests) {
   }
   const replies = requests.map((request) => {
     if (request.append === true) return append(request);
-    // A later write of the file supersedes a deferred one (the same file's writes keep order).
-    deferred.delete(request.path);
     if (request.log !== undefined) {
       if (logError !== undefined) return failure(request, logError);
       if (request.defer !== undefined) {
+        deferred.delete(request.path);
         deferred.set(request.path, {
           request,
           body: bodies.get(request.id),
           due: Date.now() + request.defer,
+          generation: log,
         });
         armDeferred();
         return { id: request.id };
       }
-      return writeFile(request, bodies.get(request.id), false);
     }
-    return writeFile(request, bodies.get(request.id), request.sync !== false);
+    const reply = writeFile(
+      request,
+      bodies.get(request.id),
+      request.sync !== false && request.log === undefined,
+    );
+    // A later write of the file supersedes a deferred one (the same file's writes keep order);
+    // one that failed does not (it is retried, and the file keeps the first record meanwhile).
+    if (reply.code === undefined) deferred.delete(request.path);
+    return reply;
   });
   considerCheckpoint();
   return replies;
@@ -283,8 +290,12 @@ async function flushClosed() {
   }
   let files = 0;
   let bytes = 0;
-  // Deferred writes that keep failing: their records are only in the log, which stays.
-  if (error === undefined && deferred.size > 0) error = { code: 'EDEFERRED' };
+  // Deferred writes of these generations that keep failing: their records are only in the log,
+  // which stays.
+  const flushed = new Set(generations);
+  for (const entry of deferred.values()) {
+    if (error === undefined && flushed.has(entry.generation)) error = { code: 'EDEFERRED' };
+  }
   for (const generation of generations) {
     files += generation.paths.size;
     bytes += generation.size;
