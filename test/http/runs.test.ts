@@ -386,11 +386,11 @@ describe('HTTP run endpoints', () => {
       [file] = (await readdir(svc.runsDir)).filter((f) => f.endsWith('.json'));
       if (file === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    const running = await readFile(join(svc.runsDir, file as string), 'utf8');
+    const running = await readFile(join(svc.runsDir, file), 'utf8');
     const root = svc.root;
     await svc.close();
     // Simulate the crash: the file still says running.
-    await writeFile(join(svc.runsDir, file as string), running);
+    await writeFile(join(svc.runsDir, file), running);
     const again = await startTestService({ root });
     try {
       const list = (await call(again.url, 'GET', '/api/runs')).body as Summary[];
