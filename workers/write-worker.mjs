@@ -332,16 +332,20 @@ function checkpoint(force) {
 }
 
 function considerCheckpoint() {
-  if (timer !== undefined) clearTimeout(timer);
-  timer = undefined;
   if (log === undefined || log.size === 0) return;
   const age = Date.now() - log.openedAt;
   if (log.size < checkpointBytes && age < checkpointMs) {
-    timer = setTimeout(considerCheckpoint, checkpointMs - age);
+    // One timer per generation (not one per batch).
+    timer ??= setTimeout(() => {
+      timer = undefined;
+      considerCheckpoint();
+    }, checkpointMs - age);
     return;
   }
   // One checkpoint at a time: meanwhile the open generation grows past its bound.
   if (flushing !== undefined) return;
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
   closeLog();
   void checkpoint(false);
 }
