@@ -14,7 +14,8 @@
  * write worker starts a new one); a later generation's record of a file is the newer one.
  *
  * Generations are bounded: once one reaches 16 MiB or is 10 s old, it is closed, the file system
- * is flushed (`sync -f`, one syncfs(2)) and the log removed: its records are then durable in the
+ * is flushed (`sync -f`, one syncfs(2); up to 64 files are fsynced one by one instead) and the
+ * log removed: its records are then durable in the
  * run files themselves (workers/write-worker.mjs). A runtime shutting down does the same for its
  * open generation. Logs of owners that are gone are replayed at recovery (log-replay.ts).
  */

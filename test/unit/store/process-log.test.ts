@@ -186,6 +186,24 @@ describe('process log (store/process-log.ts, log-replay.ts, the write worker)', 
     expect(await read('2_wf_b.json')).to.deep.equal(ended('b'));
   });
 
+  it('checkpoints many files with one flush of the file system (sync -f), a few one by one', async () => {
+    const owner = newOwnerId();
+    const checkpoints: LogCheckpoint[] = [];
+    thread.onCheckpoint((checkpoint) => checkpoints.push(checkpoint));
+    await writeLogged(
+      owner,
+      Array.from({ length: 70 }, (_, i): [string, RunRecord] => [`${i}_wf_r.json`, ended(`r${i}`)]),
+    );
+    await thread.checkpoint();
+    await writeLogged(owner, [['0_wf_r.json', ended('r0')]]);
+    await thread.checkpoint();
+    expect(checkpoints.map(({ method, files }) => [method, files])).to.deep.equal([
+      ['syncfs', 70],
+      ['fsync', 1],
+    ]);
+    expect(await logs()).to.deep.equal([]);
+  });
+
   it("defers a first record's file: written later, or never when a later write of the file came first", async () => {
     const owner = newOwnerId();
     const log = processLogPrefix(dir, owner);
