@@ -15,9 +15,9 @@
  *
  * Generations are bounded: once one reaches 16 MiB or is 10 s old, it is closed, the file system
  * is flushed (`sync -f`, one syncfs(2); up to 64 files are fsynced one by one instead) and the
- * log removed: its records are then durable in the
- * run files themselves (workers/write-worker.mjs). A runtime shutting down does the same for its
- * open generation. Logs of owners that are gone are replayed at recovery (log-replay.ts).
+ * log removed: its records are then durable in the run files themselves
+ * (workers/write-worker.mjs). A runtime shutting down does the same for its open generation.
+ * Logs of owners that are gone are replayed at recovery (log-replay.ts).
  */
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
