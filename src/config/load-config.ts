@@ -10,6 +10,7 @@ import { readTierOverrides, type LlmSettings } from './llm-settings.js';
 import { createSecretProvider } from './secrets.js';
 import { childProcessEnv } from './child-env.js';
 import type { AdapterName } from './adapter-names.js';
+import type { WriteSyncMode } from './write-sync-modes.js';
 import {
   resolveTraceSampler,
   type TraceSamplerName,
@@ -87,6 +88,8 @@ export interface Config {
   /** Bytes of full run records the history caches. */
   runCacheBytes: number;
   writeConcurrency: number;
+  /** How run records are made durable (AGENTIC_WRITE_SYNC). */
+  writeSync: WriteSyncMode;
   writeQueueMax: number;
   writeRetryMaxMs: number;
   /** AGENTIC_OWNER_LEASE_SECONDS, in ms. */
@@ -318,6 +321,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     runsMax: num('AGENTIC_RUNS_MAX'),
     runCacheBytes: Math.floor(num('AGENTIC_RUN_CACHE_MB') * 1024 * 1024),
     writeConcurrency: num('AGENTIC_WRITE_CONCURRENCY'),
+    writeSync: raw.AGENTIC_WRITE_SYNC as WriteSyncMode,
     writeQueueMax: num('AGENTIC_WRITE_QUEUE_MAX'),
     writeRetryMaxMs: num('AGENTIC_WRITE_RETRY_MAX_MS'),
     ownerLeaseMs: Math.round(num('AGENTIC_OWNER_LEASE_SECONDS') * 1000),

@@ -2,6 +2,11 @@
  * A runtime's persistence, in one object with one `close`: the write thread, the run-file write
  * queue, the run journals, the owner lease on the runs directory, the start-up recovery scan and
  * the orphan watch. With `persist` off every part is absent and the recovery report is empty.
+ *
+ * With `writeSync: 'log'` (the default) run records go through the process log of this runtime's
+ * owner (`.<owner id>.<generation>.log`, store/process-log.ts): a record is durable once its
+ * batch's one fdatasync returned, its run file is written without an fsync. Until the lease is
+ * taken (or when it could not be) records are fsynced file by file, as with `file`.
  */
 import { mkdir } from 'node:fs/promises';
 import { AppError, ERROR_CODES, errorMessage } from '../errors.js';
@@ -16,7 +21,9 @@ import {
   recoverRunsDir,
   type RecoveryReport,
 } from '../store/startup-recovery.js';
-import { WriteThread, type FileWriter } from '../store/write-thread.js';
+import { WriteThread, type FileWriter, type WriteOptions } from '../store/write-thread.js';
+import { processLogPrefix } from '../store/process-log.js';
+import { WRITE_SYNC_MODE } from '../config/write-sync-modes.js';
 import type { EngineClock } from '../../machines/engine-contract.js';
 import type { ResolvedRuntimeOptions } from './types.js';
 
@@ -73,14 +80,31 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
   // This runtime's write thread: a worker started on the first write (run files, journals,
   // recovery repairs) and ended by `close`.
   const writeThread = resolved.persist ? new WriteThread() : undefined;
+  /** How this runtime's writes are made durable (the log's prefix is known once the lease is). */
+  let writeOptions: WriteOptions =
+    resolved.writeSync === WRITE_SYNC_MODE.OFF ? { sync: false } : {};
   const writeFile: FileWriter | undefined =
     options.writeFile ??
-    (writeThread === undefined ? undefined : (path, data) => writeThread.write(path, data));
+    (writeThread === undefined
+      ? undefined
+      : (path, data) => writeThread.write(path, data, writeOptions));
+  // A run's start record is durable in the log when the API answers; its file is written
+  // `journalCommitMs` later, or never when the run ended first (most runs: one file creation
+  // and rename per run instead of two; measured in docs/benchmarks.md).
+  const writeFirst: FileWriter | undefined =
+    options.writeFile === undefined && writeThread !== undefined
+      ? (path, data) =>
+          writeThread.write(path, data, {
+            ...writeOptions,
+            deferMs: writeOptions.log === undefined ? undefined : resolved.journalCommitMs,
+          })
+      : undefined;
   const writer: RunWriter | undefined =
     resolved.persist && writeFile !== undefined
       ? createRunWriter({
           runsDir: resolved.runsDir,
           writeFile,
+          ...(writeFirst === undefined ? {} : { writeFirst }),
           concurrency: resolved.writeConcurrency,
           retryBaseMs: resolved.writeRetryBaseMs,
           retryMaxMs: resolved.writeRetryMaxMs,
@@ -99,6 +123,18 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
               : 'run-file write worker keeps dying; writing from the main thread from now on',
           ),
         )
+      : undefined;
+  const offCheckpoint =
+    writeThread !== undefined && options.writeFile === undefined
+      ? writeThread.onCheckpoint((checkpoint) => {
+          if (checkpoint.code === undefined) log.debug(checkpoint, 'process log checkpointed');
+          else {
+            log.warn(
+              checkpoint,
+              'process log not checkpointed (the files could not be flushed); it stays for recovery',
+            );
+          }
+        })
       : undefined;
 
   const journal: RunJournal | undefined =
@@ -125,6 +161,13 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
             leaseMs: resolved.ownerLeaseMs,
           }),
         )
+        .then((owner) => {
+          // Runs start only once the lease is settled: every run record of this owner is logged.
+          if (resolved.writeSync === WRITE_SYNC_MODE.LOG) {
+            writeOptions = { log: processLogPrefix(resolved.runsDir, owner.id) };
+          }
+          return owner;
+        })
         .catch((error: unknown) => {
           log.error(
             { err: errorMessage(error) },
@@ -165,12 +208,13 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
       onRecovered: options.recorded,
       ...(writeFile !== undefined ? { writeFile } : {}),
     });
-    const { recovered, journalsFolded, ownersRemoved, tempFilesRemoved } = report;
+    const { recovered, journalsFolded, ownersRemoved, tempFilesRemoved, recordsReplayed } = report;
     log.warn(
       {
         owners: [...gone],
         recovered: recovered.length,
         journalsFolded,
+        recordsReplayed,
         ownersRemoved,
         tempFilesRemoved,
         files: recovered.slice(0, 100),
@@ -245,8 +289,12 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
       // left unwritten: once this process is gone, any process's scan recovers them.
       await recovery;
       await watchStopped;
+      // Every file written is flushed and the process log removed before the owner file goes (a
+      // log left behind, the flush failing or the worker dead, is replayed at the next start).
+      if (options.writeFile === undefined) await writeThread?.checkpoint();
       await (await lease)?.release({ keep: keepOwner });
       offWorkerDeath?.();
+      offCheckpoint?.();
       await writeThread?.stop();
     },
   };

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import { resolveWorkflowsLocation } from '../config/workflows-location.js';
 import { isAdapterName } from '../config/adapter-names.js';
+import { WRITE_SYNC_MODE, WRITE_SYNC_MODES } from '../config/write-sync-modes.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
@@ -78,6 +79,10 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   );
   const maxAttempts = positiveInt('maxAttempts', options.maxAttempts, 1);
   const writeConcurrency = positiveInt('writeConcurrency', options.writeConcurrency, 16);
+  const writeSync = options.writeSync ?? WRITE_SYNC_MODE.LOG;
+  if (!WRITE_SYNC_MODES.includes(writeSync)) {
+    problems.push(`writeSync must be one of ${WRITE_SYNC_MODES.join(', ')}`);
+  }
   const writeQueueMax = positiveInt('writeQueueMax', options.writeQueueMax, 10_000);
   const writeRetryMaxMs = options.writeRetryMaxMs ?? 5000;
   const writeRetryBaseMs = options.writeRetryBaseMs ?? Math.min(100, writeRetryMaxMs);
@@ -125,6 +130,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     maxAttempts,
     retryBaseMs: options.retryBaseMs ?? DEFAULT_RETRY_BASE_MS,
     writeConcurrency,
+    writeSync,
     writeQueueMax,
     writeRetryBaseMs,
     writeRetryMaxMs,

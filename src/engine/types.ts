@@ -25,6 +25,7 @@ export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
 
 import type { AdapterName } from '../config/adapter-names.js';
+import type { WriteSyncMode } from '../config/write-sync-modes.js';
 
 export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 
@@ -107,6 +108,13 @@ export interface RuntimeOptions {
   writeFile?: FileWriter;
   /** Run-file writes with the file system at once. @default 16 */
   writeConcurrency?: number;
+  /**
+   * How run records are made durable: `log` (the process log's group commit, one fsync per batch
+   * of records; run files are written without an fsync and rebuilt from the log at recovery),
+   * `file` (an fsync of each run file), `off` (no fsync: a machine crash may lose records).
+   * See docs/durable-run-files.md. @default 'log'
+   */
+  writeSync?: WriteSyncMode;
   /**
    * Run-file writes queued (in memory, retried) beyond which new runs are refused (503).
    * @default 10000
@@ -406,6 +414,7 @@ export interface ResolvedRuntimeOptions {
   maxAttempts: number;
   retryBaseMs: number;
   writeConcurrency: number;
+  writeSync: WriteSyncMode;
   writeQueueMax: number;
   writeRetryBaseMs: number;
   writeRetryMaxMs: number;

@@ -273,6 +273,10 @@ export interface Environment {
    */
   AGENTIC_WRITE_CONCURRENCY?: number;
   /**
+   * How run records are made durable: log (one append-only log per process, group-committed with one fsync per batch; run files written without an fsync and rebuilt from the log at recovery), file (an fsync of each run file, two per run), off (no fsync: a crash of the machine may lose records; for throwaway runs directories).
+   */
+  AGENTIC_WRITE_SYNC?: 'log' | 'file' | 'off';
+  /**
    * Queued run-file writes beyond which new runs are refused with 503.
    */
   AGENTIC_WRITE_QUEUE_MAX?: number;

@@ -7,6 +7,10 @@
  * process (store/startup-recovery.ts), and its end goes out once: a `workflow_end` event and
  * the record, to the same listeners a runtime's events and records go to.
  *
+ * Its file may be behind its worker's process log (run files are written without an fsync; see
+ * store/process-log.ts): when the log holds an end record of the run, the run ended, and that
+ * record is written to its file and announced instead.
+ *
  * Only a gone owner's run is touched (store/owner.ts): a worker that lost its lock but lives
  * (a stalled event loop, Redis lost for a while) ends its run itself and releases the claim,
  * so the finaliser waits and checks again meanwhile. The claim's atomic release makes the end
@@ -26,6 +30,8 @@ import { withRunFileLock } from '../store/run-file-lock.js';
 import { readRunFile, writeRunFile } from '../store/run-files.js';
 import { ownerFileAlive } from '../store/stale-temp-files.js';
 import { recoverJournal, withWarning } from '../store/journal-recovery.js';
+import { latestLoggedRecord } from '../store/log-replay.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 import { boundRunRecord } from '../store/record-bounds.js';
 import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import type { FileWriter } from '../store/write-thread.js';
@@ -132,6 +138,14 @@ async function finaliseFile(
   // Its owner may still be alive: looked at again after a pause.
   if (!(await ownerGone(runsDir, record.owner))) return undefined;
   const maxBytes = options.maxRecordBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
+  const logged = await endedInLog(runsDir, record.owner, filename, maxBytes);
+  if (logged !== undefined) {
+    await (options.writeFile ?? writeFileAtomic)(join(runsDir, filename), logged.text);
+    await unlink(join(runsDir, journalFileName(filename))).catch(() => undefined);
+    if (await claims.release(runId, filename)) await announce(options, logged.record, filename);
+    logger.warn({ runId, filename }, 'run of a dead worker had ended in its process log');
+    return 'ended';
+  }
   const journal = await recoverJournal(record, {
     runsDir,
     runFile: filename,
@@ -157,6 +171,20 @@ async function announce(options: FinaliseOptions, record: RunRecord, filename: s
   // live run has more events than its rebuilt sequence: retries, deltas, approvals).
   const last = await options.lastSeq?.(record.run_id).catch(() => undefined);
   options.publish(last === undefined ? end : { ...end, seq: Math.max(end.seq, last + 1) });
+}
+
+/** The end record of the run in its dead owner's process log, if it got that far. */
+async function endedInLog(
+  runsDir: string,
+  owner: string | undefined,
+  filename: string,
+  maxBytes: number,
+): Promise<{ text: string; record: RunRecord } | undefined> {
+  if (owner === undefined) return undefined;
+  const text = await latestLoggedRecord(runsDir, owner, filename, maxBytes);
+  if (text === undefined) return undefined;
+  const record = JSON.parse(text) as RunRecord;
+  return record.status === 'running' || record.status === 'pending' ? undefined : { text, record };
 }
 
 /** Whether the runs directory holds a run file of `runId` (`<time>_<workflow>_<run_id>.json`). */

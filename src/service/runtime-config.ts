@@ -51,6 +51,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     defaultAdapter: config.defaultAdapter,
     logger: parts.logger,
     writeConcurrency: config.writeConcurrency,
+    writeSync: config.writeSync,
     writeQueueMax: config.writeQueueMax,
     writeRetryMaxMs: config.writeRetryMaxMs,
     ownerLeaseMs: config.ownerLeaseMs,

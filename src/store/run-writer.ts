@@ -33,6 +33,12 @@ export interface RunWriterOptions {
   runsDir: string;
   /** Writes one file atomically. */
   writeFile: FileWriter;
+  /**
+   * Writes a run's first record (`retry: false`), when it may be made durable otherwise than by
+   * its file (the process log: the file is written later, or never for a run that ended first).
+   * @default writeFile
+   */
+  writeFirst?: FileWriter | undefined;
   /** Writes with the file system at once. */
   concurrency: number;
   /** First retry delay (ms); doubles per failure. */
@@ -167,7 +173,8 @@ export function createRunWriter(options: RunWriterOptions): RunWriter {
   async function attempt(job: Job): Promise<void> {
     job.attempts++;
     try {
-      await writeRunFile(runsDir, job.filename, job.record, writeFile, madeDirs);
+      const write = job.retry ? writeFile : (options.writeFirst ?? writeFile);
+      await writeRunFile(runsDir, job.filename, job.record, write, madeDirs);
       settle(job);
       if (job.error !== undefined) {
         logger.info(

@@ -2,6 +2,8 @@
  * The start-up scan of a runs directory: one `readdir`, one read of each run file, and the
  * repairs a crashed process leaves to do, touching only what belongs to owners that are gone
  * (owner.ts), never the files of another live process sharing the directory:
+ * - first, the process logs of gone owners are replayed into their run files (log-replay.ts):
+ *   every record that was durable when its process died is in its file before the scan reads it;
  * - a run file still `running` (or `pending`) whose owner is gone gets its journal folded in
  *   (the steps that started or finished before the crash), then is marked `failed` with
  *   `error: "interrupted"` (interrupted-record.ts), within the run-record bound; the journal is
@@ -21,6 +23,7 @@ import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { interruptedRecord } from './interrupted-record.js';
+import { replayProcessLogs } from './log-replay.js';
 import { foldJournalLines, parseJournal, recoverJournal, withWarning } from './journal-recovery.js';
 import { OWNER_FILE } from './owner.js';
 import { TEMP_FILE_TOKEN, tokenOfOwner } from '../files/process-token.js';
@@ -53,6 +56,9 @@ export interface RecoveryReport {
   ownersRemoved: number;
   /** Running runs left alone because their owner is alive. */
   liveRuns: number;
+  /** Process logs of gone owners replayed (then removed), and run files rewritten from them. */
+  logsReplayed: number;
+  recordsReplayed: number;
 }
 
 export interface RecoveryOptions {
@@ -118,6 +124,8 @@ export function emptyRecoveryReport(): RecoveryReport {
     journalsRemoved: 0,
     ownersRemoved: 0,
     liveRuns: 0,
+    logsReplayed: 0,
+    recordsReplayed: 0,
   };
 }
 
@@ -125,6 +133,16 @@ export function emptyRecoveryReport(): RecoveryReport {
 export async function recoverRunsDir(options: RecoveryOptions): Promise<RecoveryReport> {
   const { runsDir, self, now } = options;
   const report = emptyRecoveryReport();
+  const replayed = await replayProcessLogs({
+    runsDir,
+    self,
+    only: options.only,
+    writeFile: options.writeFile,
+    maxRecordBytes: options.maxRecordBytes,
+    logger: options.logger,
+  });
+  report.logsReplayed = replayed.logs;
+  report.recordsReplayed = replayed.records;
   let names: string[];
   try {
     names = await readdir(runsDir);

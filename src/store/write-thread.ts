@@ -17,6 +17,12 @@
  * a new worker. After `maxRestarts` deaths in a row without an answer, writes fall back to the
  * async {@link writeFileAtomic}, still at most `maxBatch` at once (never one open file per
  * pending write: that is how the old fallback hit EMFILE).
+ *
+ * A write may name a process log (`log`: the runs directory's `.<owner id>` prefix): the worker
+ * then makes it durable by appending it to that log with one fdatasync for the whole batch, and
+ * writes the file without an fsync (group commit; the log is checkpointed and removed in the
+ * background, see workers/write-worker.mjs and process-log.ts). The fallback writes fsync each
+ * file instead. `sync: false` writes without any fsync.
  */
 import { basename, dirname, join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
@@ -59,6 +65,36 @@ export interface WriteThreadOptions {
   maxBatchChars?: number;
   /** Deaths in a row before falling back to async writes. @default 5 */
   maxRestarts?: number;
+  /** A process log generation is checkpointed once this big (bytes). @default 16777216 */
+  checkpointBytes?: number;
+  /** ... or once this old (ms). @default 10000 */
+  checkpointMs?: number;
+}
+
+/** How one write is made durable (see the module comment). */
+export interface WriteOptions {
+  /** The process log prefix (`<runs dir>/.<owner id>`): durable through the log's group commit. */
+  log?: string | undefined;
+  /** `false`: no fsync at all (the record may be lost with the page cache). @default true */
+  sync?: boolean;
+  /**
+   * With `log`: the file is written this many ms after the record is durable in the log, and
+   * not at all if a later write of the same file comes first (a run's first record: most runs
+   * end sooner). The write resolves once the record is in the log.
+   */
+  deferMs?: number | undefined;
+}
+
+/** A finished checkpoint of the process log (see workers/write-worker.mjs). */
+export interface LogCheckpoint {
+  /** `syncfs`: one `sync -f` of the runs directory; `fsync`: each file written (no `sync`). */
+  method: 'syncfs' | 'fsync';
+  ms: number;
+  generations: number;
+  files: number;
+  bytes: number;
+  /** When the flush failed (the logs stay for recovery). */
+  code?: string;
 }
 
 interface Pending {
@@ -74,6 +110,9 @@ interface WriteRequest {
   temp: string;
   data: string;
   append?: true;
+  log?: string;
+  defer?: number;
+  sync?: false;
 }
 
 /** The answer to one {@link WriteRequest}. */
@@ -82,6 +121,9 @@ interface WriteReply {
   code?: string;
   message?: string;
 }
+
+/** What the worker says besides batch replies. */
+type WorkerNotice = { checkpoint: LogCheckpoint } | { checkpointed: number };
 
 /** The worker's code: plain JavaScript shipped with the package (worker threads do not get tsx's loader). */
 const WORKER_PATH = join(packageRoot, 'workers', 'write-worker.mjs');
@@ -99,6 +141,12 @@ export class WriteThread {
   private readonly maxBatch: number;
   private readonly maxBatchChars: number;
   private readonly maxRestarts: number;
+  private readonly checkpointBytes: number;
+  private readonly checkpointMs: number;
+  /** Workers started: each numbers its log generations from `starts * 1e6` (never reused). */
+  private starts = 0;
+  private readonly checkpointWaiters = new Map<number, () => void>();
+  private readonly checkpointListeners = new Set<(checkpoint: LogCheckpoint) => void>();
   private readonly tempPrefix = `${PROCESS_TOKEN}-w`;
   private worker: Worker | undefined;
   private broken = false;
@@ -121,6 +169,8 @@ export class WriteThread {
     this.maxBatch = options.maxBatch ?? 256;
     this.maxBatchChars = options.maxBatchChars ?? 8 * 1024 * 1024;
     this.maxRestarts = options.maxRestarts ?? 5;
+    this.checkpointBytes = options.checkpointBytes ?? 16 * 1024 * 1024;
+    this.checkpointMs = options.checkpointMs ?? 10_000;
   }
 
   /**
@@ -146,10 +196,36 @@ export class WriteThread {
    * Writes `data` to `path` atomically. Resolves once the file is in place; rejects with an
    * Error carrying the errno `code` (ENOENT, ENOSPC, ..., or {@link WORKER_DIED}).
    */
-  write(path: string, data: string): Promise<void> {
+  write(path: string, data: string, options: WriteOptions = {}): Promise<void> {
     const id = this.nextId++;
     const temp = join(dirname(path), `.${basename(path)}.${this.tempPrefix}${id.toString(36)}.tmp`);
-    return this.enqueue({ id, path, temp, data });
+    const request: WriteRequest = { id, path, temp, data };
+    if (options.log !== undefined) {
+      request.log = options.log;
+      if (options.deferMs !== undefined) request.defer = options.deferMs;
+    } else if (options.sync === false) request.sync = false;
+    return this.enqueue(request);
+  }
+
+  /** Calls `listener` after each checkpoint of the process log. Returns the unsubscribe function. */
+  onCheckpoint(listener: (checkpoint: LogCheckpoint) => void): () => void {
+    this.checkpointListeners.add(listener);
+    return () => this.checkpointListeners.delete(listener);
+  }
+
+  /**
+   * Closes the process log's open generation and makes every file written so far durable, then
+   * removes the logs (a runtime shutting down leaves none). Resolves at once without a worker.
+   */
+  checkpoint(): Promise<void> {
+    const worker = this.worker;
+    if (worker === undefined) return Promise.resolve();
+    const id = this.nextId++;
+    worker.ref();
+    return new Promise((resolve) => {
+      this.checkpointWaiters.set(id, resolve);
+      worker.postMessage({ type: 'checkpoint', id });
+    });
   }
 
   /**
@@ -189,6 +265,7 @@ export class WriteThread {
     const lost = this.inFlight;
     this.inFlight = [];
     for (const { reject } of lost) reject(errnoError(WORKER_DIED, 'write thread stopped'));
+    this.releaseCheckpointWaiters();
     if (worker !== undefined) await worker.terminate();
   }
 
@@ -219,11 +296,12 @@ export class WriteThread {
   }
 
   private async writeFallback(batch: Pending[]): Promise<void> {
+    // No log here: each file is fsynced (unless `sync: false`), as before the process log.
     await Promise.all(
       batch.map(({ request, resolve, reject }) =>
         (request.append === true
           ? appendFileSynced(request.path, request.data)
-          : writeFileAtomic(request.path, request.data)
+          : writeFileAtomic(request.path, request.data, { sync: request.sync !== false })
         ).then(resolve, reject),
       ),
     );
@@ -233,13 +311,25 @@ export class WriteThread {
   private batchDone(): void {
     this.inFlight = [];
     if (this.queue.length > 0) this.flush();
-    else if (this.worker !== undefined) this.worker.unref();
+    else if (this.worker !== undefined && this.checkpointWaiters.size === 0) this.worker.unref();
   }
 
   private start(): Worker {
-    const created = new Worker(this.workerPath, { resourceLimits: this.resourceLimits });
+    const created = new Worker(this.workerPath, {
+      resourceLimits: this.resourceLimits,
+      workerData: {
+        generation: this.starts++ * 1_000_000,
+        checkpointBytes: this.checkpointBytes,
+        checkpointMs: this.checkpointMs,
+      },
+    });
     let failure: Error | undefined;
-    created.on('message', (replies: WriteReply[]) => {
+    created.on('message', (message: WriteReply[] | WorkerNotice) => {
+      if (!Array.isArray(message)) {
+        this.notice(message);
+        return;
+      }
+      const replies = message;
       this.answered = true;
       this.deaths = 0;
       const byId = new Map(this.inFlight.map((entry) => [entry.request.id, entry]));
@@ -260,9 +350,26 @@ export class WriteThread {
     return created;
   }
 
+  private notice(message: WorkerNotice): void {
+    if ('checkpoint' in message) {
+      for (const listener of this.checkpointListeners) listener(message.checkpoint);
+      return;
+    }
+    this.checkpointWaiters.get(message.checkpointed)?.();
+    this.checkpointWaiters.delete(message.checkpointed);
+    if (this.checkpointWaiters.size === 0 && this.inFlight.length === 0) this.worker?.unref();
+  }
+
+  /** A dead worker answers no checkpoint: its logs stay for recovery. */
+  private releaseCheckpointWaiters(): void {
+    for (const resolve of this.checkpointWaiters.values()) resolve();
+    this.checkpointWaiters.clear();
+  }
+
   /** The worker ended: its batch is lost (rejected, retriable), the next batch starts another. */
   private died(exitCode: number, failure: Error | undefined): void {
     this.worker = undefined;
+    this.releaseCheckpointWaiters();
     this.deaths++;
     this.totalDeaths++;
     if (this.deaths >= this.maxRestarts) this.broken = true;

@@ -86,6 +86,7 @@ const runtime = createRuntime({
   maxConcurrency: config.maxConcurrency,
   maxActiveRuns: config.maxActiveRuns,
   defaultAdapter: config.defaultAdapter,
+  writeSync: config.writeSync,
   logger,
 });
 let watched: string | undefined;

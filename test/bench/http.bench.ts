@@ -23,6 +23,14 @@
  * AGENTIC_METRICS=1; compare a run with and one without for the metrics overhead), BENCH_TRACING
  * (1: the service runs with AGENTIC_TRACING=1, exporting OTLP/HTTP protobuf to a sink in this
  * process that reads and drops every export; compare with a run without).
+ *
+ * Durable runs/s (issue 26, point 7): the same closed loop (c=10) against a fresh service per
+ * runs directory, for BENCH_DURABLE_SECONDS (20; the first fifth a warm-up) each, alternating
+ * BENCH_DURABLE_ROUNDS (2) times: the runs directory on ext4 (a temp dir under the OS temp
+ * directory), on tmpfs (/dev/shm, where an fsync costs nothing), and on ext4 with
+ * AGENTIC_WRITE_SYNC=off (no fsync at all: durability off), with the service's CPU per run.
+ * Ratios (ext4 / tmpfs, on / off) are printed in the same run. BENCH_ONLY=durable runs this
+ * phase alone (for A/B runs of two builds).
  */
 import autocannon from 'autocannon';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -55,6 +63,9 @@ const TRACING = process.env.BENCH_TRACING === '1';
 const LOGGING = process.env.BENCH_LOG === '1';
 /** When set, the service writes a V8 CPU profile (`.cpuprofile`) into this directory on exit. */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF;
+const DURABLE_SECONDS = env('BENCH_DURABLE_SECONDS', 20);
+const DURABLE_ROUNDS = env('BENCH_DURABLE_ROUNDS', 2);
+const ONLY_DURABLE = process.env.BENCH_ONLY === 'durable';
 
 function percentile(sorted: Float64Array | number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -291,7 +302,122 @@ async function benchRuns(service: BenchService, pool: Pool): Promise<RunsResult>
   };
 }
 
+interface DurableResult {
+  runsPerSecond: number;
+  cpuPerRunMicros: number;
+  runs: number;
+  failed: number;
+}
+
+/** One service on `runsDir` (with `extraEnv`), driven at c=10 for DURABLE_SECONDS. */
+async function benchDurable(
+  runsDir: string,
+  workflowsDir: string,
+  extraEnv: NodeJS.ProcessEnv,
+  round: number,
+): Promise<DurableResult> {
+  const service = new BenchService({
+    env: {
+      ...serviceEnv({ runsDir, workflowsDir, adapter: ADAPTER, metrics: METRICS, logging: false }),
+      ...extraEnv,
+    },
+    name: `durable service ${runsDir}`,
+  });
+  try {
+    await service.ready();
+    const pool = new Pool(service.url, { connections: CONCURRENCY });
+    const start = now();
+    const warmupEnds = start + DURABLE_SECONDS * 1000 * WARMUP_SHARE;
+    const deadline = start + DURABLE_SECONDS * 1000;
+    let next = 0;
+    let failed = 0;
+    let measured = 0;
+    let measuredFrom: number | undefined;
+    let cpuFrom: Promise<CpuSample> | undefined;
+    const worker = async (): Promise<void> => {
+      while (now() < deadline) {
+        const runId = `durable-${round}-${next++}`;
+        const waiter = service.waitDone(runId);
+        await postRun(pool, { workflow: 'test_deterministic', run_id: runId });
+        const { status } = await waiter;
+        if (status !== 'success') failed += 1;
+        if (measuredFrom !== undefined) measured += 1;
+        else if (now() >= warmupEnds) {
+          measuredFrom = now();
+          cpuFrom = service.cpu();
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    const endedAt = now();
+    const cpuTo = await service.cpu();
+    const from = await cpuFrom;
+    await pool.close();
+    const cpuRuns = from === undefined ? 0 : cpuTo.finishedRuns - from.finishedRuns;
+    return {
+      runsPerSecond: measured / ((endedAt - (measuredFrom ?? endedAt)) / 1000),
+      cpuPerRunMicros:
+        from === undefined || cpuRuns <= 0
+          ? Number.NaN
+          : (cpuTo.cpuMicros - from.cpuMicros) / cpuRuns,
+      runs: next,
+      failed,
+    };
+  } finally {
+    await service.stop();
+  }
+}
+
+const DURABLE_MODES = [
+  { label: 'ext4, durable', base: tmpdir(), env: {} },
+  { label: 'tmpfs, durable', base: '/dev/shm', env: {} },
+  { label: 'ext4, AGENTIC_WRITE_SYNC=off', base: tmpdir(), env: { AGENTIC_WRITE_SYNC: 'off' } },
+] as const;
+
+/** Durable runs/s on ext4 and tmpfs, and with durability off; see the module comment. */
+async function benchDurability(workflowsDir: string): Promise<void> {
+  console.log(
+    `[durable] ${DURABLE_ROUNDS} alternating rounds of ${DURABLE_SECONDS} s per mode (c=${CONCURRENCY}) ...`,
+  );
+  const results = DURABLE_MODES.map(() => [] as DurableResult[]);
+  for (let round = 0; round < DURABLE_ROUNDS; round++) {
+    for (const [index, mode] of DURABLE_MODES.entries()) {
+      const runsDir = await mkdtemp(join(mode.base, 'agentic-bench-durable-'));
+      try {
+        const result = await benchDurable(runsDir, workflowsDir, mode.env, round);
+        results[index]!.push(result);
+        console.log(
+          `  round ${round + 1} ${mode.label}: ${fmt(result.runsPerSecond, 0)} runs/s, ${fmt(result.cpuPerRunMicros, 0)} µs CPU/run (${result.runs} runs, ${result.failed} failed)`,
+        );
+      } finally {
+        await rm(runsDir, { recursive: true, force: true });
+      }
+    }
+  }
+  const mean = (values: number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
+  const rate = results.map((list) => mean(list.map((r) => r.runsPerSecond)));
+  const cpu = results.map((list) => mean(list.map((r) => r.cpuPerRunMicros)));
+  console.log('');
+  for (const [index, mode] of DURABLE_MODES.entries()) {
+    console.log(
+      `| ${mode.label.padEnd(30)} | ${fmt(rate[index]!, 0).padStart(6)} runs/s | ${fmt(cpu[index]!, 0).padStart(5)} µs CPU/run |`,
+    );
+  }
+  console.log(
+    `ext4 / tmpfs: ${fmt((rate[0]! / rate[1]!) * 100, 0)} % of the runs/s (target ≥ 85 %); durable / off on ext4: ${fmt((rate[0]! / rate[2]!) * 100, 0)} %; CPU/run ext4 vs tmpfs ${fmt(cpu[0]! / cpu[1]!, 2)}×`,
+  );
+}
+
 async function main(): Promise<void> {
+  if (ONLY_DURABLE) {
+    const workflowsDir = await benchWorkflowsDir();
+    try {
+      await benchDurability(workflowsDir);
+    } finally {
+      await rm(workflowsDir, { recursive: true, force: true });
+    }
+    return;
+  }
   const runsDir = await mkdtemp(join(tmpdir(), 'agentic-bench-runs-'));
   const workflowsDir = await benchWorkflowsDir({ 'bench_fanout.yaml': FANOUT_WORKFLOW });
   const sink = TRACING ? await startTraceSink() : undefined;
@@ -327,6 +453,8 @@ async function main(): Promise<void> {
     console.log(`[3/3] ${SUBSCRIBERS} WebSocket subscribers of one run ...`);
     const fanout = await benchFanout(service, pool);
     await pool.close();
+    await service.stop();
+    await benchDurability(workflowsDir);
 
     const first = runs.rssAt[0];
     const last = runs.rssAt.at(-1);

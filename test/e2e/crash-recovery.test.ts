@@ -123,6 +123,10 @@ describe('run files across processes (kill -9, a second process on the same runs
       body: JSON.stringify({ workflow: 'crashy', run_id: 'crash-1' }),
     });
     expect(started.status).to.equal(200);
+    // The start record is durable in the process log when POST answers; the file follows.
+    await until('the run file', async () =>
+      (await readdir(join(root, 'runs'))).some((n) => n.endsWith('_crash-1.json')),
+    );
     const file = await runFile('crash-1');
     const journal = join(root, 'runs', `.${file.split('/').at(-1)!}.journal`);
     // Both echo steps ended and the sleeping step started: all three are in the journal.

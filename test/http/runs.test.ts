@@ -380,12 +380,17 @@ describe('HTTP run endpoints', () => {
 
   it('a run interrupted by a crash is listed as failed after a restart', async () => {
     await startRun({ workflow: 'slow', run_id: 'crashed' });
-    const [file] = (await readdir(svc.runsDir)).filter((f) => f.endsWith('.json'));
-    const running = await readFile(join(svc.runsDir, file as string), 'utf8');
+    // The start record is durable in the process log at once; its file follows a moment later.
+    let file: string | undefined;
+    while (file === undefined) {
+      [file] = (await readdir(svc.runsDir)).filter((f) => f.endsWith('.json'));
+      if (file === undefined) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const running = await readFile(join(svc.runsDir, file), 'utf8');
     const root = svc.root;
     await svc.close();
     // Simulate the crash: the file still says running.
-    await writeFile(join(svc.runsDir, file as string), running);
+    await writeFile(join(svc.runsDir, file), running);
     const again = await startTestService({ root });
     try {
       const list = (await call(again.url, 'GET', '/api/runs')).body as Summary[];

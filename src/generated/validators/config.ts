@@ -432,6 +432,13 @@ const schema31 = {
       description:
         'Run-file writes with the file system at once (also while draining at shutdown).',
     },
+    AGENTIC_WRITE_SYNC: {
+      type: 'string',
+      enum: ['log', 'file', 'off'],
+      default: 'log',
+      description:
+        'How run records are made durable: log (one append-only log per process, group-committed with one fsync per batch; run files written without an fsync and rebuilt from the log at recovery), file (an fsync of each run file, two per run), off (no fsync: a crash of the machine may lose records; for throwaway runs directories).',
+    },
     AGENTIC_WRITE_QUEUE_MAX: {
       type: 'integer',
       minimum: 1,
@@ -867,6 +874,9 @@ function validate20(
     }
     if (data.AGENTIC_WRITE_CONCURRENCY === undefined) {
       data.AGENTIC_WRITE_CONCURRENCY = 16;
+    }
+    if (data.AGENTIC_WRITE_SYNC === undefined) {
+      data.AGENTIC_WRITE_SYNC = 'log';
     }
     if (data.AGENTIC_WRITE_QUEUE_MAX === undefined) {
       data.AGENTIC_WRITE_QUEUE_MAX = 10000;
@@ -4100,24 +4110,22 @@ function validate20(
         errors++;
       }
     }
-    let data67 = data.AGENTIC_WRITE_QUEUE_MAX;
-    if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67))) {
+    let data67 = data.AGENTIC_WRITE_SYNC;
+    if (typeof data67 !== 'string') {
       let dataType67 = typeof data67;
       let coerced67 = undefined;
       if (!(coerced67 !== undefined)) {
-        if (
-          dataType67 === 'boolean' ||
-          data67 === null ||
-          (dataType67 === 'string' && data67 && data67 == +data67 && !(data67 % 1))
-        ) {
-          coerced67 = +data67;
+        if (dataType67 == 'number' || dataType67 == 'boolean') {
+          coerced67 = '' + data67;
+        } else if (data67 === null) {
+          coerced67 = '';
         } else {
           const err122 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
-            schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/type',
+            instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
+            schemaPath: '#/properties/AGENTIC_WRITE_SYNC/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err122];
@@ -4130,28 +4138,26 @@ function validate20(
       if (coerced67 !== undefined) {
         data67 = coerced67;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_QUEUE_MAX'] = coerced67;
+          data['AGENTIC_WRITE_SYNC'] = coerced67;
         }
       }
     }
-    if (typeof data67 == 'number') {
-      if (data67 < 1 || isNaN(data67)) {
-        const err123 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
-          schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err123];
-        } else {
-          vErrors.push(err123);
-        }
-        errors++;
+    if (!(data67 === 'log' || data67 === 'file' || data67 === 'off')) {
+      const err123 = {
+        instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
+        schemaPath: '#/properties/AGENTIC_WRITE_SYNC/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_WRITE_SYNC.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err123];
+      } else {
+        vErrors.push(err123);
       }
+      errors++;
     }
-    let data68 = data.AGENTIC_WRITE_RETRY_MAX_MS;
+    let data68 = data.AGENTIC_WRITE_QUEUE_MAX;
     if (!(typeof data68 == 'number' && !(data68 % 1) && !isNaN(data68))) {
       let dataType68 = typeof data68;
       let coerced68 = undefined;
@@ -4164,8 +4170,8 @@ function validate20(
           coerced68 = +data68;
         } else {
           const err124 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
-            schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/type',
+            instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
+            schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4181,15 +4187,15 @@ function validate20(
       if (coerced68 !== undefined) {
         data68 = coerced68;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_RETRY_MAX_MS'] = coerced68;
+          data['AGENTIC_WRITE_QUEUE_MAX'] = coerced68;
         }
       }
     }
     if (typeof data68 == 'number') {
       if (data68 < 1 || isNaN(data68)) {
         const err125 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
-          schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/minimum',
+          instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
+          schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
@@ -4202,24 +4208,24 @@ function validate20(
         errors++;
       }
     }
-    let data69 = data.AGENTIC_OWNER_LEASE_SECONDS;
-    if (!(typeof data69 == 'number')) {
+    let data69 = data.AGENTIC_WRITE_RETRY_MAX_MS;
+    if (!(typeof data69 == 'number' && !(data69 % 1) && !isNaN(data69))) {
       let dataType69 = typeof data69;
       let coerced69 = undefined;
       if (!(coerced69 !== undefined)) {
         if (
-          dataType69 == 'boolean' ||
+          dataType69 === 'boolean' ||
           data69 === null ||
-          (dataType69 == 'string' && data69 && data69 == +data69)
+          (dataType69 === 'string' && data69 && data69 == +data69 && !(data69 % 1))
         ) {
           coerced69 = +data69;
         } else {
           const err126 = {
-            instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
+            schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err126];
@@ -4232,18 +4238,18 @@ function validate20(
       if (coerced69 !== undefined) {
         data69 = coerced69;
         if (data !== undefined) {
-          data['AGENTIC_OWNER_LEASE_SECONDS'] = coerced69;
+          data['AGENTIC_WRITE_RETRY_MAX_MS'] = coerced69;
         }
       }
     }
     if (typeof data69 == 'number') {
-      if (data69 < 0.3 || isNaN(data69)) {
+      if (data69 < 1 || isNaN(data69)) {
         const err127 = {
-          instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/minimum',
+          instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
+          schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0.3 },
-          message: 'must be >= 0.3',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err127];
@@ -4253,18 +4259,69 @@ function validate20(
         errors++;
       }
     }
-    if (data.AGENTIC_WORKFLOWS_DIR !== undefined) {
-      let data70 = data.AGENTIC_WORKFLOWS_DIR;
-      if (typeof data70 !== 'string') {
-        let dataType70 = typeof data70;
-        let coerced70 = undefined;
-        if (!(coerced70 !== undefined)) {
-          if (dataType70 == 'number' || dataType70 == 'boolean') {
-            coerced70 = '' + data70;
-          } else if (data70 === null) {
-            coerced70 = '';
+    let data70 = data.AGENTIC_OWNER_LEASE_SECONDS;
+    if (!(typeof data70 == 'number')) {
+      let dataType70 = typeof data70;
+      let coerced70 = undefined;
+      if (!(coerced70 !== undefined)) {
+        if (
+          dataType70 == 'boolean' ||
+          data70 === null ||
+          (dataType70 == 'string' && data70 && data70 == +data70)
+        ) {
+          coerced70 = +data70;
+        } else {
+          const err128 = {
+            instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err128];
           } else {
-            const err128 = {
+            vErrors.push(err128);
+          }
+          errors++;
+        }
+      }
+      if (coerced70 !== undefined) {
+        data70 = coerced70;
+        if (data !== undefined) {
+          data['AGENTIC_OWNER_LEASE_SECONDS'] = coerced70;
+        }
+      }
+    }
+    if (typeof data70 == 'number') {
+      if (data70 < 0.3 || isNaN(data70)) {
+        const err129 = {
+          instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0.3 },
+          message: 'must be >= 0.3',
+        };
+        if (vErrors === null) {
+          vErrors = [err129];
+        } else {
+          vErrors.push(err129);
+        }
+        errors++;
+      }
+    }
+    if (data.AGENTIC_WORKFLOWS_DIR !== undefined) {
+      let data71 = data.AGENTIC_WORKFLOWS_DIR;
+      if (typeof data71 !== 'string') {
+        let dataType71 = typeof data71;
+        let coerced71 = undefined;
+        if (!(coerced71 !== undefined)) {
+          if (dataType71 == 'number' || dataType71 == 'boolean') {
+            coerced71 = '' + data71;
+          } else if (data71 === null) {
+            coerced71 = '';
+          } else {
+            const err130 = {
               instancePath: instancePath + '/AGENTIC_WORKFLOWS_DIR',
               schemaPath: '#/properties/AGENTIC_WORKFLOWS_DIR/type',
               keyword: 'type',
@@ -4272,23 +4329,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err128];
+              vErrors = [err130];
             } else {
-              vErrors.push(err128);
+              vErrors.push(err130);
             }
             errors++;
           }
         }
-        if (coerced70 !== undefined) {
-          data70 = coerced70;
+        if (coerced71 !== undefined) {
+          data71 = coerced71;
           if (data !== undefined) {
-            data['AGENTIC_WORKFLOWS_DIR'] = coerced70;
+            data['AGENTIC_WORKFLOWS_DIR'] = coerced71;
           }
         }
       }
-      if (typeof data70 === 'string') {
-        if (func1(data70) < 1) {
-          const err129 = {
+      if (typeof data71 === 'string') {
+        if (func1(data71) < 1) {
+          const err131 = {
             instancePath: instancePath + '/AGENTIC_WORKFLOWS_DIR',
             schemaPath: '#/properties/AGENTIC_WORKFLOWS_DIR/minLength',
             keyword: 'minLength',
@@ -4296,81 +4353,15 @@ function validate20(
             message: 'must NOT have fewer than 1 characters',
           };
           if (vErrors === null) {
-            vErrors = [err129];
+            vErrors = [err131];
           } else {
-            vErrors.push(err129);
+            vErrors.push(err131);
           }
           errors++;
         }
       }
     }
-    let data71 = data.AGENTIC_MAX_CONCURRENCY;
-    if (!(typeof data71 == 'number' && !(data71 % 1) && !isNaN(data71))) {
-      let dataType71 = typeof data71;
-      let coerced71 = undefined;
-      if (!(coerced71 !== undefined)) {
-        if (
-          dataType71 === 'boolean' ||
-          data71 === null ||
-          (dataType71 === 'string' && data71 && data71 == +data71 && !(data71 % 1))
-        ) {
-          coerced71 = +data71;
-        } else {
-          const err130 = {
-            instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err130];
-          } else {
-            vErrors.push(err130);
-          }
-          errors++;
-        }
-      }
-      if (coerced71 !== undefined) {
-        data71 = coerced71;
-        if (data !== undefined) {
-          data['AGENTIC_MAX_CONCURRENCY'] = coerced71;
-        }
-      }
-    }
-    if (typeof data71 == 'number') {
-      if (data71 > 10000 || isNaN(data71)) {
-        const err131 = {
-          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 10000 },
-          message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err131];
-        } else {
-          vErrors.push(err131);
-        }
-        errors++;
-      }
-      if (data71 < 1 || isNaN(data71)) {
-        const err132 = {
-          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err132];
-        } else {
-          vErrors.push(err132);
-        }
-        errors++;
-      }
-    }
-    let data72 = data.AGENTIC_MAX_ACTIVE_RUNS;
+    let data72 = data.AGENTIC_MAX_CONCURRENCY;
     if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72))) {
       let dataType72 = typeof data72;
       let coerced72 = undefined;
@@ -4382,17 +4373,17 @@ function validate20(
         ) {
           coerced72 = +data72;
         } else {
-          const err133 = {
-            instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
-            schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/type',
+          const err132 = {
+            instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err133];
+            vErrors = [err132];
           } else {
-            vErrors.push(err133);
+            vErrors.push(err132);
           }
           errors++;
         }
@@ -4400,15 +4391,30 @@ function validate20(
       if (coerced72 !== undefined) {
         data72 = coerced72;
         if (data !== undefined) {
-          data['AGENTIC_MAX_ACTIVE_RUNS'] = coerced72;
+          data['AGENTIC_MAX_CONCURRENCY'] = coerced72;
         }
       }
     }
     if (typeof data72 == 'number') {
+      if (data72 > 10000 || isNaN(data72)) {
+        const err133 = {
+          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 10000 },
+          message: 'must be <= 10000',
+        };
+        if (vErrors === null) {
+          vErrors = [err133];
+        } else {
+          vErrors.push(err133);
+        }
+        errors++;
+      }
       if (data72 < 1 || isNaN(data72)) {
         const err134 = {
-          instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
-          schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
@@ -4421,24 +4427,24 @@ function validate20(
         errors++;
       }
     }
-    let data73 = data.AGENTIC_STEP_TIMEOUT_SECONDS;
-    if (!(typeof data73 == 'number')) {
+    let data73 = data.AGENTIC_MAX_ACTIVE_RUNS;
+    if (!(typeof data73 == 'number' && !(data73 % 1) && !isNaN(data73))) {
       let dataType73 = typeof data73;
       let coerced73 = undefined;
       if (!(coerced73 !== undefined)) {
         if (
-          dataType73 == 'boolean' ||
+          dataType73 === 'boolean' ||
           data73 === null ||
-          (dataType73 == 'string' && data73 && data73 == +data73)
+          (dataType73 === 'string' && data73 && data73 == +data73 && !(data73 % 1))
         ) {
           coerced73 = +data73;
         } else {
           const err135 = {
-            instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-            schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
+            schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err135];
@@ -4451,18 +4457,18 @@ function validate20(
       if (coerced73 !== undefined) {
         data73 = coerced73;
         if (data !== undefined) {
-          data['AGENTIC_STEP_TIMEOUT_SECONDS'] = coerced73;
+          data['AGENTIC_MAX_ACTIVE_RUNS'] = coerced73;
         }
       }
     }
     if (typeof data73 == 'number') {
-      if (data73 > 604800 || isNaN(data73)) {
+      if (data73 < 1 || isNaN(data73)) {
         const err136 = {
-          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 604800 },
-          message: 'must be <= 604800',
+          instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
+          schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err136];
@@ -4471,45 +4477,30 @@ function validate20(
         }
         errors++;
       }
-      if (data73 <= 0 || isNaN(data73)) {
-        const err137 = {
-          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err137];
-        } else {
-          vErrors.push(err137);
-        }
-        errors++;
-      }
     }
-    let data74 = data.AGENTIC_MAX_BODY_BYTES;
-    if (!(typeof data74 == 'number' && !(data74 % 1) && !isNaN(data74))) {
+    let data74 = data.AGENTIC_STEP_TIMEOUT_SECONDS;
+    if (!(typeof data74 == 'number')) {
       let dataType74 = typeof data74;
       let coerced74 = undefined;
       if (!(coerced74 !== undefined)) {
         if (
-          dataType74 === 'boolean' ||
+          dataType74 == 'boolean' ||
           data74 === null ||
-          (dataType74 === 'string' && data74 && data74 == +data74 && !(data74 % 1))
+          (dataType74 == 'string' && data74 && data74 == +data74)
         ) {
           coerced74 = +data74;
         } else {
-          const err138 = {
-            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
+          const err137 = {
+            instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+            schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err138];
+            vErrors = [err137];
           } else {
-            vErrors.push(err138);
+            vErrors.push(err137);
           }
           errors++;
         }
@@ -4517,18 +4508,33 @@ function validate20(
       if (coerced74 !== undefined) {
         data74 = coerced74;
         if (data !== undefined) {
-          data['AGENTIC_MAX_BODY_BYTES'] = coerced74;
+          data['AGENTIC_STEP_TIMEOUT_SECONDS'] = coerced74;
         }
       }
     }
     if (typeof data74 == 'number') {
-      if (data74 < 1024 || isNaN(data74)) {
+      if (data74 > 604800 || isNaN(data74)) {
+        const err138 = {
+          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 604800 },
+          message: 'must be <= 604800',
+        };
+        if (vErrors === null) {
+          vErrors = [err138];
+        } else {
+          vErrors.push(err138);
+        }
+        errors++;
+      }
+      if (data74 <= 0 || isNaN(data74)) {
         const err139 = {
-          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
         };
         if (vErrors === null) {
           vErrors = [err139];
@@ -4538,7 +4544,7 @@ function validate20(
         errors++;
       }
     }
-    let data75 = data.AGENTIC_MAX_YAML_BYTES;
+    let data75 = data.AGENTIC_MAX_BODY_BYTES;
     if (!(typeof data75 == 'number' && !(data75 % 1) && !isNaN(data75))) {
       let dataType75 = typeof data75;
       let coerced75 = undefined;
@@ -4551,8 +4557,8 @@ function validate20(
           coerced75 = +data75;
         } else {
           const err140 = {
-            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4568,15 +4574,15 @@ function validate20(
       if (coerced75 !== undefined) {
         data75 = coerced75;
         if (data !== undefined) {
-          data['AGENTIC_MAX_YAML_BYTES'] = coerced75;
+          data['AGENTIC_MAX_BODY_BYTES'] = coerced75;
         }
       }
     }
     if (typeof data75 == 'number') {
       if (data75 < 1024 || isNaN(data75)) {
         const err141 = {
-          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
@@ -4589,7 +4595,7 @@ function validate20(
         errors++;
       }
     }
-    let data76 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
+    let data76 = data.AGENTIC_MAX_YAML_BYTES;
     if (!(typeof data76 == 'number' && !(data76 % 1) && !isNaN(data76))) {
       let dataType76 = typeof data76;
       let coerced76 = undefined;
@@ -4602,8 +4608,8 @@ function validate20(
           coerced76 = +data76;
         } else {
           const err142 = {
-            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4619,15 +4625,15 @@ function validate20(
       if (coerced76 !== undefined) {
         data76 = coerced76;
         if (data !== undefined) {
-          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced76;
+          data['AGENTIC_MAX_YAML_BYTES'] = coerced76;
         }
       }
     }
     if (typeof data76 == 'number') {
       if (data76 < 1024 || isNaN(data76)) {
         const err143 = {
-          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
@@ -4640,7 +4646,7 @@ function validate20(
         errors++;
       }
     }
-    let data77 = data.AGENTIC_MAX_TEMPLATE_BYTES;
+    let data77 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
     if (!(typeof data77 == 'number' && !(data77 % 1) && !isNaN(data77))) {
       let dataType77 = typeof data77;
       let coerced77 = undefined;
@@ -4653,8 +4659,8 @@ function validate20(
           coerced77 = +data77;
         } else {
           const err144 = {
-            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4670,15 +4676,15 @@ function validate20(
       if (coerced77 !== undefined) {
         data77 = coerced77;
         if (data !== undefined) {
-          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced77;
+          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced77;
         }
       }
     }
     if (typeof data77 == 'number') {
       if (data77 < 1024 || isNaN(data77)) {
         const err145 = {
-          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
@@ -4691,7 +4697,7 @@ function validate20(
         errors++;
       }
     }
-    let data78 = data.AGENTIC_MAX_STEP_IO_BYTES;
+    let data78 = data.AGENTIC_MAX_TEMPLATE_BYTES;
     if (!(typeof data78 == 'number' && !(data78 % 1) && !isNaN(data78))) {
       let dataType78 = typeof data78;
       let coerced78 = undefined;
@@ -4704,8 +4710,8 @@ function validate20(
           coerced78 = +data78;
         } else {
           const err146 = {
-            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4721,15 +4727,15 @@ function validate20(
       if (coerced78 !== undefined) {
         data78 = coerced78;
         if (data !== undefined) {
-          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced78;
+          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced78;
         }
       }
     }
     if (typeof data78 == 'number') {
       if (data78 < 1024 || isNaN(data78)) {
         const err147 = {
-          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
@@ -4742,7 +4748,7 @@ function validate20(
         errors++;
       }
     }
-    let data79 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
+    let data79 = data.AGENTIC_MAX_STEP_IO_BYTES;
     if (!(typeof data79 == 'number' && !(data79 % 1) && !isNaN(data79))) {
       let dataType79 = typeof data79;
       let coerced79 = undefined;
@@ -4755,8 +4761,8 @@ function validate20(
           coerced79 = +data79;
         } else {
           const err148 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4772,18 +4778,18 @@ function validate20(
       if (coerced79 !== undefined) {
         data79 = coerced79;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced79;
+          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced79;
         }
       }
     }
     if (typeof data79 == 'number') {
-      if (data79 < 65536 || isNaN(data79)) {
+      if (data79 < 1024 || isNaN(data79)) {
         const err149 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 65536 },
-          message: 'must be >= 65536',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err149];
@@ -4793,7 +4799,7 @@ function validate20(
         errors++;
       }
     }
-    let data80 = data.AGENTIC_MAX_RUN_BYTES;
+    let data80 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
     if (!(typeof data80 == 'number' && !(data80 % 1) && !isNaN(data80))) {
       let dataType80 = typeof data80;
       let coerced80 = undefined;
@@ -4806,8 +4812,8 @@ function validate20(
           coerced80 = +data80;
         } else {
           const err150 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4823,18 +4829,18 @@ function validate20(
       if (coerced80 !== undefined) {
         data80 = coerced80;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_BYTES'] = coerced80;
+          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced80;
         }
       }
     }
     if (typeof data80 == 'number') {
-      if (data80 < 0 || isNaN(data80)) {
+      if (data80 < 65536 || isNaN(data80)) {
         const err151 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 65536 },
+          message: 'must be >= 65536',
         };
         if (vErrors === null) {
           vErrors = [err151];
@@ -4844,7 +4850,7 @@ function validate20(
         errors++;
       }
     }
-    let data81 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    let data81 = data.AGENTIC_MAX_RUN_BYTES;
     if (!(typeof data81 == 'number' && !(data81 % 1) && !isNaN(data81))) {
       let dataType81 = typeof data81;
       let coerced81 = undefined;
@@ -4857,8 +4863,8 @@ function validate20(
           coerced81 = +data81;
         } else {
           const err152 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4874,15 +4880,15 @@ function validate20(
       if (coerced81 !== undefined) {
         data81 = coerced81;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced81;
+          data['AGENTIC_MAX_RUN_BYTES'] = coerced81;
         }
       }
     }
     if (typeof data81 == 'number') {
       if (data81 < 0 || isNaN(data81)) {
         const err153 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
@@ -4895,22 +4901,24 @@ function validate20(
         errors++;
       }
     }
-    let data82 = data.AGENTIC_LOCAL_DATASETS_DIR;
-    if (typeof data82 !== 'string') {
+    let data82 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    if (!(typeof data82 == 'number' && !(data82 % 1) && !isNaN(data82))) {
       let dataType82 = typeof data82;
       let coerced82 = undefined;
       if (!(coerced82 !== undefined)) {
-        if (dataType82 == 'number' || dataType82 == 'boolean') {
-          coerced82 = '' + data82;
-        } else if (data82 === null) {
-          coerced82 = '';
+        if (
+          dataType82 === 'boolean' ||
+          data82 === null ||
+          (dataType82 === 'string' && data82 && data82 == +data82 && !(data82 % 1))
+        ) {
+          coerced82 = +data82;
         } else {
           const err154 = {
-            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
+            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err154];
@@ -4923,18 +4931,18 @@ function validate20(
       if (coerced82 !== undefined) {
         data82 = coerced82;
         if (data !== undefined) {
-          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced82;
+          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced82;
         }
       }
     }
-    if (typeof data82 === 'string') {
-      if (func1(data82) < 1) {
+    if (typeof data82 == 'number') {
+      if (data82 < 0 || isNaN(data82)) {
         const err155 = {
-          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err155];
@@ -4944,24 +4952,22 @@ function validate20(
         errors++;
       }
     }
-    let data83 = data.AGENTIC_MAX_DATASET_BYTES;
-    if (!(typeof data83 == 'number' && !(data83 % 1) && !isNaN(data83))) {
+    let data83 = data.AGENTIC_LOCAL_DATASETS_DIR;
+    if (typeof data83 !== 'string') {
       let dataType83 = typeof data83;
       let coerced83 = undefined;
       if (!(coerced83 !== undefined)) {
-        if (
-          dataType83 === 'boolean' ||
-          data83 === null ||
-          (dataType83 === 'string' && data83 && data83 == +data83 && !(data83 % 1))
-        ) {
-          coerced83 = +data83;
+        if (dataType83 == 'number' || dataType83 == 'boolean') {
+          coerced83 = '' + data83;
+        } else if (data83 === null) {
+          coerced83 = '';
         } else {
           const err156 = {
-            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err156];
@@ -4974,18 +4980,18 @@ function validate20(
       if (coerced83 !== undefined) {
         data83 = coerced83;
         if (data !== undefined) {
-          data['AGENTIC_MAX_DATASET_BYTES'] = coerced83;
+          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced83;
         }
       }
     }
-    if (typeof data83 == 'number') {
-      if (data83 < 1024 || isNaN(data83)) {
+    if (typeof data83 === 'string') {
+      if (func1(data83) < 1) {
         const err157 = {
-          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
           vErrors = [err157];
@@ -4995,7 +5001,7 @@ function validate20(
         errors++;
       }
     }
-    let data84 = data.AGENTIC_DATASET_CACHE_BYTES;
+    let data84 = data.AGENTIC_MAX_DATASET_BYTES;
     if (!(typeof data84 == 'number' && !(data84 % 1) && !isNaN(data84))) {
       let dataType84 = typeof data84;
       let coerced84 = undefined;
@@ -5008,8 +5014,8 @@ function validate20(
           coerced84 = +data84;
         } else {
           const err158 = {
-            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5025,18 +5031,18 @@ function validate20(
       if (coerced84 !== undefined) {
         data84 = coerced84;
         if (data !== undefined) {
-          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced84;
+          data['AGENTIC_MAX_DATASET_BYTES'] = coerced84;
         }
       }
     }
     if (typeof data84 == 'number') {
-      if (data84 < 0 || isNaN(data84)) {
+      if (data84 < 1024 || isNaN(data84)) {
         const err159 = {
-          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err159];
@@ -5046,22 +5052,24 @@ function validate20(
         errors++;
       }
     }
-    let data85 = data.AGENTIC_FRONTEND_DIR;
-    if (typeof data85 !== 'string') {
+    let data85 = data.AGENTIC_DATASET_CACHE_BYTES;
+    if (!(typeof data85 == 'number' && !(data85 % 1) && !isNaN(data85))) {
       let dataType85 = typeof data85;
       let coerced85 = undefined;
       if (!(coerced85 !== undefined)) {
-        if (dataType85 == 'number' || dataType85 == 'boolean') {
-          coerced85 = '' + data85;
-        } else if (data85 === null) {
-          coerced85 = '';
+        if (
+          dataType85 === 'boolean' ||
+          data85 === null ||
+          (dataType85 === 'string' && data85 && data85 == +data85 && !(data85 % 1))
+        ) {
+          coerced85 = +data85;
         } else {
           const err160 = {
-            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
+            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err160];
@@ -5074,18 +5082,18 @@ function validate20(
       if (coerced85 !== undefined) {
         data85 = coerced85;
         if (data !== undefined) {
-          data['AGENTIC_FRONTEND_DIR'] = coerced85;
+          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced85;
         }
       }
     }
-    if (typeof data85 === 'string') {
-      if (func1(data85) < 1) {
+    if (typeof data85 == 'number') {
+      if (data85 < 0 || isNaN(data85)) {
         const err161 = {
-          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err161];
@@ -5095,24 +5103,22 @@ function validate20(
         errors++;
       }
     }
-    let data86 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
-    if (!(typeof data86 == 'number')) {
+    let data86 = data.AGENTIC_FRONTEND_DIR;
+    if (typeof data86 !== 'string') {
       let dataType86 = typeof data86;
       let coerced86 = undefined;
       if (!(coerced86 !== undefined)) {
-        if (
-          dataType86 == 'boolean' ||
-          data86 === null ||
-          (dataType86 == 'string' && data86 && data86 == +data86)
-        ) {
-          coerced86 = +data86;
+        if (dataType86 == 'number' || dataType86 == 'boolean') {
+          coerced86 = '' + data86;
+        } else if (data86 === null) {
+          coerced86 = '';
         } else {
           const err162 = {
-            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err162];
@@ -5125,18 +5131,18 @@ function validate20(
       if (coerced86 !== undefined) {
         data86 = coerced86;
         if (data !== undefined) {
-          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced86;
+          data['AGENTIC_FRONTEND_DIR'] = coerced86;
         }
       }
     }
-    if (typeof data86 == 'number') {
-      if (data86 < 0 || isNaN(data86)) {
+    if (typeof data86 === 'string') {
+      if (func1(data86) < 1) {
         const err163 = {
-          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
           vErrors = [err163];
@@ -5146,24 +5152,24 @@ function validate20(
         errors++;
       }
     }
-    let data87 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data87 == 'number' && !(data87 % 1) && !isNaN(data87))) {
+    let data87 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
+    if (!(typeof data87 == 'number')) {
       let dataType87 = typeof data87;
       let coerced87 = undefined;
       if (!(coerced87 !== undefined)) {
         if (
-          dataType87 === 'boolean' ||
+          dataType87 == 'boolean' ||
           data87 === null ||
-          (dataType87 === 'string' && data87 && data87 == +data87 && !(data87 % 1))
+          (dataType87 == 'string' && data87 && data87 == +data87)
         ) {
           coerced87 = +data87;
         } else {
           const err164 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err164];
@@ -5176,15 +5182,15 @@ function validate20(
       if (coerced87 !== undefined) {
         data87 = coerced87;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced87;
+          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced87;
         }
       }
     }
     if (typeof data87 == 'number') {
       if (data87 < 0 || isNaN(data87)) {
         const err165 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
+          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
@@ -5197,7 +5203,7 @@ function validate20(
         errors++;
       }
     }
-    let data88 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data88 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88))) {
       let dataType88 = typeof data88;
       let coerced88 = undefined;
@@ -5210,8 +5216,8 @@ function validate20(
           coerced88 = +data88;
         } else {
           const err166 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5227,18 +5233,18 @@ function validate20(
       if (coerced88 !== undefined) {
         data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced88;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced88;
         }
       }
     }
     if (typeof data88 == 'number') {
-      if (data88 < 1024 || isNaN(data88)) {
+      if (data88 < 0 || isNaN(data88)) {
         const err167 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err167];
@@ -5248,24 +5254,24 @@ function validate20(
         errors++;
       }
     }
-    let data89 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data89 == 'number')) {
+    let data89 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89))) {
       let dataType89 = typeof data89;
       let coerced89 = undefined;
       if (!(coerced89 !== undefined)) {
         if (
-          dataType89 == 'boolean' ||
+          dataType89 === 'boolean' ||
           data89 === null ||
-          (dataType89 == 'string' && data89 && data89 == +data89)
+          (dataType89 === 'string' && data89 && data89 == +data89 && !(data89 % 1))
         ) {
           coerced89 = +data89;
         } else {
           const err168 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err168];
@@ -5278,18 +5284,18 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced89;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced89;
         }
       }
     }
     if (typeof data89 == 'number') {
-      if (data89 <= 0 || isNaN(data89)) {
+      if (data89 < 1024 || isNaN(data89)) {
         const err169 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err169];
@@ -5299,24 +5305,24 @@ function validate20(
         errors++;
       }
     }
-    let data90 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90))) {
+    let data90 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data90 == 'number')) {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
         if (
-          dataType90 === 'boolean' ||
+          dataType90 == 'boolean' ||
           data90 === null ||
-          (dataType90 === 'string' && data90 && data90 == +data90 && !(data90 % 1))
+          (dataType90 == 'string' && data90 && data90 == +data90)
         ) {
           coerced90 = +data90;
         } else {
           const err170 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err170];
@@ -5329,18 +5335,18 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced90;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced90;
         }
       }
     }
     if (typeof data90 == 'number') {
-      if (data90 < 0 || isNaN(data90)) {
+      if (data90 <= 0 || isNaN(data90)) {
         const err171 = {
-          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
         };
         if (vErrors === null) {
           vErrors = [err171];
@@ -5350,18 +5356,69 @@ function validate20(
         errors++;
       }
     }
-    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data91 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data91 !== 'string') {
-        let dataType91 = typeof data91;
-        let coerced91 = undefined;
-        if (!(coerced91 !== undefined)) {
-          if (dataType91 == 'number' || dataType91 == 'boolean') {
-            coerced91 = '' + data91;
-          } else if (data91 === null) {
-            coerced91 = '';
+    let data91 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data91 == 'number' && !(data91 % 1) && !isNaN(data91))) {
+      let dataType91 = typeof data91;
+      let coerced91 = undefined;
+      if (!(coerced91 !== undefined)) {
+        if (
+          dataType91 === 'boolean' ||
+          data91 === null ||
+          (dataType91 === 'string' && data91 && data91 == +data91 && !(data91 % 1))
+        ) {
+          coerced91 = +data91;
+        } else {
+          const err172 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err172];
           } else {
-            const err172 = {
+            vErrors.push(err172);
+          }
+          errors++;
+        }
+      }
+      if (coerced91 !== undefined) {
+        data91 = coerced91;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced91;
+        }
+      }
+    }
+    if (typeof data91 == 'number') {
+      if (data91 < 0 || isNaN(data91)) {
+        const err173 = {
+          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err173];
+        } else {
+          vErrors.push(err173);
+        }
+        errors++;
+      }
+    }
+    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
+      let data92 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data92 !== 'string') {
+        let dataType92 = typeof data92;
+        let coerced92 = undefined;
+        if (!(coerced92 !== undefined)) {
+          if (dataType92 == 'number' || dataType92 == 'boolean') {
+            coerced92 = '' + data92;
+          } else if (data92 === null) {
+            coerced92 = '';
+          } else {
+            const err174 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5369,23 +5426,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err172];
+              vErrors = [err174];
             } else {
-              vErrors.push(err172);
+              vErrors.push(err174);
             }
             errors++;
           }
         }
-        if (coerced91 !== undefined) {
-          data91 = coerced91;
+        if (coerced92 !== undefined) {
+          data92 = coerced92;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced91;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced92;
           }
         }
       }
-      if (typeof data91 === 'string') {
-        if (!pattern6.test(data91)) {
-          const err173 = {
+      if (typeof data92 === 'string') {
+        if (!pattern6.test(data92)) {
+          const err175 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
@@ -5393,62 +5450,15 @@ function validate20(
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err173];
+            vErrors = [err175];
           } else {
-            vErrors.push(err173);
+            vErrors.push(err175);
           }
           errors++;
         }
       }
     }
-    let data92 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data92 !== 'string') {
-      let dataType92 = typeof data92;
-      let coerced92 = undefined;
-      if (!(coerced92 !== undefined)) {
-        if (dataType92 == 'number' || dataType92 == 'boolean') {
-          coerced92 = '' + data92;
-        } else if (data92 === null) {
-          coerced92 = '';
-        } else {
-          const err174 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err174];
-          } else {
-            vErrors.push(err174);
-          }
-          errors++;
-        }
-      }
-      if (coerced92 !== undefined) {
-        data92 = coerced92;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced92;
-        }
-      }
-    }
-    if (!(data92 === 'grpc' || data92 === 'http/protobuf')) {
-      const err175 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err175];
-      } else {
-        vErrors.push(err175);
-      }
-      errors++;
-    }
-    let data93 = data.OTEL_TRACES_SAMPLER;
+    let data93 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data93 !== 'string') {
       let dataType93 = typeof data93;
       let coerced93 = undefined;
@@ -5459,8 +5469,8 @@ function validate20(
           coerced93 = '';
         } else {
           const err176 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5476,23 +5486,16 @@ function validate20(
       if (coerced93 !== undefined) {
         data93 = coerced93;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced93;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced93;
         }
       }
     }
-    if (!(
-      data93 === 'always_on' ||
-      data93 === 'always_off' ||
-      data93 === 'traceidratio' ||
-      data93 === 'parentbased_always_on' ||
-      data93 === 'parentbased_always_off' ||
-      data93 === 'parentbased_traceidratio'
-    )) {
+    if (!(data93 === 'grpc' || data93 === 'http/protobuf')) {
       const err177 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -5502,24 +5505,22 @@ function validate20(
       }
       errors++;
     }
-    let data94 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data94 == 'number')) {
+    let data94 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data94 !== 'string') {
       let dataType94 = typeof data94;
       let coerced94 = undefined;
       if (!(coerced94 !== undefined)) {
-        if (
-          dataType94 == 'boolean' ||
-          data94 === null ||
-          (dataType94 == 'string' && data94 && data94 == +data94)
-        ) {
-          coerced94 = +data94;
+        if (dataType94 == 'number' || dataType94 == 'boolean') {
+          coerced94 = '' + data94;
+        } else if (data94 === null) {
+          coerced94 = '';
         } else {
           const err178 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err178];
@@ -5532,63 +5533,55 @@ function validate20(
       if (coerced94 !== undefined) {
         data94 = coerced94;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced94;
+          data['OTEL_TRACES_SAMPLER'] = coerced94;
         }
       }
     }
-    if (typeof data94 == 'number') {
-      if (data94 > 1 || isNaN(data94)) {
-        const err179 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1 },
-          message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err179];
-        } else {
-          vErrors.push(err179);
-        }
-        errors++;
+    if (!(
+      data94 === 'always_on' ||
+      data94 === 'always_off' ||
+      data94 === 'traceidratio' ||
+      data94 === 'parentbased_always_on' ||
+      data94 === 'parentbased_always_off' ||
+      data94 === 'parentbased_traceidratio'
+    )) {
+      const err179 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err179];
+      } else {
+        vErrors.push(err179);
       }
-      if (data94 < 0 || isNaN(data94)) {
-        const err180 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err180];
-        } else {
-          vErrors.push(err180);
-        }
-        errors++;
-      }
+      errors++;
     }
-    let data95 = data.LOG_FORMAT;
-    if (typeof data95 !== 'string') {
+    let data95 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data95 == 'number')) {
       let dataType95 = typeof data95;
       let coerced95 = undefined;
       if (!(coerced95 !== undefined)) {
-        if (dataType95 == 'number' || dataType95 == 'boolean') {
-          coerced95 = '' + data95;
-        } else if (data95 === null) {
-          coerced95 = '';
+        if (
+          dataType95 == 'boolean' ||
+          data95 === null ||
+          (dataType95 == 'string' && data95 && data95 == +data95)
+        ) {
+          coerced95 = +data95;
         } else {
-          const err181 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
+          const err180 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err181];
+            vErrors = [err180];
           } else {
-            vErrors.push(err181);
+            vErrors.push(err180);
           }
           errors++;
         }
@@ -5596,26 +5589,43 @@ function validate20(
       if (coerced95 !== undefined) {
         data95 = coerced95;
         if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced95;
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced95;
         }
       }
     }
-    if (!(data95 === 'json' || data95 === 'text')) {
-      const err182 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err182];
-      } else {
-        vErrors.push(err182);
+    if (typeof data95 == 'number') {
+      if (data95 > 1 || isNaN(data95)) {
+        const err181 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1 },
+          message: 'must be <= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err181];
+        } else {
+          vErrors.push(err181);
+        }
+        errors++;
       }
-      errors++;
+      if (data95 < 0 || isNaN(data95)) {
+        const err182 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err182];
+        } else {
+          vErrors.push(err182);
+        }
+        errors++;
+      }
     }
-    let data96 = data.LOG_LEVEL;
+    let data96 = data.LOG_FORMAT;
     if (typeof data96 !== 'string') {
       let dataType96 = typeof data96;
       let coerced96 = undefined;
@@ -5626,8 +5636,8 @@ function validate20(
           coerced96 = '';
         } else {
           const err183 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5643,24 +5653,16 @@ function validate20(
       if (coerced96 !== undefined) {
         data96 = coerced96;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced96;
+          data['LOG_FORMAT'] = coerced96;
         }
       }
     }
-    if (!(
-      data96 === 'trace' ||
-      data96 === 'debug' ||
-      data96 === 'info' ||
-      data96 === 'warn' ||
-      data96 === 'error' ||
-      data96 === 'fatal' ||
-      data96 === 'silent'
-    )) {
+    if (!(data96 === 'json' || data96 === 'text')) {
       const err184 = {
-        instancePath: instancePath + '/LOG_LEVEL',
-        schemaPath: '#/properties/LOG_LEVEL/enum',
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -5670,18 +5672,73 @@ function validate20(
       }
       errors++;
     }
-    if (data.REDIS_URL !== undefined) {
-      let data97 = data.REDIS_URL;
-      if (typeof data97 !== 'string') {
-        let dataType97 = typeof data97;
-        let coerced97 = undefined;
-        if (!(coerced97 !== undefined)) {
-          if (dataType97 == 'number' || dataType97 == 'boolean') {
-            coerced97 = '' + data97;
-          } else if (data97 === null) {
-            coerced97 = '';
+    let data97 = data.LOG_LEVEL;
+    if (typeof data97 !== 'string') {
+      let dataType97 = typeof data97;
+      let coerced97 = undefined;
+      if (!(coerced97 !== undefined)) {
+        if (dataType97 == 'number' || dataType97 == 'boolean') {
+          coerced97 = '' + data97;
+        } else if (data97 === null) {
+          coerced97 = '';
+        } else {
+          const err185 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err185];
           } else {
-            const err185 = {
+            vErrors.push(err185);
+          }
+          errors++;
+        }
+      }
+      if (coerced97 !== undefined) {
+        data97 = coerced97;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced97;
+        }
+      }
+    }
+    if (!(
+      data97 === 'trace' ||
+      data97 === 'debug' ||
+      data97 === 'info' ||
+      data97 === 'warn' ||
+      data97 === 'error' ||
+      data97 === 'fatal' ||
+      data97 === 'silent'
+    )) {
+      const err186 = {
+        instancePath: instancePath + '/LOG_LEVEL',
+        schemaPath: '#/properties/LOG_LEVEL/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err186];
+      } else {
+        vErrors.push(err186);
+      }
+      errors++;
+    }
+    if (data.REDIS_URL !== undefined) {
+      let data98 = data.REDIS_URL;
+      if (typeof data98 !== 'string') {
+        let dataType98 = typeof data98;
+        let coerced98 = undefined;
+        if (!(coerced98 !== undefined)) {
+          if (dataType98 == 'number' || dataType98 == 'boolean') {
+            coerced98 = '' + data98;
+          } else if (data98 === null) {
+            coerced98 = '';
+          } else {
+            const err187 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5689,23 +5746,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err185];
+              vErrors = [err187];
             } else {
-              vErrors.push(err185);
+              vErrors.push(err187);
             }
             errors++;
           }
         }
-        if (coerced97 !== undefined) {
-          data97 = coerced97;
+        if (coerced98 !== undefined) {
+          data98 = coerced98;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced97;
+            data['REDIS_URL'] = coerced98;
           }
         }
       }
-      if (typeof data97 === 'string') {
-        if (!pattern7.test(data97)) {
-          const err186 = {
+      if (typeof data98 === 'string') {
+        if (!pattern7.test(data98)) {
+          const err188 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
@@ -5713,79 +5770,30 @@ function validate20(
             message: 'must match pattern "' + '^rediss?://' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err186];
+            vErrors = [err188];
           } else {
-            vErrors.push(err186);
+            vErrors.push(err188);
           }
           errors++;
         }
       }
     }
-    let data98 = data.AGENTIC_ROLE;
-    if (typeof data98 !== 'string') {
-      let dataType98 = typeof data98;
-      let coerced98 = undefined;
-      if (!(coerced98 !== undefined)) {
-        if (dataType98 == 'number' || dataType98 == 'boolean') {
-          coerced98 = '' + data98;
-        } else if (data98 === null) {
-          coerced98 = '';
+    let data99 = data.AGENTIC_ROLE;
+    if (typeof data99 !== 'string') {
+      let dataType99 = typeof data99;
+      let coerced99 = undefined;
+      if (!(coerced99 !== undefined)) {
+        if (dataType99 == 'number' || dataType99 == 'boolean') {
+          coerced99 = '' + data99;
+        } else if (data99 === null) {
+          coerced99 = '';
         } else {
-          const err187 = {
+          const err189 = {
             instancePath: instancePath + '/AGENTIC_ROLE',
             schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err187];
-          } else {
-            vErrors.push(err187);
-          }
-          errors++;
-        }
-      }
-      if (coerced98 !== undefined) {
-        data98 = coerced98;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced98;
-        }
-      }
-    }
-    if (!(data98 === 'all' || data98 === 'api' || data98 === 'worker')) {
-      const err188 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err188];
-      } else {
-        vErrors.push(err188);
-      }
-      errors++;
-    }
-    let data99 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99))) {
-      let dataType99 = typeof data99;
-      let coerced99 = undefined;
-      if (!(coerced99 !== undefined)) {
-        if (
-          dataType99 === 'boolean' ||
-          data99 === null ||
-          (dataType99 === 'string' && data99 && data99 == +data99 && !(data99 % 1))
-        ) {
-          coerced99 = +data99;
-        } else {
-          const err189 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err189];
@@ -5798,13 +5806,62 @@ function validate20(
       if (coerced99 !== undefined) {
         data99 = coerced99;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced99;
+          data['AGENTIC_ROLE'] = coerced99;
         }
       }
     }
-    if (typeof data99 == 'number') {
-      if (data99 > 10000 || isNaN(data99)) {
-        const err190 = {
+    if (!(data99 === 'all' || data99 === 'api' || data99 === 'worker')) {
+      const err190 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err190];
+      } else {
+        vErrors.push(err190);
+      }
+      errors++;
+    }
+    let data100 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100))) {
+      let dataType100 = typeof data100;
+      let coerced100 = undefined;
+      if (!(coerced100 !== undefined)) {
+        if (
+          dataType100 === 'boolean' ||
+          data100 === null ||
+          (dataType100 === 'string' && data100 && data100 == +data100 && !(data100 % 1))
+        ) {
+          coerced100 = +data100;
+        } else {
+          const err191 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err191];
+          } else {
+            vErrors.push(err191);
+          }
+          errors++;
+        }
+      }
+      if (coerced100 !== undefined) {
+        data100 = coerced100;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced100;
+        }
+      }
+    }
+    if (typeof data100 == 'number') {
+      if (data100 > 10000 || isNaN(data100)) {
+        const err192 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
@@ -5812,14 +5869,14 @@ function validate20(
           message: 'must be <= 10000',
         };
         if (vErrors === null) {
-          vErrors = [err190];
+          vErrors = [err192];
         } else {
-          vErrors.push(err190);
+          vErrors.push(err192);
         }
         errors++;
       }
-      if (data99 < 1 || isNaN(data99)) {
-        const err191 = {
+      if (data100 < 1 || isNaN(data100)) {
+        const err193 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
           keyword: 'minimum',
@@ -5827,27 +5884,27 @@ function validate20(
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err191];
+          vErrors = [err193];
         } else {
-          vErrors.push(err191);
+          vErrors.push(err193);
         }
         errors++;
       }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data100 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100))) {
-        let dataType100 = typeof data100;
-        let coerced100 = undefined;
-        if (!(coerced100 !== undefined)) {
+      let data101 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
+        let dataType101 = typeof data101;
+        let coerced101 = undefined;
+        if (!(coerced101 !== undefined)) {
           if (
-            dataType100 === 'boolean' ||
-            data100 === null ||
-            (dataType100 === 'string' && data100 && data100 == +data100 && !(data100 % 1))
+            dataType101 === 'boolean' ||
+            data101 === null ||
+            (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
           ) {
-            coerced100 = +data100;
+            coerced101 = +data101;
           } else {
-            const err192 = {
+            const err194 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -5855,71 +5912,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err192];
+              vErrors = [err194];
             } else {
-              vErrors.push(err192);
+              vErrors.push(err194);
             }
             errors++;
           }
         }
-        if (coerced100 !== undefined) {
-          data100 = coerced100;
+        if (coerced101 !== undefined) {
+          data101 = coerced101;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced100;
+            data['AGENTIC_WORKER_PORT'] = coerced101;
           }
         }
       }
-      if (typeof data100 == 'number') {
-        if (data100 > 65535 || isNaN(data100)) {
-          const err193 = {
+      if (typeof data101 == 'number') {
+        if (data101 > 65535 || isNaN(data101)) {
+          const err195 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err193];
-          } else {
-            vErrors.push(err193);
-          }
-          errors++;
-        }
-        if (data100 < 0 || isNaN(data100)) {
-          const err194 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err194];
-          } else {
-            vErrors.push(err194);
-          }
-          errors++;
-        }
-      }
-    }
-    let data101 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
-      let dataType101 = typeof data101;
-      let coerced101 = undefined;
-      if (!(coerced101 !== undefined)) {
-        if (
-          dataType101 === 'boolean' ||
-          data101 === null ||
-          (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
-        ) {
-          coerced101 = +data101;
-        } else {
-          const err195 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err195];
@@ -5928,47 +5942,24 @@ function validate20(
           }
           errors++;
         }
-      }
-      if (coerced101 !== undefined) {
-        data101 = coerced101;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced101;
+        if (data101 < 0 || isNaN(data101)) {
+          const err196 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err196];
+          } else {
+            vErrors.push(err196);
+          }
+          errors++;
         }
       }
     }
-    if (typeof data101 == 'number') {
-      if (data101 > 3600 || isNaN(data101)) {
-        const err196 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err196];
-        } else {
-          vErrors.push(err196);
-        }
-        errors++;
-      }
-      if (data101 < 1 || isNaN(data101)) {
-        const err197 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err197];
-        } else {
-          vErrors.push(err197);
-        }
-        errors++;
-      }
-    }
-    let data102 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data102 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
       let dataType102 = typeof data102;
       let coerced102 = undefined;
@@ -5980,17 +5971,17 @@ function validate20(
         ) {
           coerced102 = +data102;
         } else {
-          const err198 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err197 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err198];
+            vErrors = [err197];
           } else {
-            vErrors.push(err198);
+            vErrors.push(err197);
           }
           errors++;
         }
@@ -5998,18 +5989,33 @@ function validate20(
       if (coerced102 !== undefined) {
         data102 = coerced102;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced102;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced102;
         }
       }
     }
     if (typeof data102 == 'number') {
-      if (data102 > 2592000 || isNaN(data102)) {
-        const err199 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+      if (data102 > 3600 || isNaN(data102)) {
+        const err198 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
           keyword: 'maximum',
-          params: { comparison: '<=', limit: 2592000 },
-          message: 'must be <= 2592000',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err198];
+        } else {
+          vErrors.push(err198);
+        }
+        errors++;
+      }
+      if (data102 < 1 || isNaN(data102)) {
+        const err199 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err199];
@@ -6018,43 +6024,30 @@ function validate20(
         }
         errors++;
       }
-      if (data102 < 1 || isNaN(data102)) {
-        const err200 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err200];
-        } else {
-          vErrors.push(err200);
-        }
-        errors++;
-      }
     }
-    let data103 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data103 !== 'string') {
+    let data103 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
       let dataType103 = typeof data103;
       let coerced103 = undefined;
       if (!(coerced103 !== undefined)) {
-        if (dataType103 == 'number' || dataType103 == 'boolean') {
-          coerced103 = '' + data103;
-        } else if (data103 === null) {
-          coerced103 = '';
+        if (
+          dataType103 === 'boolean' ||
+          data103 === null ||
+          (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
+        ) {
+          coerced103 = +data103;
         } else {
-          const err201 = {
-            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+          const err200 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err201];
+            vErrors = [err200];
           } else {
-            vErrors.push(err201);
+            vErrors.push(err200);
           }
           errors++;
         }
@@ -6062,18 +6055,33 @@ function validate20(
       if (coerced103 !== undefined) {
         data103 = coerced103;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced103;
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced103;
         }
       }
     }
-    if (typeof data103 === 'string') {
-      if (!pattern8.test(data103)) {
+    if (typeof data103 == 'number') {
+      if (data103 > 2592000 || isNaN(data103)) {
+        const err201 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 2592000 },
+          message: 'must be <= 2592000',
+        };
+        if (vErrors === null) {
+          vErrors = [err201];
+        } else {
+          vErrors.push(err201);
+        }
+        errors++;
+      }
+      if (data103 < 1 || isNaN(data103)) {
         const err202 = {
-          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
-          keyword: 'pattern',
-          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
-          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err202];
@@ -6083,8 +6091,57 @@ function validate20(
         errors++;
       }
     }
+    let data104 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data104 !== 'string') {
+      let dataType104 = typeof data104;
+      let coerced104 = undefined;
+      if (!(coerced104 !== undefined)) {
+        if (dataType104 == 'number' || dataType104 == 'boolean') {
+          coerced104 = '' + data104;
+        } else if (data104 === null) {
+          coerced104 = '';
+        } else {
+          const err203 = {
+            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err203];
+          } else {
+            vErrors.push(err203);
+          }
+          errors++;
+        }
+      }
+      if (coerced104 !== undefined) {
+        data104 = coerced104;
+        if (data !== undefined) {
+          data['AGENTIC_REDIS_PREFIX'] = coerced104;
+        }
+      }
+    }
+    if (typeof data104 === 'string') {
+      if (!pattern8.test(data104)) {
+        const err204 = {
+          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
+          keyword: 'pattern',
+          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
+          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+        };
+        if (vErrors === null) {
+          vErrors = [err204];
+        } else {
+          vErrors.push(err204);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err203 = {
+    const err205 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6092,9 +6149,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err203];
+      vErrors = [err205];
     } else {
-      vErrors.push(err203);
+      vErrors.push(err205);
     }
     errors++;
   }
@@ -6170,6 +6227,7 @@ validate20.evaluated = {
     AGENTIC_RUNS_MAX: true,
     AGENTIC_RUN_CACHE_MB: true,
     AGENTIC_WRITE_CONCURRENCY: true,
+    AGENTIC_WRITE_SYNC: true,
     AGENTIC_WRITE_QUEUE_MAX: true,
     AGENTIC_WRITE_RETRY_MAX_MS: true,
     AGENTIC_OWNER_LEASE_SECONDS: true,

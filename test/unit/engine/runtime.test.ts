@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -8,6 +8,7 @@ import { createRuntime } from '../../../src/engine/runtime.js';
 import type { Runtime, RuntimeOptions, WorkflowEvent } from '../../../src/engine/types.js';
 import { ConflictError, ERROR_CODES, ValidationError, type AppError } from '../../../src/errors.js';
 import type { RunRecord } from '../../../src/generated/run-record.js';
+import { PROCESS_LOG_FILE } from '../../../src/store/process-log.js';
 import { writeRunFile } from '../../../src/store/run-files.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
 import { compileWorkflow } from '../../../src/workflow/compile.js';
@@ -170,10 +171,19 @@ describe('createRuntime', () => {
     expect(await runFiles(join(dir, 'runs')).catch(() => [])).to.have.length(0);
   });
 
-  it('resolves start after the initial run file is written', async () => {
+  it('resolves start once the start record is durable in the process log; its run file follows', async () => {
     const rt = make();
     const handle = await rt.start({ workflow: SLEEPY });
-    const files = await runFiles(join(dir, 'runs'));
+    const runsDir = join(dir, 'runs');
+    const log = (await readdir(runsDir)).find((name) => PROCESS_LOG_FILE.test(name));
+    expect(log, 'the process log').to.be.a('string');
+    expect(await readFile(join(runsDir, log!), 'utf8')).to.include(`"run_id": "${handle.runId}"`);
+    // The file is written a journal commit later (the run is still running then).
+    const deadline = Date.now() + 10_000;
+    while ((await runFiles(runsDir)).length === 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const files = await runFiles(runsDir);
     expect(files.map((f) => f.record.status)).to.deep.equal(['running']);
     rt.cancel(handle.runId);
     await handle.done;
