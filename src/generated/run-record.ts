@@ -81,6 +81,10 @@ export interface StepRecord {
     skip_reason?: string;
     attempts?: number;
     iterations?: number;
+    /**
+     * How many times the step's attempt was interrupted (its process stopped) and the run resumed; in a resumed run's start record, for the step it retries (docs/durable-runs.md).
+     */
+    interruptions?: number;
     [k: string]: unknown | undefined;
   };
 }

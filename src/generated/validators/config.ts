@@ -566,6 +566,13 @@ const schema31 = {
       default: 10,
       description: 'How long running runs may finish after SIGTERM.',
     },
+    AGENTIC_RESUME: {
+      type: 'string',
+      enum: ['auto', 'manual', 'off'],
+      default: 'auto',
+      description:
+        "What happens to a run whose process stopped (a crash, kill -9, a restart, a deploy whose grace passed): auto resumes it in the next process to start (or a live one sharing the runs directory), same run id, finished steps not run again, the interrupted step retried; manual marks it failed with error interrupted until POST /api/runs/{run_id}/resume; off marks it interrupted for good, and runs still active at the end of a shutdown's grace are cancelled (failed) instead of left to the next start.",
+    },
     AGENTIC_FINISHED_BUFFERS: {
       type: 'integer',
       minimum: 0,
@@ -924,6 +931,9 @@ function validate20(
     }
     if (data.AGENTIC_SHUTDOWN_GRACE_SECONDS === undefined) {
       data.AGENTIC_SHUTDOWN_GRACE_SECONDS = 10;
+    }
+    if (data.AGENTIC_RESUME === undefined) {
+      data.AGENTIC_RESUME = 'auto';
     }
     if (data.AGENTIC_FINISHED_BUFFERS === undefined) {
       data.AGENTIC_FINISHED_BUFFERS = 1000;
@@ -5146,24 +5156,22 @@ function validate20(
         errors++;
       }
     }
-    let data87 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data87 == 'number' && !(data87 % 1) && !isNaN(data87))) {
+    let data87 = data.AGENTIC_RESUME;
+    if (typeof data87 !== 'string') {
       let dataType87 = typeof data87;
       let coerced87 = undefined;
       if (!(coerced87 !== undefined)) {
-        if (
-          dataType87 === 'boolean' ||
-          data87 === null ||
-          (dataType87 === 'string' && data87 && data87 == +data87 && !(data87 % 1))
-        ) {
-          coerced87 = +data87;
+        if (dataType87 == 'number' || dataType87 == 'boolean') {
+          coerced87 = '' + data87;
+        } else if (data87 === null) {
+          coerced87 = '';
         } else {
           const err164 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err164];
@@ -5176,28 +5184,26 @@ function validate20(
       if (coerced87 !== undefined) {
         data87 = coerced87;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced87;
+          data['AGENTIC_RESUME'] = coerced87;
         }
       }
     }
-    if (typeof data87 == 'number') {
-      if (data87 < 0 || isNaN(data87)) {
-        const err165 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err165];
-        } else {
-          vErrors.push(err165);
-        }
-        errors++;
+    if (!(data87 === 'auto' || data87 === 'manual' || data87 === 'off')) {
+      const err165 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err165];
+      } else {
+        vErrors.push(err165);
       }
+      errors++;
     }
-    let data88 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data88 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88))) {
       let dataType88 = typeof data88;
       let coerced88 = undefined;
@@ -5210,8 +5216,8 @@ function validate20(
           coerced88 = +data88;
         } else {
           const err166 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5227,18 +5233,18 @@ function validate20(
       if (coerced88 !== undefined) {
         data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced88;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced88;
         }
       }
     }
     if (typeof data88 == 'number') {
-      if (data88 < 1024 || isNaN(data88)) {
+      if (data88 < 0 || isNaN(data88)) {
         const err167 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err167];
@@ -5248,24 +5254,24 @@ function validate20(
         errors++;
       }
     }
-    let data89 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data89 == 'number')) {
+    let data89 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89))) {
       let dataType89 = typeof data89;
       let coerced89 = undefined;
       if (!(coerced89 !== undefined)) {
         if (
-          dataType89 == 'boolean' ||
+          dataType89 === 'boolean' ||
           data89 === null ||
-          (dataType89 == 'string' && data89 && data89 == +data89)
+          (dataType89 === 'string' && data89 && data89 == +data89 && !(data89 % 1))
         ) {
           coerced89 = +data89;
         } else {
           const err168 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err168];
@@ -5278,18 +5284,18 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced89;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced89;
         }
       }
     }
     if (typeof data89 == 'number') {
-      if (data89 <= 0 || isNaN(data89)) {
+      if (data89 < 1024 || isNaN(data89)) {
         const err169 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err169];
@@ -5299,24 +5305,24 @@ function validate20(
         errors++;
       }
     }
-    let data90 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90))) {
+    let data90 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data90 == 'number')) {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
         if (
-          dataType90 === 'boolean' ||
+          dataType90 == 'boolean' ||
           data90 === null ||
-          (dataType90 === 'string' && data90 && data90 == +data90 && !(data90 % 1))
+          (dataType90 == 'string' && data90 && data90 == +data90)
         ) {
           coerced90 = +data90;
         } else {
           const err170 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err170];
@@ -5329,18 +5335,18 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced90;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced90;
         }
       }
     }
     if (typeof data90 == 'number') {
-      if (data90 < 0 || isNaN(data90)) {
+      if (data90 <= 0 || isNaN(data90)) {
         const err171 = {
-          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
         };
         if (vErrors === null) {
           vErrors = [err171];
@@ -5350,18 +5356,69 @@ function validate20(
         errors++;
       }
     }
-    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data91 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data91 !== 'string') {
-        let dataType91 = typeof data91;
-        let coerced91 = undefined;
-        if (!(coerced91 !== undefined)) {
-          if (dataType91 == 'number' || dataType91 == 'boolean') {
-            coerced91 = '' + data91;
-          } else if (data91 === null) {
-            coerced91 = '';
+    let data91 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data91 == 'number' && !(data91 % 1) && !isNaN(data91))) {
+      let dataType91 = typeof data91;
+      let coerced91 = undefined;
+      if (!(coerced91 !== undefined)) {
+        if (
+          dataType91 === 'boolean' ||
+          data91 === null ||
+          (dataType91 === 'string' && data91 && data91 == +data91 && !(data91 % 1))
+        ) {
+          coerced91 = +data91;
+        } else {
+          const err172 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err172];
           } else {
-            const err172 = {
+            vErrors.push(err172);
+          }
+          errors++;
+        }
+      }
+      if (coerced91 !== undefined) {
+        data91 = coerced91;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced91;
+        }
+      }
+    }
+    if (typeof data91 == 'number') {
+      if (data91 < 0 || isNaN(data91)) {
+        const err173 = {
+          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err173];
+        } else {
+          vErrors.push(err173);
+        }
+        errors++;
+      }
+    }
+    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
+      let data92 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data92 !== 'string') {
+        let dataType92 = typeof data92;
+        let coerced92 = undefined;
+        if (!(coerced92 !== undefined)) {
+          if (dataType92 == 'number' || dataType92 == 'boolean') {
+            coerced92 = '' + data92;
+          } else if (data92 === null) {
+            coerced92 = '';
+          } else {
+            const err174 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5369,23 +5426,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err172];
+              vErrors = [err174];
             } else {
-              vErrors.push(err172);
+              vErrors.push(err174);
             }
             errors++;
           }
         }
-        if (coerced91 !== undefined) {
-          data91 = coerced91;
+        if (coerced92 !== undefined) {
+          data92 = coerced92;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced91;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced92;
           }
         }
       }
-      if (typeof data91 === 'string') {
-        if (!pattern6.test(data91)) {
-          const err173 = {
+      if (typeof data92 === 'string') {
+        if (!pattern6.test(data92)) {
+          const err175 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
@@ -5393,62 +5450,15 @@ function validate20(
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err173];
+            vErrors = [err175];
           } else {
-            vErrors.push(err173);
+            vErrors.push(err175);
           }
           errors++;
         }
       }
     }
-    let data92 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data92 !== 'string') {
-      let dataType92 = typeof data92;
-      let coerced92 = undefined;
-      if (!(coerced92 !== undefined)) {
-        if (dataType92 == 'number' || dataType92 == 'boolean') {
-          coerced92 = '' + data92;
-        } else if (data92 === null) {
-          coerced92 = '';
-        } else {
-          const err174 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err174];
-          } else {
-            vErrors.push(err174);
-          }
-          errors++;
-        }
-      }
-      if (coerced92 !== undefined) {
-        data92 = coerced92;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced92;
-        }
-      }
-    }
-    if (!(data92 === 'grpc' || data92 === 'http/protobuf')) {
-      const err175 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err175];
-      } else {
-        vErrors.push(err175);
-      }
-      errors++;
-    }
-    let data93 = data.OTEL_TRACES_SAMPLER;
+    let data93 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data93 !== 'string') {
       let dataType93 = typeof data93;
       let coerced93 = undefined;
@@ -5459,8 +5469,8 @@ function validate20(
           coerced93 = '';
         } else {
           const err176 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5476,23 +5486,16 @@ function validate20(
       if (coerced93 !== undefined) {
         data93 = coerced93;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced93;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced93;
         }
       }
     }
-    if (!(
-      data93 === 'always_on' ||
-      data93 === 'always_off' ||
-      data93 === 'traceidratio' ||
-      data93 === 'parentbased_always_on' ||
-      data93 === 'parentbased_always_off' ||
-      data93 === 'parentbased_traceidratio'
-    )) {
+    if (!(data93 === 'grpc' || data93 === 'http/protobuf')) {
       const err177 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -5502,24 +5505,22 @@ function validate20(
       }
       errors++;
     }
-    let data94 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data94 == 'number')) {
+    let data94 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data94 !== 'string') {
       let dataType94 = typeof data94;
       let coerced94 = undefined;
       if (!(coerced94 !== undefined)) {
-        if (
-          dataType94 == 'boolean' ||
-          data94 === null ||
-          (dataType94 == 'string' && data94 && data94 == +data94)
-        ) {
-          coerced94 = +data94;
+        if (dataType94 == 'number' || dataType94 == 'boolean') {
+          coerced94 = '' + data94;
+        } else if (data94 === null) {
+          coerced94 = '';
         } else {
           const err178 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err178];
@@ -5532,63 +5533,55 @@ function validate20(
       if (coerced94 !== undefined) {
         data94 = coerced94;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced94;
+          data['OTEL_TRACES_SAMPLER'] = coerced94;
         }
       }
     }
-    if (typeof data94 == 'number') {
-      if (data94 > 1 || isNaN(data94)) {
-        const err179 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1 },
-          message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err179];
-        } else {
-          vErrors.push(err179);
-        }
-        errors++;
+    if (!(
+      data94 === 'always_on' ||
+      data94 === 'always_off' ||
+      data94 === 'traceidratio' ||
+      data94 === 'parentbased_always_on' ||
+      data94 === 'parentbased_always_off' ||
+      data94 === 'parentbased_traceidratio'
+    )) {
+      const err179 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err179];
+      } else {
+        vErrors.push(err179);
       }
-      if (data94 < 0 || isNaN(data94)) {
-        const err180 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err180];
-        } else {
-          vErrors.push(err180);
-        }
-        errors++;
-      }
+      errors++;
     }
-    let data95 = data.LOG_FORMAT;
-    if (typeof data95 !== 'string') {
+    let data95 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data95 == 'number')) {
       let dataType95 = typeof data95;
       let coerced95 = undefined;
       if (!(coerced95 !== undefined)) {
-        if (dataType95 == 'number' || dataType95 == 'boolean') {
-          coerced95 = '' + data95;
-        } else if (data95 === null) {
-          coerced95 = '';
+        if (
+          dataType95 == 'boolean' ||
+          data95 === null ||
+          (dataType95 == 'string' && data95 && data95 == +data95)
+        ) {
+          coerced95 = +data95;
         } else {
-          const err181 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
+          const err180 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err181];
+            vErrors = [err180];
           } else {
-            vErrors.push(err181);
+            vErrors.push(err180);
           }
           errors++;
         }
@@ -5596,26 +5589,43 @@ function validate20(
       if (coerced95 !== undefined) {
         data95 = coerced95;
         if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced95;
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced95;
         }
       }
     }
-    if (!(data95 === 'json' || data95 === 'text')) {
-      const err182 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err182];
-      } else {
-        vErrors.push(err182);
+    if (typeof data95 == 'number') {
+      if (data95 > 1 || isNaN(data95)) {
+        const err181 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1 },
+          message: 'must be <= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err181];
+        } else {
+          vErrors.push(err181);
+        }
+        errors++;
       }
-      errors++;
+      if (data95 < 0 || isNaN(data95)) {
+        const err182 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err182];
+        } else {
+          vErrors.push(err182);
+        }
+        errors++;
+      }
     }
-    let data96 = data.LOG_LEVEL;
+    let data96 = data.LOG_FORMAT;
     if (typeof data96 !== 'string') {
       let dataType96 = typeof data96;
       let coerced96 = undefined;
@@ -5626,8 +5636,8 @@ function validate20(
           coerced96 = '';
         } else {
           const err183 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5643,24 +5653,16 @@ function validate20(
       if (coerced96 !== undefined) {
         data96 = coerced96;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced96;
+          data['LOG_FORMAT'] = coerced96;
         }
       }
     }
-    if (!(
-      data96 === 'trace' ||
-      data96 === 'debug' ||
-      data96 === 'info' ||
-      data96 === 'warn' ||
-      data96 === 'error' ||
-      data96 === 'fatal' ||
-      data96 === 'silent'
-    )) {
+    if (!(data96 === 'json' || data96 === 'text')) {
       const err184 = {
-        instancePath: instancePath + '/LOG_LEVEL',
-        schemaPath: '#/properties/LOG_LEVEL/enum',
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -5670,18 +5672,73 @@ function validate20(
       }
       errors++;
     }
-    if (data.REDIS_URL !== undefined) {
-      let data97 = data.REDIS_URL;
-      if (typeof data97 !== 'string') {
-        let dataType97 = typeof data97;
-        let coerced97 = undefined;
-        if (!(coerced97 !== undefined)) {
-          if (dataType97 == 'number' || dataType97 == 'boolean') {
-            coerced97 = '' + data97;
-          } else if (data97 === null) {
-            coerced97 = '';
+    let data97 = data.LOG_LEVEL;
+    if (typeof data97 !== 'string') {
+      let dataType97 = typeof data97;
+      let coerced97 = undefined;
+      if (!(coerced97 !== undefined)) {
+        if (dataType97 == 'number' || dataType97 == 'boolean') {
+          coerced97 = '' + data97;
+        } else if (data97 === null) {
+          coerced97 = '';
+        } else {
+          const err185 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err185];
           } else {
-            const err185 = {
+            vErrors.push(err185);
+          }
+          errors++;
+        }
+      }
+      if (coerced97 !== undefined) {
+        data97 = coerced97;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced97;
+        }
+      }
+    }
+    if (!(
+      data97 === 'trace' ||
+      data97 === 'debug' ||
+      data97 === 'info' ||
+      data97 === 'warn' ||
+      data97 === 'error' ||
+      data97 === 'fatal' ||
+      data97 === 'silent'
+    )) {
+      const err186 = {
+        instancePath: instancePath + '/LOG_LEVEL',
+        schemaPath: '#/properties/LOG_LEVEL/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err186];
+      } else {
+        vErrors.push(err186);
+      }
+      errors++;
+    }
+    if (data.REDIS_URL !== undefined) {
+      let data98 = data.REDIS_URL;
+      if (typeof data98 !== 'string') {
+        let dataType98 = typeof data98;
+        let coerced98 = undefined;
+        if (!(coerced98 !== undefined)) {
+          if (dataType98 == 'number' || dataType98 == 'boolean') {
+            coerced98 = '' + data98;
+          } else if (data98 === null) {
+            coerced98 = '';
+          } else {
+            const err187 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5689,23 +5746,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err185];
+              vErrors = [err187];
             } else {
-              vErrors.push(err185);
+              vErrors.push(err187);
             }
             errors++;
           }
         }
-        if (coerced97 !== undefined) {
-          data97 = coerced97;
+        if (coerced98 !== undefined) {
+          data98 = coerced98;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced97;
+            data['REDIS_URL'] = coerced98;
           }
         }
       }
-      if (typeof data97 === 'string') {
-        if (!pattern7.test(data97)) {
-          const err186 = {
+      if (typeof data98 === 'string') {
+        if (!pattern7.test(data98)) {
+          const err188 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
@@ -5713,79 +5770,30 @@ function validate20(
             message: 'must match pattern "' + '^rediss?://' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err186];
+            vErrors = [err188];
           } else {
-            vErrors.push(err186);
+            vErrors.push(err188);
           }
           errors++;
         }
       }
     }
-    let data98 = data.AGENTIC_ROLE;
-    if (typeof data98 !== 'string') {
-      let dataType98 = typeof data98;
-      let coerced98 = undefined;
-      if (!(coerced98 !== undefined)) {
-        if (dataType98 == 'number' || dataType98 == 'boolean') {
-          coerced98 = '' + data98;
-        } else if (data98 === null) {
-          coerced98 = '';
+    let data99 = data.AGENTIC_ROLE;
+    if (typeof data99 !== 'string') {
+      let dataType99 = typeof data99;
+      let coerced99 = undefined;
+      if (!(coerced99 !== undefined)) {
+        if (dataType99 == 'number' || dataType99 == 'boolean') {
+          coerced99 = '' + data99;
+        } else if (data99 === null) {
+          coerced99 = '';
         } else {
-          const err187 = {
+          const err189 = {
             instancePath: instancePath + '/AGENTIC_ROLE',
             schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err187];
-          } else {
-            vErrors.push(err187);
-          }
-          errors++;
-        }
-      }
-      if (coerced98 !== undefined) {
-        data98 = coerced98;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced98;
-        }
-      }
-    }
-    if (!(data98 === 'all' || data98 === 'api' || data98 === 'worker')) {
-      const err188 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err188];
-      } else {
-        vErrors.push(err188);
-      }
-      errors++;
-    }
-    let data99 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data99 == 'number' && !(data99 % 1) && !isNaN(data99))) {
-      let dataType99 = typeof data99;
-      let coerced99 = undefined;
-      if (!(coerced99 !== undefined)) {
-        if (
-          dataType99 === 'boolean' ||
-          data99 === null ||
-          (dataType99 === 'string' && data99 && data99 == +data99 && !(data99 % 1))
-        ) {
-          coerced99 = +data99;
-        } else {
-          const err189 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err189];
@@ -5798,13 +5806,62 @@ function validate20(
       if (coerced99 !== undefined) {
         data99 = coerced99;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced99;
+          data['AGENTIC_ROLE'] = coerced99;
         }
       }
     }
-    if (typeof data99 == 'number') {
-      if (data99 > 10000 || isNaN(data99)) {
-        const err190 = {
+    if (!(data99 === 'all' || data99 === 'api' || data99 === 'worker')) {
+      const err190 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err190];
+      } else {
+        vErrors.push(err190);
+      }
+      errors++;
+    }
+    let data100 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100))) {
+      let dataType100 = typeof data100;
+      let coerced100 = undefined;
+      if (!(coerced100 !== undefined)) {
+        if (
+          dataType100 === 'boolean' ||
+          data100 === null ||
+          (dataType100 === 'string' && data100 && data100 == +data100 && !(data100 % 1))
+        ) {
+          coerced100 = +data100;
+        } else {
+          const err191 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err191];
+          } else {
+            vErrors.push(err191);
+          }
+          errors++;
+        }
+      }
+      if (coerced100 !== undefined) {
+        data100 = coerced100;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced100;
+        }
+      }
+    }
+    if (typeof data100 == 'number') {
+      if (data100 > 10000 || isNaN(data100)) {
+        const err192 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
@@ -5812,14 +5869,14 @@ function validate20(
           message: 'must be <= 10000',
         };
         if (vErrors === null) {
-          vErrors = [err190];
+          vErrors = [err192];
         } else {
-          vErrors.push(err190);
+          vErrors.push(err192);
         }
         errors++;
       }
-      if (data99 < 1 || isNaN(data99)) {
-        const err191 = {
+      if (data100 < 1 || isNaN(data100)) {
+        const err193 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
           keyword: 'minimum',
@@ -5827,27 +5884,27 @@ function validate20(
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err191];
+          vErrors = [err193];
         } else {
-          vErrors.push(err191);
+          vErrors.push(err193);
         }
         errors++;
       }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data100 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100))) {
-        let dataType100 = typeof data100;
-        let coerced100 = undefined;
-        if (!(coerced100 !== undefined)) {
+      let data101 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
+        let dataType101 = typeof data101;
+        let coerced101 = undefined;
+        if (!(coerced101 !== undefined)) {
           if (
-            dataType100 === 'boolean' ||
-            data100 === null ||
-            (dataType100 === 'string' && data100 && data100 == +data100 && !(data100 % 1))
+            dataType101 === 'boolean' ||
+            data101 === null ||
+            (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
           ) {
-            coerced100 = +data100;
+            coerced101 = +data101;
           } else {
-            const err192 = {
+            const err194 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -5855,71 +5912,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err192];
+              vErrors = [err194];
             } else {
-              vErrors.push(err192);
+              vErrors.push(err194);
             }
             errors++;
           }
         }
-        if (coerced100 !== undefined) {
-          data100 = coerced100;
+        if (coerced101 !== undefined) {
+          data101 = coerced101;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced100;
+            data['AGENTIC_WORKER_PORT'] = coerced101;
           }
         }
       }
-      if (typeof data100 == 'number') {
-        if (data100 > 65535 || isNaN(data100)) {
-          const err193 = {
+      if (typeof data101 == 'number') {
+        if (data101 > 65535 || isNaN(data101)) {
+          const err195 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err193];
-          } else {
-            vErrors.push(err193);
-          }
-          errors++;
-        }
-        if (data100 < 0 || isNaN(data100)) {
-          const err194 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err194];
-          } else {
-            vErrors.push(err194);
-          }
-          errors++;
-        }
-      }
-    }
-    let data101 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
-      let dataType101 = typeof data101;
-      let coerced101 = undefined;
-      if (!(coerced101 !== undefined)) {
-        if (
-          dataType101 === 'boolean' ||
-          data101 === null ||
-          (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
-        ) {
-          coerced101 = +data101;
-        } else {
-          const err195 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err195];
@@ -5928,47 +5942,24 @@ function validate20(
           }
           errors++;
         }
-      }
-      if (coerced101 !== undefined) {
-        data101 = coerced101;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced101;
+        if (data101 < 0 || isNaN(data101)) {
+          const err196 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err196];
+          } else {
+            vErrors.push(err196);
+          }
+          errors++;
         }
       }
     }
-    if (typeof data101 == 'number') {
-      if (data101 > 3600 || isNaN(data101)) {
-        const err196 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err196];
-        } else {
-          vErrors.push(err196);
-        }
-        errors++;
-      }
-      if (data101 < 1 || isNaN(data101)) {
-        const err197 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err197];
-        } else {
-          vErrors.push(err197);
-        }
-        errors++;
-      }
-    }
-    let data102 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data102 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
       let dataType102 = typeof data102;
       let coerced102 = undefined;
@@ -5980,17 +5971,17 @@ function validate20(
         ) {
           coerced102 = +data102;
         } else {
-          const err198 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err197 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err198];
+            vErrors = [err197];
           } else {
-            vErrors.push(err198);
+            vErrors.push(err197);
           }
           errors++;
         }
@@ -5998,18 +5989,33 @@ function validate20(
       if (coerced102 !== undefined) {
         data102 = coerced102;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced102;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced102;
         }
       }
     }
     if (typeof data102 == 'number') {
-      if (data102 > 2592000 || isNaN(data102)) {
-        const err199 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+      if (data102 > 3600 || isNaN(data102)) {
+        const err198 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
           keyword: 'maximum',
-          params: { comparison: '<=', limit: 2592000 },
-          message: 'must be <= 2592000',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err198];
+        } else {
+          vErrors.push(err198);
+        }
+        errors++;
+      }
+      if (data102 < 1 || isNaN(data102)) {
+        const err199 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err199];
@@ -6018,43 +6024,30 @@ function validate20(
         }
         errors++;
       }
-      if (data102 < 1 || isNaN(data102)) {
-        const err200 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err200];
-        } else {
-          vErrors.push(err200);
-        }
-        errors++;
-      }
     }
-    let data103 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data103 !== 'string') {
+    let data103 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
       let dataType103 = typeof data103;
       let coerced103 = undefined;
       if (!(coerced103 !== undefined)) {
-        if (dataType103 == 'number' || dataType103 == 'boolean') {
-          coerced103 = '' + data103;
-        } else if (data103 === null) {
-          coerced103 = '';
+        if (
+          dataType103 === 'boolean' ||
+          data103 === null ||
+          (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
+        ) {
+          coerced103 = +data103;
         } else {
-          const err201 = {
-            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+          const err200 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err201];
+            vErrors = [err200];
           } else {
-            vErrors.push(err201);
+            vErrors.push(err200);
           }
           errors++;
         }
@@ -6062,18 +6055,33 @@ function validate20(
       if (coerced103 !== undefined) {
         data103 = coerced103;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced103;
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced103;
         }
       }
     }
-    if (typeof data103 === 'string') {
-      if (!pattern8.test(data103)) {
+    if (typeof data103 == 'number') {
+      if (data103 > 2592000 || isNaN(data103)) {
+        const err201 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 2592000 },
+          message: 'must be <= 2592000',
+        };
+        if (vErrors === null) {
+          vErrors = [err201];
+        } else {
+          vErrors.push(err201);
+        }
+        errors++;
+      }
+      if (data103 < 1 || isNaN(data103)) {
         const err202 = {
-          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
-          keyword: 'pattern',
-          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
-          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err202];
@@ -6083,8 +6091,57 @@ function validate20(
         errors++;
       }
     }
+    let data104 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data104 !== 'string') {
+      let dataType104 = typeof data104;
+      let coerced104 = undefined;
+      if (!(coerced104 !== undefined)) {
+        if (dataType104 == 'number' || dataType104 == 'boolean') {
+          coerced104 = '' + data104;
+        } else if (data104 === null) {
+          coerced104 = '';
+        } else {
+          const err203 = {
+            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err203];
+          } else {
+            vErrors.push(err203);
+          }
+          errors++;
+        }
+      }
+      if (coerced104 !== undefined) {
+        data104 = coerced104;
+        if (data !== undefined) {
+          data['AGENTIC_REDIS_PREFIX'] = coerced104;
+        }
+      }
+    }
+    if (typeof data104 === 'string') {
+      if (!pattern8.test(data104)) {
+        const err204 = {
+          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
+          keyword: 'pattern',
+          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
+          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+        };
+        if (vErrors === null) {
+          vErrors = [err204];
+        } else {
+          vErrors.push(err204);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err203 = {
+    const err205 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6092,9 +6149,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err203];
+      vErrors = [err205];
     } else {
-      vErrors.push(err203);
+      vErrors.push(err205);
     }
     errors++;
   }
@@ -6190,6 +6247,7 @@ validate20.evaluated = {
     AGENTIC_DATASET_CACHE_BYTES: true,
     AGENTIC_FRONTEND_DIR: true,
     AGENTIC_SHUTDOWN_GRACE_SECONDS: true,
+    AGENTIC_RESUME: true,
     AGENTIC_FINISHED_BUFFERS: true,
     AGENTIC_FINISHED_BUFFERS_MAX_BYTES: true,
     AGENTIC_WS_PING_INTERVAL_SECONDS: true,

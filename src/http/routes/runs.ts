@@ -15,6 +15,7 @@ import {
 import type { RunService, StartedRun } from '../../engine/types.js';
 import { isWorkflowReference } from '../../engine/workflow-source.js';
 import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
+import type { ResumeRunResponse } from '../../generated/api/resume-response.js';
 import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
 import type { WorkflowRunResponse } from '../../generated/api/run-response.js';
 import type { HistoryIndex } from '../../store/history.js';
@@ -43,7 +44,7 @@ function historyLoading(): AppError {
 }
 
 export interface RunRouteDeps {
-  runtime: Pick<RunService, 'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow'>;
+  runtime: Pick<RunService, 'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow' | 'resume'>;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
   /** Scores runs that ask for evaluation; without it `evaluation.enabled: true` is a 422. */
@@ -193,6 +194,21 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
       throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
     }
     const body: CancelRunResponse = { run_id: runId, status: 'cancelling' };
+    ctx.body = body;
+  });
+
+  router.post('/api/runs/:run_id/resume', async (ctx) => {
+    const runId = param(ctx, 'run_id');
+    if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    if (runtime.resume === undefined) {
+      throw new AppError(
+        ERROR_CODES.RUN_NOT_RESUMABLE,
+        'runs execute on the workers here: an interrupted run is resumed by a worker',
+        { status: 501, expose: true },
+      );
+    }
+    const handle = await runtime.resume(runId);
+    const body: ResumeRunResponse = { run_id: handle.runId, status: 'running' };
     ctx.body = body;
   });
 
