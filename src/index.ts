@@ -37,6 +37,8 @@ export {
   type WorkflowSource,
 } from './engine/types.js';
 export type { RuntimeApprovals } from './engine/runtime-approvals.js';
+/** What becomes of a run whose process stopped (`RuntimeOptions.resume`, docs/durable-runs.md). */
+export { RESUME_POLICIES, type ResumePolicy } from './config/resume-policy.js';
 export { processTurnSlicer, type TurnSlicer } from './engine/turn-slicer.js';
 /**
  * What an engine actor (the run actor's `engine` child) emits and finishes with, and the clock
@@ -165,6 +167,7 @@ export {
   ERROR_CODES,
   NotFoundError,
   RateLimitedError,
+  RunNotResumableError,
   TooManyActiveRunsError,
   RunsBudgetSpentError,
   ValidationError,
