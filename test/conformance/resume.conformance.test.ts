@@ -220,6 +220,32 @@ for (const adapter of ADAPTERS) {
       expect(left).to.deep.equal(['.workflows']);
     });
 
+    it('resumes, from a live runtime, the runs of another whose owner lease ran out (orphan watch)', async () => {
+      const calls: string[] = [];
+      // B runs first, so its start-up scan sees A alive; its watch looks every 100 ms.
+      const later: string[] = [];
+      const { rt, events, ended } = nextRuntime(later, 'orphan-1', { ownerLeaseMs: 300 });
+      await rt.recovery;
+      let called!: () => void;
+      const gateCalled = new Promise<void>((resolve) => (called = resolve));
+      const first = make(agentsOf(calls, { held: true, called }), { ownerLeaseMs: 300 });
+      await first.start({ workflow: 'chain', runId: 'orphan-1' });
+      await gateCalled;
+      // A stops without ending the run and keeps its owner file, no longer refreshed: once the
+      // lease has run out B takes A for gone and resumes its run.
+      await first.shutdown({ graceMs: 0 });
+      runtimes.splice(runtimes.indexOf(first), 1);
+      await ended;
+      expect(calls).to.deep.equal(['a#1', 'b#1', 'c#1']);
+      expect(later).to.deep.equal(['c#1', 'd#1']);
+      expect(events[0]).to.include({ type: 'workflow_start', resumed: true });
+      const { record } = await readRecord(runsDir, 'orphan-1');
+      expect(record.status).to.equal('success');
+      const resumes = (record.extra as { resumes: Record<string, unknown>[] }).resumes;
+      expect(resumes).to.have.length(1);
+      expect(resumes[0]).to.include({ reason: 'owner_gone' });
+    });
+
     it('resumes with the pinned copy after the YAML was deleted', async () => {
       const { calls } = await interruptedRun('gone-yaml');
       await rm(join(workflowsDir, 'chain.yaml'));

@@ -3,6 +3,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { openSse } from './events-fixtures.js';
 import { call, startTestService, type TestService } from './harness.js';
 
 const SLOW = `name: slow
@@ -411,6 +412,18 @@ describe('HTTP run endpoints', () => {
       done.steps.slice(0, last).map(withoutSeq),
     );
     expect(record.steps[last]!.metadata.attempts).to.equal(2);
+    // A client following the run sees one run: a workflow_start saying resumed, every step's
+    // start and end (the finished ones from the file), the end.
+    const sse = await openSse(`${svc.url}/api/runs/to-resume/stream`);
+    await sse.frames.until((frames) => frames.some((f) => f.type === 'workflow_end'), 'the end');
+    sse.abort();
+    const streamed = sse.events();
+    expect(streamed[0]).to.include({ type: 'workflow_start', resumed: true });
+    expect(streamed.map((e) => ('step' in e ? `${e.type}:${e.step}` : e.type))).to.deep.equal([
+      'workflow_start',
+      ...done.steps.flatMap((s) => [`step_start:${s.step_name}`, `step_end:${s.step_name}`]),
+      'workflow_end',
+    ]);
     const detail = await call(svc.url, 'GET', '/api/runs/to-resume');
     const extra = (detail.body as { extra: Record<string, unknown> }).extra;
     expect(extra.workflow_hash).to.match(/^sha256:[0-9a-f]{64}$/);
