@@ -15,13 +15,13 @@ import { spawnService, until, type ServiceProcess } from './service-process.js';
 
 const STEPS = 6;
 
-/** A chain of STEPS steps; each waits `ms` then appends `<run> <step>` to the log. */
+/** A chain of STEPS steps; each waits 250 ms then appends `<run> <step>` to the log. */
 const EFFECTS = `name: effects
 steps:
 ${Array.from({ length: STEPS }, (_, i) =>
   i === 0
-    ? `  - { name: s1, agent: effect, inputs: { ms: 150 } }`
-    : `  - { name: s${i + 1}, agent: effect, depends_on: [s${i}], inputs: { ms: 150 } }`,
+    ? `  - { name: s1, agent: effect, inputs: { ms: 250 } }`
+    : `  - { name: s${i + 1}, agent: effect, depends_on: [s${i}], inputs: { ms: 250 } }`,
 ).join('\n')}
 `;
 
@@ -175,8 +175,13 @@ describe('service process: runs resumed after kill -9 and SIGTERM', function () 
     first.child.kill('SIGKILL');
     await first.exit;
     const before = await journaled();
-    const left = await records();
-    expect(ids.filter((id) => left.get(id)?.status === 'running')).to.have.length(10);
+    // The runs the kill cut (on a loaded machine the first may have ended already).
+    const all = await records();
+    const cut = ids.filter((id) => all.get(id)?.status === 'running');
+    expect(cut.length).to.be.above(0);
+    expect(ids.filter((id) => all.get(id)?.status !== 'running')).to.satisfy((ended: string[]) =>
+      ended.every((id) => all.get(id)?.status === 'success'),
+    );
 
     const second = service();
     const url2 = await second.listening;
@@ -190,15 +195,15 @@ describe('service process: runs resumed after kill -9 and SIGTERM', function () 
       },
       120_000,
     );
-    await expectFinishedOnce(ids, before);
+    await expectFinishedOnce(cut, before);
     const scanned = second
       .logs()
       .find((l) => l.msg === 'runs directory scanned; runs of gone processes resumed');
-    expect(scanned, second.output().slice(-3000)).to.include({ resumed: 10, recovered: 0 });
-    expect(await metric(url2, 'agentic_runs_resumed_total')).to.equal(10);
+    expect(scanned, second.output().slice(-3000)).to.include({ resumed: cut.length, recovered: 0 });
+    expect(await metric(url2, 'agentic_runs_resumed_total')).to.equal(cut.length);
     // At most one step per run was cut by the kill: made again.
-    expect(await metric(url2, 'agentic_steps_reexecuted_total')).to.be.within(1, 10);
-    for (const record of (await records()).values()) {
+    expect(await metric(url2, 'agentic_steps_reexecuted_total')).to.be.within(1, cut.length);
+    for (const record of [...(await records()).values()].filter((r) => cut.includes(r.run_id))) {
       const resume = (record.extra as { resumes: Record<string, unknown>[] }).resumes[0]!;
       expect(resume).to.include({ reason: 'restart' });
       expect(resume.from_process).to.be.a('string');
