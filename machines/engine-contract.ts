@@ -20,7 +20,8 @@
  * - a step seeded as finished ({@link EngineSeed}) is never attempted: its `step.finished`
  *   (marked `seeded`) comes first, in YAML order, before any step starts, and its output, its
  *   `outputs:` context writes and the `when:` / dependencies that read it act as if it had just
- *   run; a step seeded with attempts already made continues its attempt count.
+ *   run; a step seeded with attempts already made continues its attempt count, its budget
+ *   raised by its interruptions.
  */
 import type {
   ActorLogic,
@@ -153,16 +154,22 @@ export const STEP_INTERRUPTED = 'interrupted';
  *   `when:`) or skips them (a failure, `dependency failed: <step>`), exactly as when it finishes
  *   in the run. Its outcome is reported as given (times, attempts, tokens).
  * - `attempts`: steps that had started and not finished, by name, with the attempts they had
- *   begun (a process died under them). Such a step runs again as a retry, from attempt
- *   `attempts + 1`; when that would pass its `max_attempts`, or the step says `resume: fail`
- *   (it must not run twice), it fails with {@link STEP_INTERRUPTED} and `attempts` attempts,
- *   without a new attempt.
+ *   begun (a process died under them, during the last one). Such a step runs again, from
+ *   attempt `attempts + 1`. An interruption is not a failure of the step: each one adds an
+ *   attempt to its `max_attempts` budget, so its own failures are bounded as in a run that was
+ *   never interrupted. Interruptions are bounded too (a step that kills its process every time):
+ *   a step interrupted more times than its `max_attempts`, or one that says `resume: fail` (it
+ *   must not run twice), fails with {@link STEP_INTERRUPTED} and `attempts` attempts, without a
+ *   new attempt.
+ * - `interruptions`: how many times each step of `attempts` was interrupted, this time
+ *   included. @default 1 for each step of `attempts`
  *
- * Names the workflow does not have are ignored; a name in both maps counts as finished.
+ * Names the workflow does not have are ignored; a name in `steps` counts as finished.
  */
 export interface EngineSeed {
   steps: ReadonlyMap<string, StepOutcome>;
   attempts?: ReadonlyMap<string, number> | undefined;
+  interruptions?: ReadonlyMap<string, number> | undefined;
 }
 
 export interface EngineOutput {

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   NOT_FOUND: 'not_found',
   WORKFLOW_NOT_FOUND: 'workflow_not_found',
   RUN_NOT_FOUND: 'run_not_found',
+  RUN_NOT_RESUMABLE: 'run_not_resumable',
   APPROVAL_NOT_FOUND: 'approval_not_found',
   CONFLICT: 'conflict',
   AUTH_REQUIRED: 'auth_required',
@@ -77,6 +78,11 @@ export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = 
     status: [404],
     description:
       'No run has this run id or run-file name (`GET /api/runs/{filename}`, cancel, evaluation, the SSE stream).',
+  },
+  run_not_resumable: {
+    status: [409, 422, 501],
+    description:
+      '`POST /api/runs/{run_id}/resume`, `runtime.resume`: 409 when the run is not interrupted (it ended otherwise, is active here, or its owner process is alive), 422 when it cannot go on: the workflow it started with is gone (no pinned copy, and the YAML changed or was removed) or no longer matches its run file (`RunNotResumableError`); 501 on an api instance (the workers resume runs).',
   },
   approval_not_found: {
     status: [404],
@@ -253,6 +259,14 @@ export class ConflictError extends AppError {
   constructor(message: string) {
     super(ERROR_CODES.CONFLICT, message, { status: 409 });
     this.name = 'ConflictError';
+  }
+}
+
+/** A run that cannot be resumed: 409 (not interrupted) or 422 (cannot go on); see the catalogue. */
+export class RunNotResumableError extends AppError {
+  constructor(message: string, status: 409 | 422) {
+    super(ERROR_CODES.RUN_NOT_RESUMABLE, message, { status, expose: true });
+    this.name = 'RunNotResumableError';
   }
 }
 

@@ -49,6 +49,8 @@ export {
   type RunExplanationResponse,
 } from './engine/run-explain.js';
 export type { EngineFacts, StepFacts } from '../machines/scheduler/step-waits.js';
+/** What becomes of a run whose process stopped (`RuntimeOptions.resume`, docs/durable-runs.md). */
+export { RESUME_POLICIES, type ResumePolicy } from './config/resume-policy.js';
 export { processTurnSlicer, type TurnSlicer } from './engine/turn-slicer.js';
 /**
  * What an engine actor (the run actor's `engine` child) emits and finishes with, and the clock
@@ -177,6 +179,7 @@ export {
   ERROR_CODES,
   NotFoundError,
   RateLimitedError,
+  RunNotResumableError,
   TooManyActiveRunsError,
   RunsBudgetSpentError,
   ValidationError,

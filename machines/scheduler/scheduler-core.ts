@@ -105,10 +105,11 @@ export abstract class SchedulerCore {
    */
   private retriedUsage: Map<number, RetriedUsage> | undefined;
   /**
-   * Attempts already begun, by step, of the steps a seed says were interrupted (see
-   * {@link EngineSeed}); made only for a seeded run.
+   * Attempts already begun, by step, of the steps a seed says were interrupted, and how many
+   * times each was (see {@link EngineSeed}); made only for a seeded run with such steps.
    */
   private priorAttempts: number[] | undefined;
+  private interruptions: number[] | undefined;
   private heapSize = 0;
   /** Steps started and not finished (attempts in flight and retry waits). */
   private running = 0;
@@ -224,7 +225,13 @@ export abstract class SchedulerCore {
       const outcome = seed.steps.get(step.name);
       if (outcome === undefined) {
         const prior = seed.attempts?.get(step.name) ?? 0;
-        if (prior > 0) (this.priorAttempts ??= zeros(this.n))[i] = prior;
+        if (prior > 0) {
+          (this.priorAttempts ??= zeros(this.n))[i] = prior;
+          (this.interruptions ??= zeros(this.n))[i] = Math.max(
+            1,
+            seed.interruptions?.get(step.name) ?? 1,
+          );
+        }
         continue;
       }
       this.inputs[i] = outcome.input;
@@ -256,7 +263,12 @@ export abstract class SchedulerCore {
 
   /** Whether a failed attempt may be followed by another. */
   canRetry(index: number, attempt: number): boolean {
-    return attempt < (this.steps[index]!.maxAttempts ?? this.input.maxAttempts);
+    // Each interruption of the step (a seeded run) gave back the attempt it cut.
+    return attempt < this.maxAttemptsOf(index) + (this.interruptions?.[index] ?? 0);
+  }
+
+  private maxAttemptsOf(index: number): number {
+    return this.steps[index]!.maxAttempts ?? this.input.maxAttempts;
   }
 
   /** Whether `attempt` is the attempt of step `index` now running (late results are ignored). */
@@ -525,9 +537,12 @@ export abstract class SchedulerCore {
       const now = this.input.clock.now();
       this.slots[index * FIELDS + F_START] = now;
       const prior = this.priorAttempts?.[index] ?? 0;
-      // An attempt interrupted before this engine started (see EngineSeed): the next attempt
-      // is a retry, unless the step may not run twice or has no attempt left.
-      if (prior > 0 && (step.resume === 'fail' || !this.canRetry(index, prior))) {
+      // An attempt interrupted before this engine started (see EngineSeed): it is made again,
+      // unless the step may not run twice or was interrupted more often than it may fail.
+      if (
+        prior > 0 &&
+        (step.resume === 'fail' || this.interruptions![index]! > this.maxAttemptsOf(index))
+      ) {
         this.failStep(index, STEP_INTERRUPTED, prior, null, now);
         continue;
       }

@@ -11,6 +11,7 @@ import { createSecretProvider } from './secrets.js';
 import { childProcessEnv } from './child-env.js';
 import type { AdapterName } from './adapter-names.js';
 import type { WriteSyncMode } from './write-sync-modes.js';
+import type { ResumePolicy } from './resume-policy.js';
 import {
   resolveTraceSampler,
   type TraceSamplerName,
@@ -127,6 +128,8 @@ export interface Config {
   datasetCacheBytes: number;
   frontendDir: string;
   shutdownGraceSeconds: number;
+  /** What becomes of a run whose process stopped (`AGENTIC_RESUME`, docs/durable-runs.md). */
+  resume: ResumePolicy;
   finishedBuffers: number;
   /** Serialized bytes all finished runs' replay buffers may hold. */
   finishedBuffersMaxBytes: number;
@@ -346,6 +349,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     datasetCacheBytes: num('AGENTIC_DATASET_CACHE_BYTES'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),
+    resume: raw.AGENTIC_RESUME as ResumePolicy,
     finishedBuffers: num('AGENTIC_FINISHED_BUFFERS'),
     finishedBuffersMaxBytes: num('AGENTIC_FINISHED_BUFFERS_MAX_BYTES'),
     wsPingIntervalMs: Math.round(num('AGENTIC_WS_PING_INTERVAL_SECONDS') * 1000),

@@ -20,10 +20,14 @@ import {
   emptyRecoveryReport,
   recoverRunsDir,
   type RecoveryReport,
+  type ResumableRun,
 } from '../store/startup-recovery.js';
 import { WriteThread, type FileWriter, type WriteOptions } from '../store/write-thread.js';
 import { processLogPrefix } from '../store/process-log.js';
 import { WRITE_SYNC_MODE } from '../config/write-sync-modes.js';
+import { WorkflowPins } from '../store/workflow-pins.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
+import type { ResumeOutcome, ResumeReason } from './run-resumer.js';
 import type { EngineClock } from '../../machines/engine-contract.js';
 import type { ResolvedRuntimeOptions } from './types.js';
 
@@ -39,6 +43,13 @@ export interface RunPersistenceOptions {
   onStartupRecord?: ((record: RunRecord, filename: string) => void) | undefined;
   /** Each record written by a recovery of the orphan watch (the runtime's record listeners). */
   recorded: (record: RunRecord, filename: string) => void;
+  /**
+   * With `resume: 'auto'`: resumes the runs of gone owners the scans leave (start-up scan:
+   * `restart`; orphan watch: `owner_gone`), or marks interrupted those it cannot; resolves with
+   * the run files resumed and those marked interrupted (the others are left to the next start).
+   * @default none: they are marked interrupted
+   */
+  resumeRuns?: ((runs: ResumableRun[], reason: ResumeReason) => Promise<ResumeOutcome>) | undefined;
 }
 
 export interface RunPersistence {
@@ -52,6 +63,10 @@ export interface RunPersistence {
   readonly lease: Promise<OwnerLease | undefined>;
   /** The one start-up scan of the runs directory (see `Runtime.recovery`). */
   readonly recovery: Promise<RecoveryReport>;
+  /** The pinned workflows of the runs directory (absent with persist off). */
+  readonly pins: WorkflowPins | undefined;
+  /** Writes one file atomically (run files, pins, repairs): the write thread's, or the given one. */
+  readonly writeFile: FileWriter | undefined;
   /**
    * Throws 503 `runs_dir_unavailable` while run files cannot be written or the queue is full: a
    * run admitted then could only end unrecorded.
@@ -176,6 +191,20 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
           return undefined;
         })
     : Promise.resolve(undefined);
+  // Pinned copies go through the write thread, not a given `writeFile` (which stands in for the
+  // run files' writes: tests count and fail those).
+  const pins =
+    writeThread === undefined
+      ? undefined
+      : new WorkflowPins(
+          resolved.runsDir,
+          options.writeFile === undefined
+            ? (path, data) => writeThread.write(path, data)
+            : (path, data) => writeFileAtomic(path, data),
+        );
+  // Runs of gone owners are left to be resumed rather than marked interrupted.
+  const { resumeRuns } = options;
+  const resuming = resolved.resume === 'auto' && resumeRuns !== undefined;
   const recovery: Promise<RecoveryReport> = resolved.persist
     ? lease.then(recover)
     : Promise.resolve(emptyRecoveryReport());
@@ -197,6 +226,7 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
 
   /** The orphan watch's recovery of the runs of owners found gone (see orphan-watch.ts). */
   async function recoverGone(owner: OwnerLease, gone: ReadonlySet<string>): Promise<void> {
+    const left: ResumableRun[] = [];
     const report = await recoverRunsDir({
       runsDir: resolved.runsDir,
       self: owner.id,
@@ -206,6 +236,7 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
       logger: log,
       // The history index learns of them as of any record written.
       onRecovered: options.recorded,
+      ...(resuming ? { onResumable: (run: ResumableRun) => left.push(run) } : {}),
       ...(writeFile !== undefined ? { writeFile } : {}),
     });
     const { recovered, journalsFolded, ownersRemoved, tempFilesRemoved, recordsReplayed } = report;
@@ -213,19 +244,24 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
       {
         owners: [...gone],
         recovered: recovered.length,
+        resumable: report.resumable.length,
         journalsFolded,
         recordsReplayed,
         ownersRemoved,
         tempFilesRemoved,
         files: recovered.slice(0, 100),
       },
-      'owner of runs gone; its runs marked interrupted',
+      report.resumable.length > 0
+        ? 'owner of runs gone; its runs are resumed here'
+        : 'owner of runs gone; its runs marked interrupted',
     );
+    if (left.length > 0) await resumeRuns?.(left.splice(0), 'owner_gone');
   }
 
   /** The one start-up scan of this runtime (see Runtime.recovery); logs its result once. */
   async function recover(owner: OwnerLease | undefined): Promise<RecoveryReport> {
     const started = clock.now();
+    const left: ResumableRun[] = [];
     try {
       const report = await recoverRunsDir({
         runsDir: resolved.runsDir,
@@ -233,15 +269,30 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
         now: clock.now(),
         maxRecordBytes: resolved.limits.maxRunRecordBytes,
         logger: log,
+        ...(resuming ? { onResumable: (run: ResumableRun) => left.push(run) } : {}),
         ...(writeFile !== undefined ? { writeFile } : {}),
         ...(options.onStartupRecord !== undefined ? { onRecord: options.onStartupRecord } : {}),
       });
-      const { recovered, ...counts } = report;
+      // Resumed once the scan is over (the runs are this runtime's from here), not during it.
+      if (left.length > 0) {
+        const outcome = await resumeRuns!(left.splice(0), 'restart');
+        report.resumed.push(...outcome.resumed);
+        report.recovered.push(...outcome.interrupted);
+      }
+      const { recovered, resumable: toResume, resumed, ...counts } = report;
       log.info(
-        { ...counts, recovered: recovered.length, ms: clock.now() - started },
-        recovered.length > 0
-          ? 'runs directory scanned; runs of gone processes marked interrupted'
-          : 'runs directory scanned',
+        {
+          ...counts,
+          recovered: recovered.length,
+          resumable: toResume.length,
+          resumed: resumed.length,
+          ms: clock.now() - started,
+        },
+        resumed.length > 0
+          ? 'runs directory scanned; runs of gone processes resumed'
+          : recovered.length > 0
+            ? 'runs directory scanned; runs of gone processes marked interrupted'
+            : 'runs directory scanned',
       );
       if (recovered.length > 0) log.warn({ files: recovered.slice(0, 100) }, 'interrupted runs');
       return report;
@@ -263,6 +314,8 @@ export function createRunPersistence(options: RunPersistenceOptions): RunPersist
     writeThread,
     lease,
     recovery,
+    pins,
+    writeFile,
     assertWritable() {
       if (writer === undefined) return;
       const { failing, pending, lastError } = writer.status();

@@ -87,6 +87,15 @@ export class RunRegistry {
     this.launching++;
   }
 
+  /**
+   * Admits the launch of a resumed run: its id reserved, past the active-run cap and the
+   * held-bytes budget (the run was accepted before; refusing it now would lose it).
+   */
+  admitResumed(runId: string): void {
+    this.reserved.add(runId);
+    this.launching++;
+  }
+
   /** Reserves a generated id (checked first) for a launch already admitted. */
   reserve(runId: string): void {
     this.assertIdle(runId);
@@ -146,6 +155,11 @@ export class RunRegistry {
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return sessions.slice(next);
+  }
+
+  /** The active runs not already ending (their end record being written). */
+  unfinished(): RunSession[] {
+    return [...this.active.values()].filter((session) => !session.isEnding);
   }
 
   /** Resolves once every active run has ended. */

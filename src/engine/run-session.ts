@@ -75,6 +75,21 @@ export interface RunSessionOptions {
   slicer?: TurnSlicer;
   /** Follows the run's engine events and its end (tracing); absent costs one check per event. */
   observer?: RunObserver | undefined;
+  /**
+   * The run goes on from its run file (a resumed run, see run-resumer.ts): its file keeps its
+   * name, its new start record holds these step records (the finished steps, which the engine
+   * is seeded with), its old journal is removed once that record is written, and its
+   * workflow_start says `resumed: true`. @default a new run
+   */
+  resumed?: ResumedStart | undefined;
+}
+
+/** How a resumed run's session starts (see {@link RunSessionOptions.resumed}). */
+export interface ResumedStart {
+  /** The run file's name (as the earlier process named it). */
+  filename: string;
+  /** The step records of the new start record, in YAML order. */
+  steps: StepRecord[];
 }
 
 export class RunSession {
@@ -126,7 +141,9 @@ export class RunSession {
   /** The run file's name (computed when first needed: runs without persistence rarely need it). */
   get filename(): string {
     const { base } = this.options;
-    return (this.fileName ??= runFileName(base.startTime, base.workflow.name, base.runId));
+    return (this.fileName ??=
+      this.options.resumed?.filename ??
+      runFileName(base.startTime, base.workflow.name, base.runId));
   }
 
   private publishAndBuffer(event: WorkflowEvent): void {
@@ -155,9 +172,12 @@ export class RunSession {
     if (this.abandoned) return;
     if (event.type === 'step.finished') {
       this.outcomes[event.index] = event.outcome;
-      this.options.journal?.stepFinished(this, event.index);
-    } else if (event.type === 'step.started' && event.attempt === 1) {
-      this.options.journal?.stepStarted(this, event.index, event.time);
+      // A resumed run's start record already holds the steps it was seeded with.
+      if (event.seeded !== true || this.options.resumed === undefined)
+        this.options.journal?.stepFinished(this, event.index);
+    } else if (event.type === 'step.started') {
+      // Every attempt: a resume counts the attempts a step had begun (docs/durable-runs.md).
+      this.options.journal?.stepStarted(this, event.index, event.time, event.attempt);
     }
     // A step's streamed text goes out before its next lifecycle event.
     if (this.deltas !== undefined && event.type !== 'step.started') {
@@ -166,6 +186,11 @@ export class RunSession {
     }
     this.mapper.engineEvent(event);
     this.options.observer?.engineEvent(event);
+  }
+
+  /** Whether the run is ending (its end record being written) or was abandoned. */
+  get isEnding(): boolean {
+    return this.ending;
   }
 
   /** When the run started (the journal commits runs older than its commit delay). */
@@ -203,11 +228,17 @@ export class RunSession {
     this.actor.start();
     try {
       const { persist, wantsRecords, base } = this.options;
+      const { resumed, journal } = this.options;
       if (persist || wantsRecords()) {
-        const record = this.bounded(startedRunRecord(base));
+        const started = startedRunRecord(base);
+        if (resumed !== undefined) started.steps = resumed.steps;
+        const record = this.bounded(started);
         if (this.options.owner !== undefined) record.owner = this.options.owner;
         await this.write(record, false);
       }
+      // The new start record says all the old journal did (a crash before this line folds the
+      // journal into it again, to the same steps).
+      if (resumed !== undefined) await journal?.discard(this);
     } catch (error) {
       // The run never began: end its actor quietly (no events, no end file) and report why.
       this.ending = true;
@@ -228,7 +259,7 @@ export class RunSession {
     // Map, a Set and a closure per run (~0.45 KB), and nothing is emitted in between.
     const snapshot = this.actor.getSnapshot() as { status: string; value?: unknown };
     if (snapshot.status === 'active' && snapshot.value === 'pending') {
-      this.mapper.workflowStart(this.options.base.inputs);
+      this.mapper.workflowStart(this.options.base.inputs, this.options.resumed !== undefined);
     }
     this.actor.send({ type: 'run.begin' });
     return {

@@ -3,6 +3,7 @@ import { getHeapStatistics } from 'node:v8';
 import { resolveWorkflowsLocation } from '../config/workflows-location.js';
 import { isAdapterName } from '../config/adapter-names.js';
 import { WRITE_SYNC_MODE, WRITE_SYNC_MODES } from '../config/write-sync-modes.js';
+import { isResumePolicy, RESUME_POLICIES } from '../config/resume-policy.js';
 import { customAgentProblems } from '../agents/custom-agents.js';
 import { AppError, ERROR_CODES } from '../errors.js';
 import { createSilentLogger } from '../log.js';
@@ -105,6 +106,8 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
   if (!(journalCommitMs >= 0)) problems.push('journalCommitMs must be zero or more milliseconds');
   const ownerLeaseMs = options.ownerLeaseMs ?? DEFAULT_OWNER_LEASE_MS;
   if (!(ownerLeaseMs >= 300)) problems.push('ownerLeaseMs must be at least 300 milliseconds');
+  const resume = options.resume ?? 'auto';
+  if (!isResumePolicy(resume)) problems.push(`resume must be one of ${RESUME_POLICIES.join(', ')}`);
   const defaultAdapter = options.defaultAdapter ?? 'graph';
   if (!isAdapterName(defaultAdapter)) {
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
@@ -136,6 +139,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     writeRetryMaxMs,
     journalCommitMs,
     ownerLeaseMs,
+    resume,
     limits,
     tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
     stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,

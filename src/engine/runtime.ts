@@ -12,13 +12,17 @@ import { processTurnSlicer } from './turn-slicer.js';
 import {
   AdapterUnavailableError,
   AppError,
+  DependencyError,
   ERROR_CODES,
+  RunNotResumableError,
   ValidationError,
   errorMessage,
 } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import { createIsoTime } from '../store/run-record.js';
+import { writeInterruptedRecord } from '../store/startup-recovery.js';
+import { WORKFLOW_HASH_KEY } from '../store/workflow-pins.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type {
@@ -39,12 +43,14 @@ import { createRootLogic } from './root-logic.js';
 import type { RunObserver } from '../tracing/run-observer.js';
 import { createRuntimeTracing } from './runtime-tracing.js';
 import { assertRunId, createRunIdGenerator } from './run-id.js';
-import { RunSession } from './run-session.js';
 import { activeRunFacts } from './run-explain.js';
+import { createRunResumer, type ResumedLaunch } from './run-resumer.js';
+import { RunSession, type ResumedStart } from './run-session.js';
 import { createAgentWiring } from './agent-wiring.js';
 import { createRunPersistence } from './run-persistence.js';
 import { createRerun } from './rerun.js';
 import { RunRegistry } from './run-registry.js';
+import { stopRuns } from './runtime-shutdown.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createAttemptRunner } from './step-runner.js';
@@ -60,15 +66,7 @@ import {
 } from './types.js';
 import { CompiledCache, loadWorkflowSource } from './workflow-source.js';
 
-/** Reason given to runs still active when `shutdown` gives up waiting. */
-export const SHUTDOWN_REASON = 'runtime shutting down';
-
-/**
- * The least time the end records of the runs cancelled at the grace get to be written (ms): a
- * grace spent waiting for runs would otherwise leave every cancelled run unwritten. At the
- * measured ~530 writes/s, about 500 records; the rest are left to the next start.
- */
-const SHUTDOWN_DRAIN_FLOOR_MS = 1000;
+export { SHUTDOWN_REASON } from './runtime-shutdown.js';
 
 function runtimeClosed(): AppError {
   return new AppError(ERROR_CODES.RUNTIME_CLOSED, 'shutting down', {
@@ -162,6 +160,30 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     writeFile: options.writeFile,
     onStartupRecord: options.onStartupRecord,
     recorded,
+    resumeRuns: (found, reason) => resumer.resumeFound(found, reason),
+  });
+  const resumer = createRunResumer({
+    runsDir: resolved.runsDir,
+    clock,
+    logger: log,
+    maxRecordBytes: resolved.limits.maxRunRecordBytes,
+    compile: (document) => loadWorkflowSource(document, registry, compiled),
+    byName: async (name) => (await registry.get(name)).compiled,
+    launch: launchResumed,
+    isActive: (runId) => runs.has(runId),
+    self: async () => (await persistence.lease)?.id,
+    async markInterrupted(filename, record, warning) {
+      const written = await writeInterruptedRecord({
+        runsDir: resolved.runsDir,
+        filename,
+        record,
+        warning,
+        now: clock.now(),
+        maxRecordBytes: resolved.limits.maxRunRecordBytes,
+        writeFile: persistence.writeFile,
+      });
+      recorded(written, filename);
+    },
   });
   const { writer, journal, writeThread, lease, recovery } = persistence;
 
@@ -240,6 +262,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         request.input ?? {},
         request.inputLocPrefix ?? ['input'],
       );
+      // The workflow's copy is on disk before the start record that names it (workflow-pins.ts).
+      const pinned = await pinWorkflow(workflow);
       if (closed) throw runtimeClosed();
       // Workflows without LLM steps need no catalogue (and no async hop to not read one).
       const catalogue = agents.hasLlmSteps(workflow) ? await agents.personas() : [];
@@ -250,18 +274,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         acceptedAt,
         parent: request.traceContext,
       });
-      session = createSession(
-        runId,
-        workflow,
-        adapter,
-        inputs,
-        request,
+      const extra = pinned === undefined ? request.extra : { ...request.extra, ...pinned };
+      session = createSession(runId, workflow, adapter, inputs, request, {
         catalogue,
         bufferEvents,
-        owner?.id,
+        owner: owner?.id,
         observer,
         seed,
-      );
+        startTime: clock.now(),
+        extra: extra ?? {},
+      });
     } catch (error) {
       // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
       // set up closes the span it had.
@@ -274,18 +296,93 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return session.start();
   }
 
+  /** The `extra` entry naming the run's pinned workflow; none with persist off. */
+  async function pinWorkflow(
+    workflow: CompiledWorkflow,
+  ): Promise<Record<string, string> | undefined> {
+    let hash: string | undefined;
+    try {
+      hash = await persistence.pins?.pin(workflow);
+    } catch (error) {
+      // The run's files cannot be written (its workflow copy is the first): 503 as for its
+      // start record, no path in the message.
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new DependencyError(
+        `cannot write the run file in the runs directory${code === undefined ? '' : ` (${code})`}`,
+        error,
+      );
+    }
+    return hash === undefined ? undefined : { [WORKFLOW_HASH_KEY]: hash };
+  }
+
+  /**
+   * Resumes a run from its files (run-resumer.ts): admitted past the active-run cap and the
+   * held-bytes budget (it was accepted before), same run id and run file, seeded engine.
+   */
+  async function launchResumed(run: ResumedLaunch): Promise<RunHandle> {
+    if (closed) throw runtimeClosed();
+    persistence.assertWritable();
+    runs.assertIdle(run.runId);
+    const adapter = pickAdapter(run.adapter);
+    runs.admitResumed(run.runId);
+    let session: RunSession | undefined;
+    let observer: RunObserver | undefined;
+    try {
+      const owner = await persistence.lease;
+      if (closed) throw runtimeClosed();
+      const catalogue = agents.hasLlmSteps(run.workflow) ? await agents.personas() : [];
+      observer = tracing?.runs.observe({
+        runId: run.runId,
+        workflow: run.workflow,
+        adapter: adapter.name,
+        acceptedAt: tracing === undefined ? 0 : performance.now(),
+        parent: undefined,
+      });
+      session = createSession(
+        run.runId,
+        run.workflow,
+        adapter,
+        run.inputs,
+        {},
+        {
+          catalogue,
+          bufferEvents: true,
+          owner: owner?.id,
+          observer,
+          seed: run.seed,
+          startTime: run.startTime,
+          extra: run.extra,
+          resumed: { filename: run.filename, steps: run.steps },
+        },
+      );
+    } catch (error) {
+      observer?.ended({ status: 'failed', error: errorMessage(error) });
+      throw error;
+    } finally {
+      runs.launched(run.runId, session);
+    }
+    return session.start();
+  }
+
   function createSession(
     runId: string,
     workflow: CompiledWorkflow,
     adapter: EngineAdapter,
     inputs: Record<string, unknown>,
-    request: RunRequest,
-    catalogue: readonly AgentInfo[],
-    bufferEvents: boolean,
-    owner: string | undefined,
-    observer: RunObserver | undefined,
-    seed: EngineSeed | undefined,
+    request: Pick<RunRequest, 'maxAttempts' | 'timeoutMs'>,
+    launch: {
+      catalogue: readonly AgentInfo[];
+      bufferEvents: boolean;
+      owner: string | undefined;
+      observer: RunObserver | undefined;
+      seed: EngineSeed | undefined;
+      /** Epoch ms: now, or a resumed run's original start. */
+      startTime: number;
+      extra: Record<string, unknown>;
+      resumed?: ResumedStart;
+    },
   ): RunSession {
+    const { catalogue, bufferEvents, owner, observer, seed } = launch;
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
     const made: { session?: RunSession } = {};
@@ -319,8 +416,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         workflow,
         adapter: adapter.name,
         inputs,
-        startTime: clock.now(),
-        extra: request.extra ?? {},
+        startTime: launch.startTime,
+        extra: launch.extra,
         isoTime,
       },
       engineInput,
@@ -343,10 +440,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
       observer,
       slicer,
+      resumed: launch.resumed,
     });
     made.session = session;
     return session;
   }
+
+  // Runs still active when a shutdown's grace ends are left to the next start rather than
+  // cancelled: they need their journals (persist on, the runtime's own write thread).
+  const leavesRunsToNextStart = resolved.resume !== 'off' && persistence.journal !== undefined;
 
   const runtime: Runtime = {
     options: resolved,
@@ -373,6 +475,14 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     explain(runId) {
       const session = runs.get(runId);
       return session === undefined ? undefined : activeRunFacts(session.actor);
+    },
+    async resume(runId) {
+      if (closed) throw runtimeClosed();
+      if (!resolved.persist) {
+        throw new RunNotResumableError('runs are not persisted: there is nothing to resume', 409);
+      }
+      await persistence.recovery;
+      return resumer.resume(runId);
     },
     async validate(source: WorkflowSource): Promise<ValidationResult> {
       try {
@@ -411,34 +521,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     },
     async shutdown({ graceMs = 10_000, exiting = false } = {}) {
       closed = true;
-      const started = clock.now();
-      persistence.beginClose();
-      // Runs waiting for their end record count as active: the grace covers their writes too.
-      const idle = await runs.waitIdle(graceMs);
-      // Queued records are still written (bounded concurrency) and failing ones retried until
-      // the grace has passed (at least the drain floor, counted from before the cancellations,
-      // which take their time too); then the rest are abandoned: their runs end failed, their
-      // files keep the start record naming this owner.
-      const drainMs = Math.max(SHUTDOWN_DRAIN_FLOOR_MS, graceMs - (clock.now() - started));
-      const drained = persistence.drain(drainMs);
-      // Runs still active at the grace are cancelled until the drain ends (a record written
-      // after it would be abandoned anyway); the ones not reached by then are left as they
-      // are, their files keeping the start record like the abandoned ones.
-      const left = idle ? [] : await runs.cancelUntil(clock.now() + drainMs, SHUTDOWN_REASON);
-      for (const session of left) {
-        session.abandon(!exiting);
-        runs.release(session);
-      }
-      await runs.allDone();
-      await drained;
-      const unwritten = persistence.abandoned() + left.length;
-      if (unwritten > 0) {
-        log.warn(
-          { unwritten, notCancelled: left.length, graceMs, drainMs },
-          'shutdown grace passed: runs left unwritten; their files keep the start record and the next start marks them interrupted',
-        );
-      }
-      await persistence.close({ keepOwner: unwritten > 0 });
+      await stopRuns({ runs, persistence, clock, log, leavesRunsToNextStart }, graceMs, exiting);
       await agents.close();
       root.stop();
     },

@@ -26,6 +26,7 @@ export type { RunRecord, StepRecord } from '../generated/run-record.js';
 
 import type { AdapterName } from '../config/adapter-names.js';
 import type { WriteSyncMode } from '../config/write-sync-modes.js';
+import type { ResumePolicy } from '../config/resume-policy.js';
 
 export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 
@@ -137,6 +138,14 @@ export interface RuntimeOptions {
    * @default 30000
    */
   ownerLeaseMs?: number;
+  /**
+   * What becomes of a run whose process stopped (docs/durable-runs.md): `auto` resumes it (this
+   * runtime's start-up scan, or its orphan watch when a process sharing the runs directory
+   * dies), `manual` marks it interrupted until {@link Runtime.resume}, `off` marks it
+   * interrupted for good and cancels the runs a shutdown's grace leaves instead of leaving them
+   * to the next start. Needs `persist`. @default 'auto'
+   */
+  resume?: ResumePolicy;
   /**
    * Called with every run file the start-up scan reads (after its repair), e.g. to build a run
    * history without reading the directory again. See {@link Runtime.recovery}.
@@ -307,6 +316,11 @@ export interface RunService {
   activeRuns(): string[];
   /** Loads and compiles a workflow by name (cached until the file changes). */
   getWorkflow(name: string): Promise<CompiledWorkflow>;
+  /**
+   * Resumes an interrupted run (see {@link Runtime.resume}); absent where runs execute
+   * elsewhere (an api instance).
+   */
+  resume?(runId: string): Promise<StartedRun>;
   /** Every wire event of every run, in order per run. Returns an unsubscribe function. */
   subscribe(listener: (event: WorkflowEvent) => void): () => void;
   /** Called after each run-file write (start and end; also when persist is off). */
@@ -374,6 +388,16 @@ export interface Runtime extends RunService {
   rerun(sourceRunId: string, request: RerunRequest): Promise<RunHandle>;
   /** Cancels an active run. Returns false when no such run is active. */
   cancel(runId: string, reason?: string): boolean;
+  /**
+   * Resumes an interrupted run (its process stopped: a crash, a restart, a shutdown whose grace
+   * passed) in this runtime, from its run file: same run id and file, the workflow it started
+   * with (its pinned copy), finished steps not run again, the interrupted step retried
+   * (docs/durable-runs.md). Resolves once it runs again (its new start record written).
+   * @throws NotFoundError (404 `run_not_found`) for an unknown run id;
+   * `RunNotResumableError` 409 when the run is not interrupted (ended otherwise, active, its
+   * process alive), 422 when its workflow is gone or no longer matches its file
+   */
+  resume(runId: string): Promise<RunHandle>;
   /** Validates a workflow (name, document or YAML text) without running it. */
   validate(source: WorkflowSource): Promise<ValidationResult>;
   /** Workflow names in the workflows directory, sorted. */
@@ -420,6 +444,7 @@ export interface ResolvedRuntimeOptions {
   writeRetryMaxMs: number;
   journalCommitMs: number;
   ownerLeaseMs: number;
+  resume: ResumePolicy;
   limits: ContentLimits;
   tokenDeltaIntervalMs: number;
   stepTimeoutMs: number;

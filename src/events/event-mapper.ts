@@ -71,7 +71,8 @@ export class RunEventMapper {
     this.started = new Array<number>(options.workflow.steps.length).fill(-1);
   }
 
-  workflowStart(inputs: Record<string, unknown>): void {
+  /** The run's first event; `resumed`: the run goes on from its run file (docs/durable-runs.md). */
+  workflowStart(inputs: Record<string, unknown>, resumed = false): void {
     if (this.unwanted(1)) return;
     this.sink({
       type: 'workflow_start',
@@ -82,6 +83,7 @@ export class RunEventMapper {
       adapter: this.adapter,
       inputs,
       step_count: this.workflow.steps.length,
+      ...(resumed ? { resumed } : {}),
     });
   }
 
@@ -92,20 +94,10 @@ export class RunEventMapper {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
         if (step.loopUntil !== undefined) (this.attemptStart ??= [])[event.index] = event.time;
-        if (event.attempt !== 1) return;
-        this.started[event.index] = this.seq;
-        if (this.unwanted(1)) return;
-        this.sink({
-          type: 'step_start',
-          run_id: this.runId,
-          timestamp: this.timestamp(),
-          seq: this.seq++,
-          step: step.name,
-          agent: step.agent,
-          tier: String(step.tier),
-          input: event.input,
-          attempt: 1,
-        });
+        // One step_start per step: at its first attempt, or at the first attempt this run makes
+        // of a step whose earlier attempts were interrupted (a resumed run).
+        if (this.started[event.index] !== -1) return;
+        this.stepStart(event.index, event.input, event.attempt);
         return;
       }
       case 'step.retrying': {
@@ -146,6 +138,10 @@ export class RunEventMapper {
         return;
       }
       case 'step.finished':
+        // A step finished before this run began (a resumed or forked run) did not start here:
+        // its step_start goes out with its step_end, so each step has both.
+        if (event.seeded === true && event.outcome.startTime !== null)
+          this.stepStart(event.index, event.outcome.input, 1);
         this.stepFinished(event.index, event.outcome);
         return;
       default: {
@@ -153,6 +149,23 @@ export class RunEventMapper {
         return unknownEvent;
       }
     }
+  }
+
+  private stepStart(index: number, input: unknown, attempt: number): void {
+    const step = this.workflow.steps[index]!;
+    this.started[index] = this.seq;
+    if (this.unwanted(1)) return;
+    this.sink({
+      type: 'step_start',
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
+      step: step.name,
+      agent: step.agent,
+      tier: String(step.tier),
+      input,
+      attempt,
+    });
   }
 
   /** Emits `step_error` (for a failure) and `step_end` for a step, once. */

@@ -357,6 +357,10 @@ export interface Environment {
    */
   AGENTIC_SHUTDOWN_GRACE_SECONDS?: number;
   /**
+   * What happens to a run whose process stopped (a crash, kill -9, a restart, a deploy whose grace passed): auto resumes it in the next process to start (or a live one sharing the runs directory), same run id, finished steps not run again, the interrupted step retried; manual marks it failed with error interrupted until POST /api/runs/{run_id}/resume; off marks it interrupted for good, and runs still active at the end of a shutdown's grace are cancelled (failed) instead of left to the next start.
+   */
+  AGENTIC_RESUME?: 'auto' | 'manual' | 'off';
+  /**
    * Event buffers of finished runs kept for replay.
    */
   AGENTIC_FINISHED_BUFFERS?: number;

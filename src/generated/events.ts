@@ -33,6 +33,10 @@ export interface WorkflowStartEvent {
     [k: string]: unknown | undefined;
   };
   step_count?: number;
+  /**
+   * Present (true) when the run goes on after its process stopped (a crash, a restart, a deploy): the events before it came from the earlier process; the finished steps' step_start and step_end follow again from the run file, then the run continues (docs/durable-runs.md).
+   */
+  resumed?: boolean;
 }
 export interface StepStartEvent {
   type: 'step_start';
@@ -46,6 +50,9 @@ export interface StepStartEvent {
    */
   tier?: string | null;
   input?: unknown;
+  /**
+   * 1; more when a resumed run attempts again a step whose earlier attempts were interrupted (a re-executed step).
+   */
   attempt?: number;
 }
 export interface StepEndEvent {

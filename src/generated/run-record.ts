@@ -101,6 +101,10 @@ export interface StepRecord {
       } | null;
       [k: string]: unknown | undefined;
     };
+    /**
+     * How many times the step's attempt was interrupted (its process stopped) and the run resumed; in a resumed run's start record, for the step it retries (docs/durable-runs.md).
+     */
+    interruptions?: number;
     [k: string]: unknown | undefined;
   };
 }

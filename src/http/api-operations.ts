@@ -542,6 +542,24 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     },
   },
   {
+    method: 'post',
+    path: '/api/runs/{run_id}/resume',
+    description:
+      '200 `{run_id, status: "running"}`: an interrupted run (its process stopped; left `failed`, error `interrupted`, by `AGENTIC_RESUME=manual` or `off`) goes on in this process, same run id and file, with the workflow it started with; its finished steps are not run again, its interrupted step is retried (Durable runs); 404 unknown; 409 not interrupted (ended otherwise, active, its process alive); 422 its workflow is gone or no longer matches its file',
+    operationId: 'resumeRun',
+    summary: 'Resume an interrupted run',
+    tag: 'runs',
+    parameters: [runIdParam],
+    responses: {
+      '200': { description: 'Running again', schema: 'ResumeRunResponse' },
+      '404': err('Unknown run'),
+      '409': err('Run not interrupted'),
+      '422': err('Its workflow is gone or no longer matches its run file'),
+      '501': err('Runs execute elsewhere (an api instance)'),
+      '503': err('Run files cannot be written, or the service is shutting down'),
+    },
+  },
+  {
     method: 'get',
     path: '/api/approvals',
     description:

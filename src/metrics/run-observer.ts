@@ -27,7 +27,9 @@ export function observeRuntime(runtime: Observed, metrics: ServiceMetrics): () =
           adapter: metrics.adapterLabel(event.adapter),
         };
         labels.set(event.run_id, run);
-        metrics.runsStarted.inc(run);
+        // A resumed run was counted as started by the process that started it.
+        if (event.resumed === true) metrics.runsResumed.inc(run);
+        else metrics.runsStarted.inc(run);
         return;
       }
       case 'workflow_end': {
@@ -60,6 +62,9 @@ export function observeRuntime(runtime: Observed, metrics: ServiceMetrics): () =
         });
         return;
       case 'step_start':
+        if (event.attempt !== undefined && event.attempt > 1)
+          metrics.stepsReexecuted.inc({ agent: metrics.agentLabel(event.agent) });
+        return;
       case 'step_complete':
       case 'token_delta':
       case 'error':

@@ -66,6 +66,10 @@ export interface ServiceMetrics {
   readonly stepDuration: CountingHistogram<'agent' | 'status'>;
   readonly activeRuns: Gauge;
   readonly retries: Counter<'agent'>;
+  /** Runs resumed after their process stopped (a `workflow_start` with `resumed`). */
+  readonly runsResumed: Counter<'workflow' | 'adapter'>;
+  /** Interrupted steps attempted again by a resumed run (a `step_start` with `attempt` > 1). */
+  readonly stepsReexecuted: Counter<'agent'>;
   readonly streamClients: Gauge<'transport'>;
   readonly droppedClients: Counter<'transport'>;
   readonly replayEvictions: Counter;
@@ -153,6 +157,18 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
     retries: new Counter({
       name: `${METRIC_PREFIX}step_retries_total`,
       help: 'Step attempts that failed and were retried, by agent.',
+      labelNames: ['agent'],
+      registers,
+    }),
+    runsResumed: new Counter({
+      name: `${METRIC_PREFIX}runs_resumed_total`,
+      help: 'Runs resumed in this process after the process running them stopped, by workflow and adapter.',
+      labelNames: ['workflow', 'adapter'],
+      registers,
+    }),
+    stepsReexecuted: new Counter({
+      name: `${METRIC_PREFIX}steps_reexecuted_total`,
+      help: 'Steps whose interrupted attempt a resumed run made again, by agent.',
       labelNames: ['agent'],
       registers,
     }),

@@ -70,7 +70,10 @@ const NOTHING_EXECUTES: Dispatch['executor'] = {
 
 /** A worker's runtime: it runs what the queue gives it, so its concurrency is the limit. */
 export function createWorkerRuntime(config: Config, runtime: RuntimeOptions): Runtime {
-  return createRuntime({ ...runtime, maxActiveRuns: config.workerConcurrency });
+  // A dead worker's runs are finished through Redis (run-finaliser.ts: interrupted), not resumed
+  // by whichever worker's runtime sees its owner file go (docs/durable-runs.md, "Limits"): two
+  // takers of one run would race. Resuming them from a worker is issue 26's point 3.
+  return createRuntime({ ...runtime, maxActiveRuns: config.workerConcurrency, resume: 'off' });
 }
 
 /** Starts the dispatch parts of `role` on `config.redisUrl` (checked reachable beforehand). */

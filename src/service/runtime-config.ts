@@ -55,6 +55,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     writeQueueMax: config.writeQueueMax,
     writeRetryMaxMs: config.writeRetryMaxMs,
     ownerLeaseMs: config.ownerLeaseMs,
+    resume: config.resume,
     limits: config.limits,
     tools: {
       ...toolsOptionsFromConfig(config, parts.providers),

@@ -10,7 +10,7 @@
  */
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunRecord } from '../generated/run-record.js';
+import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { CONTENT_LIMIT_VARIABLES } from '../workflow/limits.js';
 import { journalFileName, type JournalLine } from './run-journal.js';
@@ -87,8 +87,18 @@ export function foldJournalLines(
     if (current === undefined) continue;
     if ('step' in line) {
       if (line.step.step_name === current.step_name) steps[line.i] = line.step;
-    } else if (current.status === STEP_STATUS.PENDING) {
-      steps[line.i] = { ...current, status: STEP_STATUS.RUNNING, start_time: line.started };
+    } else if (current.status === STEP_STATUS.PENDING || current.status === STEP_STATUS.RUNNING) {
+      // A started line of a later attempt (a resumed run) raises the count of attempts begun.
+      const begun = Math.max(line.a ?? 1, attemptsBegun(current));
+      steps[line.i] = {
+        ...current,
+        status: STEP_STATUS.RUNNING,
+        start_time: current.start_time ?? line.started,
+        retry_count: begun - 1,
+        ...(begun > 1 || current.metadata.attempts !== undefined
+          ? { metadata: { ...current.metadata, attempts: begun } }
+          : {}),
+      };
     }
   }
   return {
@@ -98,6 +108,16 @@ export function foldJournalLines(
         ? undefined
         : `the run journal stopped at ${full} bytes (${CONTENT_LIMIT_VARIABLES.maxRunRecordBytes}): later step progress was not journaled`,
   };
+}
+
+/**
+ * Attempts a step not yet finished had begun, as its record says: `metadata.attempts` (a resumed
+ * run's start record counts the attempt it is about to make), else one per start time.
+ */
+export function attemptsBegun(step: StepRecord): number {
+  const counted = step.metadata.attempts;
+  if (typeof counted === 'number' && counted > 0) return counted;
+  return step.start_time === null ? 0 : step.retry_count + 1;
 }
 
 /** What {@link readJournal} found. */

@@ -37,11 +37,14 @@ export function journalFileName(runFile: string): string {
 export const JOURNAL_FILE = /^\.(.+\.json)\.journal$/;
 
 /**
- * One journal line: a step started (`started`, ISO time) or finished (`step`), or the note that
- * the journal reached its bound (`full`, the bytes written) and nothing more was appended.
+ * One journal line: a step started (`started`, ISO time; `a`, the attempt, when not the first:
+ * a resumed run continues the count) or finished (`step`), or the note that the journal reached
+ * its bound (`full`, the bytes written) and nothing more was appended.
  */
 export type JournalLine =
-  { i: number; started: string } | { i: number; step: StepRecord } | { full: true; bytes: number };
+  | { i: number; started: string; a?: number }
+  | { i: number; step: StepRecord }
+  | { full: true; bytes: number };
 
 /** What the journal reads of a run when it commits. */
 export interface JournalSource {
@@ -76,18 +79,30 @@ export interface RunJournalOptions {
 }
 
 export interface RunJournal {
-  stepStarted(source: JournalSource, index: number, time: number): void;
+  /** Attempt `attempt` of step `index` started (the first attempt, or the first of a resumed run). */
+  stepStarted(source: JournalSource, index: number, time: number, attempt?: number): void;
   stepFinished(source: JournalSource, index: number): void;
   /** The run is ending: its pending lines are dropped (its end record is being written). */
   runEnding(source: JournalSource): void;
   /** The run's end record is on disk: its journal (if any) is removed. */
   runEnded(source: JournalSource): Promise<void>;
+  /**
+   * Commits the pending lines of `sources` now, however young their runs (runs left to the next
+   * start at shutdown: what they finished must be on disk). Resolves once appended.
+   */
+  flush(sources: Iterable<JournalSource>): Promise<void>;
+  /**
+   * Removes the run's journal file, left by an earlier process (a resumed run, whose new start
+   * record holds everything it said). Resolves once removed (or found absent).
+   */
+  discard(source: JournalSource): Promise<void>;
   /** Stops committing (pending lines are dropped). */
   close(): Promise<void>;
 }
 
 interface Pending {
-  started: Map<number, number>;
+  /** Step index → start time and attempt. */
+  started: Map<number, { time: number; attempt: number }>;
   finished: number[];
 }
 
@@ -148,8 +163,10 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
       state.started.delete(index);
       lines.push(stepLine(index, source.stepRecord(index)));
     }
-    for (const [index, time] of state.started) {
-      lines.push(JSON.stringify({ i: index, started: new Date(time).toISOString() }));
+    for (const [index, { time, attempt }] of state.started) {
+      const line: JournalLine = { i: index, started: new Date(time).toISOString() };
+      if (attempt > 1) line.a = attempt;
+      lines.push(JSON.stringify(line));
     }
     // Room for the `full` line (64 bytes) is kept back: it always fits.
     let text = '';
@@ -171,18 +188,24 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
     return text;
   }
 
+  /** Appends the pending lines of `source` (taken out of `pending`) to its journal. */
+  function appendLines(source: JournalSource, state: Pending): Promise<void> | undefined {
+    pending.delete(source);
+    if (full.has(source)) return undefined;
+    const size = written.get(source) ?? 0;
+    const text = linesOf(source, state, size);
+    written.set(source, size + Buffer.byteLength(text));
+    return append(join(runsDir, journalFileName(source.filename)), text).catch(failed);
+  }
+
   function commit(): void {
     const batch: Promise<void>[] = [];
     const youngest = clock.now() - commitMs;
     for (const [source, state] of pending) {
       if (batch.length >= maxFiles) break;
       if (source.startTime > youngest) continue;
-      pending.delete(source);
-      if (full.has(source)) continue;
-      const size = written.get(source) ?? 0;
-      const text = linesOf(source, state, size);
-      written.set(source, size + Buffer.byteLength(text));
-      batch.push(append(join(runsDir, journalFileName(source.filename)), text).catch(failed));
+      const appended = appendLines(source, state);
+      if (appended !== undefined) batch.push(appended);
     }
     if (pending.size > 0) schedule();
     if (batch.length === 0) return;
@@ -202,8 +225,8 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
   }
 
   return {
-    stepStarted(source, index, time) {
-      if (!closed && !full.has(source)) entry(source).started.set(index, time);
+    stepStarted(source, index, time, attempt = 1) {
+      if (!closed && !full.has(source)) entry(source).started.set(index, { time, attempt });
     },
     stepFinished(source, index) {
       if (!closed && !full.has(source)) entry(source).finished.push(index);
@@ -222,6 +245,22 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
       // An append still in flight would recreate the file after the unlink.
       await inFlight;
       await unlink(join(runsDir, journalFileName(source.filename))).catch(() => undefined);
+    },
+    async flush(sources) {
+      const batch: Promise<void>[] = [];
+      for (const source of sources) {
+        const state = pending.get(source);
+        const appended = state === undefined ? undefined : appendLines(source, state);
+        if (appended !== undefined) batch.push(appended);
+      }
+      // After a commit in flight, so lines keep their order in each file.
+      await inFlight;
+      await Promise.all(batch);
+    },
+    async discard(source) {
+      await unlink(join(runsDir, journalFileName(source.filename))).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') failed(error);
+      });
     },
     async close() {
       closed = true;

@@ -40,12 +40,26 @@ const OWNER_ID = /^[0-9a-z]+-[0-9a-f]{8}-[0-9a-z]+$/;
 /** Run file names (as in history.ts; no leading dot). */
 const RUN_FILE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,250}\.json$/;
 
+/** A run of a gone owner left for the runtime to resume (see `RecoveryOptions.resumable`). */
+export interface ResumableRun {
+  filename: string;
+  /** Its record with its journal folded in (still `running`, naming the gone owner). */
+  record: RunRecord;
+}
+
 /** What the scan found and did. */
 export interface RecoveryReport {
   /** Run files read. */
   runs: number;
   /** Run files marked interrupted. */
   recovered: string[];
+  /**
+   * Run files of gone owners left as they are for the runtime to resume (with `onResumable`):
+   * neither rewritten nor their journals removed.
+   */
+  resumable: string[];
+  /** Of those, the run files the runtime resumed (the rest it marked interrupted, see `recovered`). */
+  resumed: string[];
   /** Journals folded into the run files marked interrupted. */
   journalsFolded: number;
   /** Journals set aside (over the run-record bound, or unparsable), renamed `.quarantine`. */
@@ -87,6 +101,13 @@ export interface RecoveryOptions {
   maxRecordBytes?: number;
   /** Where a quarantined journal is reported (one warn line each). @default none */
   logger?: Logger;
+  /**
+   * Runs of gone owners are resumed rather than marked interrupted (AGENTIC_RESUME=auto): the
+   * scan folds each one's journal into its record, hands it here and writes nothing; the
+   * runtime resumes it (or marks it interrupted when it cannot). @default every such run is
+   * marked interrupted
+   */
+  onResumable?: (run: ResumableRun) => void;
 }
 
 function isRecord(value: unknown): value is RunRecord {
@@ -118,6 +139,8 @@ export function emptyRecoveryReport(): RecoveryReport {
   return {
     runs: 0,
     recovered: [],
+    resumable: [],
+    resumed: [],
     journalsFolded: 0,
     journalsQuarantined: 0,
     tempFilesRemoved: 0,
@@ -195,6 +218,10 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
     if (record.status === 'running' || record.status === 'pending') {
       if (await alive(record.owner)) {
         report.liveRuns++;
+      } else if (options.onResumable !== undefined) {
+        record = await foldForResume(name, record, hasJournal);
+        report.resumable.push(name);
+        options.onResumable({ filename: name, record });
       } else {
         record = await recoverRun(name, record, hasJournal);
         options.onRecovered?.(record, name);
@@ -215,7 +242,13 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
 
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_CONTENT_LIMITS.maxRunRecordBytes;
 
-  async function recoverRun(name: string, record: RunRecord, hasJournal: boolean) {
+  /** The record of a run to resume, its journal folded in; nothing written or removed. */
+  async function foldForResume(name: string, record: RunRecord, hasJournal: boolean) {
+    const { folded, warning } = await fold(name, record, hasJournal);
+    return withWarning(folded, warning);
+  }
+
+  async function fold(name: string, record: RunRecord, hasJournal: boolean) {
     let folded = record;
     let warning: string | undefined;
     if (hasJournal) {
@@ -230,6 +263,11 @@ export async function recoverRunsDir(options: RecoveryOptions): Promise<Recovery
       if (recovered.journal === 'folded') report.journalsFolded++;
       else if (recovered.journal === 'quarantined') report.journalsQuarantined++;
     }
+    return { folded, warning };
+  }
+
+  async function recoverRun(name: string, record: RunRecord, hasJournal: boolean) {
+    const { folded, warning } = await fold(name, record, hasJournal);
     const bounded = boundRunRecord(interruptedRecord(folded, now), maxRecordBytes).record;
     const repaired = withWarning(bounded, warning);
     await writeRunFile(runsDir, name, repaired, options.writeFile);
@@ -272,4 +310,29 @@ export async function recoverInterruptedRuns(
   now: number = Date.now(),
 ): Promise<string[]> {
   return (await recoverRunsDir({ runsDir, now })).recovered;
+}
+
+/**
+ * Marks one run interrupted (a run that was to be resumed and cannot be): its record, journal
+ * already folded in, becomes `failed` / `interrupted` within the run-record bound with `warning`
+ * in `extra.warnings`, and its journal is removed. Returns the record written.
+ */
+export async function writeInterruptedRecord(options: {
+  runsDir: string;
+  filename: string;
+  record: RunRecord;
+  warning: string;
+  now: number;
+  maxRecordBytes: number;
+  writeFile?: FileWriter | undefined;
+}): Promise<RunRecord> {
+  const { runsDir, filename } = options;
+  const bounded = boundRunRecord(
+    interruptedRecord(options.record, options.now),
+    options.maxRecordBytes,
+  );
+  const repaired = withWarning(bounded.record, options.warning);
+  await writeRunFile(runsDir, filename, repaired, options.writeFile);
+  await removeQuietly(join(runsDir, journalFileName(filename)));
+  return repaired;
 }

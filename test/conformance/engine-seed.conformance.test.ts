@@ -266,7 +266,7 @@ describe('engine seeding (both engines)', () => {
         expect(output.finalOutput).to.deep.equal({ last: { said: 'd' }, note: 'b' });
       });
 
-      it('retries an interrupted step from its next attempt', async () => {
+      it('makes an interrupted attempt again, from the next attempt number', async () => {
         const wf = workflow(DIAMOND.map((s) => (s.name === 'b' ? { ...s, max_attempts: 3 } : s)));
         const seed: EngineSeed = {
           steps: new Map([['a', success({ go: true })]]),
@@ -285,11 +285,37 @@ describe('engine seeding (both engines)', () => {
         expect(output.outcomes[1]!.attempts).to.equal(3);
       });
 
-      it('fails an interrupted step with interrupted when it has no attempt left', async () => {
+      it('does not count an interruption as a failure: max_attempts failures are still allowed', async () => {
+        // max_attempts 2, attempt 2 interrupted after attempt 1 failed: one more failure allowed.
         const wf = workflow(DIAMOND.map((s) => (s.name === 'b' ? { ...s, max_attempts: 2 } : s)));
         const seed: EngineSeed = {
           steps: new Map([['a', success({ go: true })]]),
           attempts: new Map([['b', 2]]),
+        };
+        const { output, calls } = await run(adapter, wf, seed, {
+          fails: (step) => step === 'b',
+        });
+        expect(calls).to.deep.equal(['b#3']);
+        expect(output.outcomes[1]).to.include({ status: 'failed', error: 'boom', attempts: 3 });
+      });
+
+      it('makes the interrupted attempt of a step with the default max_attempts once more', async () => {
+        const wf = workflow(DIAMOND);
+        const seed: EngineSeed = {
+          steps: new Map([['a', success({ go: true })]]),
+          attempts: new Map([['b', 1]]),
+        };
+        const { output, calls } = await run(adapter, wf, seed);
+        expect(calls).to.deep.equal(['b#2', 'c#1', 'd#1']);
+        expect(output.outcomes[1]).to.include({ status: 'success', attempts: 2 });
+      });
+
+      it('fails a step interrupted more times than its max_attempts with interrupted', async () => {
+        const wf = workflow(DIAMOND.map((s) => (s.name === 'b' ? { ...s, max_attempts: 2 } : s)));
+        const seed: EngineSeed = {
+          steps: new Map([['a', success({ go: true })]]),
+          attempts: new Map([['b', 3]]),
+          interruptions: new Map([['b', 3]]),
         };
         const { output, events, calls } = await run(adapter, wf, seed);
         expect(calls).to.deep.equal([]);
@@ -302,7 +328,7 @@ describe('engine seeding (both engines)', () => {
         expect(output.outcomes[1]).to.include({
           status: 'failed',
           error: STEP_INTERRUPTED,
-          attempts: 2,
+          attempts: 3,
         });
       });
 
@@ -387,6 +413,8 @@ describe('a seeded run through the runtime (both engines)', () => {
         expect(called).to.deep.equal(['b']);
         expect(sequence(events, true)).to.deep.equal([
           'workflow_start',
+          // A seeded step that ran has its step_start too, sent with its step_end.
+          'step_start:a',
           'step_end:a=success',
           'step_start:b',
           'step_end:b=success',

@@ -93,7 +93,8 @@ describe('agentic command line (src/cli.ts)', function () {
   });
 
   async function runFiles(): Promise<Record<string, unknown>[]> {
-    const files = await readdir(runs);
+    // The run files (beside them: `.workflows`, the pinned workflow copies).
+    const files = (await readdir(runs)).filter((name) => name.endsWith('.json'));
     return Promise.all(
       files.map(
         async (file) =>

@@ -28,6 +28,8 @@ describe('runs of a process killed and restarted at once (issue 30)', function (
       AGENTIC_OWNER_LEASE_SECONDS: String(LEASE_SECONDS),
       AGENTIC_SHUTDOWN_GRACE_SECONDS: '0',
       LOG_FORMAT: 'json',
+      // Marking the runs of a dead owner interrupted (resumed with auto: test/e2e/resume.test.ts).
+      AGENTIC_RESUME: 'manual',
     };
   });
   afterEach(async () => {

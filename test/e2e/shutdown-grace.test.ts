@@ -23,6 +23,8 @@ describe('service process: SIGTERM with more runs than the grace can write', fun
       AGENTIC_WRITE_CONCURRENCY: '1',
       AGENTIC_SHUTDOWN_GRACE_SECONDS: String(GRACE_SECONDS),
       LOG_FORMAT: 'json',
+      // Cancelled at the grace, then marked interrupted (left and resumed: test/e2e/resume.test.ts).
+      AGENTIC_RESUME: 'off',
     };
   });
   afterEach(async () => {

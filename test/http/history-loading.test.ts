@@ -46,6 +46,8 @@ describe('the service while its run history loads', () => {
     const s = (svc = await startTestService({
       root,
       waitForHistory: false,
+      // The orphan is marked interrupted (with resume on it would be resumed).
+      env: { AGENTIC_RESUME: 'manual' },
       writeFile: async (path, data) => {
         if (basename(path) === OLD) await gate;
         return writeFileAtomic(path, data);

@@ -3,6 +3,7 @@ import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { openSse } from './events-fixtures.js';
 import { call, startTestService, type TestService } from './harness.js';
 
 const SLOW = `name: slow
@@ -378,6 +379,73 @@ describe('HTTP run endpoints', () => {
     }
   });
 
+  it('POST /api/runs/{run_id}/resume: an interrupted run goes on from its file; 404 unknown, 409 not interrupted', async () => {
+    const runId = await startRun({ workflow: 'test_deterministic', run_id: 'to-resume' });
+    const done = await svc.finished(runId);
+    expect(done.status).to.equal('success');
+    // As a crash during its last step leaves it once marked (AGENTIC_RESUME=manual).
+    const [file] = (await readdir(svc.runsDir)).filter((f) => f.endsWith('_to-resume.json'));
+    const last = done.steps.length - 1;
+    const interrupted = {
+      ...done,
+      status: 'failed',
+      error: 'interrupted',
+      final_output: null,
+      end_time: null,
+      steps: done.steps.map((step, i) =>
+        i === last ? { ...step, status: 'failed', output: null, error: 'interrupted' } : step,
+      ),
+    };
+    await writeFile(join(svc.runsDir, file as string), JSON.stringify(interrupted));
+
+    const resumed = await call(svc.url, 'POST', '/api/runs/to-resume/resume');
+    expect(resumed.status, resumed.text).to.equal(200);
+    expect(resumed.body).to.deep.equal({ run_id: 'to-resume', status: 'running' });
+    const record = await svc.finished('to-resume');
+    expect(record.status, JSON.stringify(record.steps)).to.equal('success');
+    expect(record.final_output).to.deep.equal(done.final_output);
+    // The finished steps kept their records (times included; the event numbers are the new
+    // run's); the last ran again.
+    const withoutSeq = ({ start_seq: _s, end_seq: _e, ...rest }: (typeof done.steps)[number]) =>
+      rest;
+    expect(record.steps.slice(0, last).map(withoutSeq)).to.deep.equal(
+      done.steps.slice(0, last).map(withoutSeq),
+    );
+    expect(record.steps[last]!.metadata.attempts).to.equal(2);
+    // A client following the run sees one run: a workflow_start saying resumed, every step's
+    // start and end (the finished ones from the file), the end.
+    const sse = await openSse(`${svc.url}/api/runs/to-resume/stream`);
+    await sse.frames.until((frames) => frames.some((f) => f.type === 'workflow_end'), 'the end');
+    sse.abort();
+    const streamed = sse.events();
+    expect(streamed[0]).to.include({ type: 'workflow_start', resumed: true });
+    expect(streamed.map((e) => ('step' in e ? `${e.type}:${e.step}` : e.type))).to.deep.equal([
+      'workflow_start',
+      ...done.steps.flatMap((s) => [`step_start:${s.step_name}`, `step_end:${s.step_name}`]),
+      'workflow_end',
+    ]);
+    const detail = await call(svc.url, 'GET', '/api/runs/to-resume');
+    const extra = (detail.body as { extra: Record<string, unknown> }).extra;
+    expect(extra.workflow_hash).to.match(/^sha256:[0-9a-f]{64}$/);
+    expect(extra.resumes).to.have.length(1);
+    expect((extra.resumes as Record<string, unknown>[])[0]).to.include({ reason: 'request' });
+
+    const again = await call(svc.url, 'POST', '/api/runs/to-resume/resume');
+    expect(again.status).to.equal(409);
+    expect(again.body).to.deep.equal({
+      detail: 'run to-resume ended success; only an interrupted run resumes',
+    });
+    const unknown = await call(svc.url, 'POST', '/api/runs/nobody/resume');
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body).to.deep.equal({ detail: 'Run not found' });
+    const active = await startRun({ workflow: 'slow', run_id: 'still-running' });
+    const busy = await call(svc.url, 'POST', `/api/runs/${active}/resume`);
+    expect(busy.status).to.equal(409);
+    expect(busy.body).to.deep.equal({
+      detail: 'run still-running is active; only an interrupted run resumes',
+    });
+  });
+
   it('a run interrupted by a crash is listed as failed after a restart', async () => {
     await startRun({ workflow: 'slow', run_id: 'crashed' });
     // The start record is durable in the process log at once; its file follows a moment later.
@@ -389,9 +457,13 @@ describe('HTTP run endpoints', () => {
     const running = await readFile(join(svc.runsDir, file), 'utf8');
     const root = svc.root;
     await svc.close();
-    // Simulate the crash: the file still says running.
+    // Simulate the crash: the file still says running, and its owner (this process: the
+    // service left the run to the next start) is gone.
     await writeFile(join(svc.runsDir, file), running);
-    const again = await startTestService({ root });
+    for (const name of await readdir(svc.runsDir))
+      if (name.endsWith('.owner')) await rm(join(svc.runsDir, name));
+    // Resume off: the run stays interrupted (POST /api/runs/{run_id}/resume is tested below).
+    const again = await startTestService({ root, env: { AGENTIC_RESUME: 'manual' } });
     try {
       const list = (await call(again.url, 'GET', '/api/runs')).body as Summary[];
       expect(list[0]).to.include({ run_id: 'crashed', status: 'failed' });

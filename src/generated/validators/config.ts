@@ -573,6 +573,13 @@ const schema31 = {
       default: 10,
       description: 'How long running runs may finish after SIGTERM.',
     },
+    AGENTIC_RESUME: {
+      type: 'string',
+      enum: ['auto', 'manual', 'off'],
+      default: 'auto',
+      description:
+        "What happens to a run whose process stopped (a crash, kill -9, a restart, a deploy whose grace passed): auto resumes it in the next process to start (or a live one sharing the runs directory), same run id, finished steps not run again, the interrupted step retried; manual marks it failed with error interrupted until POST /api/runs/{run_id}/resume; off marks it interrupted for good, and runs still active at the end of a shutdown's grace are cancelled (failed) instead of left to the next start.",
+    },
     AGENTIC_FINISHED_BUFFERS: {
       type: 'integer',
       minimum: 0,
@@ -934,6 +941,9 @@ function validate20(
     }
     if (data.AGENTIC_SHUTDOWN_GRACE_SECONDS === undefined) {
       data.AGENTIC_SHUTDOWN_GRACE_SECONDS = 10;
+    }
+    if (data.AGENTIC_RESUME === undefined) {
+      data.AGENTIC_RESUME = 'auto';
     }
     if (data.AGENTIC_FINISHED_BUFFERS === undefined) {
       data.AGENTIC_FINISHED_BUFFERS = 1000;
@@ -5203,24 +5213,22 @@ function validate20(
         errors++;
       }
     }
-    let data88 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88))) {
+    let data88 = data.AGENTIC_RESUME;
+    if (typeof data88 !== 'string') {
       let dataType88 = typeof data88;
       let coerced88 = undefined;
       if (!(coerced88 !== undefined)) {
-        if (
-          dataType88 === 'boolean' ||
-          data88 === null ||
-          (dataType88 === 'string' && data88 && data88 == +data88 && !(data88 % 1))
-        ) {
-          coerced88 = +data88;
+        if (dataType88 == 'number' || dataType88 == 'boolean') {
+          coerced88 = '' + data88;
+        } else if (data88 === null) {
+          coerced88 = '';
         } else {
           const err166 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err166];
@@ -5233,28 +5241,26 @@ function validate20(
       if (coerced88 !== undefined) {
         data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced88;
+          data['AGENTIC_RESUME'] = coerced88;
         }
       }
     }
-    if (typeof data88 == 'number') {
-      if (data88 < 0 || isNaN(data88)) {
-        const err167 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err167];
-        } else {
-          vErrors.push(err167);
-        }
-        errors++;
+    if (!(data88 === 'auto' || data88 === 'manual' || data88 === 'off')) {
+      const err167 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err167];
+      } else {
+        vErrors.push(err167);
       }
+      errors++;
     }
-    let data89 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data89 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89))) {
       let dataType89 = typeof data89;
       let coerced89 = undefined;
@@ -5267,8 +5273,8 @@ function validate20(
           coerced89 = +data89;
         } else {
           const err168 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5284,18 +5290,18 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced89;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced89;
         }
       }
     }
     if (typeof data89 == 'number') {
-      if (data89 < 1024 || isNaN(data89)) {
+      if (data89 < 0 || isNaN(data89)) {
         const err169 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err169];
@@ -5305,24 +5311,24 @@ function validate20(
         errors++;
       }
     }
-    let data90 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data90 == 'number')) {
+    let data90 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90))) {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
         if (
-          dataType90 == 'boolean' ||
+          dataType90 === 'boolean' ||
           data90 === null ||
-          (dataType90 == 'string' && data90 && data90 == +data90)
+          (dataType90 === 'string' && data90 && data90 == +data90 && !(data90 % 1))
         ) {
           coerced90 = +data90;
         } else {
           const err170 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err170];
@@ -5335,18 +5341,18 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced90;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced90;
         }
       }
     }
     if (typeof data90 == 'number') {
-      if (data90 <= 0 || isNaN(data90)) {
+      if (data90 < 1024 || isNaN(data90)) {
         const err171 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err171];
@@ -5356,24 +5362,24 @@ function validate20(
         errors++;
       }
     }
-    let data91 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data91 == 'number' && !(data91 % 1) && !isNaN(data91))) {
+    let data91 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data91 == 'number')) {
       let dataType91 = typeof data91;
       let coerced91 = undefined;
       if (!(coerced91 !== undefined)) {
         if (
-          dataType91 === 'boolean' ||
+          dataType91 == 'boolean' ||
           data91 === null ||
-          (dataType91 === 'string' && data91 && data91 == +data91 && !(data91 % 1))
+          (dataType91 == 'string' && data91 && data91 == +data91)
         ) {
           coerced91 = +data91;
         } else {
           const err172 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err172];
@@ -5386,18 +5392,18 @@ function validate20(
       if (coerced91 !== undefined) {
         data91 = coerced91;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced91;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced91;
         }
       }
     }
     if (typeof data91 == 'number') {
-      if (data91 < 0 || isNaN(data91)) {
+      if (data91 <= 0 || isNaN(data91)) {
         const err173 = {
-          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
         };
         if (vErrors === null) {
           vErrors = [err173];
@@ -5407,18 +5413,69 @@ function validate20(
         errors++;
       }
     }
-    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data92 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data92 !== 'string') {
-        let dataType92 = typeof data92;
-        let coerced92 = undefined;
-        if (!(coerced92 !== undefined)) {
-          if (dataType92 == 'number' || dataType92 == 'boolean') {
-            coerced92 = '' + data92;
-          } else if (data92 === null) {
-            coerced92 = '';
+    let data92 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92))) {
+      let dataType92 = typeof data92;
+      let coerced92 = undefined;
+      if (!(coerced92 !== undefined)) {
+        if (
+          dataType92 === 'boolean' ||
+          data92 === null ||
+          (dataType92 === 'string' && data92 && data92 == +data92 && !(data92 % 1))
+        ) {
+          coerced92 = +data92;
+        } else {
+          const err174 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err174];
           } else {
-            const err174 = {
+            vErrors.push(err174);
+          }
+          errors++;
+        }
+      }
+      if (coerced92 !== undefined) {
+        data92 = coerced92;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced92;
+        }
+      }
+    }
+    if (typeof data92 == 'number') {
+      if (data92 < 0 || isNaN(data92)) {
+        const err175 = {
+          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err175];
+        } else {
+          vErrors.push(err175);
+        }
+        errors++;
+      }
+    }
+    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
+      let data93 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data93 !== 'string') {
+        let dataType93 = typeof data93;
+        let coerced93 = undefined;
+        if (!(coerced93 !== undefined)) {
+          if (dataType93 == 'number' || dataType93 == 'boolean') {
+            coerced93 = '' + data93;
+          } else if (data93 === null) {
+            coerced93 = '';
+          } else {
+            const err176 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5426,23 +5483,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err174];
+              vErrors = [err176];
             } else {
-              vErrors.push(err174);
+              vErrors.push(err176);
             }
             errors++;
           }
         }
-        if (coerced92 !== undefined) {
-          data92 = coerced92;
+        if (coerced93 !== undefined) {
+          data93 = coerced93;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced92;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced93;
           }
         }
       }
-      if (typeof data92 === 'string') {
-        if (!pattern6.test(data92)) {
-          const err175 = {
+      if (typeof data93 === 'string') {
+        if (!pattern6.test(data93)) {
+          const err177 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
@@ -5450,62 +5507,15 @@ function validate20(
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err175];
+            vErrors = [err177];
           } else {
-            vErrors.push(err175);
+            vErrors.push(err177);
           }
           errors++;
         }
       }
     }
-    let data93 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data93 !== 'string') {
-      let dataType93 = typeof data93;
-      let coerced93 = undefined;
-      if (!(coerced93 !== undefined)) {
-        if (dataType93 == 'number' || dataType93 == 'boolean') {
-          coerced93 = '' + data93;
-        } else if (data93 === null) {
-          coerced93 = '';
-        } else {
-          const err176 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err176];
-          } else {
-            vErrors.push(err176);
-          }
-          errors++;
-        }
-      }
-      if (coerced93 !== undefined) {
-        data93 = coerced93;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced93;
-        }
-      }
-    }
-    if (!(data93 === 'grpc' || data93 === 'http/protobuf')) {
-      const err177 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err177];
-      } else {
-        vErrors.push(err177);
-      }
-      errors++;
-    }
-    let data94 = data.OTEL_TRACES_SAMPLER;
+    let data94 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data94 !== 'string') {
       let dataType94 = typeof data94;
       let coerced94 = undefined;
@@ -5516,8 +5526,8 @@ function validate20(
           coerced94 = '';
         } else {
           const err178 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5533,23 +5543,16 @@ function validate20(
       if (coerced94 !== undefined) {
         data94 = coerced94;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced94;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced94;
         }
       }
     }
-    if (!(
-      data94 === 'always_on' ||
-      data94 === 'always_off' ||
-      data94 === 'traceidratio' ||
-      data94 === 'parentbased_always_on' ||
-      data94 === 'parentbased_always_off' ||
-      data94 === 'parentbased_traceidratio'
-    )) {
+    if (!(data94 === 'grpc' || data94 === 'http/protobuf')) {
       const err179 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -5559,24 +5562,22 @@ function validate20(
       }
       errors++;
     }
-    let data95 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data95 == 'number')) {
+    let data95 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data95 !== 'string') {
       let dataType95 = typeof data95;
       let coerced95 = undefined;
       if (!(coerced95 !== undefined)) {
-        if (
-          dataType95 == 'boolean' ||
-          data95 === null ||
-          (dataType95 == 'string' && data95 && data95 == +data95)
-        ) {
-          coerced95 = +data95;
+        if (dataType95 == 'number' || dataType95 == 'boolean') {
+          coerced95 = '' + data95;
+        } else if (data95 === null) {
+          coerced95 = '';
         } else {
           const err180 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err180];
@@ -5589,63 +5590,55 @@ function validate20(
       if (coerced95 !== undefined) {
         data95 = coerced95;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced95;
+          data['OTEL_TRACES_SAMPLER'] = coerced95;
         }
       }
     }
-    if (typeof data95 == 'number') {
-      if (data95 > 1 || isNaN(data95)) {
-        const err181 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1 },
-          message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err181];
-        } else {
-          vErrors.push(err181);
-        }
-        errors++;
+    if (!(
+      data95 === 'always_on' ||
+      data95 === 'always_off' ||
+      data95 === 'traceidratio' ||
+      data95 === 'parentbased_always_on' ||
+      data95 === 'parentbased_always_off' ||
+      data95 === 'parentbased_traceidratio'
+    )) {
+      const err181 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err181];
+      } else {
+        vErrors.push(err181);
       }
-      if (data95 < 0 || isNaN(data95)) {
-        const err182 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err182];
-        } else {
-          vErrors.push(err182);
-        }
-        errors++;
-      }
+      errors++;
     }
-    let data96 = data.LOG_FORMAT;
-    if (typeof data96 !== 'string') {
+    let data96 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data96 == 'number')) {
       let dataType96 = typeof data96;
       let coerced96 = undefined;
       if (!(coerced96 !== undefined)) {
-        if (dataType96 == 'number' || dataType96 == 'boolean') {
-          coerced96 = '' + data96;
-        } else if (data96 === null) {
-          coerced96 = '';
+        if (
+          dataType96 == 'boolean' ||
+          data96 === null ||
+          (dataType96 == 'string' && data96 && data96 == +data96)
+        ) {
+          coerced96 = +data96;
         } else {
-          const err183 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
+          const err182 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err183];
+            vErrors = [err182];
           } else {
-            vErrors.push(err183);
+            vErrors.push(err182);
           }
           errors++;
         }
@@ -5653,26 +5646,43 @@ function validate20(
       if (coerced96 !== undefined) {
         data96 = coerced96;
         if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced96;
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced96;
         }
       }
     }
-    if (!(data96 === 'json' || data96 === 'text')) {
-      const err184 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err184];
-      } else {
-        vErrors.push(err184);
+    if (typeof data96 == 'number') {
+      if (data96 > 1 || isNaN(data96)) {
+        const err183 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1 },
+          message: 'must be <= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err183];
+        } else {
+          vErrors.push(err183);
+        }
+        errors++;
       }
-      errors++;
+      if (data96 < 0 || isNaN(data96)) {
+        const err184 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err184];
+        } else {
+          vErrors.push(err184);
+        }
+        errors++;
+      }
     }
-    let data97 = data.LOG_LEVEL;
+    let data97 = data.LOG_FORMAT;
     if (typeof data97 !== 'string') {
       let dataType97 = typeof data97;
       let coerced97 = undefined;
@@ -5683,8 +5693,8 @@ function validate20(
           coerced97 = '';
         } else {
           const err185 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5700,24 +5710,16 @@ function validate20(
       if (coerced97 !== undefined) {
         data97 = coerced97;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced97;
+          data['LOG_FORMAT'] = coerced97;
         }
       }
     }
-    if (!(
-      data97 === 'trace' ||
-      data97 === 'debug' ||
-      data97 === 'info' ||
-      data97 === 'warn' ||
-      data97 === 'error' ||
-      data97 === 'fatal' ||
-      data97 === 'silent'
-    )) {
+    if (!(data97 === 'json' || data97 === 'text')) {
       const err186 = {
-        instancePath: instancePath + '/LOG_LEVEL',
-        schemaPath: '#/properties/LOG_LEVEL/enum',
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -5727,18 +5729,73 @@ function validate20(
       }
       errors++;
     }
-    if (data.REDIS_URL !== undefined) {
-      let data98 = data.REDIS_URL;
-      if (typeof data98 !== 'string') {
-        let dataType98 = typeof data98;
-        let coerced98 = undefined;
-        if (!(coerced98 !== undefined)) {
-          if (dataType98 == 'number' || dataType98 == 'boolean') {
-            coerced98 = '' + data98;
-          } else if (data98 === null) {
-            coerced98 = '';
+    let data98 = data.LOG_LEVEL;
+    if (typeof data98 !== 'string') {
+      let dataType98 = typeof data98;
+      let coerced98 = undefined;
+      if (!(coerced98 !== undefined)) {
+        if (dataType98 == 'number' || dataType98 == 'boolean') {
+          coerced98 = '' + data98;
+        } else if (data98 === null) {
+          coerced98 = '';
+        } else {
+          const err187 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err187];
           } else {
-            const err187 = {
+            vErrors.push(err187);
+          }
+          errors++;
+        }
+      }
+      if (coerced98 !== undefined) {
+        data98 = coerced98;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced98;
+        }
+      }
+    }
+    if (!(
+      data98 === 'trace' ||
+      data98 === 'debug' ||
+      data98 === 'info' ||
+      data98 === 'warn' ||
+      data98 === 'error' ||
+      data98 === 'fatal' ||
+      data98 === 'silent'
+    )) {
+      const err188 = {
+        instancePath: instancePath + '/LOG_LEVEL',
+        schemaPath: '#/properties/LOG_LEVEL/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err188];
+      } else {
+        vErrors.push(err188);
+      }
+      errors++;
+    }
+    if (data.REDIS_URL !== undefined) {
+      let data99 = data.REDIS_URL;
+      if (typeof data99 !== 'string') {
+        let dataType99 = typeof data99;
+        let coerced99 = undefined;
+        if (!(coerced99 !== undefined)) {
+          if (dataType99 == 'number' || dataType99 == 'boolean') {
+            coerced99 = '' + data99;
+          } else if (data99 === null) {
+            coerced99 = '';
+          } else {
+            const err189 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5746,23 +5803,23 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err187];
+              vErrors = [err189];
             } else {
-              vErrors.push(err187);
+              vErrors.push(err189);
             }
             errors++;
           }
         }
-        if (coerced98 !== undefined) {
-          data98 = coerced98;
+        if (coerced99 !== undefined) {
+          data99 = coerced99;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced98;
+            data['REDIS_URL'] = coerced99;
           }
         }
       }
-      if (typeof data98 === 'string') {
-        if (!pattern7.test(data98)) {
-          const err188 = {
+      if (typeof data99 === 'string') {
+        if (!pattern7.test(data99)) {
+          const err190 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
@@ -5770,79 +5827,30 @@ function validate20(
             message: 'must match pattern "' + '^rediss?://' + '"',
           };
           if (vErrors === null) {
-            vErrors = [err188];
+            vErrors = [err190];
           } else {
-            vErrors.push(err188);
+            vErrors.push(err190);
           }
           errors++;
         }
       }
     }
-    let data99 = data.AGENTIC_ROLE;
-    if (typeof data99 !== 'string') {
-      let dataType99 = typeof data99;
-      let coerced99 = undefined;
-      if (!(coerced99 !== undefined)) {
-        if (dataType99 == 'number' || dataType99 == 'boolean') {
-          coerced99 = '' + data99;
-        } else if (data99 === null) {
-          coerced99 = '';
+    let data100 = data.AGENTIC_ROLE;
+    if (typeof data100 !== 'string') {
+      let dataType100 = typeof data100;
+      let coerced100 = undefined;
+      if (!(coerced100 !== undefined)) {
+        if (dataType100 == 'number' || dataType100 == 'boolean') {
+          coerced100 = '' + data100;
+        } else if (data100 === null) {
+          coerced100 = '';
         } else {
-          const err189 = {
+          const err191 = {
             instancePath: instancePath + '/AGENTIC_ROLE',
             schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err189];
-          } else {
-            vErrors.push(err189);
-          }
-          errors++;
-        }
-      }
-      if (coerced99 !== undefined) {
-        data99 = coerced99;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced99;
-        }
-      }
-    }
-    if (!(data99 === 'all' || data99 === 'api' || data99 === 'worker')) {
-      const err190 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err190];
-      } else {
-        vErrors.push(err190);
-      }
-      errors++;
-    }
-    let data100 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data100 == 'number' && !(data100 % 1) && !isNaN(data100))) {
-      let dataType100 = typeof data100;
-      let coerced100 = undefined;
-      if (!(coerced100 !== undefined)) {
-        if (
-          dataType100 === 'boolean' ||
-          data100 === null ||
-          (dataType100 === 'string' && data100 && data100 == +data100 && !(data100 % 1))
-        ) {
-          coerced100 = +data100;
-        } else {
-          const err191 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err191];
@@ -5855,13 +5863,62 @@ function validate20(
       if (coerced100 !== undefined) {
         data100 = coerced100;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced100;
+          data['AGENTIC_ROLE'] = coerced100;
         }
       }
     }
-    if (typeof data100 == 'number') {
-      if (data100 > 10000 || isNaN(data100)) {
-        const err192 = {
+    if (!(data100 === 'all' || data100 === 'api' || data100 === 'worker')) {
+      const err192 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err192];
+      } else {
+        vErrors.push(err192);
+      }
+      errors++;
+    }
+    let data101 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
+      let dataType101 = typeof data101;
+      let coerced101 = undefined;
+      if (!(coerced101 !== undefined)) {
+        if (
+          dataType101 === 'boolean' ||
+          data101 === null ||
+          (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
+        ) {
+          coerced101 = +data101;
+        } else {
+          const err193 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err193];
+          } else {
+            vErrors.push(err193);
+          }
+          errors++;
+        }
+      }
+      if (coerced101 !== undefined) {
+        data101 = coerced101;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced101;
+        }
+      }
+    }
+    if (typeof data101 == 'number') {
+      if (data101 > 10000 || isNaN(data101)) {
+        const err194 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
@@ -5869,14 +5926,14 @@ function validate20(
           message: 'must be <= 10000',
         };
         if (vErrors === null) {
-          vErrors = [err192];
+          vErrors = [err194];
         } else {
-          vErrors.push(err192);
+          vErrors.push(err194);
         }
         errors++;
       }
-      if (data100 < 1 || isNaN(data100)) {
-        const err193 = {
+      if (data101 < 1 || isNaN(data101)) {
+        const err195 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
           keyword: 'minimum',
@@ -5884,27 +5941,27 @@ function validate20(
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err193];
+          vErrors = [err195];
         } else {
-          vErrors.push(err193);
+          vErrors.push(err195);
         }
         errors++;
       }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data101 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
-        let dataType101 = typeof data101;
-        let coerced101 = undefined;
-        if (!(coerced101 !== undefined)) {
+      let data102 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
+        let dataType102 = typeof data102;
+        let coerced102 = undefined;
+        if (!(coerced102 !== undefined)) {
           if (
-            dataType101 === 'boolean' ||
-            data101 === null ||
-            (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
+            dataType102 === 'boolean' ||
+            data102 === null ||
+            (dataType102 === 'string' && data102 && data102 == +data102 && !(data102 % 1))
           ) {
-            coerced101 = +data101;
+            coerced102 = +data102;
           } else {
-            const err194 = {
+            const err196 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -5912,71 +5969,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err194];
+              vErrors = [err196];
             } else {
-              vErrors.push(err194);
+              vErrors.push(err196);
             }
             errors++;
           }
         }
-        if (coerced101 !== undefined) {
-          data101 = coerced101;
+        if (coerced102 !== undefined) {
+          data102 = coerced102;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced101;
+            data['AGENTIC_WORKER_PORT'] = coerced102;
           }
         }
       }
-      if (typeof data101 == 'number') {
-        if (data101 > 65535 || isNaN(data101)) {
-          const err195 = {
+      if (typeof data102 == 'number') {
+        if (data102 > 65535 || isNaN(data102)) {
+          const err197 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err195];
-          } else {
-            vErrors.push(err195);
-          }
-          errors++;
-        }
-        if (data101 < 0 || isNaN(data101)) {
-          const err196 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err196];
-          } else {
-            vErrors.push(err196);
-          }
-          errors++;
-        }
-      }
-    }
-    let data102 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
-      let dataType102 = typeof data102;
-      let coerced102 = undefined;
-      if (!(coerced102 !== undefined)) {
-        if (
-          dataType102 === 'boolean' ||
-          data102 === null ||
-          (dataType102 === 'string' && data102 && data102 == +data102 && !(data102 % 1))
-        ) {
-          coerced102 = +data102;
-        } else {
-          const err197 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err197];
@@ -5985,47 +5999,24 @@ function validate20(
           }
           errors++;
         }
-      }
-      if (coerced102 !== undefined) {
-        data102 = coerced102;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced102;
+        if (data102 < 0 || isNaN(data102)) {
+          const err198 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err198];
+          } else {
+            vErrors.push(err198);
+          }
+          errors++;
         }
       }
     }
-    if (typeof data102 == 'number') {
-      if (data102 > 3600 || isNaN(data102)) {
-        const err198 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err198];
-        } else {
-          vErrors.push(err198);
-        }
-        errors++;
-      }
-      if (data102 < 1 || isNaN(data102)) {
-        const err199 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err199];
-        } else {
-          vErrors.push(err199);
-        }
-        errors++;
-      }
-    }
-    let data103 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data103 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
       let dataType103 = typeof data103;
       let coerced103 = undefined;
@@ -6037,17 +6028,17 @@ function validate20(
         ) {
           coerced103 = +data103;
         } else {
-          const err200 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err199 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err200];
+            vErrors = [err199];
           } else {
-            vErrors.push(err200);
+            vErrors.push(err199);
           }
           errors++;
         }
@@ -6055,18 +6046,33 @@ function validate20(
       if (coerced103 !== undefined) {
         data103 = coerced103;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced103;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced103;
         }
       }
     }
     if (typeof data103 == 'number') {
-      if (data103 > 2592000 || isNaN(data103)) {
-        const err201 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+      if (data103 > 3600 || isNaN(data103)) {
+        const err200 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
           keyword: 'maximum',
-          params: { comparison: '<=', limit: 2592000 },
-          message: 'must be <= 2592000',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err200];
+        } else {
+          vErrors.push(err200);
+        }
+        errors++;
+      }
+      if (data103 < 1 || isNaN(data103)) {
+        const err201 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err201];
@@ -6075,43 +6081,30 @@ function validate20(
         }
         errors++;
       }
-      if (data103 < 1 || isNaN(data103)) {
-        const err202 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err202];
-        } else {
-          vErrors.push(err202);
-        }
-        errors++;
-      }
     }
-    let data104 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data104 !== 'string') {
+    let data104 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
       let dataType104 = typeof data104;
       let coerced104 = undefined;
       if (!(coerced104 !== undefined)) {
-        if (dataType104 == 'number' || dataType104 == 'boolean') {
-          coerced104 = '' + data104;
-        } else if (data104 === null) {
-          coerced104 = '';
+        if (
+          dataType104 === 'boolean' ||
+          data104 === null ||
+          (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
+        ) {
+          coerced104 = +data104;
         } else {
-          const err203 = {
-            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+          const err202 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err203];
+            vErrors = [err202];
           } else {
-            vErrors.push(err203);
+            vErrors.push(err202);
           }
           errors++;
         }
@@ -6119,18 +6112,33 @@ function validate20(
       if (coerced104 !== undefined) {
         data104 = coerced104;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced104;
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced104;
         }
       }
     }
-    if (typeof data104 === 'string') {
-      if (!pattern8.test(data104)) {
+    if (typeof data104 == 'number') {
+      if (data104 > 2592000 || isNaN(data104)) {
+        const err203 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 2592000 },
+          message: 'must be <= 2592000',
+        };
+        if (vErrors === null) {
+          vErrors = [err203];
+        } else {
+          vErrors.push(err203);
+        }
+        errors++;
+      }
+      if (data104 < 1 || isNaN(data104)) {
         const err204 = {
-          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
-          keyword: 'pattern',
-          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
-          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err204];
@@ -6140,8 +6148,57 @@ function validate20(
         errors++;
       }
     }
+    let data105 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data105 !== 'string') {
+      let dataType105 = typeof data105;
+      let coerced105 = undefined;
+      if (!(coerced105 !== undefined)) {
+        if (dataType105 == 'number' || dataType105 == 'boolean') {
+          coerced105 = '' + data105;
+        } else if (data105 === null) {
+          coerced105 = '';
+        } else {
+          const err205 = {
+            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err205];
+          } else {
+            vErrors.push(err205);
+          }
+          errors++;
+        }
+      }
+      if (coerced105 !== undefined) {
+        data105 = coerced105;
+        if (data !== undefined) {
+          data['AGENTIC_REDIS_PREFIX'] = coerced105;
+        }
+      }
+    }
+    if (typeof data105 === 'string') {
+      if (!pattern8.test(data105)) {
+        const err206 = {
+          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
+          keyword: 'pattern',
+          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
+          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+        };
+        if (vErrors === null) {
+          vErrors = [err206];
+        } else {
+          vErrors.push(err206);
+        }
+        errors++;
+      }
+    }
   } else {
-    const err205 = {
+    const err207 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6149,9 +6206,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err205];
+      vErrors = [err207];
     } else {
-      vErrors.push(err205);
+      vErrors.push(err207);
     }
     errors++;
   }
@@ -6248,6 +6305,7 @@ validate20.evaluated = {
     AGENTIC_DATASET_CACHE_BYTES: true,
     AGENTIC_FRONTEND_DIR: true,
     AGENTIC_SHUTDOWN_GRACE_SECONDS: true,
+    AGENTIC_RESUME: true,
     AGENTIC_FINISHED_BUFFERS: true,
     AGENTIC_FINISHED_BUFFERS_MAX_BYTES: true,
     AGENTIC_WS_PING_INTERVAL_SECONDS: true,

@@ -15,6 +15,7 @@ import {
 import type { RunService, StartedRun } from '../../engine/types.js';
 import { isWorkflowReference } from '../../engine/workflow-source.js';
 import type { CancelRunResponse } from '../../generated/api/cancel-response.js';
+import type { ResumeRunResponse } from '../../generated/api/resume-response.js';
 import type { ExecutionProfile, WorkflowRunRequest } from '../../generated/api/run-request.js';
 import type { WorkflowRunResponse } from '../../generated/api/run-response.js';
 import type { HistoryIndex } from '../../store/history.js';
@@ -45,7 +46,7 @@ function historyLoading(): AppError {
 export interface RunRouteDeps {
   runtime: Pick<
     RunService,
-    'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow' | 'isActive' | 'rerun'
+    'start' | 'cancel' | 'unwrittenRecord' | 'getWorkflow' | 'isActive' | 'rerun' | 'resume'
   >;
   history: HistoryIndex;
   config: Pick<Config, 'defaultAdapter'>;
@@ -237,6 +238,21 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
       events: false,
     });
     const body: WorkflowRunResponse = { run_id: handle.runId, status: 'pending' };
+    ctx.body = body;
+  });
+
+  router.post('/api/runs/:run_id/resume', async (ctx) => {
+    const runId = param(ctx, 'run_id');
+    if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    if (runtime.resume === undefined) {
+      throw new AppError(
+        ERROR_CODES.RUN_NOT_RESUMABLE,
+        'runs execute on the workers here: an interrupted run is resumed by a worker',
+        { status: 501, expose: true },
+      );
+    }
+    const handle = await runtime.resume(runId);
+    const body: ResumeRunResponse = { run_id: handle.runId, status: 'running' };
     ctx.body = body;
   });
 

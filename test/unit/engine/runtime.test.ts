@@ -200,7 +200,8 @@ describe('createRuntime', () => {
       extra: {},
     });
     await writeRunFile(runsDir, 'old.json', stale);
-    const rt = make();
+    // With resume: 'auto' (the default) the run would be resumed (see test/e2e/resume.test.ts).
+    const rt = make({ resume: 'manual' });
     // Runs start at once; the scan goes on in the background and reports through `recovery`.
     expect((await rt.run({ workflow: ECHO })).status).to.equal('success');
     expect((await rt.recovery).recovered).to.deep.equal(['old.json']);
@@ -238,7 +239,8 @@ describe('createRuntime', () => {
 
   it('shuts down: refuses new runs, waits, then cancels runs still active after the grace period', async () => {
     const clock = new TestClock(CLOCK_START);
-    const rt = make({ clock });
+    // Cancelled at the grace: with resume on, such a run is left to the next start instead.
+    const rt = make({ clock, resume: 'off' });
     const started = nextEvent(
       (l) => rt.subscribe(l),
       (e) => e.type === 'step_start',

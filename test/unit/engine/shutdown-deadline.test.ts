@@ -69,6 +69,8 @@ describe('runtime shutdown: runs it cannot end before its deadline', function ()
       agents: { held: agent },
       defaultAdapter: 'native',
       maxActiveRuns: RUNS,
+      // The cancellation at the deadline (resume on leaves the runs to the next start instead).
+      resume: 'off',
       logger: createLogger({ format: 'json', level: 'warn', destination: stream }),
     });
     runtimes.push(rt);

@@ -108,6 +108,34 @@ describe('run journals (store/run-journal.ts)', () => {
     expect(appends).to.deep.equal([]);
   });
 
+  it('flush: commits the given runs now, however young (runs left at shutdown), with their attempt numbers', async () => {
+    const j = journal();
+    const young = source('young.json', clock.now());
+    const other = source('other.json', clock.now());
+    j.stepFinished(young, 0);
+    j.stepStarted(young, 1, Date.UTC(2025, 0, 1), 2);
+    j.stepFinished(other, 0);
+    await j.flush([young]);
+    expect(appends).to.deep.equal([join(dir, journalFileName('young.json'))]);
+    expect(await lines('young.json')).to.deep.equal([
+      { i: 0, step: { step_name: 's0', status: 'success' } },
+      { i: 1, started: '2025-01-01T00:00:00.000Z', a: 2 },
+    ]);
+    await j.close();
+  });
+
+  it('discard: removes a journal an earlier process left (a resumed run)', async () => {
+    const j = journal();
+    const a = source('a.json');
+    j.stepFinished(a, 0);
+    clock.increment(50);
+    await j.flush([]);
+    await j.close();
+    expect(await readdir(dir)).to.deep.equal([journalFileName('a.json')]);
+    await journal().discard(a);
+    expect(await readdir(dir)).to.deep.equal([]);
+  });
+
   it('removes the journal once the end record is written', async () => {
     const j = journal();
     const a = source('a.json');
