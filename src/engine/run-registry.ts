@@ -147,11 +147,22 @@ export class RunRegistry {
    * 10 s grace. Between slices the loop yields, so the writes of the ended runs go on.
    */
   async cancelUntil(deadline: number, reason: string): Promise<RunSession[]> {
-    const sessions = [...this.active.values()];
+    return this.eachUntil([...this.active.values()], deadline, (session) => session.cancel(reason));
+  }
+
+  /**
+   * Does `action` to `sessions` a slice at a time, yielding to the event loop between slices,
+   * until `deadline` (the clock's time); resolves with the sessions not reached.
+   */
+  async eachUntil(
+    sessions: readonly RunSession[],
+    deadline: number,
+    action: (session: RunSession) => void,
+  ): Promise<RunSession[]> {
     let next = 0;
     while (next < sessions.length && this.clock.now() < deadline) {
       const end = Math.min(sessions.length, next + SHUTDOWN_CANCEL_SLICE);
-      for (; next < end; next++) sessions[next]!.cancel(reason);
+      for (; next < end; next++) action(sessions[next]!);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     return sessions.slice(next);
