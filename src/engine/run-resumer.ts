@@ -32,7 +32,7 @@ import { isAdapterName, type AdapterName } from '../config/adapter-names.js';
 import type { RunHandle } from './types.js';
 
 /** Why a run was resumed, as `extra.resumes[].reason` and the resumes metric say. */
-export const RESUME_REASONS = ['restart', 'owner_gone', 'request'] as const;
+export const RESUME_REASONS = ['restart', 'owner_gone', 'request', 'worker_lost'] as const;
 export type ResumeReason = (typeof RESUME_REASONS)[number];
 
 /** One resume of a run, as its record lists it under `extra.resumes`. */
@@ -65,6 +65,8 @@ export interface ResumeOutcome {
   resumed: string[];
   /** Run files that could not be resumed and were marked interrupted. */
   interrupted: string[];
+  /** Run files left to another process (`takeOver` said so). */
+  left: string[];
 }
 
 export interface RunResumerOptions {
@@ -82,6 +84,17 @@ export interface RunResumerOptions {
   isActive(runId: string): boolean;
   /** This runtime's owner id (undefined without one). */
   self(): Promise<string | undefined>;
+  /**
+   * Who resumes a run a scan found (RuntimeOptions.takeOver): the reason to resume it with here,
+   * undefined to leave it. @default every run, with the scan's reason
+   */
+  takeOver?:
+    | ((
+        run: { runId: string; filename: string; owner: string | undefined },
+        reason: ResumeReason,
+        self: string | undefined,
+      ) => Promise<ResumeReason | undefined>)
+    | undefined;
   /** Marks a run that cannot be resumed interrupted for good, with `warning` in its record. */
   markInterrupted(filename: string, record: RunRecord, warning: string): Promise<void>;
 }
@@ -254,13 +267,22 @@ export function createRunResumer(options: RunResumerOptions): RunResumer {
     runs: readonly ResumableRun[],
     reason: ResumeReason,
   ): Promise<ResumeOutcome> {
-    const outcome: ResumeOutcome = { resumed: [], interrupted: [] };
+    const outcome: ResumeOutcome = { resumed: [], interrupted: [], left: [] };
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < runs.length) {
         const { filename, record } = runs[next++]!;
         try {
-          await resumeRecord(filename, record, reason);
+          let why: ResumeReason | undefined = reason;
+          if (options.takeOver !== undefined) {
+            const run = { runId: record.run_id, filename, owner: record.owner };
+            why = await options.takeOver(run, reason, await options.self());
+            if (why === undefined) {
+              outcome.left.push(filename);
+              continue;
+            }
+          }
+          await resumeRecord(filename, record, why);
           outcome.resumed.push(filename);
         } catch (error) {
           if (error instanceof RunNotResumableError) {

@@ -48,6 +48,11 @@ export interface RunSessionOptions {
   journal: RunJournal | undefined;
   /** The runtime's owner id, recorded in the start record (see store/owner.ts). */
   owner: string | undefined;
+  /**
+   * Checked before the end record (RuntimeOptions.endFence): false when another process took the
+   * run over meanwhile; the run is then dropped here (no end record, no `workflow_end`).
+   */
+  endFence?: ((runId: string, owner: string | undefined) => Promise<boolean>) | undefined;
   /** Largest run record; bigger parts are truncated with markers (docs/limits.md). */
   maxRunRecordBytes: number;
   logger: Logger;
@@ -382,6 +387,10 @@ export class RunSession {
     let status = result.status;
     const { journal } = this.options;
     journal?.runEnding(this);
+    if (!(await this.fenceHolds())) {
+      this.dropTakenOver(record);
+      return;
+    }
     try {
       await this.write(record, true);
       // The end record says everything the journal did.
@@ -407,6 +416,41 @@ export class RunSession {
     this.stream?.close();
     this.options.released(this);
     this.resolveDone(record);
+  }
+
+  /**
+   * Whether this process still holds the run (the end fence, see RuntimeOptions.endFence). A
+   * fence that cannot answer (Redis away) holds: only a takeover seen is a loss.
+   */
+  private async fenceHolds(): Promise<boolean> {
+    const { endFence } = this.options;
+    if (endFence === undefined) return true;
+    try {
+      return await endFence(this.runId, this.options.owner);
+    } catch (error) {
+      this.options.logger.warn(
+        { runId: this.runId, err: errorMessage(error) },
+        'run end fence not checked; writing the end record',
+      );
+      return true;
+    }
+  }
+
+  /**
+   * Another process took the run over (this one was paused past its lease): nothing more of it
+   * from here, neither its end record (the other process writes that) nor its `workflow_end`;
+   * its journal's pending lines were dropped and its journal file is the new owner's.
+   */
+  private dropTakenOver(record: RunRecord): void {
+    this.abandoned = true;
+    this.options.logger.warn(
+      { runId: this.runId },
+      'run taken over by another worker meanwhile; its end record is not written here',
+    );
+    this.options.observer?.ended({ status: 'failed', error: TAKEN_OVER });
+    this.stream?.close();
+    this.options.released(this);
+    this.resolveDone({ ...record, status: 'failed', error: TAKEN_OVER });
   }
 
   /**
@@ -457,6 +501,9 @@ export class RunSession {
     if (persist || this.options.wantsRecords()) this.options.recorded(record, this.filename);
   }
 }
+
+/** The error of a run's `done` when another process took the run over (RuntimeOptions.endFence). */
+export const TAKEN_OVER = 'taken over by another worker';
 
 /** Whether `outcomes` has an outcome for each of the `count` steps. */
 function everyOutcome(

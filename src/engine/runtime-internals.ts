@@ -6,7 +6,9 @@
  * under a symbol on the runtime object, not in a module-level table.
  */
 import type { EngineSeed } from '../../machines/engine-contract.js';
+import type { RunRecord } from '../generated/run-record.js';
 import type { WriteThread } from '../store/write-thread.js';
+import type { ResumeReason } from './run-resumer.js';
 import type { WorkflowRegistry } from '../workflow/index.js';
 import type { RunHandle, RunRequest, Runtime } from './types.js';
 
@@ -24,6 +26,17 @@ export interface RuntimeInternals {
    * their outputs feed the steps that run. A step in `seed.attempts` continues its attempt count.
    */
   readonly startSeeded: (request: RunRequest, seed: EngineSeed) => Promise<RunHandle>;
+  /**
+   * Resumes a run whose record (its journal folded in) is at hand, through the resume seam
+   * (run-resumer.ts `resumeRecord`): a scale-out worker taking over a dead worker's run.
+   */
+  readonly resumeRecord: (
+    filename: string,
+    record: RunRecord,
+    reason: ResumeReason,
+  ) => Promise<RunHandle>;
+  /** This runtime's owner id (store/owner.ts); undefined when it does not persist. */
+  readonly ownerId: () => Promise<string | undefined>;
 }
 
 /** `runtime` with its internals attached, as `createRuntime` returns it. */

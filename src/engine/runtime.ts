@@ -172,6 +172,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     launch: launchResumed,
     isActive: (runId) => runs.has(runId),
     self: async () => (await persistence.lease)?.id,
+    takeOver: options.takeOver,
     async markInterrupted(filename, record, warning) {
       const written = await writeInterruptedRecord({
         runsDir: resolved.runsDir,
@@ -429,6 +430,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       writer,
       journal,
       owner,
+      endFence: options.endFence,
       maxRunRecordBytes: resolved.limits.maxRunRecordBytes,
       logger: log,
       publish,
@@ -533,5 +535,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     workflows: registry,
     writeThread,
     startSeeded: (request, seed) => launch(request, request.events !== false, seed),
+    resumeRecord: async (filename, record, reason) => {
+      if (closed) throw runtimeClosed();
+      await persistence.recovery;
+      return resumer.resumeRecord(filename, record, reason);
+    },
+    ownerId: async () => (await persistence.lease)?.id,
   });
 }

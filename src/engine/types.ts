@@ -27,6 +27,7 @@ export type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { AdapterName } from '../config/adapter-names.js';
 import type { WriteSyncMode } from '../config/write-sync-modes.js';
 import type { ResumePolicy } from '../config/resume-policy.js';
+import type { ResumeReason } from './run-resumer.js';
 
 export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 
@@ -146,6 +147,26 @@ export interface RuntimeOptions {
    * to the next start. Needs `persist`. @default 'auto'
    */
   resume?: ResumePolicy;
+  /**
+   * Who resumes a run found with its owner gone (scale-out workers: an atomic takeover of the
+   * run's claim in Redis, src/scale/run-takeover.ts), asked for each such run before this
+   * runtime resumes it: the reason to record in `extra.resumes` when this runtime resumes it,
+   * undefined to leave the run as it is (another process takes it, or already has).
+   * `self` is this runtime's owner id. @default every run resumed here, with the scan's reason
+   */
+  takeOver?: (
+    run: { runId: string; filename: string; owner: string | undefined },
+    reason: ResumeReason,
+    self: string | undefined,
+  ) => Promise<ResumeReason | undefined>;
+  /**
+   * Checked before a run's end record is written (scale-out workers: the run's claim still names
+   * this runtime's owner, see docs/scale-out.md "the fence"): false means another process took
+   * the run over, and this runtime then writes no end record and sends no `workflow_end` for it
+   * (the run is dropped here, its `done` resolving failed with `taken over`).
+   * @default always true
+   */
+  endFence?: (runId: string, owner: string | undefined) => Promise<boolean>;
   /**
    * Called with every run file the start-up scan reads (after its repair), e.g. to build a run
    * history without reading the directory again. See {@link Runtime.recovery}.

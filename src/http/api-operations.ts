@@ -545,7 +545,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/runs/{run_id}/resume',
     description:
-      '200 `{run_id, status: "running"}`: an interrupted run (its process stopped; left `failed`, error `interrupted`, by `AGENTIC_RESUME=manual` or `off`) goes on in this process, same run id and file, with the workflow it started with; its finished steps are not run again, its interrupted step is retried (Durable runs); 404 unknown; 409 not interrupted (ended otherwise, active, its process alive); 422 its workflow is gone or no longer matches its file',
+      '200 `{run_id, status: "running"}`: an interrupted run (its process stopped; left `failed`, error `interrupted`, by `AGENTIC_RESUME=manual` or `off`) goes on in this process, same run id and file, with the workflow it started with; its finished steps are not run again, its interrupted step is retried (Durable runs); on an api instance (Redis) the run is claimed again and its resume queued to a worker (200 once queued; Scale-out, When a worker dies); 404 unknown; 409 not interrupted (ended otherwise, active, its process alive); 422 its workflow is gone or no longer matches its file',
     operationId: 'resumeRun',
     summary: 'Resume an interrupted run',
     tag: 'runs',

@@ -14,7 +14,8 @@ import { createQueuedRuntime } from './queued-runtime.js';
 import { createScaleKeys } from './keys.js';
 import { closeConnection, closeWithin } from './quiet-close.js';
 import { openRedis } from './redis-connection.js';
-import { createRunClaims } from './run-claims.js';
+import { createRunClaims, type RunClaims } from './run-claims.js';
+import { takeoverHooks } from './run-takeover.js';
 import { RUN_QUEUE, createRunQueue } from './run-queue.js';
 import { createRunWorker, type RunWorker } from './run-worker.js';
 import { createSharedApprovals, shareApprovals } from './shared-approvals.js';
@@ -68,12 +69,22 @@ const NOTHING_EXECUTES: Dispatch['executor'] = {
   activeRuns: () => [],
 };
 
-/** A worker's runtime: it runs what the queue gives it, so its concurrency is the limit. */
-export function createWorkerRuntime(config: Config, runtime: RuntimeOptions): Runtime {
-  // A dead worker's runs are finished through Redis (run-finaliser.ts: interrupted), not resumed
-  // by whichever worker's runtime sees its owner file go (docs/durable-runs.md, "Limits"): two
-  // takers of one run would race. Resuming them from a worker is issue 26's point 3.
-  return createRuntime({ ...runtime, maxActiveRuns: config.workerConcurrency, resume: 'off' });
+/**
+ * A worker's runtime: it runs what the queue gives it, so its concurrency is the limit. With
+ * the deployment's `claims`, a dead worker's run is resumed by one worker only and a run taken
+ * over elsewhere is fenced off (run-takeover.ts).
+ */
+export function createWorkerRuntime(
+  config: Config,
+  runtime: RuntimeOptions,
+  claims?: RunClaims,
+  logger?: Logger,
+): Runtime {
+  const hooks =
+    claims === undefined || logger === undefined
+      ? {}
+      : takeoverHooks({ claims, runsDir: config.runsDir, logger });
+  return createRuntime({ ...runtime, ...hooks, maxActiveRuns: config.workerConcurrency });
 }
 
 /** Starts the dispatch parts of `role` on `config.redisUrl` (checked reachable beforehand). */
@@ -97,7 +108,8 @@ export function startDispatch(options: DispatchOptions): Dispatch {
   let workerRuntime: Runtime | undefined;
   let worker: RunWorker | undefined;
   if (role !== 'api') {
-    workerRuntime = options.workerRuntime ?? createWorkerRuntime(config, options.runtime);
+    workerRuntime =
+      options.workerRuntime ?? createWorkerRuntime(config, options.runtime, claims, logger);
     worker = createRunWorker({
       runtime: workerRuntime,
       claims,
@@ -107,6 +119,7 @@ export function startDispatch(options: DispatchOptions): Dispatch {
       concurrency: config.workerConcurrency,
       lockMs: config.workerLockMs,
       logger,
+      resume: config.resume,
       lastSeq: async (runId) => {
         const [entry] = await connections.commands.xrevrange(
           keys.runEvents(runId),

@@ -29,7 +29,16 @@ import {
   isWorkflowReference,
   loadWorkflowSource,
 } from '../engine/workflow-source.js';
-import { AppError, ConflictError, ERROR_CODES, errorMessage } from '../errors.js';
+import {
+  AppError,
+  ConflictError,
+  ERROR_CODES,
+  NotFoundError,
+  RunNotResumableError,
+  errorMessage,
+} from '../errors.js';
+import { RUN_ID } from '../store/history.js';
+import { isInterruptedRecord } from '../store/resume-plan.js';
 import type { RunRecord } from '../generated/run-record.js';
 import { emptyRecoveryReport } from '../store/startup-recovery.js';
 import { injectTraceContext } from '../tracing/index.js';
@@ -210,6 +219,72 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     };
   }
 
+  /**
+   * POST /api/runs/{run_id}/resume here: an interrupted run (AGENTIC_RESUME=manual, or a
+   * restart's leftovers) is claimed again and queued as a resume; a worker resumes it from its
+   * run file (run-worker.ts). Checked here as the runtime checks it: 404 without a run file, 409
+   * when the run ended otherwise or is active anywhere (its claim held).
+   */
+  async function resume(runId: string): Promise<StartedRun> {
+    if (closed) throw shuttingDown();
+    if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    const suffix = `_${runId}.json`;
+    const names = await readdir(resolved.runsDir).catch(() => [] as string[]);
+    const filename = names.find((name) => name.endsWith(suffix) && !name.startsWith('.'));
+    if (filename === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+    let record: RunRecord;
+    try {
+      record = await readRunFile(join(resolved.runsDir, filename));
+    } catch (error) {
+      throw new RunNotResumableError(
+        `the run file of ${runId} cannot be read (${errorMessage(error)})`,
+        422,
+      );
+    }
+    if (!isInterruptedRecord(record)) {
+      const why = record.error === null ? record.status : `${record.status}: ${record.error}`;
+      throw new RunNotResumableError(
+        `run ${runId} ended ${why}; only an interrupted run resumes`,
+        409,
+      );
+    }
+    let claimed: boolean;
+    try {
+      claimed = await claims.claim(runId);
+    } catch (error) {
+      unclaimLater(runId);
+      throw queueUnavailable(error);
+    }
+    if (!claimed) {
+      throw new RunNotResumableError(
+        `run ${runId} is active; only an interrupted run resumes`,
+        409,
+      );
+    }
+    mirror.apply(runId, true);
+    const job: RunJob = {
+      runId,
+      request: { runId, workflow: record.workflow_name },
+      resume: true,
+    };
+    try {
+      // Its first job (the run's id) may still be kept as failed: a resume job of its own.
+      await queue.add(runId, job, { jobId: `${runId}.resume.${Date.now()}` });
+    } catch (error) {
+      unclaimLater(runId);
+      mirror.apply(runId, false);
+      throw queueUnavailable(error);
+    }
+    log.info({ runId }, 'run resume queued');
+    let done: Promise<RunRecord> | undefined;
+    return {
+      runId,
+      get done() {
+        return (done ??= whenDone(runId, record.workflow_name));
+      },
+    };
+  }
+
   const events = options.events;
   // The runs this process executes (role `all`) end here before their claim's release notice
   // comes back through Redis, which an outage delays: known at once, so `isActive` and `done`
@@ -224,6 +299,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     options: resolved,
     approvals,
     start,
+    resume,
     async cancel(runId, reason = 'cancelled') {
       return claims.requestCancel(runId, reason);
     },

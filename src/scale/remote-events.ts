@@ -65,6 +65,13 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
   };
 
   const accept = (watch: Watch, event: WorkflowEvent, last: boolean): void => {
+    // A run resumed by another worker (its worker died) numbers its events from 0 again, its
+    // finished steps replayed first: the watch and its clients start over with it.
+    if (restartsRun(event) && watch.lastSeq >= 0) {
+      watch.buffer.clear();
+      watch.lastSeq = -1;
+      for (const subscriber of watch.subscribers) subscriber.lastSeq = -1;
+    }
     // An active run's id cannot be reused, so an old `seq` is an event appended twice (a
     // pipeline sent again after a lost connection): kept once.
     if (event.seq <= watch.lastSeq) return;
@@ -110,6 +117,10 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
     for (const [id, fields] of entries) {
       lastId = id;
       const entry = decodeStreamEntry(id, fields);
+      if (entry !== undefined && restartsRun(entry.event) && watch.lastSeq >= 0) {
+        watch.buffer.clear();
+        watch.lastSeq = -1;
+      }
       // An event appended twice (a pipeline sent again after a lost connection) is kept once.
       if (entry === undefined || entry.event.seq <= watch.lastSeq) continue;
       watch.lastSeq = entry.event.seq;
@@ -214,4 +225,9 @@ export function createRemoteEvents(options: RemoteEventsOptions): RemoteEvents {
       }
     },
   };
+}
+
+/** A resumed run's `workflow_start` (seq 0 again, `resumed: true`): its sequence starts over. */
+function restartsRun(event: WorkflowEvent): boolean {
+  return event.type === 'workflow_start' && event.seq === 0 && event.resumed === true;
 }

@@ -38,6 +38,8 @@ export interface ClaimInfo {
   filename: string | undefined;
   /** A cancel request's reason, when one was made. */
   cancel: string | undefined;
+  /** The owner id of the process executing the run (its start record's, or its taker's). */
+  runner: string | undefined;
 }
 
 export interface RunClaims {
@@ -51,8 +53,25 @@ export interface RunClaims {
   markRunning(runId: string, owner: string): Promise<boolean>;
   /** The run goes back to the queue unstarted (a worker shutting down handed it back). */
   markQueued(runId: string): Promise<void>;
-  /** Records the run file's name (the finaliser of a dead worker's run needs it). */
-  setFile(runId: string, filename: string): Promise<void>;
+  /**
+   * Records the run file's name (the finaliser of a dead worker's run needs it) and the owner id
+   * its start record names (`runner`: the process the run executes in, see {@link takeOver}).
+   */
+  setFile(runId: string, filename: string, runner?: string): Promise<void>;
+  /**
+   * The run's owner `from` is gone: `to` takes it over. Atomic, so exactly one of the processes
+   * racing for the run gets true: the claim must exist and name `from` as its runner (or none
+   * yet); it then names `to`, and `takeovers` counts one more.
+   */
+  takeOver(runId: string, from: string | undefined, to: string): Promise<boolean>;
+  /** Gives a run taken over back (its resume failed here): names `from` again if it names `to`. */
+  giveBack(runId: string, from: string | undefined, to: string): Promise<void>;
+  /** Releases the claim if it still names `runner` (or no runner); true when it did. */
+  releaseHeld(
+    runId: string,
+    filename: string | undefined,
+    runner: string | undefined,
+  ): Promise<boolean>;
   /** Records and publishes a cancel request; false when the run is not active. */
   requestCancel(runId: string, reason: string): Promise<boolean>;
   /** Releases the claim; true only for the one caller that released it. */
@@ -77,12 +96,34 @@ return 1`;
 const MARK_QUEUED = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'state', 'queued')
-redis.call('HDEL', KEYS[1], 'owner', 'file')
+redis.call('HDEL', KEYS[1], 'owner', 'file', 'runner')
 return 1`;
 const SET_FILE = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'file', ARGV[1])
+if ARGV[2] ~= '' and not redis.call('HGET', KEYS[1], 'runner') then
+  redis.call('HSET', KEYS[1], 'runner', ARGV[2])
+end
 return 1`;
+const TAKE_OVER = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local runner = redis.call('HGET', KEYS[1], 'runner')
+if runner and runner ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'runner', ARGV[2], 'state', 'running')
+redis.call('HINCRBY', KEYS[1], 'takeovers', 1)
+return 1`;
+const GIVE_BACK = `
+if redis.call('HGET', KEYS[1], 'runner') ~= ARGV[2] then return 0 end
+if ARGV[1] == '' then redis.call('HDEL', KEYS[1], 'runner')
+else redis.call('HSET', KEYS[1], 'runner', ARGV[1]) end
+return 1`;
+const RELEASE_HELD = `
+local runner = redis.call('HGET', KEYS[1], 'runner')
+if runner and runner ~= ARGV[3] then return 0 end
+local released = redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+if released == 1 then redis.call('PUBLISH', KEYS[3], ARGV[2]) end
+return released`;
 const REQUEST_CANCEL = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
 redis.call('HSET', KEYS[1], 'cancel', ARGV[1])
@@ -132,6 +173,7 @@ export function createRunClaims(redis: Redis, keys: ScaleKeys): RunClaims {
         owner: fields.owner,
         filename: fields.file,
         cancel: fields.cancel,
+        runner: fields.runner,
       };
     },
     async markRunning(runId, owner) {
@@ -140,8 +182,27 @@ export function createRunClaims(redis: Redis, keys: ScaleKeys): RunClaims {
     async markQueued(runId) {
       await redis.eval(MARK_QUEUED, 1, key(runId));
     },
-    async setFile(runId, filename) {
-      await redis.eval(SET_FILE, 1, key(runId), filename);
+    async setFile(runId, filename, runner) {
+      await redis.eval(SET_FILE, 1, key(runId), filename, runner ?? '');
+    },
+    async takeOver(runId, from, to) {
+      return (await redis.eval(TAKE_OVER, 1, key(runId), from ?? '', to)) === 1;
+    },
+    async giveBack(runId, from, to) {
+      await redis.eval(GIVE_BACK, 1, key(runId), from ?? '', to);
+    },
+    async releaseHeld(runId, filename, runner) {
+      const released = await redis.eval(
+        RELEASE_HELD,
+        3,
+        key(runId),
+        activeKey,
+        changesChannel,
+        runId,
+        change({ runId, active: false, ...(filename === undefined ? {} : { filename }) }),
+        runner ?? '',
+      );
+      return released === 1;
     },
     async requestCancel(runId, reason) {
       const request: CancelRequest = { runId, reason };

@@ -60,6 +60,16 @@ export interface FinaliseOptions {
    * @default none: such a run's claim is released
    */
   requeue?: () => Promise<void>;
+  /**
+   * With `AGENTIC_RESUME=auto`: resumes the run here once its owner is gone (run-takeover.ts),
+   * given its record with the journal folded in. `resumed`: this worker took it over and runs it;
+   * `taken`: another worker did (the finaliser waits for its end); `not-resumable`: it is marked
+   * interrupted as without this option. @default none: the run is marked interrupted
+   */
+  takeOver?: (
+    filename: string,
+    record: RunRecord,
+  ) => Promise<'resumed' | 'taken' | 'not-resumable'>;
   /** @default the write thread */
   writeFile?: FileWriter;
   /**
@@ -72,7 +82,7 @@ export interface FinaliseOptions {
 
 /** What became of the run. */
 export type FinaliseOutcome =
-  'interrupted' | 'ended' | 'released' | 'requeued' | 'no-file' | 'aborted';
+  'interrupted' | 'ended' | 'released' | 'requeued' | 'no-file' | 'aborted' | 'resumed';
 
 /** Finalises one run whose job stalled (see the module comment). Never rejects. */
 export async function finaliseInterruptedRun(options: FinaliseOptions): Promise<FinaliseOutcome> {
@@ -152,6 +162,12 @@ async function finaliseFile(
     maxBytes,
     logger,
   });
+  if (options.takeOver !== undefined) {
+    const taken = await options.takeOver(filename, withWarning(journal.record, journal.warning));
+    if (taken === 'resumed') return 'resumed';
+    // Another worker resumes it: its end (and the claim's release) is waited for.
+    if (taken === 'taken') return undefined;
+  }
   const repaired = withWarning(
     boundRunRecord(interruptedRecord(journal.record, Date.now()), maxBytes).record,
     journal.warning,

@@ -25,6 +25,11 @@ export interface RunJob {
    * instance): the worker's run span continues it. Absent without tracing.
    */
   trace?: TraceCarrier;
+  /**
+   * An interrupted run to resume (POST /api/runs/{run_id}/resume on an api instance): the
+   * worker resumes it from its run file (`request` names only its run id and workflow).
+   */
+  resume?: true;
 }
 
 /**

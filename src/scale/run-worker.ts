@@ -19,7 +19,7 @@ import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import type { Runtime } from '../engine/types.js';
-import { ERROR_CODES, AppError } from '../errors.js';
+import { ERROR_CODES, AppError, RunNotResumableError } from '../errors.js';
 import { replayFromRecord } from '../events/replay-from-record.js';
 import { notStartedRecord, workflowNameOf } from '../store/not-started-record.js';
 import { runFileName, writeRunFile } from '../store/run-files.js';
@@ -28,6 +28,10 @@ import { parseCancelRequest, type RunClaims } from './run-claims.js';
 import { persistently } from './persistently.js';
 import { abandonWorker, closeWithin, unsubscribeQuietly } from './quiet-close.js';
 import { finaliseInterruptedRun } from './run-finaliser.js';
+import { WORKER_LOST } from './run-takeover.js';
+import type { ResumePolicy } from '../config/resume-policy.js';
+import { internalsOf } from '../engine/runtime-internals.js';
+import { TAKEN_OVER } from '../engine/run-session.js';
 import { RUN_QUEUE, STALLED_REASON, type RunJob } from './run-queue.js';
 
 export interface RunWorkerOptions {
@@ -44,6 +48,11 @@ export interface RunWorkerOptions {
   logger: Logger;
   /** The seq of a run's last published event (its shared stream), for a finalised run's end. */
   lastSeq?: (runId: string) => Promise<number | undefined>;
+  /**
+   * AGENTIC_RESUME: with `auto` the run of a dead worker is taken over and resumed here
+   * (run-takeover.ts) instead of being marked interrupted. @default 'off'
+   */
+  resume?: ResumePolicy;
 }
 
 /** What a finished job returns (the queue keeps nothing else of the run). */
@@ -79,16 +88,64 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
   const stop = new AbortController();
   const finalising = new Set<Promise<unknown>>();
 
-  // The run file's name goes to the claim with the start record: a finaliser needs it.
+  const internals = internalsOf(runtime);
+  /** The runs executing here for a job of this worker (the others were taken over here). */
+  const jobs = new Set<string>();
+
+  // The run file's name goes to the claim with the start record (a finaliser needs it), with
+  // the owner id it names (the claim's runner, see run-takeover.ts). A run taken over here has
+  // no job: its claim is released here when its end record is written.
   const offRecord = runtime.onRecord((record, filename) => {
-    if (record.status !== 'running' || files.has(record.run_id)) return;
-    files.set(record.run_id, filename);
-    claims
-      .setFile(record.run_id, filename)
-      .catch((error: unknown) =>
-        logger.warn({ runId: record.run_id, err: errorMessage(error) }, 'run file not recorded'),
-      );
+    const runId = record.run_id;
+    if (record.status === 'running') {
+      if (files.has(runId)) return;
+      files.set(runId, filename);
+      claims
+        .setFile(runId, filename, record.owner)
+        .catch((error: unknown) =>
+          logger.warn({ runId, err: errorMessage(error) }, 'run file not recorded'),
+        );
+      return;
+    }
+    if (jobs.has(runId) || !files.has(runId)) return;
+    files.delete(runId);
+    void releaseTakenOver(runId, filename);
   });
+
+  async function releaseTakenOver(runId: string, filename: string): Promise<void> {
+    const self = await internals?.ownerId();
+    await persistently(
+      () => claims.releaseHeld(runId, filename, self),
+      stop.signal,
+      (error) => logger.warn({ runId, err: errorMessage(error) }, 'run claim not released yet'),
+    );
+  }
+
+  /**
+   * The finaliser's takeover (AGENTIC_RESUME=auto): claims the dead worker's run for this
+   * runtime and resumes it from its record, reason `worker_lost`.
+   */
+  async function takeOver(
+    runId: string,
+    filename: string,
+    record: RunRecord,
+  ): Promise<'resumed' | 'taken' | 'not-resumable'> {
+    const self = await internals?.ownerId();
+    if (internals === undefined || self === undefined) return 'not-resumable';
+    if (!(await claims.takeOver(runId, record.owner, self))) return 'taken';
+    try {
+      await internals.resumeRecord(filename, record, WORKER_LOST);
+      logger.warn({ runId, fromProcess: record.owner }, 'run of a dead worker taken over');
+      return 'resumed';
+    } catch (error) {
+      await claims.giveBack(runId, record.owner, self);
+      if (error instanceof RunNotResumableError) {
+        logger.warn({ runId, err: error.message }, 'run of a dead worker cannot be resumed');
+        return 'not-resumable';
+      }
+      throw error;
+    }
+  }
 
   async function execute(job: Job<RunJob>): Promise<RunJobResult> {
     const { runId, request, trace } = job.data;
@@ -97,13 +154,21 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       return { filename: undefined, status: 'failed' };
     }
     let handle;
+    jobs.add(runId);
     try {
+      // POST /api/runs/{run_id}/resume on an api instance: the interrupted run resumes here.
       // The run span continues the trace of the request that queued the run (ignored when
       // this runtime traces nothing).
-      handle = await runtime.start(
-        trace === undefined ? request : { ...request, traceContext: extractTraceContext(trace) },
-      );
+      handle =
+        job.data.resume === true
+          ? await runtime.resume(runId)
+          : await runtime.start(
+              trace === undefined
+                ? request
+                : { ...request, traceContext: extractTraceContext(trace) },
+            );
     } catch (error) {
+      jobs.delete(runId);
       if (error instanceof AppError && error.code === ERROR_CODES.RUNTIME_CLOSED) {
         // Shutting down: back to the queue unstarted, for another worker.
         await claims.markQueued(runId);
@@ -113,6 +178,16 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       // The api instance checked the request; what fails here (the workflow file deleted or
       // changed meanwhile, the runs directory unwritable) still ends the accepted run: a failed
       // run file saying why, its events, then the claim.
+      if (job.data.resume === true) {
+        // Not resumable after all (its workflow gone, ended meanwhile): its file stays as it is.
+        logger.error({ runId, err: errorMessage(error) }, 'queued resume could not start');
+        await persistently(
+          () => claims.release(runId, undefined),
+          stop.signal,
+          (again) => logger.warn({ runId, err: errorMessage(again) }, 'run claim not released yet'),
+        );
+        return { filename: undefined, status: 'failed' };
+      }
       logger.error({ runId, err: errorMessage(error) }, 'queued run could not start');
       const filename = await recordNotStarted(job.data, errorMessage(error));
       await persistently(
@@ -128,11 +203,15 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     const record = await handle.done;
     const filename = files.get(runId);
     files.delete(runId);
+    jobs.delete(runId);
+    // Taken over by another worker while this one was paused (the end fence): the claim is its.
+    if (record.error === TAKEN_OVER) return { filename, status: record.status };
+    const self = await internals?.ownerId();
     // The run ended and its file is written: the claim must go, or its id stays active on
     // every api instance. Redis lost meanwhile is waited for (the job's lock may lapse: then a
     // finaliser finds the file ended and releases the claim itself).
     await persistently(
-      () => claims.release(runId, filename),
+      () => claims.releaseHeld(runId, filename, self),
       stop.signal,
       (error) => {
         logger.warn({ runId, err: errorMessage(error) }, 'run claim not released yet; retrying');
@@ -214,6 +293,12 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       recheckMs: options.lockMs,
       ...(options.lastSeq === undefined ? {} : { lastSeq: options.lastSeq }),
       signal: stop.signal,
+      ...(options.resume === 'auto'
+        ? {
+            takeOver: (filename: string, record: RunRecord) =>
+              takeOver(job.data.runId, filename, record),
+          }
+        : {}),
       // Never begun: back to the queue (BullMQ moves the failed job to waiting again).
       requeue: async () => {
         await claims.markQueued(job.data.runId);

@@ -18,6 +18,7 @@ import { observeRuntime, type ServiceMetrics } from '../metrics/index.js';
 import { otlpTracesUrl } from '../tracing/otlp-endpoint.js';
 import { createWorkerRuntime, startDispatch, type Dispatch } from './dispatch.js';
 import { redactRedisUrl } from './redis-connection.js';
+import { createRunClaims } from './run-claims.js';
 import { attachRunPublisher } from './run-publisher.js';
 import { composeService } from '../service/compose.js';
 import { startScaleOut, type ScaleOut } from './scale-out.js';
@@ -93,7 +94,12 @@ async function startWith(
     ownTracerProvider: tracerProvider,
     runtimeOptions,
   } = await composeService(config, { logger, breakerSharing: scale.breakers });
-  const runtime = createWorkerRuntime(config, runtimeOptions);
+  const runtime = createWorkerRuntime(
+    config,
+    runtimeOptions,
+    createRunClaims(scale.redis, scale.keys),
+    logger,
+  );
   // The endpoint is bound before the queue worker takes anything: a port in use fails the
   // start with nothing to hand back (and BullMQ's worker is not closed while it starts).
   let checkQueue = (): Promise<void> =>

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ApprovalProvider } from './approval.js';
 import { ToolError } from './tool-error.js';
@@ -48,6 +48,8 @@ export function createToolRegistry(
   onCall?: (report: ToolCallReport) => void,
 ): ToolRegistry {
   const byName = new Map<string, { tool: ToolDefinition; validate?: ValidateFunction }>();
+  /** The ids of the calls waiting for approval here (see {@link approvalCallId}). */
+  const waitingCalls = new Set<string>();
   for (const tool of tools) {
     if (byName.has(tool.name)) throw new Error(`duplicate tool ${tool.name}`);
     byName.set(tool.name, { tool });
@@ -99,16 +101,18 @@ export function createToolRegistry(
     if (entry.tool.risk === TOOL_RISKS.HIGH) {
       const { allowed: _allowed, ...who } = caller;
       context.onApproval?.(true);
+      const callId = approvalCallId(caller, name, valid, waitingCalls);
       let decision;
       try {
         decision = await approval.decide({
-          callId: randomUUID(),
+          callId,
           toolName: name,
           args: valid,
           ...who,
           signal: context.signal,
         });
       } finally {
+        waitingCalls.delete(callId);
         context.onApproval?.(false);
       }
       if (!decision.approved) throw new ToolError(name, `denied: ${decision.reason}`, 'approval');
@@ -150,4 +154,29 @@ function asToolError(name: string, error: unknown): ToolError {
 function outcomeOf(error: unknown, ran: boolean): ToolCallOutcome {
   if (ran) return 'error';
   return error instanceof ToolError && error.operation === 'approval' ? 'denied' : 'refused';
+}
+
+/**
+ * The id of a tool call waiting for approval: derived from the run, the step, the tool and its
+ * arguments (UUID-shaped), so the same call asked again after its process died and the run was
+ * resumed (docs/scale-out.md, "Approvals across a restart") keeps the id its client already
+ * has. Identical calls of one step waiting at once get an ordinal (`inFlight`: the ids waiting
+ * in this process).
+ */
+export function approvalCallId(
+  caller: Pick<ToolCaller, 'runId' | 'step'>,
+  tool: string,
+  args: unknown,
+  inFlight: Set<string>,
+): string {
+  for (let ordinal = 0; ; ordinal++) {
+    const hex = createHash('sha256')
+      .update(JSON.stringify([caller.runId, caller.step, tool, args, ordinal]))
+      .digest('hex');
+    const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-5${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+    if (!inFlight.has(id)) {
+      inFlight.add(id);
+      return id;
+    }
+  }
 }

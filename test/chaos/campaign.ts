@@ -21,6 +21,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/config/index.js';
 import { spawnService, until, type ServiceProcess } from '../e2e/service-process.js';
+import { startTestRedis } from '../redis/redis-server.js';
+import { spawnService as spawnClusterService, type ClusterProcess } from '../scale/cluster.js';
 
 export interface CampaignOptions {
   runs: number;
@@ -39,6 +41,12 @@ export interface CampaignOptions {
   env?: Record<string, string>;
   /** Progress lines (the CLI prints them; the test keeps them for its failure message). */
   log?: (line: string) => void;
+  /**
+   * `single`: one service process, killed and started again. `workers`: an api instance and two
+   * workers on a real redis-server sharing the runs directory; a random worker is killed each
+   * time and started again (the api instance lives on). @default 'single'
+   */
+  mode?: 'single' | 'workers';
 }
 
 export interface CampaignResult {
@@ -129,31 +137,15 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     CHAOS_SIDE_EFFECTS: sideEffects,
     ...options.env,
   };
+  if (options.mode === 'workers')
+    return workersCampaign(options, { root, sideEffects, env, next, began });
   let service: ServiceProcess | undefined;
   const killTimes: number[] = [];
   const runIds = Array.from({ length: options.runs }, (_, i) => `chaos-${options.seed}-${i}`);
   try {
     service = spawnService(env);
     let url = await service.listening;
-    const accepted = await Promise.all(
-      runIds.map(async (id) => {
-        const answer = await fetch(`${url}/api/run`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ workflow: 'chaos', run_id: id }),
-        });
-        return { id, status: answer.status, body: await answer.text() };
-      }),
-    );
-    const refused = accepted.filter((a) => a.status !== 200);
-    if (refused.length > 0) {
-      throw new Error(
-        `runs refused: ${refused
-          .slice(0, 5)
-          .map((r) => `${r.id} ${r.status} ${r.body}`)
-          .join('; ')}`,
-      );
-    }
+    await accept(url, runIds);
     log(`${options.runs} runs accepted`);
     for (let kill = 1; kill <= options.kills; kill++) {
       const [min, max] = options.killAfterMs;
@@ -165,42 +157,9 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       url = await service.listening;
       log(`kill ${kill}/${options.kills}: restarted`);
     }
-    const statuses = new Map<string, string>();
-    const current = url;
-    await until(
-      'every run to end',
-      async () => {
-        for (const id of runIds) {
-          if (FINAL.has(statuses.get(id) ?? '')) continue;
-          const answer = await fetch(`${current}/api/runs/${id}`);
-          const body = (await answer.json()) as { status?: string };
-          if (answer.status === 200 && body.status !== undefined) statuses.set(id, body.status);
-        }
-        return runIds.every((id) => FINAL.has(statuses.get(id) ?? ''));
-      },
-      Math.max(120_000, options.runs * 1_000),
-    );
+    const statuses = await waitForEnds(url, runIds);
     log('every run ended');
-    const violations: string[] = [];
-    for (const [id, status] of statuses) {
-      if (status !== 'success') violations.push(`run ${id} ended ${status}`);
-    }
-    const { executions, repeated, problems } = checkSideEffects(
-      await readFile(sideEffects, 'utf8'),
-      runIds,
-      killTimes,
-      options.windowMs,
-    );
-    violations.push(...problems);
-    return {
-      runs: options.runs,
-      kills: options.kills,
-      statuses,
-      executions,
-      repeated,
-      violations,
-      seconds: (Date.now() - began) / 1000,
-    };
+    return await outcome(options, statuses, sideEffects, runIds, killTimes, began);
   } finally {
     if (service !== undefined && service.child.exitCode === null) {
       service.child.kill('SIGKILL');
@@ -209,6 +168,142 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
     if (process.env.CHAOS_KEEP === undefined) await rm(root, { recursive: true, force: true });
     else log(`kept ${root}`);
   }
+}
+
+/** The workers mode (see `CampaignOptions.mode`). */
+async function workersCampaign(
+  options: CampaignOptions,
+  at: {
+    root: string;
+    sideEffects: string;
+    env: Record<string, string>;
+    next: () => number;
+    began: number;
+  },
+): Promise<CampaignResult> {
+  const log = options.log ?? (() => undefined);
+  const { root, sideEffects, next, began } = at;
+  const killTimes: number[] = [];
+  const runIds = Array.from({ length: options.runs }, (_, i) => `chaos-w${options.seed}-${i}`);
+  const redis = await startTestRedis();
+  const env: Record<string, string> = {
+    ...at.env,
+    REDIS_URL: redis.url,
+    AGENTIC_HOST: '127.0.0.1',
+    AGENTIC_WORKER_CONCURRENCY: String(Math.max(10, options.runs)),
+    AGENTIC_WORKER_LOCK_SECONDS: '2',
+    ...options.env,
+  };
+  const processes: ClusterProcess[] = [];
+  const start = async (role: 'api' | 'worker'): Promise<ClusterProcess> => {
+    const started = await spawnClusterService(role, env, 'dist');
+    processes.push(started);
+    return started;
+  };
+  try {
+    const api = await start('api');
+    const workers = await Promise.all([start('worker'), start('worker')]);
+    await accept(api.url, runIds);
+    log(`${options.runs} runs accepted by the api instance, 2 workers`);
+    for (let kill = 1; kill <= options.kills; kill++) {
+      const [min, max] = options.killAfterMs;
+      await new Promise((resolve) => setTimeout(resolve, min + next() * (max - min)));
+      const index = next() < 0.5 ? 0 : 1;
+      const victim = workers[index];
+      killTimes.push(Date.now());
+      victim.child.kill('SIGKILL');
+      await victim.exit;
+      workers[index] = await start('worker');
+      log(`kill ${kill}/${options.kills}: worker ${index + 1} killed and started again`);
+    }
+    const statuses = await waitForEnds(api.url, runIds);
+    log('every run ended');
+    return await outcome(options, statuses, sideEffects, runIds, killTimes, began);
+  } finally {
+    for (const { child } of processes) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+    await Promise.all(processes.map((p) => p.exit));
+    await redis.stop();
+    if (process.env.CHAOS_KEEP === undefined) await rm(root, { recursive: true, force: true });
+    else log(`kept ${root}`);
+  }
+}
+
+/** POSTs every run to the service at `url`; throws when one is refused. */
+async function accept(url: string, runIds: readonly string[]): Promise<void> {
+  const accepted = await Promise.all(
+    runIds.map(async (id) => {
+      const answer = await fetch(`${url}/api/run`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ workflow: 'chaos', run_id: id }),
+      });
+      return { id, status: answer.status, body: await answer.text() };
+    }),
+  );
+  const refused = accepted.filter((a) => a.status !== 200);
+  if (refused.length > 0) {
+    throw new Error(
+      `runs refused: ${refused
+        .slice(0, 5)
+        .map((r) => `${r.id} ${r.status} ${r.body}`)
+        .join('; ')}`,
+    );
+  }
+}
+
+/** Polls GET /api/runs/{id} until every run has a final status; returns them. */
+async function waitForEnds(
+  current: string,
+  runIds: readonly string[],
+): Promise<Map<string, string>> {
+  const statuses = new Map<string, string>();
+  await until(
+    'every run to end',
+    async () => {
+      for (const id of runIds) {
+        if (FINAL.has(statuses.get(id) ?? '')) continue;
+        const answer = await fetch(`${current}/api/runs/${id}`);
+        const body = (await answer.json()) as { status?: string };
+        if (answer.status === 200 && body.status !== undefined) statuses.set(id, body.status);
+      }
+      return runIds.every((id) => FINAL.has(statuses.get(id) ?? ''));
+    },
+    Math.max(120_000, runIds.length * 1_000),
+  );
+  return statuses;
+}
+
+/** Checks the statuses and the side-effect log (see the module comment). */
+async function outcome(
+  options: CampaignOptions,
+  statuses: Map<string, string>,
+  sideEffects: string,
+  runIds: readonly string[],
+  killTimes: readonly number[],
+  began: number,
+): Promise<CampaignResult> {
+  const violations: string[] = [];
+  for (const [id, status] of statuses) {
+    if (status !== 'success') violations.push(`run ${id} ended ${status}`);
+  }
+  const { executions, repeated, problems } = checkSideEffects(
+    await readFile(sideEffects, 'utf8'),
+    runIds,
+    killTimes,
+    options.windowMs,
+  );
+  violations.push(...problems);
+  return {
+    runs: options.runs,
+    kills: options.kills,
+    statuses,
+    executions,
+    repeated,
+    violations,
+    seconds: (Date.now() - began) / 1000,
+  };
 }
 
 interface Execution {

@@ -20,6 +20,26 @@ describe('an accepted run finishes: SIGKILL at random moments (a small chaos cam
   });
 });
 
+describe('an accepted run finishes: workers killed at random moments (api + 2 workers, Redis)', function () {
+  this.timeout(300_000);
+
+  it('ends every run success on the workers left, and no finished step runs again', async () => {
+    const lines: string[] = [];
+    const result = await runCampaign({
+      runs: 12,
+      kills: 3,
+      seed: 27,
+      mode: 'workers',
+      killAfterMs: [500, 1500],
+      windowMs: 250,
+      log: (line) => lines.push(line),
+    });
+    expect(result.violations, lines.join('\n')).to.deep.equal([]);
+    expect([...result.statuses.values()]).to.have.length(12);
+    expect(result.executions).to.be.at.least(12 * 6);
+  });
+});
+
 describe('a rolling restart: SIGTERM with 200 runs in flight, then a new process', function () {
   this.timeout(240_000);
 

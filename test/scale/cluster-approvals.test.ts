@@ -139,6 +139,9 @@ describe('scale-out: approvals of a worker that dies or stops (1 api, 2 workers,
         AGENTIC_APPROVAL_PROVIDER: 'http',
         AGENTIC_FILE_BASE_DIR: join(root, 'files'),
         AGENTIC_WORKER_LOCK_SECONDS: String(LOCK_SECONDS),
+        // A killed worker's run ends interrupted here (with auto another worker resumes it and
+        // asks again: test/e2e/approval-restart.test.ts).
+        AGENTIC_RESUME: 'off',
         ...env,
       },
     });

@@ -104,6 +104,9 @@ describe('scale-out dispatch: 2 api instances, 2 workers, one Redis (real proces
         AGENTIC_RATE_LIMIT_DEFAULT: '100000/second',
         AGENTIC_WORKER_LOCK_SECONDS: '2',
         AGENTIC_SHUTDOWN_GRACE_SECONDS: '20',
+        // A SIGKILLed worker's run ends interrupted here (resumed by the other worker with auto:
+        // test/scale/worker-takeover.test.ts).
+        AGENTIC_RESUME: 'off',
       },
     });
     [apiA, apiB] = cluster.apis as [ClusterProcess, ClusterProcess];
