@@ -5,12 +5,12 @@
  * finishes; the run's outcome is decided from the engine's output.
  *
  * Hand-written `ActorLogic` (like the native scheduler), not a `createMachine` machine, because a
- * run's own set-up was most of what a run cost: with the machine, 2,000 concurrent 5-step no-op
- * runs spent about half their CPU interpreting it (creating its initial snapshot, two
- * microsteps with their state-node sets, the `invoke`), and ~45 KB of the ~80 KB a run allocated
- * (docs/benchmarks.md, "Many runs": this logic took `run()` from 0.53–0.63× the machine's CPU
- * per run, and the HTTP service's CPU per run to about 0.8×). The states, their values, the
- * events, what is emitted and the output are the machine's: `value` is `'pending'`,
+ * run's own set-up was most of what a run cost: with the machine, concurrent 5-step no-op runs
+ * spent about half their CPU interpreting it (its initial snapshot, two microsteps with their
+ * state-node sets, the `invoke`) and it made ~45 KB of the ~80 KB a run allocated. Measured on
+ * dist/ (docs/benchmarks.md, "Many runs"): `run()` CPU per run 0.54× the machine's, the HTTP
+ * service's CPU per run about 0.8×. The states, their values, the events, what is emitted and
+ * the output are the machine's: `value` is `'pending'`,
  * `{ running: 'untimed' | 'timed' | 'timedOut' }`, `'success'` or `'failed'`, and `matches`
  * answers as a machine snapshot's does.
  *

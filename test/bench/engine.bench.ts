@@ -53,10 +53,10 @@ import type { CompiledWorkflow, StepDocument, WorkflowDocument } from '../../src
 
 // The code measured is the compiled dist/ that `npm start` ships (`npm run bench` builds it first),
 // not the tsx loader's transform of src/ (whose keepNames wraps named closures). `--src` measures
-// src/ through tsx instead.
+// src/ through tsx instead; BENCH_DIST another compiled tree (see shipped.ts), e.g. the base build.
 const FROM = process.argv.includes('--src')
   ? new URL('../../', import.meta.url)
-  : new URL('../../dist/', import.meta.url);
+  : new URL(`../../${(process.env.BENCH_DIST ?? 'dist').replace(/\/+$/, '')}/`, import.meta.url);
 const ext = process.argv.includes('--src') ? '.ts' : '.js';
 const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
 const { forEachEngineEvent } = await load<typeof AdapterModule>('machines/engine-contract');
