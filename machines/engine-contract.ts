@@ -3,8 +3,8 @@
  * what it emits and what it finishes with. It lives beside the machines that keep it; `src/engine`
  * imports it, never the other way.
  *
- * An engine is XState actor logic ({@link EngineLogic}). The run machine is given it with
- * `runMachine.provide({ actors: { engine } })` and invokes it as its `engine` child with an
+ * An engine is XState actor logic ({@link EngineLogic}). The run logic is given it with
+ * `createRunLogic(engine)` and spawns it as its `engine` child with an
  * {@link EngineInput}; the engine schedules steps, runs each attempt through the injected
  * {@link AttemptRunner}, hands its {@link EngineEvent}s to the input's `observer` and emits them
  * (XState `emit`, observed with `actor.on(...)`), and finishes (snapshot status `done`) with an

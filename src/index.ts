@@ -70,7 +70,7 @@ export {
   type RunEmitted,
   type RunEvent,
   type RunResult,
-} from '../machines/run.machine.js';
+} from '../machines/run.logic.js';
 /** Agents embedders may register through `createRuntime({ agents })`. */
 export type { Agent, AgentRequest, AgentResult } from './agents/types.js';
 /**

@@ -4,7 +4,7 @@
  * here is dropped when the run ends (the runtime keeps no per-run state after that).
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
-import type { runMachine, RunResult } from '../../machines/run.machine.js';
+import type { RunLogic, RunResult } from '../../machines/run.logic.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
@@ -36,8 +36,8 @@ export interface RunSessionOptions {
   engineInput: EngineInput;
   /** What the run holds of its steps' inputs and outputs (released by the runtime at the end). */
   heldBytes: RunHeldBytes;
-  /** The run machine provided with this run's engine (`runMachine.provide({ actors: { engine } })`). */
-  machine: typeof runMachine;
+  /** The run actor's logic, given this run's engine (`createRunLogic(engine)`). */
+  logic: RunLogic;
   timeoutMs: number | undefined;
   /** The runtime's root actor: run actors are its children (one XState system per runtime). */
   parent: AnyActorRef;
@@ -100,7 +100,7 @@ export interface ResumedStart {
 export class RunSession {
   readonly runId: string;
   private fileName: string | undefined;
-  readonly actor: Actor<typeof runMachine>;
+  readonly actor: Actor<RunLogic>;
   /** The handle's events; undefined when nobody can read them (see `bufferEvents`). */
   readonly stream: RunEventStream | undefined;
   readonly done: Promise<RunRecord>;
@@ -132,7 +132,7 @@ export class RunSession {
       ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
     });
     options.engineInput.observer = this.onEngineEvent.bind(this);
-    this.actor = createActor(options.machine, {
+    this.actor = createActor(options.logic, {
       parent: options.parent,
       id: `run-${base.runId}`,
       systemId: `run:${base.runId}`,
@@ -258,7 +258,7 @@ export class RunSession {
     // event-loop turns: each costs its engine, first steps and model calls.
     const slot = this.options.slicer?.slot();
     if (slot !== undefined) await slot;
-    // `run.begin` takes a pending run actor to `running` (its machine emits `run.started`); a run
+    // `run.begin` takes a pending run actor to `running` (its logic emits `run.started`); a run
     // cancelled meanwhile has left `pending` and never starts. workflow_start is published here,
     // just before, rather than from an `actor.on('run.started')` listener: that listener costs a
     // Map, a Set and a closure per run (~0.45 KB), and nothing is emitted in between.

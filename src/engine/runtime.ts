@@ -34,7 +34,7 @@ import type {
 import type { EngineAdapter } from './adapter.js';
 import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
-import { runMachine } from '../../machines/run.machine.js';
+import { createRunLogic, type RunLogic } from '../../machines/run.logic.js';
 import { chooseAdapter } from './adapter-choice.js';
 import { stableInspection } from './inspection.js';
 import { withInternals } from './runtime-internals.js';
@@ -133,17 +133,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const recordListeners = new Set<(record: RunRecord, filename: string) => void>();
   let closed = false;
 
-  // The run machine given each engine logic (one for native, one per compiled workflow for graph):
-  // `.provide` rebuilds the machine's state-node tree (~185 µs, ~13 KB), so once per logic, not
-  // per run. Weak: a workflow's entry goes with its compiled workflow.
-  const runMachines = new WeakMap<EngineLogic, typeof runMachine>();
-  function runMachineFor(engine: EngineLogic): typeof runMachine {
-    let machine = runMachines.get(engine);
-    if (machine === undefined) {
-      machine = runMachine.provide({ actors: { engine } });
-      runMachines.set(engine, machine);
+  // The run logic given each engine logic (one for native, one per compiled workflow for graph),
+  // shared by its runs. Weak: a workflow's entry goes with its compiled workflow.
+  const runLogics = new WeakMap<EngineLogic, RunLogic>();
+  function runLogicFor(engine: EngineLogic): RunLogic {
+    let logic = runLogics.get(engine);
+    if (logic === undefined) {
+      logic = createRunLogic(engine);
+      runLogics.set(engine, logic);
     }
-    return machine;
+    return logic;
   }
   const root: AnyActorRef = createActor(createRootLogic(), {
     clock,
@@ -423,7 +422,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       },
       engineInput,
       heldBytes,
-      machine: runMachineFor(adapter.createLogic(workflow)),
+      logic: runLogicFor(adapter.createLogic(workflow)),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
       parent: root,
       persist: resolved.persist,

@@ -17,7 +17,7 @@ import type { RecoveryReport } from '../store/startup-recovery.js';
 import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from '../../machines/engine-contract.js';
-import type { RunActor } from '../../machines/run.machine.js';
+import type { RunActor } from '../../machines/run.logic.js';
 import type { RuntimeApprovals } from './runtime-approvals.js';
 import type { ActiveRunFacts } from './run-explain.js';
 
@@ -267,7 +267,7 @@ export interface RunHandle {
   /** The run's id (given in the request, or generated). */
   runId: string;
   /**
-   * The run actor (XState v5), typed from the run machine: `pending → running → success |
+   * The run actor (XState v5), typed from the run logic: `pending → running → success |
    * failed`, its engine as the `engine` child. Observe it; send it nothing but `run.cancel`.
    */
   actor: RunActor;

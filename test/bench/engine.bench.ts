@@ -23,7 +23,12 @@
 // batch to a worker thread that encodes it as OTLP protobuf and sends it to a sink on
 // 127.0.0.1, test/bench/trace-sink.ts) the run() variants run again, and the overheads are
 // printed against the targets of issue 14.
-// `--quick` runs fewer rounds; `--heap-only` / `--speed-only` run one half.
+// Many runs (issue 26.7): MANY concurrent 5-step diamond runs started at once and awaited, µs per
+// step × the floor doing the same (MANY concurrent floor runs), in interleaved rounds; beside
+// them a naive machine-per-run XState design (a parallel machine built per run, a region per
+// step, `always` guards on its dependencies, each attempt an invoked promise): how much of a
+// run's cost is its own set-up rather than its steps.
+// `--quick` runs fewer rounds; `--heap-only` / `--speed-only` / `--many-only` run one part.
 import {
   AlwaysOnSampler,
   BasicTracerProvider,
@@ -31,7 +36,7 @@ import {
   ParentBasedSampler,
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
-import { createActor } from 'xstate';
+import { assign, createActor, createMachine, fromPromise } from 'xstate';
 import { startTraceSink, type TraceSink } from './trace-sink.js';
 import type { AttemptResult, AttemptRunner, EngineInput } from '../../machines/engine-contract.js';
 import type { EngineAdapter } from '../../src/engine/adapter.js';
@@ -48,10 +53,10 @@ import type { CompiledWorkflow, StepDocument, WorkflowDocument } from '../../src
 
 // The code measured is the compiled dist/ that `npm start` ships (`npm run bench` builds it first),
 // not the tsx loader's transform of src/ (whose keepNames wraps named closures). `--src` measures
-// src/ through tsx instead.
+// src/ through tsx instead; BENCH_DIST another compiled tree (see shipped.ts), e.g. the base build.
 const FROM = process.argv.includes('--src')
   ? new URL('../../', import.meta.url)
-  : new URL('../../dist/', import.meta.url);
+  : new URL(`../../${(process.env.BENCH_DIST ?? 'dist').replace(/\/+$/, '')}/`, import.meta.url);
 const ext = process.argv.includes('--src') ? '.ts' : '.js';
 const load = <T>(path: string) => import(new URL(`${path}${ext}`, FROM).href) as Promise<T>;
 const { forEachEngineEvent } = await load<typeof AdapterModule>('machines/engine-contract');
@@ -66,8 +71,14 @@ const { WorkerSpanExporter } = await load<typeof WorkerExporterModule>(
 );
 
 const QUICK = process.argv.includes('--quick');
-const SPEED = !process.argv.includes('--heap-only');
-const HEAP = !process.argv.includes('--speed-only');
+const MANY_ONLY = process.argv.includes('--many-only');
+const SPEED = !process.argv.includes('--heap-only') && !MANY_ONLY;
+const HEAP = !process.argv.includes('--speed-only') && !MANY_ONLY;
+const MANY_PHASE = !process.argv.includes('--heap-only') && !process.argv.includes('--speed-only');
+/** Concurrent runs of the many-runs phase. */
+const MANY = 2000;
+/** Issue 26.7: the many-runs figure within 8× the floor. */
+const MANY_TARGET = 8;
 const WARMUP = QUICK ? 5 : 15;
 const ROUNDS = QUICK ? 9 : 31;
 const BATCH_MS = QUICK ? 4 : 8;
@@ -368,6 +379,121 @@ async function runtimeHeap(adapter: 'native' | 'graph', how: 'run' | 'start'): P
   return row;
 }
 
+// ---- many runs ----------------------------------------------------------------------------
+/**
+ * A naive machine-per-run XState design, for comparison: each run builds its own machine (a
+ * parallel state with a region per step: waiting → running → done, `always` to running once the
+ * dependencies are in `context.done`, the attempt an invoked promise), then an actor, and waits
+ * for it to be done.
+ */
+function naiveRun(wf: CompiledWorkflow): Promise<void> {
+  const states: Record<string, unknown> = {};
+  for (const s of wf.steps) {
+    const deps = s.dependsOn;
+    states[s.name] = {
+      initial: 'waiting',
+      states: {
+        waiting: {
+          always: {
+            guard: ({ context }: { context: { done: Record<string, true> } }) =>
+              deps.every((d) => context.done[d] === true),
+            target: 'running',
+          },
+        },
+        running: {
+          invoke: {
+            src: 'attempt',
+            onDone: {
+              target: 'done',
+              actions: assign({
+                done: ({ context }: { context: { done: Record<string, true> } }) => ({
+                  ...context.done,
+                  [s.name]: true as const,
+                }),
+              }),
+            },
+          },
+        },
+        done: { type: 'final' },
+      },
+    };
+  }
+  const machine = createMachine(
+    { id: 'naive', type: 'parallel', context: { done: {} }, states } as never,
+    { actors: { attempt: fromPromise(() => noop({} as never)) } },
+  );
+  return new Promise((resolve, reject) => {
+    const actor = createActor(machine);
+    actor.subscribe({
+      next: (snapshot) => {
+        if (snapshot.status === 'done') resolve();
+      },
+      error: reject,
+    });
+    actor.start();
+  });
+}
+
+/** MANY concurrent runs of `once`, started together, awaited together. */
+function many(once: () => Promise<void>): () => Promise<void> {
+  return async () => {
+    const runs: Promise<void>[] = new Array<Promise<void>>(MANY);
+    for (let i = 0; i < MANY; i++) runs[i] = once();
+    await Promise.all(runs);
+  };
+}
+
+async function measureMany(): Promise<Row[]> {
+  const doc = diamond();
+  const wf = compileWorkflow(doc);
+  const runtime = createRuntime({
+    persist: false,
+    maxConcurrency: wf.steps.length,
+    maxActiveRuns: MANY,
+  });
+  // The service's shape: an event listener (its event hub) on the runtime.
+  const listened = createRuntime({
+    persist: false,
+    maxConcurrency: wf.steps.length,
+    maxActiveRuns: MANY,
+  });
+  const stopListening = listened.subscribe(() => undefined);
+  const viaRun = (adapter: 'native' | 'graph', on: Runtime) => async () => {
+    const record = await on.run({ workflow: doc, adapter });
+    if (record.status !== 'success') throw new Error(`${adapter} run ${record.status}`);
+  };
+  const rows = await measureShape(`${MANY} × 5-step runs`, MANY * wf.steps.length, [
+    { engine: 'floor (bare Promise)', target: null, once: many(() => floorRun(wf)) },
+    {
+      engine: 'native, engine actor',
+      target: null,
+      once: many(() => engineRun(nativeAdapter, wf)),
+    },
+    { engine: 'naive machine per run', target: null, once: many(() => naiveRun(wf)) },
+    {
+      engine: 'native, createRuntime().run()',
+      target: MANY_TARGET,
+      once: many(viaRun('native', runtime)),
+    },
+    { engine: 'graph, createRuntime().run()', target: null, once: many(viaRun('graph', runtime)) },
+    { engine: LISTENED.native, target: MANY_TARGET, once: many(viaRun('native', listened)) },
+  ]);
+  stopListening();
+  await listened.shutdown({ graceMs: 0 });
+  await runtime.shutdown({ graceMs: 0 });
+  return rows;
+}
+
+function printMany(rows: Row[]): void {
+  printSpeed(rows);
+  const naive = rows.find((r) => r.engine === 'naive machine per run');
+  if (naive === undefined) return;
+  for (const r of rows) {
+    if (r === naive || r.engine.startsWith('floor')) continue;
+    console.log(`${r.engine.padEnd(32)} naive ÷ this: ${(naive.us / r.us).toFixed(2)}`);
+  }
+}
+
 // ---- main ---------------------------------------------------------------------------------
 function printSpeed(rows: Row[]): void {
   console.log(
@@ -571,6 +697,7 @@ async function main(): Promise<void> {
     await traceSink?.close();
   }
   if (HEAP) printHeap(await measureHeap());
+  if (MANY_PHASE) printMany(await measureMany());
   console.log(`\nbench took ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
 

@@ -7,10 +7,17 @@
  */
 export const FROM_SRC = process.argv.includes('--src') || process.env.BENCH_SRC === '1';
 
+/**
+ * BENCH_DIST: another compiled tree to measure instead of dist/ (relative to the package root, so
+ * it resolves the same node_modules), e.g. a copy of the base build's dist/ kept beside it: base
+ * and changed build then run in the same bench, alternately, on the same machine load.
+ */
+const DIST = `${(process.env.BENCH_DIST ?? 'dist').replace(/\/+$/, '')}/`;
+
 /** `path` is relative to the package root, without extension (`src/http/server`). */
 export function loadShipped<T>(path: string): Promise<T> {
   const url = new URL(
-    `../../${FROM_SRC ? '' : 'dist/'}${path}${FROM_SRC ? '.ts' : '.js'}`,
+    `../../${FROM_SRC ? '' : DIST}${path}${FROM_SRC ? '.ts' : '.js'}`,
     import.meta.url,
   );
   return import(url.href) as Promise<T>;

@@ -12,14 +12,14 @@ import {
 } from '../../../src/index.js';
 
 describe('public API', () => {
-  it('types the run actor from the run machine', async () => {
+  it('types the run actor from the run logic', async () => {
     const runtime = createRuntime({ persist: false });
     try {
       const handle = await runtime.start({
         workflow: 'name: t\nsteps:\n  - { name: a, agent: tier0_echo }\n',
       });
       const actor: RunActor = handle.actor;
-      // @ts-expect-error: not a state of the run machine (an AnyActorRef would accept anything)
+      // @ts-expect-error: not a state of the run actor (an AnyActorRef would accept anything)
       actor.getSnapshot().matches('no_such_state');
       const record = await handle.done;
       const snapshot = actor.getSnapshot();

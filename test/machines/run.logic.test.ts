@@ -1,6 +1,10 @@
 import { expect } from 'chai';
 import { SimulatedClock, createActor, fromPromise, type AnyEventObject } from 'xstate';
-import { runMachine, type RunResult } from '../../machines/run.machine.js';
+import {
+  RUN_STATE_DESCRIPTIONS,
+  createRunLogic,
+  type RunResult,
+} from '../../machines/run.logic.js';
 import type {
   EngineLogic,
   EngineOutput,
@@ -51,8 +55,7 @@ function controllableEngine() {
 }
 
 function runActor(engine: EngineLogic, timeoutMs?: number, clock?: SimulatedClock) {
-  const machine = runMachine.provide({ actors: { engine } });
-  const actor = createActor(machine, {
+  const actor = createActor(createRunLogic(engine), {
     input: { runId: 'r', timeoutMs, engine: engineInput(workflowOf([[], [0]])) },
     ...(clock === undefined ? {} : { clock }),
   });
@@ -68,7 +71,7 @@ function runActor(engine: EngineLogic, timeoutMs?: number, clock?: SimulatedCloc
   return { actor, done };
 }
 
-describe('run machine', () => {
+describe('run logic', () => {
   it('waits in pending until run.begin, emitting run.started as it starts running', async () => {
     const engine = controllableEngine();
     const { actor, done } = runActor(engine.logic);
@@ -132,6 +135,19 @@ describe('run machine', () => {
     expect(await done).to.include({ status: 'failed', error: 'run timed out' });
   });
 
+  it('cancels the run timeout when the engine finishes first', async () => {
+    const clock = new SimulatedClock();
+    const engine = controllableEngine();
+    const { actor, done } = runActor(engine.logic, 1000, clock);
+    actor.send({ type: 'run.begin' });
+    expect(actor.getSnapshot().matches('running')).to.equal(true);
+    engine.finish(output(outcome('success'), outcome('success')));
+    expect(await done).to.include({ status: 'success', error: null });
+    clock.increment(1000);
+    expect(engine.received.filter((e) => e.type === 'engine.abort')).to.deep.equal([]);
+    expect(actor.getSnapshot().value).to.equal('success');
+  });
+
   it('has no timer without a timeout', () => {
     const engine = controllableEngine();
     const { actor } = runActor(engine.logic);
@@ -147,27 +163,18 @@ describe('run machine', () => {
     expect(await done).to.deep.equal({ status: 'failed', error: 'engine broke', engine: null });
   });
 
-  it('fails clearly when used without an engine', async () => {
-    const actor = createActor(runMachine, {
-      input: { runId: 'r', timeoutMs: undefined, engine: engineInput(workflowOf([[]])) },
-    });
-    const done = new Promise<RunResult>((resolve) =>
-      actor.subscribe((s) => {
-        if (s.status === 'done') resolve(s.output);
-      }),
-    );
-    actor.start();
-    actor.send({ type: 'run.begin' });
-    expect((await done).error).to.match(/no engine provided/);
-  });
-
   it('describes every state for the inspector', () => {
-    const missing: string[] = [];
-    const visit = (node: { id: string; description?: string; states: object }) => {
-      if (node.description === undefined) missing.push(node.id);
-      for (const child of Object.values(node.states) as (typeof node)[]) visit(child);
-    };
-    visit(runMachine.root);
-    expect(missing).to.deep.equal([]);
+    expect(Object.keys(RUN_STATE_DESCRIPTIONS).sort()).to.deep.equal(
+      [
+        'pending',
+        'running',
+        'running.untimed',
+        'running.timed',
+        'running.timedOut',
+        'success',
+        'failed',
+      ].sort(),
+    );
+    for (const text of Object.values(RUN_STATE_DESCRIPTIONS)) expect(text).to.not.equal('');
   });
 });
