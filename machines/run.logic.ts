@@ -83,8 +83,13 @@ export type RunSnapshot = Snapshot<RunResult> & {
   matches(state: RunStateMatch): boolean;
 };
 
-/** The snapshot with the engine child, which only the logic reads. */
+/** The snapshot with the engine child, which only the logic (and {@link runEngineOf}) reads. */
 type RunState = RunSnapshot & { readonly engineRef: AnyActorRef | undefined };
+
+/** The engine child of a run's snapshot (what `/explain` reads the step facts from), if any. */
+export function runEngineOf(snapshot: RunSnapshot): AnyActorRef | undefined {
+  return (snapshot as RunState).engineRef;
+}
 
 /** Inspector-facing descriptions of the states (what the machine's `description`s said). */
 export const RUN_STATE_DESCRIPTIONS = {

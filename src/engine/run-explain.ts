@@ -12,7 +12,7 @@ import type {
   StepWait,
 } from '../generated/api/run-explanation-response.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
-import type { RunActor } from '../../machines/run.machine.js';
+import { runEngineOf, type RunActor } from '../../machines/run.logic.js';
 import {
   engineFactSource,
   type EngineFacts,
@@ -302,7 +302,7 @@ export function explainActiveRun(
 export function activeRunFacts(actor: RunActor): ActiveRunFacts {
   const snapshot = actor.getSnapshot();
   const input = snapshot.context.engineInput;
-  const engine = (snapshot.children as { engine?: { getSnapshot(): unknown } }).engine;
+  const engine = runEngineOf(snapshot);
   const source = engineFactSource(engine?.getSnapshot());
   const total = input.workflow.steps.length;
   const facts: EngineFacts = source?.facts() ?? {
