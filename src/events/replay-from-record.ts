@@ -46,10 +46,10 @@ export function replayFromRecord(record: RunRecord, filename?: string): Workflow
   for (const step of record.steps) {
     // The live mapper emits `step_start` when the first attempt starts: a step with no start
     // time never started (skipped, or failed before it could), unless the file is mid-attempt.
-    // A step a fork reused from its source run (docs/rerun.md) has its source's start time but
-    // did not start in this run: its live events are its `step_end` alone.
+    // A step a resumed or forked run was seeded with (docs/durable-runs.md, docs/rerun.md) keeps
+    // its start time and goes out live as its step_start and step_end together, as here.
     const started =
-      (step.start_time !== null && step.metadata.reused_from === undefined) ||
+      step.start_time !== null ||
       step.status === STEP_STATUS.RUNNING ||
       step.status === STEP_STATUS.RETRYING;
     if (started) {

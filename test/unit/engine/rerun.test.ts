@@ -181,11 +181,16 @@ for (const adapter of ['native', 'graph'] as const) {
       expect(rerun.metadata.reused_from).to.equal(undefined);
       expect(rerun.input).to.deep.equal({ previous: 's4 done', topic: 'ducks' });
       expect(totalTokens(fork)).to.equal(15);
+      // Reused steps go out as their step_start and step_end together, before anything runs.
       expect(sequence(events, true)).to.deep.equal([
         'workflow_start',
+        'step_start:s1',
         'step_end:s1=success',
+        'step_start:s2',
         'step_end:s2=success',
+        'step_start:s3',
         'step_end:s3=success',
+        'step_start:s4',
         'step_end:s4=success',
         'step_start:s5',
         ...events
@@ -245,11 +250,13 @@ for (const adapter of ['native', 'graph'] as const) {
       const handle = await rt.rerun(source.run_id, { fromStep: 'b', inputs: { label: 'second' } });
       const live = await collect(handle.events);
       const fork = await handle.done;
-      // A late subscriber's replay from the file is the live sequence: reused steps end only.
+      // A late subscriber's replay from the file is the live sequence.
       expect(sequence(replayFromRecord(fork), true)).to.deep.equal(sequence(live, true));
-      expect(sequence(live, true).slice(0, 3)).to.deep.equal([
+      expect(sequence(live, true).slice(0, 5)).to.deep.equal([
         'workflow_start',
+        'step_start:a',
         'step_end:a=success',
+        'step_start:x',
         'step_end:x=success',
       ]);
       expect([...called].sort()).to.deep.equal(['b', 'c', 'y']);
