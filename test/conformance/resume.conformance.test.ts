@@ -213,9 +213,10 @@ for (const adapter of ADAPTERS) {
       expect(extra.workflow_hash).to.match(/^sha256:[0-9a-f]{64}$/);
       expect(extra.resumes).to.have.length(1);
       expect(extra.resumes[0]).to.deep.include({ reason: 'restart', from_process: owner });
-      // The journal went with the end record; the pinned copy stays.
+      // The journal went with the end record; the pinned copy stays (and the live runtime's
+      // owner file and process log).
       const left = (await readdir(runsDir)).filter(
-        (n) => n.startsWith('.') && !n.endsWith('.owner'),
+        (n) => n.startsWith('.') && !n.endsWith('.owner') && !n.endsWith('.log'),
       );
       expect(left).to.deep.equal(['.workflows']);
     });
