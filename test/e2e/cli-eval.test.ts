@@ -71,7 +71,7 @@ describe('agentic eval (batch evaluation from the terminal)', function () {
       /^mean score \d+\.\d\d · pass rate \d+\.\d% · grades A \d, B \d, C \d, D \d, F \d · failures 0 · scored 2\/2$/,
     );
     // Each sample is a run file with its evaluation.
-    const files = await readdir(runs);
+    const files = (await readdir(runs)).filter((name) => name.endsWith('.json'));
     expect(files).to.have.length(2);
     for (const file of files) {
       const record = JSON.parse(await readFile(join(runs, file), 'utf8')) as {
