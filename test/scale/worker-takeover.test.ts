@@ -113,6 +113,13 @@ async function teardown(d: Deployment | undefined): Promise<void> {
   await rm(d.root, { recursive: true, force: true });
 }
 
+/** Whether the journal of run `runId` holds `text`. */
+async function journalHas(runsDir: string, runId: string, text: string): Promise<boolean> {
+  const name = (await readdir(runsDir)).find((n) => n.endsWith(`_${runId}.json.journal`));
+  if (name === undefined) return false;
+  return (await readFile(join(runsDir, name), 'utf8').catch(() => '')).includes(text);
+}
+
 async function recordOf(runsDir: string, runId: string): Promise<RunRecord | undefined> {
   const name = (await readdir(runsDir)).find((n) => n.endsWith(`_${runId}.json`));
   if (name === undefined) return undefined;
@@ -197,6 +204,13 @@ describe('workers that die: another worker resumes their runs (real processes, R
       const watcher = connectWs(`${api.url.replace(/^http/, 'ws')}/ws/execution/${watched}`);
       await watcher.events.until((items) =>
         items.some((e) => e.type === 'step_start' && e.step === 'b'),
+      );
+      // Step a's end is durable (its journal line committed) before the kill: a kill within the
+      // journal's commit window after a step's end may run that step again (docs/durable-runs.md).
+      await until('step a journaled in every run of the victim', async () =>
+        (
+          await Promise.all(victimRuns.map((id) => journalHas(runsDir, id, '{"i":0,"step":')))
+        ).every(Boolean),
       );
       victim.child.kill('SIGKILL');
       await victim.exit;
