@@ -33,6 +33,12 @@ export interface CampaignOptions {
   signal?: 'SIGKILL' | 'SIGTERM';
   /** Most a step's end may precede the kill that makes it run again (the commit window). */
   windowMs: number;
+  /**
+   * Runs submitted in `kills + 1` waves, one before the first kill and one after each restart,
+   * so runs are in flight at every kill (runs submitted at once all end within a few kills).
+   * @default false: all at the start
+   */
+  staggered?: boolean;
   /** Length of each step, ms: [min, max), drawn once per step of the workflow. @default [50, 300] */
   stepMs?: readonly [number, number];
   /** Seed of the pseudo-random pauses and step lengths (repeatable campaigns). */
@@ -145,8 +151,8 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
   try {
     service = spawnService(env);
     let url = await service.listening;
-    await accept(url, runIds);
-    log(`${options.runs} runs accepted`);
+    await accept(url, wave(options, runIds, 0));
+    log(`${options.runs} runs${options.staggered === true ? ' in waves' : ''} accepted`);
     for (let kill = 1; kill <= options.kills; kill++) {
       const [min, max] = options.killAfterMs;
       await new Promise((resolve) => setTimeout(resolve, min + next() * (max - min)));
@@ -155,6 +161,7 @@ export async function runCampaign(options: CampaignOptions): Promise<CampaignRes
       await service.exit;
       service = spawnService(env);
       url = await service.listening;
+      await accept(url, wave(options, runIds, kill));
       log(`kill ${kill}/${options.kills}: restarted`);
     }
     const statuses = await waitForEnds(url, runIds);
@@ -203,7 +210,7 @@ async function workersCampaign(
   try {
     const api = await start('api');
     const workers = await Promise.all([start('worker'), start('worker')]);
-    await accept(api.url, runIds);
+    await accept(api.url, wave(options, runIds, 0));
     log(`${options.runs} runs accepted by the api instance, 2 workers`);
     for (let kill = 1; kill <= options.kills; kill++) {
       const [min, max] = options.killAfterMs;
@@ -214,6 +221,7 @@ async function workersCampaign(
       victim.child.kill('SIGKILL');
       await victim.exit;
       workers[index] = await start('worker');
+      await accept(api.url, wave(options, runIds, kill));
       log(`kill ${kill}/${options.kills}: worker ${index + 1} killed and started again`);
     }
     const statuses = await waitForEnds(api.url, runIds);
@@ -231,7 +239,20 @@ async function workersCampaign(
 }
 
 /** POSTs every run to the service at `url`; throws when one is refused. */
+/** The runs submitted before kill `index + 1` (all of them at once unless staggered). */
+function wave(
+  options: CampaignOptions,
+  runIds: readonly string[],
+  index: number,
+): readonly string[] {
+  if (options.staggered !== true) return index === 0 ? runIds : [];
+  const waves = options.kills + 1;
+  const size = Math.ceil(runIds.length / waves);
+  return runIds.slice(index * size, (index + 1) * size);
+}
+
 async function accept(url: string, runIds: readonly string[]): Promise<void> {
+  if (runIds.length === 0) return;
   const accepted = await Promise.all(
     runIds.map(async (id) => {
       const answer = await fetch(`${url}/api/run`, {

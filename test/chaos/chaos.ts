@@ -27,6 +27,7 @@ for (const mode of modes) {
     kills,
     seed,
     mode,
+    staggered: true,
     killAfterMs: [200, 1500],
     windowMs: 250,
     log: (line) => console.log(`  ${line}`),
