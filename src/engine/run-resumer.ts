@@ -9,7 +9,6 @@
  * run would call {@link RunResumer.resumeRecord} the same way.
  */
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { EngineSeed } from '../../machines/engine-contract.js';
 import {
   AppError,
@@ -22,8 +21,7 @@ import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { recoverJournal, withWarning } from '../store/journal-recovery.js';
 import { RUN_ID } from '../store/history.js';
-import { readRunFile } from '../store/run-files.js';
-import { isInterruptedRecord, resumePlan, ResumePlanError } from '../store/resume-plan.js';
+import { readInterruptedRecord, resumePlan, ResumePlanError } from '../store/resume-plan.js';
 import { ownerFileAlive } from '../store/stale-temp-files.js';
 import type { ResumableRun } from '../store/startup-recovery.js';
 import { readPinnedWorkflow, recordWorkflowHash, workflowHash } from '../store/workflow-pins.js';
@@ -224,22 +222,7 @@ export function createRunResumer(options: RunResumerOptions): RunResumer {
     }
     const filename = await findRunFile(runId);
     if (filename === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    let record: RunRecord;
-    try {
-      record = await readRunFile(join(runsDir, filename));
-    } catch (error) {
-      throw new RunNotResumableError(
-        `the run file of ${runId} cannot be read (${errorMessage(error)})`,
-        422,
-      );
-    }
-    if (!isInterruptedRecord(record)) {
-      const why = record.error === null ? record.status : `${record.status}: ${record.error}`;
-      throw new RunNotResumableError(
-        `run ${runId} ended ${why}; only an interrupted run resumes`,
-        409,
-      );
-    }
+    let record = await readInterruptedRecord(runsDir, runId, filename);
     if (record.status === 'running' || record.status === 'pending') {
       const owner = record.owner;
       if (

@@ -38,7 +38,7 @@ import {
   errorMessage,
 } from '../errors.js';
 import { RUN_ID } from '../store/history.js';
-import { isInterruptedRecord } from '../store/resume-plan.js';
+import { readInterruptedRecord } from '../store/resume-plan.js';
 import type { RunRecord } from '../generated/run-record.js';
 import { emptyRecoveryReport } from '../store/startup-recovery.js';
 import { injectTraceContext } from '../tracing/index.js';
@@ -232,22 +232,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     const names = await readdir(resolved.runsDir).catch(() => [] as string[]);
     const filename = names.find((name) => name.endsWith(suffix) && !name.startsWith('.'));
     if (filename === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    let record: RunRecord;
-    try {
-      record = await readRunFile(join(resolved.runsDir, filename));
-    } catch (error) {
-      throw new RunNotResumableError(
-        `the run file of ${runId} cannot be read (${errorMessage(error)})`,
-        422,
-      );
-    }
-    if (!isInterruptedRecord(record)) {
-      const why = record.error === null ? record.status : `${record.status}: ${record.error}`;
-      throw new RunNotResumableError(
-        `run ${runId} ended ${why}; only an interrupted run resumes`,
-        409,
-      );
-    }
+    const record = await readInterruptedRecord(resolved.runsDir, runId, filename);
     let claimed: boolean;
     try {
       claimed = await claims.claim(runId);

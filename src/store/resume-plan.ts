@@ -17,11 +17,14 @@
  * Pure: no I/O.
  */
 import type { EngineSeed, StepOutcome } from '../../machines/engine-contract.js';
+import { join } from 'node:path';
+import { errorMessage, RunNotResumableError } from '../errors.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import { TRUNCATED_FLAG } from '../workflow/size-bounds.js';
 import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
 import { INTERRUPTED } from './interrupted-record.js';
 import { attemptsBegun } from './journal-recovery.js';
+import { readRunFile } from './run-files.js';
 
 /** A run file that cannot be resumed with a workflow (the steps do not match). */
 export class ResumePlanError extends Error {
@@ -171,4 +174,32 @@ function isMarker(value: unknown): boolean {
     value !== null &&
     (value as Record<string, unknown>)[TRUNCATED_FLAG] === true
   );
+}
+
+/**
+ * The record of run `runId` (its file `filename` in `runsDir`) when it was interrupted and so can
+ * resume: 422 when the file cannot be read, 409 when the run ended otherwise.
+ */
+export async function readInterruptedRecord(
+  runsDir: string,
+  runId: string,
+  filename: string,
+): Promise<RunRecord> {
+  let record: RunRecord;
+  try {
+    record = await readRunFile(join(runsDir, filename));
+  } catch (error) {
+    throw new RunNotResumableError(
+      `the run file of ${runId} cannot be read (${errorMessage(error)})`,
+      422,
+    );
+  }
+  if (!isInterruptedRecord(record)) {
+    const why = record.error === null ? record.status : `${record.status}: ${record.error}`;
+    throw new RunNotResumableError(
+      `run ${runId} ended ${why}; only an interrupted run resumes`,
+      409,
+    );
+  }
+  return record;
 }
