@@ -2,7 +2,7 @@
  * The graph engine: compiles a workflow into an XState v5 machine with a parallel region per step.
  *
  * Shape (every state has a `description` saying what the step does and what it waits for, read
- * in the inspector and the Stately visualizer; each region's `meta` has step, agent, dependsOn,
+ * in the inspector and the Stately visualizer; each region's `meta` has step, kind, agent, dependsOn,
  * dependents, when):
  *
  * ```
@@ -148,6 +148,7 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
     description: words.region,
     meta: {
       step: name,
+      kind: step.kind,
       agent: step.agent,
       dependsOn: [...step.dependsOn],
       dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),

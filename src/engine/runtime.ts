@@ -53,7 +53,7 @@ import { RunRegistry } from './run-registry.js';
 import { stopRuns } from './runtime-shutdown.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
-import { createAttemptRunner } from './step-runner.js';
+import { createStepExecutors, dispatchAttempts } from './step-executors.js';
 import { systemClock } from './system-clock.js';
 import {
   type AdapterName,
@@ -397,15 +397,19 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       maxConcurrency: resolved.maxConcurrency,
       maxAttempts,
       holdInput: (input) => heldBytes.hold(input),
-      runAttempt: createAttemptRunner({
-        runId,
-        clock,
-        agents: agents.agentSet(workflow, catalogue),
-        maxOutputBytes: resolved.limits.maxStepIoBytes,
-        holdOutput: (output) => heldBytes.hold(output),
-        defaultStepTimeoutMs: resolved.stepTimeoutMs,
-        ...(onDelta === undefined ? {} : { onDelta }),
-      }),
+      runAttempt: dispatchAttempts(
+        createStepExecutors({
+          agent: {
+            runId,
+            clock,
+            agents: agents.agentSet(workflow, catalogue),
+            maxOutputBytes: resolved.limits.maxStepIoBytes,
+            holdOutput: (output) => heldBytes.hold(output),
+            defaultStepTimeoutMs: resolved.stepTimeoutMs,
+            ...(onDelta === undefined ? {} : { onDelta }),
+          },
+        }),
+      ),
       retryDelayMs,
       clock,
       seed,

@@ -98,9 +98,9 @@ export interface WorkflowStep {
    */
   name: string;
   /**
-   * tier{0-5}_{role}; tier 0 is one of the deterministic agents.
+   * An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.
    */
-  agent: string;
+  agent?: string;
   description?: string;
   /**
    * Names of the steps that must finish first.

@@ -10,6 +10,7 @@ export function toDag(workflow: CompiledWorkflow): DagResponse {
   const nodes = workflow.steps.map((step) => ({
     id: step.name,
     agent: step.agent,
+    kind: step.kind,
     description: step.description,
     depends_on: [...step.dependsOn],
     // A string, as in GET /api/agents: clients render `{tier && …}`, and a numeric 0 prints "0".

@@ -18,8 +18,10 @@ import type {
   CompiledWorkflow,
   EvalScope,
   Evaluator,
+  StepDocument,
   WorkflowDocument,
 } from './types.js';
+import { stepKindOf, type StepKindSpec } from './step-kinds.js';
 import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
 import { compileVerify } from './verify.js';
 import { isPlainObject } from './values.js';
@@ -72,6 +74,19 @@ function guardedOutputs(render: Evaluator): Evaluator {
   };
 }
 
+/** What each kind adds to a compiled step: one case per kind (step-kinds.ts). */
+function compileKind(
+  spec: StepKindSpec,
+  step: StepDocument,
+): Pick<CompiledStep, 'kind' | 'agent' | 'tier'> {
+  switch (spec.kind) {
+    case 'agent': {
+      const agent = spec.label(step);
+      return { kind: spec.kind, agent, tier: parseAgentName(agent)?.tier ?? 0 };
+    }
+  }
+}
+
 /** `loop_max` when a step sets `loop_until` only. */
 export const DEFAULT_LOOP_MAX = 10;
 
@@ -109,11 +124,11 @@ export function compileWorkflow(
     for (const dep of dependsOnIndex) dependents[dep]?.push(index);
     const loopUntil = step.loop_until === undefined ? undefined : compileCondition(step.loop_until);
     const when = step.when === undefined ? undefined : analyzeCondition(step.when);
+    const kind = stepKindOf(step);
     return {
       name: step.name,
       index,
-      agent: step.agent,
-      tier: parseAgentName(step.agent)?.tier ?? 0,
+      ...compileKind(kind, step),
       description: step.description ?? '',
       dependsOn,
       dependsOnIndex,

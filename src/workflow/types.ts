@@ -3,6 +3,7 @@
  * ARCHITECTURE §5; the compiled shape is what both engines execute. Everything here is data:
  * expressions are compiled once at load into {@link Evaluator} functions (no eval).
  */
+import type { StepKind } from './step-kinds.js';
 import type { CompiledVerify, VerifyDocument } from './verify.js';
 
 /**
@@ -64,7 +65,8 @@ export interface OutputSpec {
 
 export interface StepDocument {
   name: string;
-  agent: string;
+  /** The agent step's agent (the `agent` kind's key, see step-kinds.ts). */
+  agent?: string;
   description?: string;
   depends_on?: string[];
   /** A condition (see `analyzeCondition`) or a YAML boolean (a constant). */
@@ -122,6 +124,12 @@ export interface CompiledStep {
   name: string;
   /** Position in the YAML list; native readiness follows this order. */
   index: number;
+  /** What the step is (step-kinds.ts): its executor, its states in the graph machine. */
+  kind: StepKind;
+  /**
+   * The wire `agent` label (events, run records, the DAG): the agent's name for an `agent` step,
+   * the kind's label for the others (step-kinds.ts).
+   */
   agent: string;
   /** 0 for deterministic agents, N for `tierN_role`. */
   tier: number;

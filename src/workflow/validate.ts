@@ -23,6 +23,7 @@ import {
 import { describeValue, matchesInputType, showValue, typeLabel } from './input-types.js';
 import { BUILT_IN_TOOLS } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
+import { kindKeyProblem } from './step-kinds.js';
 import { INPUT_TYPES, type InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
 import { checkVerify } from './verify.js';
@@ -320,6 +321,11 @@ export function validateWorkflow(
   rawSteps.forEach((step, index) => {
     if (!isPlainObject(step)) return;
     const at = (...rest: Loc): Loc => ['steps', index, ...rest];
+    const kindProblem = kindKeyProblem(step);
+    if (kindProblem !== undefined) {
+      const { key, msg, type } = kindProblem;
+      errors.push({ loc: at(key), msg, type });
+    }
     if (
       typeof step.agent === 'string' &&
       custom?.has(step.agent) !== true &&

@@ -123,6 +123,7 @@ describe('HTTP catalogue endpoints', () => {
       {
         id: 'process',
         agent: 'tier0_process',
+        kind: 'agent',
         description: 'Trim the input text.',
         depends_on: [],
         tier: '0',
@@ -130,6 +131,7 @@ describe('HTTP catalogue endpoints', () => {
       {
         id: 'count',
         agent: 'tier0_counter',
+        kind: 'agent',
         description: 'Count the characters of the trimmed text.',
         depends_on: ['process'],
         tier: '0',
@@ -137,6 +139,7 @@ describe('HTTP catalogue endpoints', () => {
       {
         id: 'report',
         agent: 'tier0_echo',
+        kind: 'agent',
         description: 'Echo a summary line built from the previous steps.',
         depends_on: ['count'],
         tier: '0',

@@ -12,6 +12,7 @@ export function workflowOf(
   const steps: CompiledStep[] = deps.map((list, i) => ({
     name: `s${i}`,
     index: i,
+    kind: 'agent',
     agent: 'tier0_echo',
     tier: 0,
     description: '',

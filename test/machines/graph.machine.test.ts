@@ -137,6 +137,7 @@ describe('graph compiler', () => {
     });
     expect(regions.d!.meta).to.deep.equal({
       step: 'd',
+      kind: 'agent',
       agent: 'tier0_echo',
       dependsOn: ['b', 'c'],
       dependents: [],

@@ -16,7 +16,14 @@ export interface DagResponse {
  */
 export interface DagNode {
   id: string;
+  /**
+   * The agent of an agent step; other kinds carry their label (docs/workflow-format.md, Step kinds).
+   */
   agent: string | null;
+  /**
+   * What the step is: agent (additive to the spec's node; docs/workflow-format.md, Step kinds).
+   */
+  kind?: string;
   description: string;
   depends_on: string[];
   /**

@@ -106,7 +106,7 @@ const schema31 = {
     step: {
       type: 'object',
       title: 'WorkflowStep',
-      required: ['name', 'agent'],
+      required: ['name'],
       additionalProperties: false,
       properties: {
         name: {
@@ -118,7 +118,8 @@ const schema31 = {
         },
         agent: {
           type: 'string',
-          description: 'tier{0-5}_{role}; tier 0 is one of the deterministic agents.',
+          description:
+            'An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.',
           pattern: '^tier[0-5]_[a-z][a-z0-9_]*$',
         },
         description: { type: 'string' },
@@ -271,7 +272,7 @@ const schema34 = {
 const schema35 = {
   type: 'object',
   title: 'WorkflowStep',
-  required: ['name', 'agent'],
+  required: ['name'],
   additionalProperties: false,
   properties: {
     name: {
@@ -282,7 +283,8 @@ const schema35 = {
     },
     agent: {
       type: 'string',
-      description: 'tier{0-5}_{role}; tier 0 is one of the deterministic agents.',
+      description:
+        'An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.',
       pattern: '^tier[0-5]_[a-z][a-z0-9_]*$',
     },
     description: { type: 'string' },
@@ -1634,27 +1636,9 @@ function validate20(
               }
               errors++;
             }
-            if (data34.agent === undefined) {
-              const err57 = {
-                instancePath: instancePath + '/steps/' + i5,
-                schemaPath: '#/$defs/step/required',
-                keyword: 'required',
-                params: { missingProperty: 'agent' },
-                message: "must have required property '" + 'agent' + "'",
-                schema: schema35.required,
-                parentSchema: schema35,
-                data: data34,
-              };
-              if (vErrors === null) {
-                vErrors = [err57];
-              } else {
-                vErrors.push(err57);
-              }
-              errors++;
-            }
             for (const key9 in data34) {
               if (!func2.call(schema35.properties, key9)) {
-                const err58 = {
+                const err57 = {
                   instancePath: instancePath + '/steps/' + i5,
                   schemaPath: '#/$defs/step/additionalProperties',
                   keyword: 'additionalProperties',
@@ -1665,9 +1649,9 @@ function validate20(
                   data: data34,
                 };
                 if (vErrors === null) {
-                  vErrors = [err58];
+                  vErrors = [err57];
                 } else {
-                  vErrors.push(err58);
+                  vErrors.push(err57);
                 }
                 errors++;
               }
@@ -1676,7 +1660,7 @@ function validate20(
               let data35 = data34.name;
               if (typeof data35 === 'string') {
                 if (func1(data35) > 128) {
-                  const err59 = {
+                  const err58 = {
                     instancePath: instancePath + '/steps/' + i5 + '/name',
                     schemaPath: '#/$defs/step/properties/name/maxLength',
                     keyword: 'maxLength',
@@ -1687,14 +1671,14 @@ function validate20(
                     data: data35,
                   };
                   if (vErrors === null) {
-                    vErrors = [err59];
+                    vErrors = [err58];
                   } else {
-                    vErrors.push(err59);
+                    vErrors.push(err58);
                   }
                   errors++;
                 }
                 if (!pattern5.test(data35)) {
-                  const err60 = {
+                  const err59 = {
                     instancePath: instancePath + '/steps/' + i5 + '/name',
                     schemaPath: '#/$defs/step/properties/name/pattern',
                     keyword: 'pattern',
@@ -1705,14 +1689,14 @@ function validate20(
                     data: data35,
                   };
                   if (vErrors === null) {
-                    vErrors = [err60];
+                    vErrors = [err59];
                   } else {
-                    vErrors.push(err60);
+                    vErrors.push(err59);
                   }
                   errors++;
                 }
               } else {
-                const err61 = {
+                const err60 = {
                   instancePath: instancePath + '/steps/' + i5 + '/name',
                   schemaPath: '#/$defs/step/properties/name/type',
                   keyword: 'type',
@@ -1723,9 +1707,9 @@ function validate20(
                   data: data35,
                 };
                 if (vErrors === null) {
-                  vErrors = [err61];
+                  vErrors = [err60];
                 } else {
-                  vErrors.push(err61);
+                  vErrors.push(err60);
                 }
                 errors++;
               }
@@ -1734,7 +1718,7 @@ function validate20(
               let data36 = data34.agent;
               if (typeof data36 === 'string') {
                 if (!pattern8.test(data36)) {
-                  const err62 = {
+                  const err61 = {
                     instancePath: instancePath + '/steps/' + i5 + '/agent',
                     schemaPath: '#/$defs/step/properties/agent/pattern',
                     keyword: 'pattern',
@@ -1745,14 +1729,14 @@ function validate20(
                     data: data36,
                   };
                   if (vErrors === null) {
-                    vErrors = [err62];
+                    vErrors = [err61];
                   } else {
-                    vErrors.push(err62);
+                    vErrors.push(err61);
                   }
                   errors++;
                 }
               } else {
-                const err63 = {
+                const err62 = {
                   instancePath: instancePath + '/steps/' + i5 + '/agent',
                   schemaPath: '#/$defs/step/properties/agent/type',
                   keyword: 'type',
@@ -1763,9 +1747,9 @@ function validate20(
                   data: data36,
                 };
                 if (vErrors === null) {
-                  vErrors = [err63];
+                  vErrors = [err62];
                 } else {
-                  vErrors.push(err63);
+                  vErrors.push(err62);
                 }
                 errors++;
               }
@@ -1773,7 +1757,7 @@ function validate20(
             if (data34.description !== undefined) {
               let data37 = data34.description;
               if (typeof data37 !== 'string') {
-                const err64 = {
+                const err63 = {
                   instancePath: instancePath + '/steps/' + i5 + '/description',
                   schemaPath: '#/$defs/step/properties/description/type',
                   keyword: 'type',
@@ -1784,9 +1768,9 @@ function validate20(
                   data: data37,
                 };
                 if (vErrors === null) {
-                  vErrors = [err64];
+                  vErrors = [err63];
                 } else {
-                  vErrors.push(err64);
+                  vErrors.push(err63);
                 }
                 errors++;
               }
@@ -1798,7 +1782,7 @@ function validate20(
                 for (let i6 = 0; i6 < len6; i6++) {
                   let data39 = data38[i6];
                   if (typeof data39 !== 'string') {
-                    const err65 = {
+                    const err64 = {
                       instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
                       schemaPath: '#/$defs/step/properties/depends_on/items/type',
                       keyword: 'type',
@@ -1809,15 +1793,15 @@ function validate20(
                       data: data39,
                     };
                     if (vErrors === null) {
-                      vErrors = [err65];
+                      vErrors = [err64];
                     } else {
-                      vErrors.push(err65);
+                      vErrors.push(err64);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err66 = {
+                const err65 = {
                   instancePath: instancePath + '/steps/' + i5 + '/depends_on',
                   schemaPath: '#/$defs/step/properties/depends_on/type',
                   keyword: 'type',
@@ -1828,9 +1812,9 @@ function validate20(
                   data: data38,
                 };
                 if (vErrors === null) {
-                  vErrors = [err66];
+                  vErrors = [err65];
                 } else {
-                  vErrors.push(err66);
+                  vErrors.push(err65);
                 }
                 errors++;
               }
@@ -1838,7 +1822,7 @@ function validate20(
             if (data34.when !== undefined) {
               let data40 = data34.when;
               if (typeof data40 !== 'string' && typeof data40 !== 'boolean') {
-                const err67 = {
+                const err66 = {
                   instancePath: instancePath + '/steps/' + i5 + '/when',
                   schemaPath: '#/$defs/step/properties/when/type',
                   keyword: 'type',
@@ -1849,9 +1833,9 @@ function validate20(
                   data: data40,
                 };
                 if (vErrors === null) {
-                  vErrors = [err67];
+                  vErrors = [err66];
                 } else {
-                  vErrors.push(err67);
+                  vErrors.push(err66);
                 }
                 errors++;
               }
@@ -1859,7 +1843,7 @@ function validate20(
             if (data34.inputs !== undefined) {
               let data41 = data34.inputs;
               if (!(data41 && typeof data41 == 'object' && !Array.isArray(data41))) {
-                const err68 = {
+                const err67 = {
                   instancePath: instancePath + '/steps/' + i5 + '/inputs',
                   schemaPath: '#/$defs/step/properties/inputs/type',
                   keyword: 'type',
@@ -1870,9 +1854,9 @@ function validate20(
                   data: data41,
                 };
                 if (vErrors === null) {
-                  vErrors = [err68];
+                  vErrors = [err67];
                 } else {
-                  vErrors.push(err68);
+                  vErrors.push(err67);
                 }
                 errors++;
               }
@@ -1884,7 +1868,7 @@ function validate20(
                   const _errs101 = errors;
                   if (typeof key10 === 'string') {
                     if (!pattern5.test(key10)) {
-                      const err69 = {
+                      const err68 = {
                         instancePath: instancePath + '/steps/' + i5 + '/outputs',
                         schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
                         keyword: 'pattern',
@@ -1896,16 +1880,16 @@ function validate20(
                         propertyName: key10,
                       };
                       if (vErrors === null) {
-                        vErrors = [err69];
+                        vErrors = [err68];
                       } else {
-                        vErrors.push(err69);
+                        vErrors.push(err68);
                       }
                       errors++;
                     }
                   }
                   var valid28 = _errs101 === errors;
                   if (!valid28) {
-                    const err70 = {
+                    const err69 = {
                       instancePath: instancePath + '/steps/' + i5 + '/outputs',
                       schemaPath: '#/$defs/step/properties/outputs/propertyNames',
                       keyword: 'propertyNames',
@@ -1916,9 +1900,9 @@ function validate20(
                       data: data42,
                     };
                     if (vErrors === null) {
-                      vErrors = [err70];
+                      vErrors = [err69];
                     } else {
-                      vErrors.push(err70);
+                      vErrors.push(err69);
                     }
                     errors++;
                   }
@@ -1927,7 +1911,7 @@ function validate20(
                   let data43 = data42[key11];
                   if (typeof data43 === 'string') {
                     if (!pattern5.test(data43)) {
-                      const err71 = {
+                      const err70 = {
                         instancePath:
                           instancePath +
                           '/steps/' +
@@ -1943,14 +1927,14 @@ function validate20(
                         data: data43,
                       };
                       if (vErrors === null) {
-                        vErrors = [err71];
+                        vErrors = [err70];
                       } else {
-                        vErrors.push(err71);
+                        vErrors.push(err70);
                       }
                       errors++;
                     }
                   } else {
-                    const err72 = {
+                    const err71 = {
                       instancePath:
                         instancePath +
                         '/steps/' +
@@ -1966,15 +1950,15 @@ function validate20(
                       data: data43,
                     };
                     if (vErrors === null) {
-                      vErrors = [err72];
+                      vErrors = [err71];
                     } else {
-                      vErrors.push(err72);
+                      vErrors.push(err71);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err73 = {
+                const err72 = {
                   instancePath: instancePath + '/steps/' + i5 + '/outputs',
                   schemaPath: '#/$defs/step/properties/outputs/type',
                   keyword: 'type',
@@ -1985,9 +1969,9 @@ function validate20(
                   data: data42,
                 };
                 if (vErrors === null) {
-                  vErrors = [err73];
+                  vErrors = [err72];
                 } else {
-                  vErrors.push(err73);
+                  vErrors.push(err72);
                 }
                 errors++;
               }
@@ -2000,7 +1984,7 @@ function validate20(
                   let data45 = data44[i7];
                   if (typeof data45 === 'string') {
                     if (func1(data45) < 1) {
-                      const err74 = {
+                      const err73 = {
                         instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
                         schemaPath: '#/$defs/step/properties/tools/items/minLength',
                         keyword: 'minLength',
@@ -2011,14 +1995,14 @@ function validate20(
                         data: data45,
                       };
                       if (vErrors === null) {
-                        vErrors = [err74];
+                        vErrors = [err73];
                       } else {
-                        vErrors.push(err74);
+                        vErrors.push(err73);
                       }
                       errors++;
                     }
                   } else {
-                    const err75 = {
+                    const err74 = {
                       instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
                       schemaPath: '#/$defs/step/properties/tools/items/type',
                       keyword: 'type',
@@ -2029,15 +2013,15 @@ function validate20(
                       data: data45,
                     };
                     if (vErrors === null) {
-                      vErrors = [err75];
+                      vErrors = [err74];
                     } else {
-                      vErrors.push(err75);
+                      vErrors.push(err74);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err76 = {
+                const err75 = {
                   instancePath: instancePath + '/steps/' + i5 + '/tools',
                   schemaPath: '#/$defs/step/properties/tools/type',
                   keyword: 'type',
@@ -2048,9 +2032,9 @@ function validate20(
                   data: data44,
                 };
                 if (vErrors === null) {
-                  vErrors = [err76];
+                  vErrors = [err75];
                 } else {
-                  vErrors.push(err76);
+                  vErrors.push(err75);
                 }
                 errors++;
               }
@@ -2059,7 +2043,7 @@ function validate20(
               let data46 = data34.model;
               if (typeof data46 === 'string') {
                 if (!pattern11.test(data46)) {
-                  const err77 = {
+                  const err76 = {
                     instancePath: instancePath + '/steps/' + i5 + '/model',
                     schemaPath: '#/$defs/step/properties/model/pattern',
                     keyword: 'pattern',
@@ -2070,14 +2054,14 @@ function validate20(
                     data: data46,
                   };
                   if (vErrors === null) {
-                    vErrors = [err77];
+                    vErrors = [err76];
                   } else {
-                    vErrors.push(err77);
+                    vErrors.push(err76);
                   }
                   errors++;
                 }
               } else {
-                const err78 = {
+                const err77 = {
                   instancePath: instancePath + '/steps/' + i5 + '/model',
                   schemaPath: '#/$defs/step/properties/model/type',
                   keyword: 'type',
@@ -2088,9 +2072,9 @@ function validate20(
                   data: data46,
                 };
                 if (vErrors === null) {
-                  vErrors = [err78];
+                  vErrors = [err77];
                 } else {
-                  vErrors.push(err78);
+                  vErrors.push(err77);
                 }
                 errors++;
               }
@@ -2098,7 +2082,7 @@ function validate20(
             if (data34.max_attempts !== undefined) {
               let data47 = data34.max_attempts;
               if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47))) {
-                const err79 = {
+                const err78 = {
                   instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
                   schemaPath: '#/$defs/step/properties/max_attempts/type',
                   keyword: 'type',
@@ -2109,15 +2093,15 @@ function validate20(
                   data: data47,
                 };
                 if (vErrors === null) {
-                  vErrors = [err79];
+                  vErrors = [err78];
                 } else {
-                  vErrors.push(err79);
+                  vErrors.push(err78);
                 }
                 errors++;
               }
               if (typeof data47 == 'number') {
                 if (data47 > 100 || isNaN(data47)) {
-                  const err80 = {
+                  const err79 = {
                     instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
                     schemaPath: '#/$defs/step/properties/max_attempts/maximum',
                     keyword: 'maximum',
@@ -2128,14 +2112,14 @@ function validate20(
                     data: data47,
                   };
                   if (vErrors === null) {
-                    vErrors = [err80];
+                    vErrors = [err79];
                   } else {
-                    vErrors.push(err80);
+                    vErrors.push(err79);
                   }
                   errors++;
                 }
                 if (data47 < 1 || isNaN(data47)) {
-                  const err81 = {
+                  const err80 = {
                     instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
                     schemaPath: '#/$defs/step/properties/max_attempts/minimum',
                     keyword: 'minimum',
@@ -2146,9 +2130,9 @@ function validate20(
                     data: data47,
                   };
                   if (vErrors === null) {
-                    vErrors = [err81];
+                    vErrors = [err80];
                   } else {
-                    vErrors.push(err81);
+                    vErrors.push(err80);
                   }
                   errors++;
                 }
@@ -2157,7 +2141,7 @@ function validate20(
             if (data34.resume !== undefined) {
               let data48 = data34.resume;
               if (!(data48 === 'retry' || data48 === 'fail')) {
-                const err82 = {
+                const err81 = {
                   instancePath: instancePath + '/steps/' + i5 + '/resume',
                   schemaPath: '#/$defs/step/properties/resume/enum',
                   keyword: 'enum',
@@ -2168,9 +2152,9 @@ function validate20(
                   data: data48,
                 };
                 if (vErrors === null) {
-                  vErrors = [err82];
+                  vErrors = [err81];
                 } else {
-                  vErrors.push(err82);
+                  vErrors.push(err81);
                 }
                 errors++;
               }
@@ -2178,7 +2162,7 @@ function validate20(
             if (data34.critical !== undefined) {
               let data49 = data34.critical;
               if (typeof data49 !== 'boolean') {
-                const err83 = {
+                const err82 = {
                   instancePath: instancePath + '/steps/' + i5 + '/critical',
                   schemaPath: '#/$defs/step/properties/critical/type',
                   keyword: 'type',
@@ -2189,9 +2173,9 @@ function validate20(
                   data: data49,
                 };
                 if (vErrors === null) {
-                  vErrors = [err83];
+                  vErrors = [err82];
                 } else {
-                  vErrors.push(err83);
+                  vErrors.push(err82);
                 }
                 errors++;
               }
@@ -2200,7 +2184,7 @@ function validate20(
               let data50 = data34.timeout_seconds;
               if (typeof data50 == 'number') {
                 if (data50 > 86400 || isNaN(data50)) {
-                  const err84 = {
+                  const err83 = {
                     instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
                     schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
                     keyword: 'maximum',
@@ -2211,14 +2195,14 @@ function validate20(
                     data: data50,
                   };
                   if (vErrors === null) {
-                    vErrors = [err84];
+                    vErrors = [err83];
                   } else {
-                    vErrors.push(err84);
+                    vErrors.push(err83);
                   }
                   errors++;
                 }
                 if (data50 <= 0 || isNaN(data50)) {
-                  const err85 = {
+                  const err84 = {
                     instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
                     schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
                     keyword: 'exclusiveMinimum',
@@ -2229,14 +2213,14 @@ function validate20(
                     data: data50,
                   };
                   if (vErrors === null) {
-                    vErrors = [err85];
+                    vErrors = [err84];
                   } else {
-                    vErrors.push(err85);
+                    vErrors.push(err84);
                   }
                   errors++;
                 }
               } else {
-                const err86 = {
+                const err85 = {
                   instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
                   schemaPath: '#/$defs/step/properties/timeout_seconds/type',
                   keyword: 'type',
@@ -2247,9 +2231,9 @@ function validate20(
                   data: data50,
                 };
                 if (vErrors === null) {
-                  vErrors = [err86];
+                  vErrors = [err85];
                 } else {
-                  vErrors.push(err86);
+                  vErrors.push(err85);
                 }
                 errors++;
               }
@@ -2257,7 +2241,7 @@ function validate20(
             if (data34.loop_until !== undefined) {
               let data51 = data34.loop_until;
               if (typeof data51 !== 'string' && typeof data51 !== 'boolean') {
-                const err87 = {
+                const err86 = {
                   instancePath: instancePath + '/steps/' + i5 + '/loop_until',
                   schemaPath: '#/$defs/step/properties/loop_until/type',
                   keyword: 'type',
@@ -2268,9 +2252,9 @@ function validate20(
                   data: data51,
                 };
                 if (vErrors === null) {
-                  vErrors = [err87];
+                  vErrors = [err86];
                 } else {
-                  vErrors.push(err87);
+                  vErrors.push(err86);
                 }
                 errors++;
               }
@@ -2278,7 +2262,7 @@ function validate20(
             if (data34.loop_max !== undefined) {
               let data52 = data34.loop_max;
               if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52))) {
-                const err88 = {
+                const err87 = {
                   instancePath: instancePath + '/steps/' + i5 + '/loop_max',
                   schemaPath: '#/$defs/step/properties/loop_max/type',
                   keyword: 'type',
@@ -2289,15 +2273,15 @@ function validate20(
                   data: data52,
                 };
                 if (vErrors === null) {
-                  vErrors = [err88];
+                  vErrors = [err87];
                 } else {
-                  vErrors.push(err88);
+                  vErrors.push(err87);
                 }
                 errors++;
               }
               if (typeof data52 == 'number') {
                 if (data52 > 1000 || isNaN(data52)) {
-                  const err89 = {
+                  const err88 = {
                     instancePath: instancePath + '/steps/' + i5 + '/loop_max',
                     schemaPath: '#/$defs/step/properties/loop_max/maximum',
                     keyword: 'maximum',
@@ -2308,14 +2292,14 @@ function validate20(
                     data: data52,
                   };
                   if (vErrors === null) {
-                    vErrors = [err89];
+                    vErrors = [err88];
                   } else {
-                    vErrors.push(err89);
+                    vErrors.push(err88);
                   }
                   errors++;
                 }
                 if (data52 < 1 || isNaN(data52)) {
-                  const err90 = {
+                  const err89 = {
                     instancePath: instancePath + '/steps/' + i5 + '/loop_max',
                     schemaPath: '#/$defs/step/properties/loop_max/minimum',
                     keyword: 'minimum',
@@ -2326,9 +2310,9 @@ function validate20(
                     data: data52,
                   };
                   if (vErrors === null) {
-                    vErrors = [err90];
+                    vErrors = [err89];
                   } else {
-                    vErrors.push(err90);
+                    vErrors.push(err89);
                   }
                   errors++;
                 }
@@ -2341,7 +2325,7 @@ function validate20(
               const _errs125 = errors;
               if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
                 if (data53.criteria === undefined) {
-                  const err91 = {
+                  const err90 = {
                     instancePath: instancePath + '/steps/' + i5 + '/verify',
                     schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
                     keyword: 'required',
@@ -2352,9 +2336,9 @@ function validate20(
                     data: data53,
                   };
                   if (vErrors === null) {
-                    vErrors = [err91];
+                    vErrors = [err90];
                   } else {
-                    vErrors.push(err91);
+                    vErrors.push(err90);
                   }
                   errors++;
                 }
@@ -2364,7 +2348,7 @@ function validate20(
               const _errs126 = errors;
               if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
                 if (data53.schema === undefined) {
-                  const err92 = {
+                  const err91 = {
                     instancePath: instancePath + '/steps/' + i5 + '/verify',
                     schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
                     keyword: 'required',
@@ -2375,9 +2359,9 @@ function validate20(
                     data: data53,
                   };
                   if (vErrors === null) {
-                    vErrors = [err92];
+                    vErrors = [err91];
                   } else {
-                    vErrors.push(err92);
+                    vErrors.push(err91);
                   }
                   errors++;
                 }
@@ -2385,7 +2369,7 @@ function validate20(
               var _valid0 = _errs126 === errors;
               valid32 = valid32 || _valid0;
               if (!valid32) {
-                const err93 = {
+                const err92 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/anyOf',
                   keyword: 'anyOf',
@@ -2396,9 +2380,9 @@ function validate20(
                   data: data53,
                 };
                 if (vErrors === null) {
-                  vErrors = [err93];
+                  vErrors = [err92];
                 } else {
-                  vErrors.push(err93);
+                  vErrors.push(err92);
                 }
                 errors++;
               } else {
@@ -2422,7 +2406,7 @@ function validate20(
                     key12 === 'halt_on_critical' ||
                     key12 === 'timeout_seconds'
                   )) {
-                    const err94 = {
+                    const err93 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify',
                       schemaPath: '#/$defs/step/properties/verify/additionalProperties',
                       keyword: 'additionalProperties',
@@ -2433,9 +2417,9 @@ function validate20(
                       data: data53,
                     };
                     if (vErrors === null) {
-                      vErrors = [err94];
+                      vErrors = [err93];
                     } else {
-                      vErrors.push(err94);
+                      vErrors.push(err93);
                     }
                     errors++;
                   }
@@ -2444,7 +2428,7 @@ function validate20(
                   let data54 = data53.criteria;
                   if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
                     if (Object.keys(data54).length < 1) {
-                      const err95 = {
+                      const err94 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/criteria/minProperties',
@@ -2456,9 +2440,9 @@ function validate20(
                         data: data54,
                       };
                       if (vErrors === null) {
-                        vErrors = [err95];
+                        vErrors = [err94];
                       } else {
-                        vErrors.push(err95);
+                        vErrors.push(err94);
                       }
                       errors++;
                     }
@@ -2466,7 +2450,7 @@ function validate20(
                       const _errs130 = errors;
                       if (typeof key13 === 'string') {
                         if (!pattern5.test(key13)) {
-                          const err96 = {
+                          const err95 = {
                             instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                             schemaPath:
                               '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
@@ -2480,16 +2464,16 @@ function validate20(
                             propertyName: key13,
                           };
                           if (vErrors === null) {
-                            vErrors = [err96];
+                            vErrors = [err95];
                           } else {
-                            vErrors.push(err96);
+                            vErrors.push(err95);
                           }
                           errors++;
                         }
                       }
                       var valid34 = _errs130 === errors;
                       if (!valid34) {
-                        const err97 = {
+                        const err96 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/propertyNames',
@@ -2501,9 +2485,9 @@ function validate20(
                           data: data54,
                         };
                         if (vErrors === null) {
-                          vErrors = [err97];
+                          vErrors = [err96];
                         } else {
-                          vErrors.push(err97);
+                          vErrors.push(err96);
                         }
                         errors++;
                       }
@@ -2511,7 +2495,7 @@ function validate20(
                     for (const key14 in data54) {
                       let data55 = data54[key14];
                       if (typeof data55 !== 'string' && typeof data55 !== 'boolean') {
-                        const err98 = {
+                        const err97 = {
                           instancePath:
                             instancePath +
                             '/steps/' +
@@ -2534,15 +2518,15 @@ function validate20(
                           data: data55,
                         };
                         if (vErrors === null) {
-                          vErrors = [err98];
+                          vErrors = [err97];
                         } else {
-                          vErrors.push(err98);
+                          vErrors.push(err97);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err99 = {
+                    const err98 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                       schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
                       keyword: 'type',
@@ -2553,9 +2537,9 @@ function validate20(
                       data: data54,
                     };
                     if (vErrors === null) {
-                      vErrors = [err99];
+                      vErrors = [err98];
                     } else {
-                      vErrors.push(err99);
+                      vErrors.push(err98);
                     }
                     errors++;
                   }
@@ -2567,7 +2551,7 @@ function validate20(
                     for (let i8 = 0; i8 < len8; i8++) {
                       let data57 = data56[i8];
                       if (typeof data57 !== 'string') {
-                        const err100 = {
+                        const err99 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/critical/items/type',
@@ -2579,15 +2563,15 @@ function validate20(
                           data: data57,
                         };
                         if (vErrors === null) {
-                          vErrors = [err100];
+                          vErrors = [err99];
                         } else {
-                          vErrors.push(err100);
+                          vErrors.push(err99);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err101 = {
+                    const err100 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
                       keyword: 'type',
@@ -2598,9 +2582,9 @@ function validate20(
                       data: data56,
                     };
                     if (vErrors === null) {
-                      vErrors = [err101];
+                      vErrors = [err100];
                     } else {
-                      vErrors.push(err101);
+                      vErrors.push(err100);
                     }
                     errors++;
                   }
@@ -2608,7 +2592,7 @@ function validate20(
                 if (data53.schema !== undefined) {
                   let data58 = data53.schema;
                   if (!(data58 && typeof data58 == 'object' && !Array.isArray(data58))) {
-                    const err102 = {
+                    const err101 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
                       schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
                       keyword: 'type',
@@ -2619,9 +2603,9 @@ function validate20(
                       data: data58,
                     };
                     if (vErrors === null) {
-                      vErrors = [err102];
+                      vErrors = [err101];
                     } else {
-                      vErrors.push(err102);
+                      vErrors.push(err101);
                     }
                     errors++;
                   }
@@ -2629,7 +2613,7 @@ function validate20(
                 if (data53.max_correction_attempts !== undefined) {
                   let data59 = data53.max_correction_attempts;
                   if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
-                    const err103 = {
+                    const err102 = {
                       instancePath:
                         instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                       schemaPath:
@@ -2642,15 +2626,15 @@ function validate20(
                       data: data59,
                     };
                     if (vErrors === null) {
-                      vErrors = [err103];
+                      vErrors = [err102];
                     } else {
-                      vErrors.push(err103);
+                      vErrors.push(err102);
                     }
                     errors++;
                   }
                   if (typeof data59 == 'number') {
                     if (data59 > 20 || isNaN(data59)) {
-                      const err104 = {
+                      const err103 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2663,14 +2647,14 @@ function validate20(
                         data: data59,
                       };
                       if (vErrors === null) {
-                        vErrors = [err104];
+                        vErrors = [err103];
                       } else {
-                        vErrors.push(err104);
+                        vErrors.push(err103);
                       }
                       errors++;
                     }
                     if (data59 < 0 || isNaN(data59)) {
-                      const err105 = {
+                      const err104 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2683,9 +2667,9 @@ function validate20(
                         data: data59,
                       };
                       if (vErrors === null) {
-                        vErrors = [err105];
+                        vErrors = [err104];
                       } else {
-                        vErrors.push(err105);
+                        vErrors.push(err104);
                       }
                       errors++;
                     }
@@ -2694,7 +2678,7 @@ function validate20(
                 if (data53.require_all_criteria !== undefined) {
                   let data60 = data53.require_all_criteria;
                   if (typeof data60 !== 'boolean') {
-                    const err106 = {
+                    const err105 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
                       schemaPath:
                         '#/$defs/step/properties/verify/properties/require_all_criteria/type',
@@ -2706,9 +2690,9 @@ function validate20(
                       data: data60,
                     };
                     if (vErrors === null) {
-                      vErrors = [err106];
+                      vErrors = [err105];
                     } else {
-                      vErrors.push(err106);
+                      vErrors.push(err105);
                     }
                     errors++;
                   }
@@ -2716,7 +2700,7 @@ function validate20(
                 if (data53.halt_on_critical !== undefined) {
                   let data61 = data53.halt_on_critical;
                   if (typeof data61 !== 'boolean') {
-                    const err107 = {
+                    const err106 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
                       keyword: 'type',
@@ -2727,9 +2711,9 @@ function validate20(
                       data: data61,
                     };
                     if (vErrors === null) {
-                      vErrors = [err107];
+                      vErrors = [err106];
                     } else {
-                      vErrors.push(err107);
+                      vErrors.push(err106);
                     }
                     errors++;
                   }
@@ -2737,7 +2721,7 @@ function validate20(
                 if (data53.timeout_seconds !== undefined) {
                   let data62 = data53.timeout_seconds;
                   if (!(typeof data62 == 'number') && data62 !== null) {
-                    const err108 = {
+                    const err107 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                       schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
                       keyword: 'type',
@@ -2748,15 +2732,15 @@ function validate20(
                       data: data62,
                     };
                     if (vErrors === null) {
-                      vErrors = [err108];
+                      vErrors = [err107];
                     } else {
-                      vErrors.push(err108);
+                      vErrors.push(err107);
                     }
                     errors++;
                   }
                   if (typeof data62 == 'number') {
                     if (data62 > 86400 || isNaN(data62)) {
-                      const err109 = {
+                      const err108 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/maximum',
@@ -2768,14 +2752,14 @@ function validate20(
                         data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err109];
+                        vErrors = [err108];
                       } else {
-                        vErrors.push(err109);
+                        vErrors.push(err108);
                       }
                       errors++;
                     }
                     if (data62 <= 0 || isNaN(data62)) {
-                      const err110 = {
+                      const err109 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
@@ -2787,16 +2771,16 @@ function validate20(
                         data: data62,
                       };
                       if (vErrors === null) {
-                        vErrors = [err110];
+                        vErrors = [err109];
                       } else {
-                        vErrors.push(err110);
+                        vErrors.push(err109);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err111 = {
+                const err110 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/type',
                   keyword: 'type',
@@ -2807,15 +2791,15 @@ function validate20(
                   data: data53,
                 };
                 if (vErrors === null) {
-                  vErrors = [err111];
+                  vErrors = [err110];
                 } else {
-                  vErrors.push(err111);
+                  vErrors.push(err110);
                 }
                 errors++;
               }
             }
           } else {
-            const err112 = {
+            const err111 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
@@ -2826,15 +2810,15 @@ function validate20(
               data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err112];
+              vErrors = [err111];
             } else {
-              vErrors.push(err112);
+              vErrors.push(err111);
             }
             errors++;
           }
         }
       } else {
-        const err113 = {
+        const err112 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -2845,15 +2829,15 @@ function validate20(
           data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err113];
+          vErrors = [err112];
         } else {
-          vErrors.push(err113);
+          vErrors.push(err112);
         }
         errors++;
       }
     }
   } else {
-    const err114 = {
+    const err113 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2864,9 +2848,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err114];
+      vErrors = [err113];
     } else {
-      vErrors.push(err114);
+      vErrors.push(err113);
     }
     errors++;
   }
