@@ -13,7 +13,10 @@ import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { packageRoot } from '../../src/config/index.js';
+import { RUN_QUEUE } from '../../src/scale/run-queue.js';
 import type { RunRecord } from '../../src/engine/types.js';
 import type { WorkflowEvent } from '../../src/generated/events.js';
 import { call, startTestService, type TestService } from '../http/harness.js';
@@ -248,6 +251,40 @@ describe('rerun from a step with runs queued to workers (api instance, worker pr
     expect(fork.status, fork.error ?? '').to.equal('success');
     expect(fork.extra.forked_from).to.deep.equal({ run_id: source.run_id, step: 'c' });
     expect(await executions(forkId)).to.deep.equal([[worker.child.pid!, 'c']]);
+  });
+
+  it('a fork whose step left the workflow before a worker took it ends failed, saying why', async () => {
+    const source = await endedRun('chain', { fail: true });
+    const file = join(svc.workflowsDir, 'chain.yaml');
+    // No worker takes the fork while the queue is paused: the workflow changes meanwhile.
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const queue = new Queue(RUN_QUEUE, { connection, prefix: 'agentic' });
+    let forkId: string;
+    try {
+      await queue.pause();
+      const res = await call(svc.url, 'POST', `/api/runs/${source.run_id}/rerun`, {
+        from_step: 'c',
+      });
+      expect(res.status, res.text).to.equal(200);
+      forkId = (res.body as { run_id: string }).run_id;
+      await writeFile(file, 'name: chain\nsteps:\n  - { name: a, agent: side_effect }\n');
+    } finally {
+      await queue.resume();
+      await queue.close();
+      connection.disconnect();
+    }
+    try {
+      const fork = await finished(forkId);
+      expect(fork).to.include({
+        status: 'failed',
+        error: `could not start: step "c" is no longer in workflow chain (it changed since run ${source.run_id})`,
+      });
+      expect(fork.extra.forked_from).to.deep.equal({ run_id: source.run_id, step: 'c' });
+      expect(fork.steps).to.deep.equal([]);
+      expect(await executions(forkId)).to.deep.equal([]);
+    } finally {
+      await writeFile(file, chain('chain'));
+    }
   });
 
   describe('refusals, as a single process answers them, with nothing queued', () => {
