@@ -137,7 +137,7 @@ export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = 
   adapter_unavailable: {
     status: [501],
     description:
-      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it); also `POST /api/runs/{run_id}/rerun` where runs are queued to workers (`REDIS_URL`).',
+      'The adapter exists but is not in this build (`GET /api/workflows/{name}/machine` without the graph adapter, a run asking for it).',
   },
   dependency_unavailable: {
     status: [503],

@@ -25,48 +25,83 @@ import type { RerunRequest, RunHandle, RunRequest } from './types.js';
 /** The skip reason of a step whose own `when:` was false (the only skip a fork reuses). */
 const CONDITION_FALSE = 'condition false';
 
-export interface RerunDeps {
+/** What checking a rerun needs (the runtime's, or an api instance's with runs on workers). */
+export interface ForkCheckDeps {
   runsDir: string;
+  /** Whether the source run is active (here, or anywhere in the deployment). */
   isActive(runId: string): boolean;
   /** The workflow a source run ran (by its name, as it is now in the workflows directory). */
   loadWorkflow(name: string): Promise<CompiledWorkflow>;
+}
+
+export interface RerunDeps extends ForkCheckDeps {
   /** Starts the fork (the runtime's `startSeeded`). */
   launch(request: RunRequest, seed: EngineSeed): Promise<RunHandle>;
+}
+
+/** A checked rerun: the fork's run request and its seed (see {@link prepareFork}). */
+export interface PreparedFork {
+  source: RunRecord;
+  workflow: CompiledWorkflow;
+  /**
+   * The fork as a run request: the source's workflow (by name), its inputs with the new ones
+   * laid over them, its adapter unless the request names one, and `extra.forked_from`. The
+   * inputs are not validated yet (the runtime does it when it starts the run).
+   */
+  request: RunRequest & { workflow: string; input: Record<string, unknown> };
+  seed: EngineSeed;
+}
+
+/**
+ * Checks a rerun of `sourceRunId` and makes the fork's request and seed, without starting
+ * anything: what `runtime.rerun` does before it launches, and an api instance before it queues
+ * the fork to a worker (src/scale/queued-runtime.ts).
+ * @throws NotFoundError no such run; ConflictError the source is still running, its workflow is
+ * gone or no longer has the step; ValidationError the source has no such step (`loc`
+ * `["fromStep"]`)
+ */
+export async function prepareFork(
+  deps: ForkCheckDeps,
+  sourceRunId: string,
+  request: RerunRequest,
+): Promise<PreparedFork> {
+  if (!RUN_ID_RE.test(sourceRunId)) {
+    throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+  }
+  if (deps.isActive(sourceRunId)) throw stillRunning(sourceRunId);
+  const source = request.source ?? (await findRunRecord(deps.runsDir, sourceRunId));
+  if (source === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
+  if (source.status !== 'success' && source.status !== 'failed') {
+    throw stillRunning(sourceRunId);
+  }
+  const { fromStep } = request;
+  if (!source.steps.some((step) => step.step_name === fromStep)) {
+    const msg = `run ${sourceRunId} has no step ${JSON.stringify(fromStep)}`;
+    throw new ValidationError(msg, [{ loc: ['fromStep'], msg, type: 'value_error.unknown_step' }]);
+  }
+  const workflow = await sourceWorkflow(deps, source);
+  const seed = forkSeed(source, workflow, fromStep);
+  const { fromStep: _from, inputs, source: _source, ...settings } = request;
+  return {
+    source,
+    workflow,
+    seed,
+    request: {
+      ...settings,
+      workflow: source.workflow_name,
+      input: { ...declaredInputs(workflow, source.inputs), ...inputs },
+      adapter: request.adapter ?? source.adapter,
+      inputLocPrefix: request.inputLocPrefix ?? ['inputs'],
+      extra: { forked_from: { run_id: source.run_id, step: fromStep } },
+    },
+  };
 }
 
 /** `runtime.rerun`: see {@link RerunRequest} and docs/rerun.md. */
 export function createRerun(deps: RerunDeps) {
   return async function rerun(sourceRunId: string, request: RerunRequest): Promise<RunHandle> {
-    if (!RUN_ID_RE.test(sourceRunId)) {
-      throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    }
-    if (deps.isActive(sourceRunId)) throw stillRunning(sourceRunId);
-    const source = request.source ?? (await findRunRecord(deps.runsDir, sourceRunId));
-    if (source === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    if (source.status !== 'success' && source.status !== 'failed') {
-      throw stillRunning(sourceRunId);
-    }
-    const { fromStep } = request;
-    if (!source.steps.some((step) => step.step_name === fromStep)) {
-      const msg = `run ${sourceRunId} has no step ${JSON.stringify(fromStep)}`;
-      throw new ValidationError(msg, [
-        { loc: ['fromStep'], msg, type: 'value_error.unknown_step' },
-      ]);
-    }
-    const workflow = await sourceWorkflow(deps, source);
-    const seed = forkSeed(source, workflow, fromStep);
-    const { fromStep: _from, inputs, source: _source, ...settings } = request;
-    return deps.launch(
-      {
-        ...settings,
-        workflow: source.workflow_name,
-        input: { ...declaredInputs(workflow, source.inputs), ...inputs },
-        adapter: request.adapter ?? source.adapter,
-        inputLocPrefix: request.inputLocPrefix ?? ['inputs'],
-        extra: { forked_from: { run_id: source.run_id, step: fromStep } },
-      },
-      seed,
-    );
+    const fork = await prepareFork(deps, sourceRunId, request);
+    return deps.launch(fork.request, fork.seed);
   };
 }
 
@@ -78,7 +113,7 @@ function stillRunning(runId: string): ConflictError {
  * The source run's workflow as the workflows directory has it now (runs do not pin theirs yet):
  * a 409 when it is gone, no longer loads, or no longer has the step (checked by the caller).
  */
-async function sourceWorkflow(deps: RerunDeps, source: RunRecord): Promise<CompiledWorkflow> {
+async function sourceWorkflow(deps: ForkCheckDeps, source: RunRecord): Promise<CompiledWorkflow> {
   const name = source.workflow_name;
   try {
     return await deps.loadWorkflow(name);

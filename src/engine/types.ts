@@ -325,10 +325,10 @@ export interface RunService {
   /** Accepts a run: validated (workflow, inputs, run id) before it resolves. */
   start(request: RunRequest): Promise<StartedRun>;
   /**
-   * Forks a finished run from one of its steps ({@link Runtime.rerun}). Absent where runs are
-   * queued to workers (`REDIS_URL`): the queue does not carry forks.
+   * Forks a finished run from one of its steps ({@link Runtime.rerun}). Where runs are queued
+   * to workers (`REDIS_URL`) the fork is checked here and queued; a worker runs it seeded.
    */
-  rerun?(sourceRunId: string, request: RerunRequest): Promise<StartedRun>;
+  rerun(sourceRunId: string, request: RerunRequest): Promise<StartedRun>;
   /** Cancels an active run wherever it executes; false when no such run is active. */
   cancel(runId: string, reason?: string): boolean | Promise<boolean>;
   /** Whether a run with this id is active. */

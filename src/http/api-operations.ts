@@ -525,7 +525,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/runs/{run_id}/rerun',
     description:
-      'body `{from_step, inputs?}` → 200 `{run_id, status: "pending"}` at once, like `POST /api/run`: a new run (new id) of the run\'s workflow that reuses the recorded outcomes of the steps upstream of `from_step` (no model called for them) and executes `from_step` and every step downstream of it; its run file has `extra.forked_from: {run_id, step}` (Rerun from a step, docs/rerun.md). `inputs` replace the source run\'s values key by key, checked like a run\'s inputs. 404 unknown run; 409 the run is still running, or its workflow is gone or no longer has the step; 422 body, no such step in the run (`loc` `["body", "from_step"]`), invalid inputs; 501 when runs are queued to workers (`REDIS_URL`)',
+      'body `{from_step, inputs?}` → 200 `{run_id, status: "pending"}` at once, like `POST /api/run`: a new run (new id) of the run\'s workflow that reuses the recorded outcomes of the steps upstream of `from_step` (no model called for them) and executes `from_step` and every step downstream of it; its run file has `extra.forked_from: {run_id, step}` (Rerun from a step, docs/rerun.md). `inputs` replace the source run\'s values key by key, checked like a run\'s inputs. 404 unknown run; 409 the run is still running, or its workflow is gone or no longer has the step; 422 body, no such step in the run (`loc` `["body", "from_step"]`), invalid inputs. On an api instance (Redis) the api instance checks it alike and queues the fork; a worker runs it, reading the run\'s file from the shared runs directory',
     operationId: 'rerunRun',
     summary: 'Rerun a finished run from one of its steps (a fork)',
     tag: 'runs',
@@ -537,8 +537,9 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
       '409': err('The run is still running, or its workflow is gone or no longer has the step'),
       '422': invalid,
       '429': err('AGENTIC_MAX_ACTIVE_RUNS runs are active (Retry-After)'),
-      '501': err('Not available when runs are queued to workers (REDIS_URL)'),
-      '503': err('Run files cannot be written, or the service is shutting down'),
+      '503': err(
+        'Run files cannot be written, the run queue (Redis) does not answer (Retry-After), or the service is shutting down',
+      ),
     },
   },
   {

@@ -16,7 +16,9 @@ import { chooseAdapter } from '../engine/adapter-choice.js';
 import { assertRunId, createRunIdGenerator } from '../engine/run-id.js';
 import { createRuntimeApprovals } from '../engine/runtime-approvals.js';
 import { resolveRuntimeOptions } from '../engine/runtime-options.js';
+import { prepareFork } from '../engine/rerun.js';
 import type {
+  RerunRequest,
   RunPlace,
   RunRequest,
   RunService,
@@ -166,6 +168,58 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     });
   }
 
+  /**
+   * Claims the job's run id across the deployment and queues the job; `refused` is what an id
+   * active anywhere is told (409). Redis not answering is a 503 and the claim is undone, now or
+   * once Redis answers, unless a worker took a job whose adding only lost its reply (that run
+   * then runs, its only run).
+   */
+  async function enqueue(
+    job: RunJob,
+    jobId: string,
+    workflow: string,
+    refused: () => Error,
+  ): Promise<StartedRun> {
+    const { runId } = job;
+    let claimed: boolean;
+    try {
+      claimed = await claims.claim(runId);
+    } catch (error) {
+      // The claim may have been made with its reply lost: undone once Redis answers.
+      unclaimLater(runId);
+      throw queueUnavailable(error);
+    }
+    if (!claimed) throw refused();
+    mirror.apply(runId, true);
+    try {
+      await queue.add(runId, job, { jobId });
+    } catch (error) {
+      unclaimLater(runId);
+      mirror.apply(runId, false);
+      throw queueUnavailable(error);
+    }
+    let done: Promise<RunRecord> | undefined;
+    return {
+      runId,
+      // Made when asked for (evaluated runs, batches): most callers never wait for the end.
+      get done() {
+        return (done ??= whenDone(runId, workflow));
+      },
+    };
+  }
+
+  /** A new run's job (start, rerun): the trace context travels as W3C strings. */
+  function newRunJob(request: RunRequest, runId: string, workflow: string): RunJob {
+    // A Context object does not survive JSON; the input's loc is the api instance's business.
+    const { inputLocPrefix: _loc, traceContext, ...rest } = request;
+    const trace = traceContext === undefined ? undefined : injectTraceContext(traceContext);
+    return {
+      runId,
+      request: { ...rest, workflow, runId },
+      ...(trace === undefined ? {} : { trace }),
+    };
+  }
+
   async function start(request: RunRequest): Promise<StartedRun> {
     if (closed) throw shuttingDown();
     const given = request.runId === undefined ? undefined : assertRunId(request.runId);
@@ -181,42 +235,51 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     const workflow = await loadWorkflowSource(request.workflow, registry, compiled);
     const runId = given ?? newRunId(workflow.name, Date.now());
     resolveRunInputs(workflow, request.input ?? {}, request.inputLocPrefix ?? ['input']);
-    let claimed: boolean;
-    try {
-      claimed = await claims.claim(runId);
-    } catch (error) {
-      // The claim may have been made with its reply lost: undone once Redis answers.
-      unclaimLater(runId);
-      throw queueUnavailable(error);
-    }
-    if (!claimed) throw new ConflictError(`run '${runId}' is already active`);
-    mirror.apply(runId, true);
-    // The trace context travels as W3C strings: a Context object does not survive JSON.
-    const { inputLocPrefix: _loc, traceContext, ...rest } = request;
-    const trace = traceContext === undefined ? undefined : injectTraceContext(traceContext);
-    const job: RunJob = {
-      runId,
-      request: { ...rest, workflow: request.workflow, runId, adapter },
-      ...(trace === undefined ? {} : { trace }),
-    };
-    try {
-      await queue.add(runId, job, { jobId: runId });
-    } catch (error) {
-      // Refused (503): the claim goes, now or once Redis answers, unless a worker took a job
-      // whose adding only lost its reply (that run then runs, its only run).
-      unclaimLater(runId);
-      mirror.apply(runId, false);
-      throw queueUnavailable(error);
-    }
+    const job = newRunJob({ ...request, adapter }, runId, request.workflow);
+    const refused = () => new ConflictError(`run '${runId}' is already active`);
+    const started = await enqueue(job, runId, workflow.name, refused);
     log.debug({ runId, workflow: request.workflow, adapter }, 'run queued');
-    let done: Promise<RunRecord> | undefined;
-    return {
-      runId,
-      // Made when asked for (evaluated runs, batches): most callers never wait for the end.
-      get done() {
-        return (done ??= whenDone(runId, workflow.name));
+    return started;
+  }
+
+  /**
+   * POST /api/runs/{run_id}/rerun here: checked as `runtime.rerun` checks it (engine/rerun.ts:
+   * 404, 409 while the source is active anywhere or its workflow is gone or lacks the step, 422),
+   * the fork's inputs validated, then queued under a new id. The worker reads the source's run
+   * file from the shared runs directory and runs the fork seeded (run-worker.ts): the job
+   * carries the source's id and the step, not the seed, whose reused outputs may weigh up to a
+   * run file's bound and would wait in Redis with the job.
+   */
+  async function rerun(sourceRunId: string, request: RerunRequest): Promise<StartedRun> {
+    if (closed) throw shuttingDown();
+    const given = request.runId === undefined ? undefined : assertRunId(request.runId);
+    const fork = await prepareFork(
+      {
+        runsDir: resolved.runsDir,
+        isActive: (runId) => mirror.has(runId),
+        loadWorkflow: (name) => loadWorkflowSource(name, registry, compiled),
+      },
+      sourceRunId,
+      request,
+    );
+    const adapter = chooseAdapter(fork.request.adapter, resolved.defaultAdapter);
+    const { workflow } = fork;
+    const runId = given ?? newRunId(workflow.name, Date.now());
+    resolveRunInputs(workflow, fork.request.input, fork.request.inputLocPrefix ?? ['inputs']);
+    // The worker's runtime.rerun sets forked_from itself, from the source it reads.
+    const { extra: _extra, ...forkRequest } = fork.request;
+    const job: RunJob = {
+      ...newRunJob({ ...forkRequest, adapter }, runId, fork.request.workflow),
+      rerun: {
+        source: fork.source.run_id,
+        fromStep: request.fromStep,
+        ...(request.inputs === undefined ? {} : { inputs: request.inputs }),
       },
     };
+    const refused = () => new ConflictError(`run '${runId}' is already active`);
+    const started = await enqueue(job, runId, workflow.name, refused);
+    log.debug({ runId, source: fork.source.run_id, step: request.fromStep }, 'rerun queued');
+    return started;
   }
 
   /**
@@ -233,41 +296,18 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     const filename = names.find((name) => name.endsWith(suffix) && !name.startsWith('.'));
     if (filename === undefined) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
     const record = await readInterruptedRecord(resolved.runsDir, runId, filename);
-    let claimed: boolean;
-    try {
-      claimed = await claims.claim(runId);
-    } catch (error) {
-      unclaimLater(runId);
-      throw queueUnavailable(error);
-    }
-    if (!claimed) {
-      throw new RunNotResumableError(
-        `run ${runId} is active; only an interrupted run resumes`,
-        409,
-      );
-    }
-    mirror.apply(runId, true);
     const job: RunJob = {
       runId,
       request: { runId, workflow: record.workflow_name },
       resume: true,
     };
-    try {
-      // Its first job (the run's id) may still be kept as failed: a resume job of its own.
-      await queue.add(runId, job, { jobId: `${runId}.resume.${Date.now()}` });
-    } catch (error) {
-      unclaimLater(runId);
-      mirror.apply(runId, false);
-      throw queueUnavailable(error);
-    }
+    // Its first job (the run's id) may still be kept as failed: a resume job of its own.
+    const jobId = `${runId}.resume.${Date.now()}`;
+    const refused = () =>
+      new RunNotResumableError(`run ${runId} is active; only an interrupted run resumes`, 409);
+    const started = await enqueue(job, jobId, record.workflow_name, refused);
     log.info({ runId }, 'run resume queued');
-    let done: Promise<RunRecord> | undefined;
-    return {
-      runId,
-      get done() {
-        return (done ??= whenDone(runId, record.workflow_name));
-      },
-    };
+    return started;
   }
 
   const events = options.events;
@@ -284,6 +324,7 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     options: resolved,
     approvals,
     start,
+    rerun,
     resume,
     async cancel(runId, reason = 'cancelled') {
       return claims.requestCancel(runId, reason);

@@ -30,6 +30,14 @@ export interface RunJob {
    * worker resumes it from its run file (`request` names only its run id and workflow).
    */
   resume?: true;
+  /**
+   * A fork of a finished run (POST /api/runs/{run_id}/rerun on an api instance, docs/rerun.md):
+   * the worker reads the source run's file from the shared runs directory and starts the run
+   * seeded with its upstream outcomes (`runtime.rerun`). `request` holds the fork's workflow,
+   * merged inputs and adapter (what a run that cannot start is recorded with); `inputs` only
+   * the new values the rerun was given.
+   */
+  rerun?: { source: string; fromStep: string; inputs?: Record<string, unknown> };
 }
 
 /**

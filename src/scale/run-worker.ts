@@ -18,7 +18,7 @@ import { errorMessage } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
-import type { Runtime } from '../engine/types.js';
+import type { RunHandle, Runtime } from '../engine/types.js';
 import { ERROR_CODES, AppError, RunNotResumableError } from '../errors.js';
 import { replayFromRecord } from '../events/replay-from-record.js';
 import { notStartedRecord, workflowNameOf } from '../store/not-started-record.js';
@@ -147,8 +147,31 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     }
   }
 
+  /** Starts a job's run here: a new run, a fork of a finished run, or a resume. */
+  function startJob(data: RunJob): Promise<RunHandle> {
+    // POST /api/runs/{run_id}/resume on an api instance: the interrupted run resumes here.
+    if (data.resume === true) return runtime.resume(data.runId);
+    // The run span continues the trace of the request that queued the run (ignored when this
+    // runtime traces nothing).
+    const traced =
+      data.trace === undefined ? {} : { traceContext: extractTraceContext(data.trace) };
+    if (data.rerun === undefined) return runtime.start({ ...data.request, ...traced });
+    // POST /api/runs/{run_id}/rerun on an api instance: the source's run file is read from the
+    // shared runs directory and the fork starts seeded with its upstream outcomes, as in one
+    // process. Its workflow and inputs come from the source again (the request's are what the
+    // api instance checked, kept for a run that cannot start).
+    const { workflow: _workflow, input: _input, extra: _extra, ...settings } = data.request;
+    const { source, fromStep, inputs } = data.rerun;
+    return runtime.rerun(source, {
+      ...settings,
+      ...traced,
+      fromStep,
+      ...(inputs === undefined ? {} : { inputs }),
+    });
+  }
+
   async function execute(job: Job<RunJob>): Promise<RunJobResult> {
-    const { runId, request, trace } = job.data;
+    const { runId } = job.data;
     if (!(await claims.markRunning(runId, label))) {
       logger.warn({ runId }, 'queued run has no claim (released meanwhile); not run');
       return { filename: undefined, status: 'failed' };
@@ -156,17 +179,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     let handle;
     jobs.add(runId);
     try {
-      // POST /api/runs/{run_id}/resume on an api instance: the interrupted run resumes here.
-      // The run span continues the trace of the request that queued the run (ignored when
-      // this runtime traces nothing).
-      handle =
-        job.data.resume === true
-          ? await runtime.resume(runId)
-          : await runtime.start(
-              trace === undefined
-                ? request
-                : { ...request, traceContext: extractTraceContext(trace) },
-            );
+      handle = await startJob(job.data);
     } catch (error) {
       jobs.delete(runId);
       if (error instanceof AppError && error.code === ERROR_CODES.RUNTIME_CLOSED) {
@@ -237,6 +250,9 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       reason,
       now,
     );
+    if (job.rerun !== undefined) {
+      record.extra.forked_from = { run_id: job.rerun.source, step: job.rerun.fromStep };
+    }
     const filename = runFileName(now, record.workflow_name, job.runId);
     try {
       await writeRunFile(runtime.options.runsDir, filename, record);

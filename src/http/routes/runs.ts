@@ -204,13 +204,6 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
     const runId = param(ctx, 'run_id');
     const request = parseRerunRequest(requestBody(ctx));
     deps.admitRun?.();
-    if (runtime.rerun === undefined) {
-      throw new AppError(
-        ERROR_CODES.ADAPTER_UNAVAILABLE,
-        'rerun is not available when runs are queued to workers (REDIS_URL set); agentic rerun does it from the shared runs directory',
-        { status: 501, expose: true },
-      );
-    }
     if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
     if (runtime.isActive(runId)) {
       throw new ConflictError(`run ${runId} is still running; rerun it once it has ended`);
