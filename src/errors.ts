@@ -80,9 +80,9 @@ export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = 
       'No run has this run id or run-file name (`GET /api/runs/{filename}`, cancel, evaluation, the SSE stream).',
   },
   run_not_resumable: {
-    status: [409, 422, 501],
+    status: [409, 422],
     description:
-      '`POST /api/runs/{run_id}/resume`, `runtime.resume`: 409 when the run is not interrupted (it ended otherwise, is active here, or its owner process is alive), 422 when it cannot go on: the workflow it started with is gone (no pinned copy, and the YAML changed or was removed) or no longer matches its run file (`RunNotResumableError`); 501 on an api instance (the workers resume runs).',
+      '`POST /api/runs/{run_id}/resume`, `runtime.resume`: 409 when the run is not interrupted (it ended otherwise, is active here, or its owner process is alive), 422 when it cannot go on: the workflow it started with is gone (no pinned copy, and the YAML changed or was removed) or no longer matches its run file (`RunNotResumableError`). On an api instance the run is queued and a worker resumes it.',
   },
   approval_not_found: {
     status: [404],

@@ -338,10 +338,10 @@ export interface RunService {
   /** Loads and compiles a workflow by name (cached until the file changes). */
   getWorkflow(name: string): Promise<CompiledWorkflow>;
   /**
-   * Resumes an interrupted run (see {@link Runtime.resume}); absent where runs execute
-   * elsewhere (an api instance).
+   * Resumes an interrupted run (see {@link Runtime.resume}); an api instance queues it for a
+   * worker.
    */
-  resume?(runId: string): Promise<StartedRun>;
+  resume(runId: string): Promise<StartedRun>;
   /** Every wire event of every run, in order per run. Returns an unsubscribe function. */
   subscribe(listener: (event: WorkflowEvent) => void): () => void;
   /** Called after each run-file write (start and end; also when persist is off). */

@@ -237,13 +237,6 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   router.post('/api/runs/:run_id/resume', async (ctx) => {
     const runId = param(ctx, 'run_id');
     if (!RUN_ID.test(runId)) throw new NotFoundError('Run not found', ERROR_CODES.RUN_NOT_FOUND);
-    if (runtime.resume === undefined) {
-      throw new AppError(
-        ERROR_CODES.RUN_NOT_RESUMABLE,
-        'runs execute on the workers here: an interrupted run is resumed by a worker',
-        { status: 501, expose: true },
-      );
-    }
     const handle = await runtime.resume(runId);
     const body: ResumeRunResponse = { run_id: handle.runId, status: 'running' };
     ctx.body = body;
