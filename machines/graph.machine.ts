@@ -134,7 +134,8 @@ interface RegionExit {
  * status the core reports, so a step kind adds a state with one row here (and the status in
  * `StepRegionState`): `has` selects the steps that have it, `from` lists the states it is entered
  * from (its transition is put first in theirs), `exits` where it goes next. Rows are in the order
- * the states appear in the machine.
+ * the states appear in the machine. A state is a view of the core: no entry or exit actions, no
+ * invoke (the fast path moves regions without running them); a kind's work lives in its executor.
  */
 export interface RegionStateRow {
   state: StepRegionState;
