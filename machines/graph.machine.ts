@@ -60,7 +60,10 @@ export type { GraphRunDeps } from './graph-run.js';
 
 /** Events the graph machine handles. */
 export interface GraphMachineEvent {
-  /** A step event (`step.settled` / `.retry` / `.iteration` / `.approval`), `engine.start`, `engine.finished` or `engine.abort`. */
+  /**
+   * A step event (`step.settled` / `.retry` / `.iteration` / `.approval`), `engine.start`,
+   * `engine.finished` or `engine.abort`.
+   */
   type: string;
   /** Step events (`scheduler/step-events.ts`, shared with the native engine): the step's index. */
   index?: number;
