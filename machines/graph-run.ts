@@ -1,46 +1,45 @@
 /**
  * The per-run state of a compiled graph machine: the shared {@link SchedulerCore}
- * (`scheduler/scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, abort — the same code
- * the native scheduler runs, so both adapters produce the same event sequence for the same run),
- * connected to the machine. It lives in the machine's context and is changed only by the
- * machine's actions (see `graph.machine.ts`), in O(1) or O(log n) per step event.
+ * (`scheduler/scheduler-core.ts`: join counters, ready heap, outcomes, skips, retries, approval
+ * waits, abort — the same code the native scheduler runs, so both adapters produce the same event
+ * sequence for the same run), connected to the machine. It lives in the machine's context and is
+ * changed only by the machine's actions (see `graph.machine.ts`) or, on the runtime path, by
+ * `graph.logic.ts` making the same calls, in O(1) or O(log n) per step event.
  *
  * Engine events collect in the core's outbox, which the machine drains with XState `emit`;
- * attempt results, retry timers and loop iterations come back as `step.settled` / `step.retry` /
- * `step.iteration` events carrying the step's index; when the last step finishes the run sends
- * the machine `engine.finished`.
+ * attempt results, retry timers, loop iterations and approval waits come back as the step events
+ * both engines share (`scheduler/step-events.ts`: `step.settled` / `step.retry` /
+ * `step.iteration` / `step.approval`, addressed by `index`); when the last step finishes the run
+ * sends the machine `engine.finished`.
  * Pure: imports types only; attempts, timers and truthiness come from the input and deps.
  */
 import type { AnyActorRef } from 'xstate';
-import type { AttemptResult, EngineEmitted, EngineInput } from './engine-contract.js';
-import {
-  SchedulerCore,
-  type SchedulerDeps,
-  type StepRegionState,
-} from './scheduler/scheduler-core.js';
+import type { EngineEmitted, EngineInput } from './engine-contract.js';
+import { SchedulerCore, type SchedulerDeps } from './scheduler/scheduler-core.js';
+import type { StepEvent } from './scheduler/step-events.js';
+import type { RegionLog } from './graph-regions.js';
 
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler/scheduler-core.js';
+export {
+  STEP_APPROVAL,
+  STEP_ITERATION,
+  STEP_RETRY,
+  STEP_SETTLED,
+  type StepEvent,
+} from './scheduler/step-events.js';
 
 /** What the graph run needs besides its input (truthiness of `when:` values). */
 export type GraphRunDeps = SchedulerDeps;
-
-/**
- * The step events the run sends its machine: three types for every workflow, addressed to a step
- * by `step` (its index). Few event types keep XState's per-(state node, event type) work and
- * caches independent of the workflow's width.
- */
-export const STEP_SETTLED = 'step.settled';
-export const STEP_RETRY = 'step.retry';
-export const STEP_ITERATION = 'step.iteration';
-/** A tool call of the step's attempt started (`waiting: true`) or stopped waiting for approval. */
-export const STEP_APPROVAL = 'step.approval';
 
 /** Scheduling state of one graph run, connected to its machine. */
 export class GraphRun extends SchedulerCore {
   /** Whether `engine.finished` was sent (or is not needed: the run was aborted). */
   private finishSent = false;
-  /** Steps whose running attempt has a tool call waiting for approval (made on first use). */
-  private awaiting: Set<number> | undefined;
+  /**
+   * The regions' states on the runtime path (`graph.logic.ts` makes it; the generic XState path
+   * keeps them in its own snapshots and leaves this unset).
+   */
+  regions: RegionLog | undefined = undefined;
 
   constructor(
     input: EngineInput,
@@ -70,47 +69,12 @@ export class GraphRun extends SchedulerCore {
     super.abort(reason);
   }
 
-  /**
-   * `step.approval`: attempt `attempt` of step `index` started or stopped waiting for the
-   * approval gate (ignored once that attempt is no longer the running one).
-   */
-  approval(index: number, attempt: number, waiting: boolean): void {
-    if (waiting && this.isCurrent(index, attempt)) (this.awaiting ??= new Set()).add(index);
-    else this.awaiting?.delete(index);
-  }
-
-  /** As the core's, with `awaiting_approval` for a running step whose tool call waits. */
-  override stepStatus(index: number): StepRegionState {
-    const status = super.stepStatus(index);
-    return status === 'running' && this.awaiting?.has(index) === true
-      ? 'awaiting_approval'
-      : status;
-  }
-
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */
   complete(): void {
     this.dispose();
   }
 
-  protected sendSettled(index: number, attempt: number, result: AttemptResult): void {
-    this.self.send({ type: STEP_SETTLED, step: index, attempt, result });
-  }
-
-  protected sendRetry(index: number): void {
-    this.self.send({ type: STEP_RETRY, step: index });
-  }
-
-  protected iterationListener(
-    index: number,
-    attempt: number,
-  ): (iteration: number, output: Record<string, unknown> | null) => void {
-    const self = this.self;
-    return (iteration, output) =>
-      self.send({ type: STEP_ITERATION, step: index, attempt, iteration, output });
-  }
-
-  protected override approvalListener(index: number, attempt: number): (waiting: boolean) => void {
-    const self = this.self;
-    return (waiting) => self.send({ type: STEP_APPROVAL, step: index, attempt, waiting });
+  protected send(event: StepEvent): void {
+    this.self.send(event);
   }
 }

@@ -1,29 +1,47 @@
 /**
  * How the runtime runs a compiled graph machine (`graph.machine.ts`): the machine's own actor
- * logic, with the step events applied to the one region they concern.
+ * logic, with the step events applied to the regions they concern.
+ *
+ * The model (see `graph.machine.ts`): the shared scheduler core decides, the machine is its
+ * faithful view: a step region's state is the status the core reports for the step
+ * (`stepStatus`), which is what the regions' `always` guards (`ready`, `conditionFalse`,
+ * `stepIs`) select in XState's generic path.
  *
  * XState's generic algorithm offers every event to every active region, re-evaluates every
  * region's eventless transitions after it, and rebuilds the state value and the configuration:
  * O(steps) per event (measured ~7 µs per region per event, 1.4 ms per event at 200 steps). Here a
- * step event (`step.settled` / `.retry` / `.iteration` / `.approval`) runs the same scheduler-core call the
- * machine's `running` actions make (`onResult` is `attemptSucceeded ? completeStep :
- * retryAllowed ? scheduleRetry : failStep`), then moves exactly the regions whose step the core
- * reported in its engine events (`step.started` → running, `step.retrying` → retrying,
- * `step.finished` → the outcome's status; `step.approval` moves a running step's region to
- * `awaiting_approval` and back, with no engine event): what the regions' `always` guards (`ready`,
- * `conditionFalse`, `stepIs`) select in the generic path, in O(1) per changed step. Every other
- * event (`engine.finished`, `engine.abort`, XState's own) takes XState's generic transition.
- * `test/machines/graph.machine.test.ts` checks both paths give the same states.
+ * step event (`scheduler/step-events.ts`, the vocabulary both engines share) goes to the core's
+ * `receive`, as the machine's `running` actions hand it over (`step.settled` is
+ * `attemptSucceeded ? completeStep : retryAllowed ? scheduleRetry : failStep`, which is the core's
+ * `onResult`); then each region the transition touched (the event's step, and every step an engine
+ * event of the transition names) moves to the status the core reports, in O(1) per touched step.
+ * `engine.finished` and `engine.abort` (with the `abortRun` and `emitEvents` actions) take the
+ * machine from `running` to its final state `completed` / `aborted`, and `xstate.stop` stops it in
+ * its state: their snapshot is `machine.resolveState` of the one-word value (no region is walked
+ * on the way out; XState's generic exit of 1,000 regions resolves all of them). Every other event
+ * takes XState's generic transition. `test/machines/graph.machine.test.ts` checks both paths give
+ * the same states.
  *
  * `engine.start` (sent by `start`, as the machine's `requestStart` entry sends it) begins the run
  * the same way.
  *
- * Snapshots are real machine snapshots (`snapshot.machine`, `matches`, `value`, `_nodes`). For
- * O(1) per event, the step regions' value object and the configuration are updated in place and
- * shared by the run's successive snapshots: read `snapshot.value` when notified (an inspector
- * callback, `subscribe`), copy it to keep it.
+ * Snapshots are machine snapshots built with XState's public API only, each a new value: no
+ * object of one snapshot is changed by a later transition, and nothing writes XState internals.
+ * The regions' states live in the run's {@link RegionLog} (`graph-regions.ts`); a snapshot keeps
+ * where the log stood and materialises when first read:
+ * - `value`: `{ running: { <step>: <state> } }`, a new frozen object per snapshot, built from the
+ *   log (O(steps), once per snapshot read);
+ * - `_nodes` and `tags` (what XState's own functions read: `can`, `getMeta`, `hasTag`,
+ *   `machine.transition`, `getPersistedSnapshot`): those of `machine.resolveState({ value,
+ *   context })`, XState's resolution of that state value, once per snapshot read. XState 5's
+ *   resolution is quadratic in the regions (`getStateNodes` concatenates each region's nodes to a
+ *   growing array): ~10 ms at 1,000 steps. `tags` needs no resolution (no state has tags), and
+ *   `toJSON` (what inspectors serialise) reads neither.
+ * A snapshot nobody reads costs O(1) (a step event stays O(1)); nothing on the run's path reads
+ * `_nodes`. An inspector or subscriber that reads every snapshot's value pays O(steps) per event,
+ * as XState's own snapshots would.
  */
-import type { Snapshot } from 'xstate';
+import type { Snapshot, StateValue } from 'xstate';
 import {
   forEachEngineEvent,
   type EngineEmitted,
@@ -36,21 +54,17 @@ import {
   type GraphMachine,
   type GraphMachineEvent,
 } from './graph.machine.js';
-import {
-  GraphRun,
-  STEP_APPROVAL,
-  STEP_ITERATION,
-  STEP_RETRY,
-  STEP_SETTLED,
-  type GraphRunDeps,
-} from './graph-run.js';
+import { GraphRun, type GraphRunDeps } from './graph-run.js';
+import { RegionLog, type RegionMark } from './graph-regions.js';
+import { isStepEvent, type StepEvent } from './scheduler/step-events.js';
 
 const ENGINE_START = 'engine.start';
+const ENGINE_FINISHED = 'engine.finished';
+const ENGINE_ABORT = 'engine.abort';
+const XSTATE_STOP = 'xstate.stop';
 
 /** A snapshot of the graph machine. */
 type GraphSnapshot = Parameters<GraphMachine['transition']>[0];
-/** A configuration: the active state nodes. */
-type Nodes = GraphSnapshot['_nodes'];
 /** The actor scope XState gives the graph machine's logic. */
 type GraphScope = Parameters<GraphMachine['transition']>[2];
 
@@ -64,105 +78,171 @@ export interface GraphLogic {
   getPersistedSnapshot(snapshot: GraphSnapshot): Snapshot<unknown>;
 }
 
+/** Immutable empties every running snapshot shares (XState copies these before changing them). */
+const NO_CHILDREN = Object.freeze({});
+const NO_HISTORY = Object.freeze({});
+
+/** Whether any state node under `node` has tags (the compiled graph machine has none). */
+function anyTags(node: { tags: readonly string[]; states: Record<string, unknown> }): boolean {
+  if (node.tags.length > 0) return true;
+  return Object.values(node.states).some((child) => anyTags(child as typeof node));
+}
+
+/**
+ * `snapshot.toJSON()` of a running snapshot: what XState's own `toJSON` returns (the snapshot's
+ * members less `machine`, `_nodes` and the methods, `tags` as an array), without reading
+ * `_nodes` (which would resolve the configuration: see the header).
+ */
+function runningJSON(this: GraphSnapshot): Record<string, unknown> {
+  return {
+    status: this.status,
+    output: this.output,
+    error: this.error,
+    context: this.context,
+    value: this.value,
+    children: this.children,
+    historyValue: this.historyValue,
+    tags: Array.from(this.tags),
+  };
+}
+
+/** Whether a step event carries the fields its type needs (malformed ones are ignored). */
+function wellFormed(event: StepEvent): boolean {
+  if (typeof event.index !== 'number') return false;
+  switch (event.type) {
+    case 'step.settled':
+      return event.attempt !== undefined && event.result !== undefined;
+    case 'step.iteration':
+      return event.attempt !== undefined && event.iteration !== undefined;
+    case 'step.approval':
+      return event.attempt !== undefined;
+    case 'step.retry':
+      return true;
+  }
+}
+
+/**
+ * The core's pending engine events, emitted after the snapshot is committed (as the machine's
+ * `emitEvents` action is); undefined when none are pending.
+ */
+function emitPending(run: GraphRun, scope: GraphScope): EngineEmitted | undefined {
+  if (!run.hasEmitted) return undefined;
+  const emitted = run.takeEmitted();
+  scope.defer(() => scope.emit(emitted));
+  return emitted;
+}
+
 /** Builds the runtime logic of `machine` (compiled from `stepNames`, in YAML order). */
 export function createGraphLogic(
   machine: GraphMachine,
   stepNames: readonly string[],
   deps: GraphRunDeps,
 ): GraphLogic {
-  const n = stepNames.length;
-  const runningNode = machine.root.states.running!;
-  // Each region's state nodes by state name, and the root's configuration with every region
-  // pending: [root, running, region 0 … n-1, atomic state of region 0 … n-1].
-  const regionStates = stepNames.map((name) => runningNode.states[name]!.states);
-  const initialNodes: Nodes = [machine.root, runningNode];
-  for (const name of stepNames) initialNodes.push(runningNode.states[name]!);
-  for (const states of regionStates) initialNodes.push(states.pending!);
-  let template: GraphSnapshot | undefined;
+  // XState's snapshot methods (shared functions reading `this`), from one resolved snapshot.
+  const methods = machine.resolveState({ value: 'completed', context: { run: undefined } });
+  // No state has tags: a running snapshot's `tags` is empty without resolving its configuration.
+  const tagless = !anyTags(machine.root);
 
-  /** Moves the region of the step `event` concerns to the state the event reports. */
-  const apply = (regions: Record<string, string>, nodes: Nodes, event: EngineEvent) => {
-    const state =
-      event.type === 'step.started'
-        ? 'running'
-        : event.type === 'step.retrying'
-          ? 'retrying'
-          : event.type === 'step.finished'
-            ? event.outcome.status
-            : undefined;
-    if (state === undefined) return;
-    regions[stepNames[event.index]!] = state;
-    nodes[2 + n + event.index] = regionStates[event.index]![state]!;
+  /**
+   * The snapshot of the running state at `mark`: `value`, `_nodes` and `tags` materialise on
+   * first read (see the header); each snapshot is its own object.
+   */
+  const runningAt = (
+    context: GraphContext,
+    log: RegionLog,
+    mark: RegionMark,
+    status: 'active' | 'stopped' = 'active',
+  ): GraphSnapshot => {
+    let value: StateValue | undefined;
+    let resolved: GraphSnapshot | undefined;
+    let tags: Set<string> | undefined;
+    const valueOf = () => (value ??= Object.freeze({ running: log.valueAt(mark) }));
+    const resolve = () => (resolved ??= machine.resolveState({ value: valueOf(), context }));
+    return {
+      status,
+      output: undefined,
+      error: undefined,
+      machine,
+      context,
+      children: NO_CHILDREN,
+      historyValue: NO_HISTORY,
+      get value() {
+        return valueOf();
+      },
+      get _nodes() {
+        return resolve()._nodes;
+      },
+      get tags() {
+        return (tags ??= tagless ? new Set<string>() : new Set(resolve().tags));
+      },
+      matches: methods.matches,
+      hasTag: methods.hasTag,
+      can: methods.can,
+      getMeta: methods.getMeta,
+      toJSON: runningJSON,
+    } as unknown as GraphSnapshot;
   };
 
-  /** The core's pending events: regions moved, then emitted after the snapshot (as `emit` is). */
-  const settle = (snapshot: GraphSnapshot, run: GraphRun, scope: GraphScope) => {
-    const emitted: EngineEmitted = run.takeEmitted();
-    const regions = (snapshot.value as { running: Record<string, string> }).running;
-    const nodes = snapshot._nodes;
-    forEachEngineEvent(emitted, (event) => apply(regions, nodes, event));
-    scope.defer(() => scope.emit(emitted));
-  };
+  /**
+   * A final snapshot (`completed` or `aborted`, both final: the actor is done), resolved by
+   * XState from its state value, with the machine's output (its `output` is the run's).
+   */
+  const finalAt = (context: GraphContext, value: 'completed' | 'aborted'): GraphSnapshot =>
+    machine.resolveState({
+      value,
+      context,
+      output: context.run!.output(),
+    });
+
+  /** Moves the region of step `index` to the status the core reports; true if it moved. */
+  const follow = (run: GraphRun, log: RegionLog, index: number): boolean =>
+    index >= 0 && index < stepNames.length && log.move(index, run.stepStatus(index));
 
   return {
     machine,
     config: machine.config,
     getInitialSnapshot(scope, input) {
-      template ??= machine.resolveState({ value: 'completed', context: { run: undefined } });
       const run = startRun(new GraphRun(input, scope.self, deps), scope.self);
-      const regions: Record<string, string> = {};
-      for (const name of stepNames) regions[name] = 'pending';
-      const context: GraphContext = { run };
-      const snapshot: GraphSnapshot = {
-        ...template,
-        status: 'active',
-        output: undefined,
-        error: undefined,
-        context,
-        value: { running: regions },
-        _nodes: [...initialNodes],
-      };
-      return snapshot;
+      const log = (run.regions = new RegionLog(stepNames, 'pending'));
+      const context: GraphContext = Object.freeze({ run });
+      return runningAt(context, log, log.mark());
     },
     transition(snapshot, event, scope) {
       const run = snapshot.context.run;
-      if (run === undefined || snapshot.status !== 'active')
+      const log = run?.regions;
+      if (run === undefined || log === undefined || snapshot.status !== 'active')
         return machine.transition(snapshot, event, scope);
-      const step = event.step ?? -1;
+      let moved = false;
       switch (event.type) {
         case ENGINE_START:
           run.begin();
           break;
-        case STEP_SETTLED:
-          if (event.attempt === undefined || event.result === undefined) return snapshot;
-          run.onResult(step, event.attempt, event.result);
-          break;
-        case STEP_RETRY:
-          run.retry(step);
-          break;
-        case STEP_APPROVAL: {
-          if (event.attempt === undefined) return snapshot;
-          run.approval(step, event.attempt, event.waiting === true);
-          const state = run.stepStatus(step);
-          const regions = (snapshot.value as { running: Record<string, string> }).running;
-          const name = stepNames[step];
-          const node = regionStates[step]?.[state];
-          if (name === undefined || node === undefined || regions[name] === state) return snapshot;
-          regions[name] = state;
-          snapshot._nodes[2 + n + step] = node;
-          return { ...snapshot };
-        }
-        case STEP_ITERATION:
-          if (event.attempt === undefined || event.iteration === undefined) return snapshot;
-          run.iteration(step, event.attempt, event.iteration, event.output ?? null);
-          break;
+        case ENGINE_FINISHED:
+          // `running` → `completed` (final): what the machine's transition does, without
+          // resolving every region on the way out.
+          return finalAt(snapshot.context, 'completed');
+        case ENGINE_ABORT:
+          // `running` → `aborted` with the `abortRun` and `emitEvents` actions.
+          run.abort(event.reason ?? 'aborted');
+          emitPending(run, scope);
+          return finalAt(snapshot.context, 'aborted');
+        case XSTATE_STOP:
+          // No children to stop: the same state, stopped.
+          return runningAt(snapshot.context, log, log.mark(), 'stopped');
         default:
-          return machine.transition(snapshot, event, scope);
+          if (!isStepEvent(event)) return machine.transition(snapshot, event, scope);
+          if (!wellFormed(event)) return snapshot;
+          run.receive(event);
+          // An approval wait changes the step's status without an engine event.
+          moved = follow(run, log, event.index);
       }
-      if (!run.hasEmitted) return snapshot;
-      const next = { ...snapshot };
-      settle(next, run, scope);
-      return next;
+      const emitted = emitPending(run, scope);
+      if (emitted !== undefined)
+        forEachEngineEvent(emitted, (engineEvent: EngineEvent) => {
+          if (follow(run, log, engineEvent.index)) moved = true;
+        });
+      // No region moved: the state is the same (a loop iteration, a late result).
+      return moved ? runningAt(snapshot.context, log, log.mark()) : snapshot;
     },
     // As the machine's `requestStart` entry action does: steps start on the first event.
     start: (snapshot, scope) => {

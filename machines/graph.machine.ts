@@ -26,12 +26,17 @@
  *   aborted   (final)    engine.abort: running steps failed, the rest skipped
  * ```
  *
- * The scheduler core (`scheduler/scheduler-core.ts`, shared with the native engine) decides what runs: the
- * `running` state's actions hand it each step event, and each region's eventless (`always`)
- * transitions follow the core's decision through guards that read it, named and parameterised
- * after the conditions the core applied (`ready` carries the step's `dependsOn` and `when:`). Step
- * events are three event types for every workflow, addressed by `step` (the index), so nothing
- * XState keeps per (state node, event type) grows with the workflow.
+ * The model: the scheduler core (`scheduler/scheduler-core.ts`, shared with the native engine)
+ * decides what runs, and this machine is its faithful view. The `running` state's actions hand the
+ * core each step event, and each region's eventless (`always`) transitions follow the core's
+ * decision through guards that read it, named and parameterised after the conditions the core
+ * applied (`ready` carries the step's `dependsOn` and `when:`). One set of rules for both engines
+ * (they emit the same event sequence; the conformance suite runs on both), and no step cap: the
+ * machine never decides alone, so it needs no bound on how many eventless steps a region takes.
+ * Step events are the four types both engines share (`scheduler/step-events.ts`), addressed by
+ * `index`, the same for every workflow, so nothing XState keeps per (state node, event type)
+ * grows with the workflow. A region's states come from one table, {@link REGION_STATES}: a state
+ * per status the core reports; a step kind adds a state with a row.
  *
  * Guards and actions are referenced by name: {@link graphMachineImplementations} provides them,
  * so the plain config ({@link graphMachineConfig}, what `GET /api/workflows/{name}/machine`
@@ -44,9 +49,10 @@
  */
 import { assign, createMachine, emit, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
 import type { AttemptResult, EngineEmitted, EngineInput, EngineOutput } from './engine-contract.js';
-import type { CompiledWorkflow } from '../src/workflow/types.js';
-import { stepWords } from './graph-descriptions.js';
+import type { CompiledStep, CompiledWorkflow } from '../src/workflow/types.js';
+import { stepWords, type StepWords } from './graph-descriptions.js';
 import { GraphRun, type GraphRunDeps } from './graph-run.js';
+import type { StepRegionState } from './scheduler/scheduler-core.js';
 import { SKIP_CONDITION_FALSE } from './scheduler/skip-propagation.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
@@ -54,10 +60,13 @@ export type { GraphRunDeps } from './graph-run.js';
 
 /** Events the graph machine handles. */
 export interface GraphMachineEvent {
-  /** `step.settled` / `step.retry` / `step.iteration`, `engine.finished` or `engine.abort`. */
+  /**
+   * A step event (`step.settled` / `.retry` / `.iteration` / `.approval`), `engine.start`,
+   * `engine.finished` or `engine.abort`.
+   */
   type: string;
-  /** Step events: the step's index. */
-  step?: number;
+  /** Step events (`scheduler/step-events.ts`, shared with the native engine): the step's index. */
+  index?: number;
   /** `engine.abort`: why (running steps fail with it). */
   reason?: string;
   /** `settled` / `iteration`: the attempt it belongs to. */
@@ -111,38 +120,151 @@ function follow(step: number, name: string, status: string, description: string)
   };
 }
 
-/** The region of step `index`: pending → running ⇄ retrying → success | failed | skipped. */
+/** What a region state's eventless transition is guarded by (default: `stepIs` its target). */
+type ExitGuard = 'stepIs' | 'ready' | 'conditionFalse';
+
+/** One eventless transition out of a region state, in guard order. */
+interface RegionExit {
+  target: StepRegionState;
+  /** Its description; `when` is the step's `when:` text. */
+  why: string | ((when: string) => string);
+  guard?: ExitGuard;
+}
+
+/**
+ * A state of a step region: one row per status the scheduler core's `stepStatus` reports. The
+ * region is built from this table, the fast path (`graph.logic.ts`) moves a region to whatever
+ * status the core reports, so a step kind adds a state with one row here (and the status in
+ * `StepRegionState`): `has` selects the steps that have it, `from` lists the states it is entered
+ * from (its transition is put first in theirs), `exits` where it goes next. Rows are in the order
+ * the states appear in the machine. A state is a view of the core: no entry or exit actions, no
+ * invoke (the fast path moves regions without running them); a kind's work lives in its executor.
+ */
+export interface RegionStateRow {
+  state: StepRegionState;
+  /** Only steps for which this holds have the state (default: every step). */
+  has?: (step: CompiledStep) => boolean;
+  /** A final state (the step finished). */
+  final?: true;
+  describe: (words: StepWords) => string;
+  /** Entered from these states: a `stepIs` transition put first in each (if the step has it). */
+  from?: readonly (readonly [StepRegionState, string])[];
+  /** Where it goes next, in guard order (targets the step lacks are left out). */
+  exits?: readonly RegionExit[];
+}
+
+/** The states of a step region, in the machine's order. */
+export const REGION_STATES: readonly RegionStateRow[] = [
+  {
+    state: 'pending',
+    describe: (w) => w.pending,
+    exits: [
+      {
+        target: 'running',
+        guard: 'ready',
+        why: 'The scheduler started it: its dependencies finished, its when: held, a slot was free.',
+      },
+      { target: 'skipped', guard: 'conditionFalse', why: (when) => `Skipped: ${when} was false.` },
+      { target: 'skipped', why: 'Skipped: a dependency failed, or the run was aborted.' },
+      { target: 'failed', why: 'Its when: or inputs could not be evaluated.' },
+    ],
+  },
+  {
+    state: 'running',
+    describe: (w) => w.running,
+    exits: [
+      { target: 'retrying', why: 'The attempt failed with attempts left.' },
+      { target: 'success', why: 'The attempt succeeded.' },
+      { target: 'failed', why: 'The last attempt failed, or the run was aborted.' },
+    ],
+  },
+  {
+    // Only a step with tools has calls that can wait for approval.
+    state: 'awaiting_approval',
+    has: (step) => step.tools.length > 0,
+    describe: (w) => w.awaitingApproval,
+    from: [['running', 'A high-risk tool call asked the approval gate.']],
+    exits: [
+      {
+        target: 'running',
+        why: 'Approved, denied or timed out: the attempt goes on with the answer.',
+      },
+      { target: 'failed', why: 'The run was cancelled or timed out while waiting.' },
+    ],
+  },
+  {
+    state: 'retrying',
+    describe: (w) => w.retrying,
+    exits: [
+      { target: 'running', why: 'The backoff delay elapsed: the next attempt runs.' },
+      { target: 'failed', why: 'The run was aborted while waiting.' },
+    ],
+  },
+  { state: 'success', final: true, describe: (w) => w.success },
+  { state: 'failed', final: true, describe: (w) => w.failed },
+  { state: 'skipped', final: true, describe: (w) => w.skipped },
+];
+
+/** The statuses of a step that started and has not finished: what `ready` accepts. */
+const STARTED: ReadonlySet<string> = new Set(
+  REGION_STATES.filter((row) => row.final !== true && row.state !== 'pending').map((r) => r.state),
+);
+
+/** The region of step `index`: a state per {@link REGION_STATES} row the step has. */
 function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, unknown> {
   const step = workflow.steps[index]!;
-  const when = workflow.document.steps[index]?.when;
+  const whenValue = workflow.document.steps[index]?.when;
+  const when = whenValue === undefined ? undefined : String(whenValue);
   const name = step.name;
   const words = stepWords(workflow, index);
-  const ready = {
-    step: index,
-    name,
-    dependsOn: [...step.dependsOn],
-    ...(when === undefined ? {} : { when: String(when) }),
+  const rows = REGION_STATES.filter((row) => row.has?.(step) ?? true);
+  const present = new Set(rows.map((row) => row.state));
+  const transition = (exit: RegionExit) => {
+    const why = typeof exit.why === 'string' ? exit.why : exit.why(when ?? '');
+    switch (exit.guard) {
+      case 'ready':
+        return {
+          target: exit.target,
+          guard: {
+            type: 'ready',
+            params: {
+              step: index,
+              name,
+              dependsOn: [...step.dependsOn],
+              ...(when === undefined ? {} : { when }),
+            },
+          },
+          description: why,
+        };
+      case 'conditionFalse':
+        return {
+          target: exit.target,
+          guard: { type: 'conditionFalse', params: { step: index, name, when } },
+          description: why,
+        };
+      case 'stepIs':
+      case undefined:
+        return follow(index, name, exit.target, why);
+    }
   };
-  // Only a step with tools has calls that can wait for approval.
-  const approvals = step.tools.length > 0;
-  const pending: unknown[] = [
-    {
-      target: 'running',
-      guard: { type: 'ready', params: ready },
-      description:
-        'The scheduler started it: its dependencies finished, its when: held, a slot was free.',
-    },
-  ];
-  if (when !== undefined)
-    pending.push({
-      target: 'skipped',
-      guard: { type: 'conditionFalse', params: { step: index, name, when: String(when) } },
-      description: `Skipped: ${String(when)} was false.`,
-    });
-  pending.push(
-    follow(index, name, 'skipped', 'Skipped: a dependency failed, or the run was aborted.'),
-    follow(index, name, 'failed', 'Its when: or inputs could not be evaluated.'),
-  );
+  const states: Record<string, unknown> = {};
+  for (const row of rows) {
+    if (row.final === true) {
+      states[row.state] = { type: 'final', description: row.describe(words) };
+      continue;
+    }
+    // Entered from a later row: its transition first (see RegionStateRow.from).
+    const entries = rows.flatMap((other) =>
+      (other.from ?? [])
+        .filter(([source]) => source === row.state)
+        .map(([, why]) => follow(index, name, other.state, why)),
+    );
+    const exits = (row.exits ?? [])
+      .filter((exit) => present.has(exit.target))
+      .filter((exit) => exit.guard !== 'conditionFalse' || when !== undefined)
+      .map(transition);
+    states[row.state] = { description: row.describe(words), always: [...entries, ...exits] };
+  }
   return {
     initial: 'pending',
     description: words.region,
@@ -152,55 +274,9 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
       agent: step.agent,
       dependsOn: [...step.dependsOn],
       dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
-      ...(when === undefined ? {} : { when: String(when) }),
+      ...(when === undefined ? {} : { when }),
     },
-    states: {
-      pending: { description: words.pending, always: pending },
-      running: {
-        description: words.running,
-        always: [
-          ...(approvals
-            ? [
-                follow(
-                  index,
-                  name,
-                  'awaiting_approval',
-                  'A high-risk tool call asked the approval gate.',
-                ),
-              ]
-            : []),
-          follow(index, name, 'retrying', 'The attempt failed with attempts left.'),
-          follow(index, name, 'success', 'The attempt succeeded.'),
-          follow(index, name, 'failed', 'The last attempt failed, or the run was aborted.'),
-        ],
-      },
-      ...(approvals
-        ? {
-            awaiting_approval: {
-              description: words.awaitingApproval,
-              always: [
-                follow(
-                  index,
-                  name,
-                  'running',
-                  'Approved, denied or timed out: the attempt goes on with the answer.',
-                ),
-                follow(index, name, 'failed', 'The run was cancelled or timed out while waiting.'),
-              ],
-            },
-          }
-        : {}),
-      retrying: {
-        description: words.retrying,
-        always: [
-          follow(index, name, 'running', 'The backoff delay elapsed: the next attempt runs.'),
-          follow(index, name, 'failed', 'The run was aborted while waiting.'),
-        ],
-      },
-      success: { type: 'final', description: words.success },
-      failed: { type: 'final', description: words.failed },
-      skipped: { type: 'final', description: words.skipped },
-    },
+    states,
   };
 }
 
@@ -314,10 +390,9 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
     guards: {
       attemptSucceeded: ({ event }: Args) => event.result?.ok === true,
       retryAllowed: ({ context, event }: Args) =>
-        runOf(context).canRetry(event.step ?? 0, event.attempt ?? 0),
+        runOf(context).canRetry(event.index ?? 0, event.attempt ?? 0),
       ready: ({ context }: Args, params: StepParams) => {
-        const now = status(context, params);
-        return now === 'running' || now === 'retrying' || now === 'awaiting_approval';
+        return STARTED.has(status(context, params));
       },
       conditionFalse: ({ context }: Args, params: StepParams) =>
         runOf(context).skipReason(params.step) === SKIP_CONDITION_FALSE,
@@ -334,21 +409,21 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
       startReadySteps: ({ context }: Args) => runOf(context).begin(),
       completeStep: ({ context, event }: Args) => {
         if (event.result === undefined || event.attempt === undefined) return;
-        runOf(context).succeed(event.step ?? -1, event.attempt, event.result);
+        runOf(context).succeed(event.index ?? -1, event.attempt, event.result);
       },
       scheduleRetry: ({ context, event }: Args) => {
         if (event.result === undefined || event.attempt === undefined) return;
-        runOf(context).scheduleRetry(event.step ?? -1, event.attempt, event.result);
+        runOf(context).scheduleRetry(event.index ?? -1, event.attempt, event.result);
       },
       failStep: ({ context, event }: Args) => {
         if (event.result === undefined || event.attempt === undefined) return;
-        runOf(context).fail(event.step ?? -1, event.attempt, event.result);
+        runOf(context).fail(event.index ?? -1, event.attempt, event.result);
       },
-      startNextAttempt: ({ context, event }: Args) => runOf(context).retry(event.step ?? -1),
+      startNextAttempt: ({ context, event }: Args) => runOf(context).retry(event.index ?? -1),
       emitIteration: ({ context, event }: Args) => {
         if (event.attempt === undefined || event.iteration === undefined) return;
         runOf(context).iteration(
-          event.step ?? -1,
+          event.index ?? -1,
           event.attempt,
           event.iteration,
           event.output ?? null,
@@ -356,7 +431,7 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
       },
       markApproval: ({ context, event }: Args) => {
         if (event.attempt === undefined) return;
-        runOf(context).approval(event.step ?? -1, event.attempt, event.waiting === true);
+        runOf(context).approval(event.index ?? -1, event.attempt, event.waiting === true);
       },
       abortRun: ({ context, event }: Args) => runOf(context).abort(event.reason ?? 'aborted'),
     },

@@ -5,15 +5,19 @@
  * steps run at once. Every per-event operation is O(1) or O(log n) (counters, number arrays, a
  * binary heap): no scan of all steps per event and no copy of per-step arrays.
  *
- * The scheduling state and its rules (skips, retries, abort, outcomes) are the shared
- * {@link SchedulerCore} (`scheduler/scheduler-core.ts`, also run by the graph machine); this file is the
- * actor around it. The state is mutable and private to the actor (it lives in `snapshot.core`,
- * which nothing outside reads; `transition` updates it in place, O(1) per event, where an immutable
- * copy would be O(steps)). Work starts outside `transition`: the root steps' attempts in `start`
+ * The scheduling state and its rules (skips, retries, approval waits, abort, outcomes) are the
+ * shared {@link SchedulerCore} (`scheduler/scheduler-core.ts`, also run by the graph machine): the
+ * core decides, this file is the actor around it. The core is mutable and private to the actor (it
+ * lives in `snapshot.core`, which nothing outside reads; `transition` updates it in place, O(1) per
+ * event, where an immutable copy would be O(steps)); each transition that handled an event returns
+ * a new snapshot object (status, output, the core's handle), so no snapshot object is shared
+ * between two states. Work starts outside `transition`: the root steps' attempts in `start`
  * (as XState's promise logic starts its promise), later attempts through `actorScope.defer`, which
- * XState runs once the transition's snapshot is committed. Their results come back as
- * `step.result` events, retries as `step.retry` events from the injected clock. Engine events go
- * to the input's observer and are emitted with `actorScope.emit` (`actor.on('*', ...)`).
+ * XState runs once the transition's snapshot is committed. What they do comes back as the step
+ * events both engines share (`scheduler/step-events.ts`: `step.settled`, `step.retry` from the
+ * injected clock, `step.iteration`, `step.approval`), which `transition` hands to the core's
+ * `receive`, as the graph machine does. Engine events go to the input's observer and are emitted
+ * with `actorScope.emit` (`actor.on('*', ...)`).
  *
  * The snapshot is not restorable (`getPersistedSnapshot` is a progress summary): its input holds
  * the attempt runner and the compiled workflow's evaluators, and its attempts are promises in
@@ -22,22 +26,19 @@
  * Pure: imports xstate and types only; truthiness is passed in by the adapter.
  */
 import type { ActorLogic, ActorScope, AnyEventObject, Snapshot } from 'xstate';
-import type {
-  AttemptResult,
-  EngineEmitted,
-  EngineInput,
-  EngineOutput,
-  EngineSystem,
-} from './engine-contract.js';
+import type { EngineEmitted, EngineInput, EngineOutput, EngineSystem } from './engine-contract.js';
 import { SchedulerCore, type Attempt, type SchedulerDeps } from './scheduler/scheduler-core.js';
+import { isStepEvent, type StepEvent } from './scheduler/step-events.js';
 
 export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './scheduler/scheduler-core.js';
 
-/** Events the native scheduler handles (`engine.abort` from the run actor; the rest internal). */
+/**
+ * Events the native scheduler handles: `engine.abort` from the run actor; the step events both
+ * engines share (`scheduler/step-events.ts`); its own `engine.settle`; XState's `xstate.stop`.
+ */
 export type NativeSchedulerEvent =
   | { type: 'engine.abort'; reason: string }
-  | { type: 'step.result'; index: number; attempt: number; result: AttemptResult }
-  | { type: 'step.retry'; index: number }
+  | StepEvent
   | { type: 'engine.settle' }
   | { type: 'xstate.stop' };
 
@@ -86,26 +87,16 @@ export function createNativeSchedulerLogic(deps: NativeSchedulerDeps): NativeSch
       if (snapshot.status !== 'active') return snapshot;
       const event = anyEvent as NativeSchedulerEvent;
       const core = snapshot.core;
-      switch (event.type) {
-        case 'step.result':
-          core.onResult(event.index, event.attempt, event.result);
-          break;
-        case 'step.retry':
-          core.retry(event.index);
-          break;
-        case 'engine.abort':
-          core.abort(event.reason);
-          break;
-        case 'engine.settle':
-          break;
-        case 'xstate.stop':
-          core.dispose();
-          return { ...snapshot, status: 'stopped' };
-        default:
-          return snapshot;
-      }
+      if (isStepEvent(event)) core.receive(event);
+      else if (event.type === 'engine.abort') core.abort(event.reason);
+      else if (event.type === 'xstate.stop') {
+        core.dispose();
+        return { ...snapshot, status: 'stopped' };
+      } else if (event.type !== 'engine.settle') return snapshot;
       core.flush();
-      if (!core.allFinished) return snapshot;
+      // A new snapshot per state (XState snapshots are values); the core is the actor's private
+      // scheduling state, which nothing outside reads (see the header).
+      if (!core.allFinished) return { status: 'active', output: undefined, error: undefined, core };
       core.dispose();
       return { status: 'done', output: core.output(), error: undefined, core };
     },
@@ -164,21 +155,7 @@ export class NativeRun extends SchedulerCore {
     if (this.hasEmitted) this.actorScope.emit(this.takeEmitted());
   }
 
-  protected sendSettled(index: number, attempt: number, result: AttemptResult): void {
-    this.actorScope.self.send({ type: 'step.result', index, attempt, result });
-  }
-
-  protected sendRetry(index: number): void {
-    this.actorScope.self.send({ type: 'step.retry', index });
-  }
-
-  protected iterationListener(
-    index: number,
-    attempt: number,
-  ): (iteration: number, output: Record<string, unknown> | null) => void {
-    return (iteration, output) => {
-      this.iteration(index, attempt, iteration, output);
-      this.flush();
-    };
+  protected send(event: StepEvent): void {
+    this.actorScope.self.send(event);
   }
 }

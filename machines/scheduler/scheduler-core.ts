@@ -1,20 +1,22 @@
 /**
  * The scheduling core both engines share: join counters, the ready queue in YAML order (the
- * concurrency limit), retries and `engine.abort`, over per-step numbers in one plain array
- * (`step-slots.ts`, `ready-heap.ts`); outcomes come from `step-outcomes.ts`, skips from
+ * concurrency limit), retries, approval waits and `engine.abort`, over per-step numbers in one
+ * plain array (`step-slots.ts`, `ready-heap.ts`); outcomes come from `step-outcomes.ts`, skips from
  * `skip-propagation.ts`. Every per-event operation is O(1) or O(log n) (abort, rare, scans once).
  * Semantics are ARCHITECTURE §6 and the adapter contract (`machines/engine-contract.ts`); both engines
  * run this code, so they produce the same event sequence for the same run.
  *
- * Engine events collect in an outbox that the actor empties once per transition
- * ({@link SchedulerCore.takeEmitted}). A subclass provides how attempt results, retry timers and
- * loop iterations come back:
+ * The core decides; the engines are its actors. What it started comes back as the one internal
+ * vocabulary of `step-events.ts` (`step.settled` / `step.retry` / `step.iteration` /
+ * `step.approval`, addressed by `index`): the core sends them to its actor through
+ * {@link SchedulerCore.send} and the actor hands each back to {@link SchedulerCore.receive} inside
+ * a transition. Engine events collect in an outbox that the actor empties once per transition
+ * ({@link SchedulerCore.takeEmitted}):
  * - the native scheduler (`native-scheduler.logic.ts`, a custom `ActorLogic`) emits the outbox
- *   with `actorScope.emit` at the end of each transition and receives `step.result` /
- *   `step.retry` events;
+ *   with `actorScope.emit` at the end of each transition;
  * - the graph machine (`graph-run.ts`, `graph.machine.ts`, `graph.logic.ts`) emits it after each
- *   step event (`step.settled` / `.retry` / `.iteration`, addressed by index) and moves the regions
- *   of the steps its events name ({@link SchedulerCore.stepStatus} is what their guards read).
+ *   step event and shows each step's {@link SchedulerCore.stepStatus} as its region's state (what
+ *   the regions' guards read; `graph.logic.ts` reads it for the steps an event touched).
  *
  * The state is mutable and private to the actor that owns it. Pure: imports types only;
  * truthiness comes in through {@link SchedulerDeps}. */
@@ -35,6 +37,13 @@ import { heapPop, heapPush } from './ready-heap.js';
 import { clearRetryTimer } from './retry-timers.js';
 import { conditionValues, type EngineFacts, type StepFacts } from './step-waits.js';
 import { RunAbort } from './run-abort.js';
+import {
+  STEP_APPROVAL,
+  STEP_ITERATION,
+  STEP_RETRY,
+  STEP_SETTLED,
+  type StepEvent,
+} from './step-events.js';
 import { addUsage } from '../../src/llm/types.js';
 import {
   collectDependents,
@@ -110,6 +119,8 @@ export abstract class SchedulerCore {
    */
   private priorAttempts: number[] | undefined;
   private interruptions: number[] | undefined;
+  /** Steps whose running attempt has a tool call waiting for approval (made on first use). */
+  private awaiting: Set<number> | undefined;
   private heapSize = 0;
   /** Steps started and not finished (attempts in flight and retry waits). */
   private running = 0;
@@ -144,24 +155,29 @@ export abstract class SchedulerCore {
     this.scope = { inputs: input.inputs, steps: this.views, context: this.context };
   }
 
-  /** Delivers the result of attempt `attempt` of step `index` back to the actor (asynchronously). */
-  protected abstract sendSettled(index: number, attempt: number, result: AttemptResult): void;
-  /** Delivers "the retry delay of step `index` elapsed" back to the actor (from a timer). */
-  protected abstract sendRetry(index: number): void;
-  /** The `onIteration` callback of a loop step's attempt. */
-  protected abstract iterationListener(
-    index: number,
-    attempt: number,
-  ): (iteration: number, output: Record<string, unknown> | null) => void;
   /**
-   * The `onApproval` callback of an attempt of a step with `tools:` (told while one of its tool
-   * calls waits for the approval gate); none by default (the native engine shows no step states).
+   * Delivers a step event (`step-events.ts`) to the actor that owns the core: an attempt's result,
+   * a retry timer, a loop iteration, an approval wait. Called outside transitions (from promise
+   * callbacks, timers, the attempt runner); the actor hands the event back to {@link receive}.
    */
-  protected approvalListener(
-    _index: number,
-    _attempt: number,
-  ): ((waiting: boolean) => void) | undefined {
-    return undefined;
+  protected abstract send(event: StepEvent): void;
+
+  /** Applies a step event the actor received (the one entry point for all four types). */
+  receive(event: StepEvent): void {
+    switch (event.type) {
+      case STEP_SETTLED:
+        this.onResult(event.index, event.attempt, event.result);
+        break;
+      case STEP_RETRY:
+        this.retry(event.index);
+        break;
+      case STEP_ITERATION:
+        this.iteration(event.index, event.attempt, event.iteration, event.output);
+        break;
+      case STEP_APPROVAL:
+        this.approval(event.index, event.attempt, event.waiting);
+        break;
+    }
   }
 
   /** Whether engine events are waiting in the outbox. */
@@ -311,7 +327,7 @@ export abstract class SchedulerCore {
     this.settleIfStuck();
   }
 
-  /** A failed attempt with attempts left: `step.retrying`, then {@link sendRetry} after the delay. */
+  /** A failed attempt with attempts left: `step.retrying`, then `step.retry` after the delay. */
   scheduleRetry(index: number, attempt: number, result: AttemptResult): void {
     if (!this.isCurrent(index, attempt)) return;
     const now = this.input.clock.now();
@@ -335,7 +351,7 @@ export abstract class SchedulerCore {
     });
     (this.retryDue ??= new Array<number>(this.n).fill(0))[index] = now + delayMs;
     (this.timers ??= new Array<unknown>(this.n))[index] = this.input.clock.setTimeout(
-      () => this.sendRetry(index),
+      () => this.send({ type: STEP_RETRY, index }),
       delayMs,
     );
   }
@@ -365,6 +381,17 @@ export abstract class SchedulerCore {
   ): void {
     if (!this.isCurrent(index, attempt)) return;
     this.emit({ type: 'step.iteration', index, iteration, output, time: this.input.clock.now() });
+  }
+
+  /**
+   * A tool call of attempt `attempt` of step `index` started (`waiting`) or stopped waiting for
+   * the approval gate (ignored once that attempt is no longer the running one). No engine event:
+   * the approval events are the session's; this is the step's status
+   * ({@link stepStatus} `awaiting_approval`).
+   */
+  approval(index: number, attempt: number, waiting: boolean): void {
+    if (waiting && this.isCurrent(index, attempt)) (this.awaiting ??= new Set()).add(index);
+    else this.awaiting?.delete(index);
   }
 
   /** Fails running steps with `reason`, skips everything unfinished. */
@@ -413,14 +440,17 @@ export abstract class SchedulerCore {
   }
 
   /**
-   * Step `index`'s status: `pending`, `running`, `retrying`, or its outcome's status once
-   * finished (what the graph machine's step regions show).
+   * Step `index`'s status: `pending`, `running` (`awaiting_approval` while a tool call of its
+   * attempt waits for the approval gate), `retrying`, or its outcome's status once finished (what
+   * the graph machine's step regions show).
    */
   stepStatus(index: number): StepRegionState {
     const outcome = this.outcomes[index];
     if (outcome !== undefined) return outcome.status;
     const state = this.slots[index * FIELDS + F_STATE];
-    return state === RUNNING ? 'running' : state === RETRY_WAIT ? 'retrying' : 'pending';
+    if (state === RUNNING)
+      return this.awaiting?.has(index) === true ? 'awaiting_approval' : 'running';
+    return state === RETRY_WAIT ? 'retrying' : 'pending';
   }
 
   /** Why step `index` was skipped (null unless it was). */
@@ -566,11 +596,12 @@ export abstract class SchedulerCore {
       attempt,
       this.runAbort,
     );
-    if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
-    if (step.tools.length > 0) {
-      const onApproval = this.approvalListener(index, attempt);
-      if (onApproval !== undefined) request.onApproval = onApproval;
-    }
+    if (step.loopUntil !== undefined)
+      request.onIteration = (iteration, output) =>
+        this.send({ type: STEP_ITERATION, index, attempt, iteration, output });
+    // Only a step with tools has calls that can wait for approval.
+    if (step.tools.length > 0)
+      request.onApproval = (waiting) => this.send({ type: STEP_APPROVAL, index, attempt, waiting });
     this.launch(request);
   }
 
@@ -580,8 +611,8 @@ export abstract class SchedulerCore {
   }
 
   /**
-   * Calls the attempt runner for a started attempt; its result comes back through
-   * {@link sendSettled}. The native scheduler defers this out of `transition` (see
+   * Calls the attempt runner for a started attempt; its result comes back as `step.settled`
+   * (through {@link send}). The native scheduler defers this out of `transition` (see
    * `native-scheduler.logic.ts`).
    */
   protected launchNow(request: Attempt): void {
@@ -595,8 +626,9 @@ export abstract class SchedulerCore {
     }
     // Anonymous inline callbacks: no per-attempt named closures (tsx's keepNames wraps those).
     pending.then(
-      (result) => this.sendSettled(index, attempt, result),
-      (error: unknown) => this.sendSettled(index, attempt, thrownResult(error)),
+      (result) => this.send({ type: STEP_SETTLED, index, attempt, result }),
+      (error: unknown) =>
+        this.send({ type: STEP_SETTLED, index, attempt, result: thrownResult(error) }),
     );
   }
 

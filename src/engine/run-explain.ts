@@ -267,8 +267,8 @@ export function explainActiveRun(
   context: ExplainContext,
 ): RunExplanationResponse {
   const { facts, workflow } = active;
-  // The native engine does not track approvals in its step states: a running step with a call
-  // waiting reads awaiting_approval on both engines.
+  // Both engines report a step whose tool call waits as awaiting_approval (the shared core tracks
+  // the waits); the pending approvals say the same, also for a call the engine has not yet heard of.
   const asking = new Set((context.approvals ?? []).map((call) => call.step));
   const steps: StepExplanation[] = facts.steps.map((step) => ({
     step: step.name,

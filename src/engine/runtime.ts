@@ -36,7 +36,6 @@ import { createGraphAdapter } from './adapters/graph.js';
 import { nativeAdapter } from './adapters/native.js';
 import { createRunLogic, type RunLogic } from '../../machines/run.logic.js';
 import { chooseAdapter } from './adapter-choice.js';
-import { stableInspection } from './inspection.js';
 import { withInternals } from './runtime-internals.js';
 import { createRetryDelay } from './retry-policy.js';
 import { createRootLogic } from './root-logic.js';
@@ -146,7 +145,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   }
   const root: AnyActorRef = createActor(createRootLogic(), {
     clock,
-    ...(resolved.inspect === undefined ? {} : { inspect: stableInspection(resolved.inspect) }),
+    ...(resolved.inspect === undefined ? {} : { inspect: resolved.inspect }),
   });
   root.subscribe({
     error: (error: unknown) => log.error({ err: errorMessage(error) }, 'runtime actor failed'),

@@ -6,6 +6,7 @@ import {
   graphImplementations,
   graphMachineDefinition,
 } from '../../src/engine/adapters/graph.js';
+import { REGION_STATES } from '../../machines/graph.machine.js';
 import { echoRunner, failed, GRAPH_CLOCK_START, ok, workflow } from './graph-helpers.js';
 import { TestClock } from '../fixtures/test-clock.js';
 
@@ -240,5 +241,28 @@ describe('graph compiler', () => {
     expect(adapter.compile(wf).machine).to.equal(adapter.compile(wf).machine);
     // Owned by the adapter (so by its runtime), not by the module.
     expect(createGraphAdapter().compile(wf)).not.to.equal(adapter.compile(wf));
+  });
+
+  it('builds each region from REGION_STATES: a state per row the step has, entered from the rows its from names', () => {
+    const wf = workflow([
+      { name: 'plain', agent: 'tier0_echo' },
+      { name: 'tool', agent: 'tier0_tool', tools: ['file_write'] },
+    ]);
+    const regions = (graphMachineDefinition(wf) as JsonNode).states!.running!.states!;
+    expect(Object.keys(regions.tool!.states!)).to.deep.equal(REGION_STATES.map((r) => r.state));
+    expect(Object.keys(regions.plain!.states!)).to.deep.equal(
+      REGION_STATES.filter((r) => r.state !== 'awaiting_approval').map((r) => r.state),
+    );
+    for (const row of REGION_STATES) {
+      for (const [from] of row.from ?? [])
+        expect(regions.tool!.states![from]!.always![0]!.target).to.equal(row.state);
+      expect(regions.tool!.states![row.state]!.type === 'final').to.equal(row.final === true);
+    }
+    // Every transition of every region leads to a state of that region.
+    for (const region of Object.values(regions)) {
+      const names = Object.keys(region.states!);
+      for (const state of Object.values(region.states!))
+        for (const t of state.always ?? []) expect(names).to.include(t.target);
+    }
   });
 });

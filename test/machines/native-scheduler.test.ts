@@ -244,7 +244,7 @@ describe('native scheduler actor', () => {
     logic.start!(snapshot, scope);
     expect(started).to.deep.equal([0]);
     await Promise.resolve();
-    const result = sent.find((e) => (e as { type: string }).type === 'step.result')!;
+    const result = sent.find((e) => (e as { type: string }).type === 'step.settled')!;
     logic.transition(snapshot, result as { type: string }, scope);
     // The dependent's attempt waits for XState to run the transition's deferred effects.
     expect(started).to.deep.equal([0]);
