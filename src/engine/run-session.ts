@@ -9,7 +9,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import type { MapItemsSummary, RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { boundRunRecord } from '../store/record-bounds.js';
 import { runFileName } from '../store/run-files.js';
@@ -211,7 +211,21 @@ export class RunSession implements MapItemListener {
     if (this.abandoned) return;
     if (event.type === 'step.finished') {
       this.outcomes[event.index] = event.outcome;
-      this.mapProgress?.delete(event.index);
+      const progress = this.mapProgress?.get(event.index);
+      if (progress !== undefined) {
+        this.mapProgress!.delete(event.index);
+        // A map step failed by the run's abort ends without its attempt's result: its record
+        // still says how far its items got. The outcome is the engine's fresh object for this
+        // step (its output's too), not yet read by anyone.
+        if (event.outcome.items === undefined) {
+          const { total, done, failed } = progress;
+          (event.outcome as { items?: MapItemsSummary }).items = {
+            total,
+            succeeded: done,
+            failed,
+          };
+        }
+      }
       // A resumed run's start record already holds the steps it was seeded with.
       if (event.seeded !== true || this.options.resumed === undefined)
         this.options.journal?.stepFinished(this, event.index);
