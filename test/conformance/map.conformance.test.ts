@@ -320,6 +320,55 @@ steps:
       );
     });
 
+    it("holds each item's output against the run's byte budget: past it, markers", async () => {
+      runtime = createRuntime({
+        runsDir,
+        noLlm: true,
+        defaultAdapter: adapter,
+        agents,
+        limits: { maxRunBytes: 64 * 1024 },
+      });
+      const { record } = await run(
+        `
+name: map_budget
+inputs: { t: { type: string } }
+steps:
+  - { name: each, for_each: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], max_concurrency: 1, agent: tier0_echo, inputs: { x: '\${inputs.t}' } }
+`,
+        { t: 'y'.repeat(10_000) },
+      );
+      const results = (record.steps[0]!.output as { results: unknown[] }).results;
+      expect(results).to.have.length(10);
+      expect(results[0]).to.deep.equal({ x: 'y'.repeat(10_000) });
+      expect(JSON.stringify(results[9])).to.contain('"__truncated__":true');
+      expect(JSON.stringify(results).length).to.be.below(64 * 1024 + 10 * 1000);
+    });
+
+    it('fail_fast aborts the items still running when one fails', async () => {
+      agents.tier1_waitfail = ({ input, signal }) =>
+        input.v === 'fail'
+          ? new Promise((_, reject) => setImmediate(() => reject(new Error('item broke'))))
+          : new Promise((_, reject) => {
+              probe.running++;
+              signal.addEventListener(
+                'abort',
+                () => {
+                  probe.running--;
+                  reject(new Error(String((signal.reason as Error).message)));
+                },
+                { once: true },
+              );
+            });
+      const { record } = await run(`
+name: map_abort_items
+steps:
+  - { name: each, for_each: [wait, fail, wait], max_concurrency: 3, agent: tier1_waitfail, inputs: { v: '\${item.value}' } }
+`);
+      expect(record.steps[0]).to.include({ status: 'failed', error: 'item 1 failed: item broke' });
+      // Both waiting items got the abort when item 1 failed (the run itself was not cancelled).
+      expect(probe.running).to.equal(0);
+    });
+
     it('cancel aborts the running items and ends the step with the reason', async () => {
       runtime = createRuntime({ runsDir, noLlm: true, defaultAdapter: adapter, agents });
       const handle = await runtime.start({

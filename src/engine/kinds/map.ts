@@ -8,8 +8,9 @@
  * - Each item runs the body through the run's executor table (`runBody`: the body's kind), with
  *   the body's `max_attempts` (else the run's) and the run's backoff between its attempts.
  * - `fail_fast`: the first item whose last attempt fails fails the step (`item <i> failed: …`);
- *   no more items start and the running ones are left to finish unobserved. `collect`: every
- *   item runs; a failed one is `{error}` in `results` and the step succeeds.
+ *   no more items start and the running ones are aborted (their signal, the run's combined
+ *   with the map's own). `collect`: every item runs; a failed one is `{error}` in `results` and
+ *   the step succeeds.
  * - The run's abort (cancel, run timeout) ends the attempt at once with the abort's reason; the
  *   running items get the same signal.
  * - Outputs are held against the run's byte budget item by item (the body's executor holds each
@@ -127,6 +128,8 @@ class MapAttempt {
   private settle!: (result: AttemptResult) => void;
   private settled = false;
   private onAbort: (() => void) | undefined;
+  /** Aborts the running items after a fail_fast failure; made when an item reads its signal. */
+  private items: { controller: AbortController; signal: AbortSignal } | undefined;
 
   constructor(
     private readonly options: MapExecutorOptions,
@@ -186,7 +189,6 @@ class MapAttempt {
       item: { [this.as]: this.list[index], [MAP_ITEM_INDEX]: index },
     };
     const max = this.body.maxAttempts ?? this.options.maxAttempts;
-    const request = this.request;
     let input: Record<string, unknown>;
     try {
       input = asRecord(this.body.inputs(scope));
@@ -194,18 +196,9 @@ class MapAttempt {
       return { index, status: 'failed', attempts: first, error: errorMessage(error) };
     }
     for (let attempt = first; ; attempt++) {
-      const result = await this.options.runBody({
-        step: this.body,
-        input,
-        scope,
-        attempt,
-        get signal() {
-          return request.signal;
-        },
-        get aborted() {
-          return request.aborted ?? request.signal.aborted;
-        },
-      });
+      const result = await this.options.runBody(
+        new ItemAttempt(this.body, input, scope, attempt, this),
+      );
       this.tokens = addUsage(this.tokens, result.tokensUsed);
       if (result.modelUsed !== null) this.model = result.modelUsed;
       if (result.ok) {
@@ -219,6 +212,24 @@ class MapAttempt {
       await this.delay(this.options.retryDelayMs(attempt));
       if (this.settled) return { index, status: 'failed', attempts: attempt, error };
     }
+  }
+
+  /** Whether the items are aborted: the run was, or an item failed under fail_fast. */
+  get itemsAborted(): boolean {
+    return (this.request.aborted ?? this.request.signal.aborted) || this.stopped !== undefined;
+  }
+
+  /** The items' signal: the run's, and this map's own abort after a fail_fast failure. */
+  itemSignal(): AbortSignal {
+    if (this.items === undefined) {
+      const controller = new AbortController();
+      if (this.stopped !== undefined) controller.abort(new Error(this.stopped));
+      this.items = {
+        controller,
+        signal: AbortSignal.any([this.request.signal, controller.signal]),
+      };
+    }
+    return this.items.signal;
   }
 
   private delay(ms: number): Promise<void> {
@@ -238,7 +249,10 @@ class MapAttempt {
       if (this.failures.length < MAX_RECORDED_ITEM_FAILURES)
         this.failures.push({ index: end.index, error });
       if (this.collect) this.results[end.index] = { error };
-      else this.stopped ??= `item ${end.index} failed: ${error}`;
+      else if (this.stopped === undefined) {
+        this.stopped = `item ${end.index} failed: ${error}`;
+        this.items?.controller.abort(new Error(this.stopped));
+      }
     }
     this.options.listener?.itemEnded(this.request.step, end, progress);
     this.fill();
@@ -275,6 +289,25 @@ class MapAttempt {
     if (this.onAbort !== undefined) this.request.signal.removeEventListener('abort', this.onAbort);
     if (result.items === undefined) result.items = this.summary();
     this.settle(result);
+  }
+}
+
+/** One attempt of the body for one item; its signal is the map's (made when first read). */
+class ItemAttempt {
+  constructor(
+    readonly step: CompiledStep,
+    readonly input: Record<string, unknown>,
+    readonly scope: EvalScope,
+    readonly attempt: number,
+    private readonly map: MapAttempt,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.map.itemSignal();
+  }
+
+  get aborted(): boolean {
+    return this.map.itemsAborted;
   }
 }
 
