@@ -266,6 +266,42 @@ steps:
       });
     });
 
+    it('keeps a finished map step (its items summary too) when resuming a later step', async () => {
+      await writeFile(
+        join(workflowsDir, 'mapped_done.yaml'),
+        `name: mapped_done
+steps:
+  - { name: m, for_each: [1, 2], agent: counted, inputs: { v: '\${item.value}' } }
+  - { name: d, agent: gate, depends_on: [m] }
+`,
+      );
+      const calls: string[] = [];
+      let called!: () => void;
+      const gateCalled = new Promise<void>((resolve) => (called = resolve));
+      const first = make(agentsOf(calls, { held: true, called }));
+      await first.start({ workflow: 'mapped_done', runId: 'map-2' });
+      await gateCalled;
+      await first.shutdown({ graceMs: 0 });
+      runtimes.splice(runtimes.indexOf(first), 1);
+      await removeOwnerFiles(runsDir);
+      const later: string[] = [];
+      const { ended } = nextRuntime(later, 'map-2');
+      await ended;
+      expect(later).to.deep.equal(['d#1']);
+      const { record } = await readRecord(runsDir, 'map-2');
+      expect(record.status).to.equal('success');
+      expect(record.steps[0]!.metadata).to.deep.include({
+        items: { total: 2, succeeded: 2, failed: 0 },
+      });
+      expect(record.steps[0]!.output).to.deep.equal({
+        results: [
+          { v: 1, step: 'm' },
+          { v: 2, step: 'm' },
+        ],
+        failed: 0,
+      });
+    });
+
     it('resumes, from a live runtime, the runs of another whose owner lease ran out (orphan watch)', async () => {
       const calls: string[] = [];
       // B runs first, so its start-up scan sees A alive; its watch looks every 100 ms.
