@@ -38,7 +38,11 @@ import type {
   FinishedStepStatus,
 } from '../src/workflow/types.js';
 import type { TokenUsage } from '../src/llm/types.js';
-import type { AgentMessage, VerificationResult } from '../src/generated/run-record.js';
+import type {
+  AgentMessage,
+  MapItemsSummary,
+  VerificationResult,
+} from '../src/generated/run-record.js';
 
 /** Result of one attempt of a step (loop iterations included). */
 export interface AttemptResult {
@@ -52,6 +56,8 @@ export interface AttemptResult {
   verification?: VerificationResult;
   /** The attempt's `tool_call` / `tool_result` messages (undefined when it called no tool). */
   messages?: AgentMessage[];
+  /** A map step's items: counts and first failures (undefined for other kinds). */
+  items?: MapItemsSummary;
 }
 
 /** Final outcome of a step. */
@@ -73,6 +79,8 @@ export interface StepOutcome {
   verification?: VerificationResult | undefined;
   /** The last attempt's tool calls and results. @default undefined */
   messages?: AgentMessage[] | undefined;
+  /** A map step's items (its last attempt's). @default undefined */
+  items?: MapItemsSummary | undefined;
   /**
    * The outcome was taken from another run (a fork's reused step, seeded): that run's id and
    * what it spent on the step (this run spent nothing: `tokensUsed` is null). @default undefined

@@ -4,6 +4,7 @@
  * Pure: imports types only.
  */
 import type { CompiledWorkflow } from '../src/workflow/types.js';
+import type { CompiledMap } from '../src/workflow/kinds/map.js';
 
 /** `"a"`, `"a" and "b"`, `"a", "b" and "c"`. */
 export function nameList(names: readonly string[]): string {
@@ -27,6 +28,19 @@ export interface StepWords {
   success: string;
   failed: string;
   skipped: string;
+}
+
+/** The running state of a map step (kind map): its items, their slots and the failure rule. */
+function mapRunning(quoted: string, agent: string, map: CompiledMap): string {
+  const rule =
+    map.onItemFailure === 'collect'
+      ? 'every item runs; a failed item is {error} in results and the step succeeds'
+      : 'the first failed item fails the step and no more items start';
+  return (
+    `Running the items of ${map.source} through agent ${agent}, up to ${map.maxConcurrency} at once ` +
+    `(max_concurrency); each item retries up to the step's max_attempts. ${sentence(rule[0]!.toUpperCase() + rule.slice(1))} ` +
+    `Step ${quoted} ends when every item has; its live item counts are in GET /api/runs/{run_id}/explain.`
+  );
 }
 
 /** Describes step `index` of `workflow`. */
@@ -54,13 +68,20 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
     outputs.length === 0
       ? ''
       : ` Its outputs set ${outputs.map((o) => `context.${o}`).join(', ')}.`;
+  const map = step.map;
   return {
-    region: sentence(`Step ${quoted} runs agent ${step.agent}${what}`),
+    region: sentence(
+      map === undefined
+        ? `Step ${quoted} runs agent ${step.agent}${what}`
+        : `Step ${quoted} maps agent ${step.agent} over each item of ${map.source} (item.${map.as})${what}`,
+    ),
     pending: `${waits}${condition} Starts when a concurrency slot is free (ready steps start in YAML order).`,
     running:
-      `Agent ${step.agent} runs an attempt of step ${quoted}` +
-      (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
-      ' Its result decides: success, a retry, or failure on the last attempt.',
+      map === undefined
+        ? `Agent ${step.agent} runs an attempt of step ${quoted}` +
+          (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
+          ' Its result decides: success, a retry, or failure on the last attempt.'
+        : mapRunning(quoted, step.agent, map),
     awaitingApproval: `A high-risk tool call of ${quoted} (${step.tools.join(', ')}) waits for the approval gate (AGENTIC_APPROVAL_PROVIDER; over HTTP: POST /api/approvals/{call_id}); cancelling the run ends the wait.`,
     retrying: `An attempt of ${quoted} failed with attempts left: waits the backoff delay, then runs the next attempt.`,
     success: `Step ${quoted} succeeded.${writes}${next}`,

@@ -3,7 +3,7 @@
  *
  * Shape (every state has a `description` saying what the step does and what it waits for, read
  * in the inspector and the Stately visualizer; each region's `meta` has step, kind, agent, dependsOn,
- * dependents, when):
+ * dependents, when, and a map step's map: forEach, as, maxConcurrency, onItemFailure):
  *
  * ```
  * graph_<workflow>                   entry createRun (the scheduler core, from the input)
@@ -275,6 +275,16 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
       dependsOn: [...step.dependsOn],
       dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
       ...(when === undefined ? {} : { when }),
+      ...(step.map === undefined
+        ? {}
+        : {
+            map: {
+              forEach: step.map.source,
+              as: step.map.as,
+              maxConcurrency: step.map.maxConcurrency,
+              onItemFailure: step.map.onItemFailure,
+            },
+          }),
     },
     states,
   };

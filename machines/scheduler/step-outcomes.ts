@@ -25,6 +25,7 @@ class Outcome implements StepOutcome {
     readonly endTime: number,
     readonly verification: StepOutcome['verification'] = undefined,
     readonly messages: StepOutcome['messages'] = undefined,
+    readonly items: StepOutcome['items'] = undefined,
   ) {}
 }
 
@@ -50,6 +51,7 @@ export function successOutcome(
     now,
     result.verification,
     result.messages,
+    result.items,
   );
 }
 
@@ -79,6 +81,7 @@ export function failedOutcome(
     now,
     result?.verification,
     result?.messages,
+    result?.items,
   );
 }
 

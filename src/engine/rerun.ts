@@ -229,6 +229,7 @@ function reusedOutcome(record: StepRecord, source: RunRecord): StepOutcome {
     endTime,
     ...(record.verification === undefined ? {} : { verification: record.verification }),
     ...(record.messages === undefined ? {} : { messages: record.messages }),
+    ...(record.metadata.items === undefined ? {} : { items: record.metadata.items }),
     reusedFrom: { runId: source.run_id, tokensUsed: usageOf(record.tokens_used) },
   };
 }

@@ -12,6 +12,7 @@ import type {
   StepWait,
 } from '../generated/api/run-explanation-response.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
+import type { MapProgress } from './kinds/map.js';
 import { runEngineOf, type RunActor } from '../../machines/run.logic.js';
 import {
   engineFactSource,
@@ -55,6 +56,8 @@ const PHRASES: Record<StepWait['reason'], string> = {
 export interface ActiveRunFacts {
   facts: EngineFacts;
   workflow: CompiledWorkflow;
+  /** The running map steps' items by step name (kinds/map.ts). @default none */
+  items?: ReadonlyMap<string, Readonly<MapProgress>>;
 }
 
 /** A circuit breaker that holds calls back (`open`, or `half_open` with its trial under way). */
@@ -270,11 +273,17 @@ export function explainActiveRun(
   // Both engines report a step whose tool call waits as awaiting_approval (the shared core tracks
   // the waits); the pending approvals say the same, also for a call the engine has not yet heard of.
   const asking = new Set((context.approvals ?? []).map((call) => call.step));
-  const steps: StepExplanation[] = facts.steps.map((step) => ({
-    step: step.name,
-    status: step.status === 'running' && asking.has(step.name) ? 'awaiting_approval' : step.status,
-    waits: stepWaits(step, facts, workflow, context),
-  }));
+  const steps: StepExplanation[] = facts.steps.map((step) => {
+    const explained: StepExplanation = {
+      step: step.name,
+      status:
+        step.status === 'running' && asking.has(step.name) ? 'awaiting_approval' : step.status,
+      waits: stepWaits(step, facts, workflow, context),
+    };
+    const items = step.status === 'running' ? active.items?.get(step.name) : undefined;
+    if (items !== undefined) addItems(explained, items);
+    return explained;
+  });
   const open = steps.filter((s) => s.status !== 'failed' && s.status !== 'skipped');
   const said = open.map(
     (s) => `${s.step} ${s.waits.map((w) => PHRASES[w.reason]).join(' and ') || 'waits'}`,
@@ -292,6 +301,16 @@ export function explainActiveRun(
     max_concurrency: facts.maxConcurrency,
     steps,
   };
+}
+
+/** A running map step's item counts, and the running wait saying them (docs/explain.md). */
+function addItems(step: StepExplanation, progress: Readonly<MapProgress>): void {
+  const { total, done, failed, running } = progress;
+  const pending = Math.max(0, total - done - failed - running);
+  step.items = { total, done, failed, running, pending };
+  const wait = step.waits.find((w) => w.reason === WAIT_REASONS.RUNNING);
+  if (wait !== undefined)
+    wait.message += `; items: ${done} of ${total} done, ${failed} failed, ${running} running, ${pending} pending`;
 }
 
 /**

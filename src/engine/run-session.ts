@@ -9,7 +9,7 @@ import { DependencyError, errorMessage } from '../errors.js';
 import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import type { MapItemsSummary, RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { boundRunRecord } from '../store/record-bounds.js';
 import { runFileName } from '../store/run-files.js';
@@ -28,7 +28,13 @@ import type { RunHeldBytes } from './held-bytes.js';
 import type { RunObserver } from '../tracing/run-observer.js';
 import type { RunHandle } from './types.js';
 import type { TurnSlicer } from './turn-slicer.js';
-import { STEP_STATUS } from '../workflow/types.js';
+import { STEP_STATUS, type CompiledStep } from '../workflow/types.js';
+import {
+  framesItem,
+  type MapItemEnd,
+  type MapItemListener,
+  type MapProgress,
+} from './kinds/map.js';
 
 export interface RunSessionOptions {
   base: RunRecordBase;
@@ -97,7 +103,7 @@ export interface ResumedStart {
   steps: StepRecord[];
 }
 
-export class RunSession {
+export class RunSession implements MapItemListener {
   readonly runId: string;
   private fileName: string | undefined;
   readonly actor: Actor<RunLogic>;
@@ -114,6 +120,8 @@ export class RunSession {
   private endSent = false;
   /** Made on a run's first streamed chunk (most runs have no LLM steps). */
   private deltas: TokenCoalescer | undefined;
+  /** The running map steps' live item counts, by step index (made by the first map step). */
+  private mapProgress: Map<number, Readonly<MapProgress>> | undefined;
 
   constructor(private readonly options: RunSessionOptions) {
     const { base } = options;
@@ -173,10 +181,51 @@ export class RunSession {
     this.deltas.push(step, text);
   }
 
+  /** A map step's attempt began: its live counts (`GET /api/runs/{id}/explain`). */
+  started(step: CompiledStep, progress: Readonly<MapProgress>): void {
+    (this.mapProgress ??= new Map()).set(step.index, progress);
+  }
+
+  /** An item of a map step finished: a `step_complete` frame, for a bounded share of them. */
+  itemEnded(step: CompiledStep, end: MapItemEnd, progress: Readonly<MapProgress>): void {
+    if (this.ending || !framesItem(progress)) return;
+    const item = { index: end.index, status: end.status, attempts: end.attempts };
+    this.mapper.mapItem(step.index, end.error === null ? item : { ...item, error: end.error }, {
+      total: progress.total,
+      done: progress.done,
+      failed: progress.failed,
+      running: progress.running,
+    });
+  }
+
+  /** The running map steps' item counts, by step name. */
+  get mapItems(): ReadonlyMap<string, Readonly<MapProgress>> | undefined {
+    if (this.mapProgress === undefined || this.mapProgress.size === 0) return undefined;
+    const steps = this.options.base.workflow.steps;
+    return new Map(
+      [...this.mapProgress].map(([index, progress]) => [steps[index]!.name, progress]),
+    );
+  }
+
   private onEngineEvent(event: EngineEvent): void {
     if (this.abandoned) return;
     if (event.type === 'step.finished') {
       this.outcomes[event.index] = event.outcome;
+      const progress = this.mapProgress?.get(event.index);
+      if (progress !== undefined) {
+        this.mapProgress!.delete(event.index);
+        // A map step failed by the run's abort ends without its attempt's result: its record
+        // still says how far its items got. The outcome is the engine's fresh object for this
+        // step (its output's too), not yet read by anyone.
+        if (event.outcome.items === undefined) {
+          const { total, done, failed } = progress;
+          (event.outcome as { items?: MapItemsSummary }).items = {
+            total,
+            succeeded: done,
+            failed,
+          };
+        }
+      }
       // A resumed run's start record already holds the steps it was seeded with.
       if (event.seeded !== true || this.options.resumed === undefined)
         this.options.journal?.stepFinished(this, event.index);

@@ -407,6 +407,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
             defaultStepTimeoutMs: resolved.stepTimeoutMs,
             ...(onDelta === undefined ? {} : { onDelta }),
           },
+          map: {
+            clock,
+            maxAttempts,
+            retryDelayMs,
+            listener: {
+              started: (step, progress) => made.session?.started(step, progress),
+              itemEnded: (step, end, progress) => made.session?.itemEnded(step, end, progress),
+            },
+          },
         }),
       ),
       retryDelayMs,
@@ -478,7 +487,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     activeRuns: () => runs.ids(),
     explain(runId) {
       const session = runs.get(runId);
-      return session === undefined ? undefined : activeRunFacts(session.actor);
+      if (session === undefined) return undefined;
+      const items = session.mapItems;
+      return { ...activeRunFacts(session.actor), ...(items === undefined ? {} : { items }) };
     },
     async resume(runId) {
       if (closed) throw runtimeClosed();

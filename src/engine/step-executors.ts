@@ -7,6 +7,7 @@
 import type { AttemptRunner } from '../../machines/engine-contract.js';
 import type { StepKind } from '../workflow/step-kinds.js';
 import { createAttemptRunner, type AttemptRunnerOptions } from './step-runner.js';
+import { createMapExecutor, type MapExecutorOptions } from './kinds/map.js';
 
 /** An executor for every kind. */
 export type StepExecutors = { readonly [K in StepKind]: AttemptRunner };
@@ -15,11 +16,27 @@ export type StepExecutors = { readonly [K in StepKind]: AttemptRunner };
 export interface StepExecutorOptions {
   /** The agent executor's options (the agent step: an agent call, see step-runner.ts). */
   agent: AttemptRunnerOptions;
+  /**
+   * The map executor's options (kinds/map.ts) but its body runner: a map's body runs through
+   * this same table, by the body's kind. @default the run's clock, 1 attempt per item, no delay
+   */
+  map?: Omit<MapExecutorOptions, 'runBody'>;
 }
 
 /** The executors of one run. */
 export function createStepExecutors(options: StepExecutorOptions): StepExecutors {
-  return { agent: createAttemptRunner(options.agent) };
+  const executors: { -readonly [K in StepKind]: AttemptRunner } = {
+    agent: createAttemptRunner(options.agent),
+    map: createMapExecutor({
+      clock: options.agent.clock,
+      maxAttempts: 1,
+      retryDelayMs: () => 0,
+      ...options.map,
+      // A body of any kind: the executor of its kind (a map of maps runs its own body's).
+      runBody: (request) => executors[request.step.kind](request),
+    }),
+  };
+  return executors;
 }
 
 /** The run's attempt runner: each attempt goes to the executor of its step's kind. */

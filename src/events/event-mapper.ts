@@ -7,6 +7,8 @@ import type { EngineEvent, StepOutcome } from '../../machines/engine-contract.js
 import type {
   ApprovalDecisionEvent,
   ApprovalRequiredEvent,
+  MapItemEnd,
+  MapItemProgress,
   StepEndEvent,
   WorkflowEvent,
 } from '../generated/events.js';
@@ -93,7 +95,8 @@ export class RunEventMapper {
       case 'step.started': {
         const step = this.workflow.steps[event.index];
         if (step === undefined) return;
-        if (step.loopUntil !== undefined) (this.attemptStart ??= [])[event.index] = event.time;
+        if (step.loopUntil !== undefined || step.kind === 'map')
+          (this.attemptStart ??= [])[event.index] = event.time;
         // One step_start per step: at its first attempt, or at the first attempt this run makes
         // of a step whose earlier attempts were interrupted (a resumed run).
         if (this.started[event.index] !== -1) return;
@@ -149,6 +152,29 @@ export class RunEventMapper {
         return unknownEvent;
       }
     }
+  }
+
+  /**
+   * An item of map step `index` finished: a `step_complete` (status running) with the item and
+   * the step's counts (the session decides which items get one, kinds/map.ts' framesItem).
+   */
+  mapItem(index: number, item: MapItemEnd, items: MapItemProgress): void {
+    const step = this.workflow.steps[index];
+    if (step === undefined || this.ended[index] !== 0 || this.unwanted(1)) return;
+    const now = this.clock.now();
+    this.sink({
+      type: 'step_complete',
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
+      step: step.name,
+      status: STEP_STATUS.RUNNING,
+      duration_ms: Math.max(0, now - (this.attemptStart?.[index] ?? now)),
+      agent: step.agent,
+      tier: String(step.tier),
+      item,
+      items,
+    });
   }
 
   private stepStart(index: number, input: unknown, attempt: number): void {

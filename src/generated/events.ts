@@ -99,7 +99,7 @@ export interface TokenDeltaEvent {
   model?: string;
 }
 /**
- * Emitted when one loop iteration of a `loop_until` step completes (the step's final result is its step_end).
+ * Emitted when one loop iteration of a `loop_until` step completes, or items of a map step finish (`item`, `items`); status running: the step's final result is its step_end.
  */
 export interface StepCompleteEvent {
   type: 'step_complete';
@@ -120,6 +120,26 @@ export interface StepCompleteEvent {
   output?: unknown;
   error?: string | null;
   iteration?: number;
+  item?: MapItemEnd;
+  items?: MapItemProgress;
+}
+/**
+ * A map step's item that finished (docs/workflow-format.md, Map over a list): its index in the list, its status and attempts, its error when it failed. Sent for every item of a list of up to 100; for longer lists, for every ceil(total/100)-th item to finish and the last, so a map step sends at most about 100 of these frames.
+ */
+export interface MapItemEnd {
+  index: number;
+  status: 'success' | 'failed';
+  attempts: number;
+  error?: string;
+}
+/**
+ * A map step's items when the frame was sent: succeeded (done), failed and running, of total.
+ */
+export interface MapItemProgress {
+  total: number;
+  done: number;
+  failed: number;
+  running: number;
 }
 /**
  * Emitted for each failed attempt of a step; status is `retrying` when another attempt follows, else `failed`.

@@ -89,6 +89,7 @@ export interface StepRecord {
     skip_reason?: string;
     attempts?: number;
     iterations?: number;
+    items?: MapItemsSummary;
     /**
      * A step of a fork reused from the source run (docs/rerun.md), not executed in this run: the source run's id and the tokens it spent on the step. This run's `tokens_used` for the step is null (it called no model), so the tokens of a run's steps add up to what the run spent.
      */
@@ -172,4 +173,19 @@ export interface AgentMessage {
   };
   timestamp: string;
   parent_id: string | null;
+}
+/**
+ * A map step's items (docs/workflow-format.md, Map over a list): how many the list had, succeeded and failed (not started: total - succeeded - failed, after a fail_fast failure or an abort), and the first failures (at most 20, by item index).
+ */
+export interface MapItemsSummary {
+  total: number;
+  succeeded: number;
+  failed: number;
+  /**
+   * At most 20.
+   */
+  failures?: {
+    index: number;
+    error: string;
+  }[];
 }

@@ -178,4 +178,20 @@ export interface WorkflowStep {
      */
     timeout_seconds?: number | null;
   };
+  /**
+   * A map step (kind map): runs its body (its agent:) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.
+   */
+  for_each?: string | unknown[];
+  /**
+   * A map step: the item's name in the body's inputs (${item.<as>}). @default value
+   */
+  as?: string;
+  /**
+   * A map step: most items running at once. @default 4
+   */
+  max_concurrency?: number;
+  /**
+   * A map step: fail_fast (default) fails the step at the first failed item (its last attempt) and starts no more items; collect runs every item, puts each failed one in results as {error}, and succeeds.
+   */
+  on_item_failure?: 'fail_fast' | 'collect';
 }

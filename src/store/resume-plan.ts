@@ -130,6 +130,7 @@ function finishedOutcome(step: StepRecord): StepOutcome | undefined {
     endTime: Number.isFinite(endTime) ? endTime : (startTime ?? 0),
     ...(step.verification === undefined ? {} : { verification: step.verification }),
     ...(step.messages === undefined ? {} : { messages: step.messages }),
+    ...(step.metadata.items === undefined ? {} : { items: step.metadata.items }),
   };
 }
 

@@ -114,6 +114,7 @@ export function stepRecord(
     iterations: outcome.iterations,
   };
   if (outcome.skipReason !== null) metadata.skip_reason = outcome.skipReason;
+  if (outcome.items !== undefined) metadata.items = outcome.items;
   if (outcome.reusedFrom !== undefined) {
     metadata.reused_from = {
       run_id: outcome.reusedFrom.runId,

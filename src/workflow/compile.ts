@@ -22,6 +22,7 @@ import type {
   WorkflowDocument,
 } from './types.js';
 import { stepKindOf, type StepKindSpec } from './step-kinds.js';
+import { compileMapStep } from './kinds/map.js';
 import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
 import { compileVerify } from './verify.js';
 import { isPlainObject } from './values.js';
@@ -80,7 +81,9 @@ function compileKind(
   step: StepDocument,
 ): Pick<CompiledStep, 'kind' | 'agent' | 'tier'> {
   switch (spec.kind) {
-    case 'agent': {
+    // A map step compiles as its body's kind first (compileMapStep wraps it).
+    case 'agent':
+    case 'map': {
       const agent = spec.label(step);
       return { kind: spec.kind, agent, tier: parseAgentName(agent)?.tier ?? 0 };
     }
@@ -125,7 +128,7 @@ export function compileWorkflow(
     const loopUntil = step.loop_until === undefined ? undefined : compileCondition(step.loop_until);
     const when = step.when === undefined ? undefined : analyzeCondition(step.when);
     const kind = stepKindOf(step);
-    return {
+    const compiled: CompiledStep = {
       name: step.name,
       index,
       ...compileKind(kind, step),
@@ -147,6 +150,8 @@ export function compileWorkflow(
       loopMax: loopUntil === undefined ? undefined : (step.loop_max ?? DEFAULT_LOOP_MAX),
       verify: step.verify === undefined ? undefined : compileVerify(step.verify),
     };
+    if (kind.kind !== 'map') return compiled;
+    return compileMapStep(compiled, step, analyzeTemplate(step.for_each, template).evaluate);
   });
   const outputSpecs = Object.entries(document.outputs ?? {});
   return {

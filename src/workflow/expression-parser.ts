@@ -26,6 +26,8 @@ export interface ReferenceSets {
   inputs: Set<string>;
   steps: Set<string>;
   context: Set<string>;
+  /** Names read under `item` (a map step's item, docs/workflow-format.md); '' for `item` itself. */
+  item: Set<string>;
 }
 
 interface Node {
@@ -35,7 +37,7 @@ interface Node {
 }
 
 const MAX_DEPTH = 64;
-const ROOTS = ['inputs', 'steps', 'context'] as const;
+const ROOTS = ['inputs', 'steps', 'context', 'item'] as const;
 type Root = (typeof ROOTS)[number];
 const LITERALS: Readonly<Record<string, unknown>> = { true: true, false: false, null: null };
 
@@ -309,6 +311,8 @@ export class Parser {
     this.checkPath(root, segments, rootToken);
     const first = segments[0];
     if (first !== undefined) this.refs[root].add(String(first));
+    // `item` alone is a reference too: validation allows it only in a map step's inputs.
+    else if (root === 'item') this.refs.item.add('');
     return pathNode(root, segments);
   }
 

@@ -30,6 +30,8 @@ export interface ExpressionReferences {
   inputs: string[];
   steps: string[];
   context: string[];
+  /** Names read under `item` (a map step's item); '' for `item` itself. */
+  item: string[];
 }
 
 /** A compiled expression or template with what it reads. */
@@ -41,7 +43,7 @@ export interface AnalyzedExpression {
 }
 
 function newRefs(): ReferenceSets {
-  return { inputs: new Set(), steps: new Set(), context: new Set() };
+  return { inputs: new Set(), steps: new Set(), context: new Set(), item: new Set() };
 }
 
 function sortedRefs(refs: ReferenceSets): ExpressionReferences {
@@ -49,6 +51,7 @@ function sortedRefs(refs: ReferenceSets): ExpressionReferences {
     inputs: [...refs.inputs].sort(),
     steps: [...refs.steps].sort(),
     context: [...refs.context].sort(),
+    item: [...refs.item].sort(),
   };
 }
 

@@ -11,7 +11,7 @@
 import type { StepDocument } from './types.js';
 
 /** The kinds, in the order their keys are looked for. */
-export const STEP_KINDS = ['agent'] as const;
+export const STEP_KINDS = ['agent', 'map'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export interface StepKindSpec {
@@ -20,11 +20,23 @@ export interface StepKindSpec {
   readonly key: keyof StepDocument;
   /** The `agent` label of a step of this kind (events, run records, the DAG, metrics). */
   label(step: StepDocument): string;
+  /**
+   * Kind keys that, beside this kind's key, make its body rather than a second kind (a map's
+   * `for_each:` with `agent:` is one map step whose body is an agent step). @default none
+   */
+  readonly bodyKeys?: readonly string[];
 }
 
 export const STEP_KIND_SPECS: { readonly [K in StepKind]: StepKindSpec & { kind: K } } = {
   agent: { kind: 'agent', key: 'agent', label: (step) => step.agent ?? '' },
+  // The label is the body's agent: the step's events and records name the agent that ran.
+  map: { kind: 'map', key: 'for_each', label: (step) => step.agent ?? '', bodyKeys: ['agent'] },
 };
+
+/** Kinds that wrap a body of another kind: looked for first (their key decides the kind). */
+const WRAPPING_KINDS: readonly StepKind[] = STEP_KINDS.filter(
+  (kind) => STEP_KIND_SPECS[kind].bodyKeys !== undefined,
+);
 
 /** The kind keys, in table order. */
 export const STEP_KIND_KEYS: readonly string[] = STEP_KINDS.map(
@@ -33,7 +45,7 @@ export const STEP_KIND_KEYS: readonly string[] = STEP_KINDS.map(
 
 /** The kind of a validated step document. */
 export function stepKindOf(step: StepDocument): StepKindSpec {
-  for (const kind of STEP_KINDS) {
+  for (const kind of [...WRAPPING_KINDS, ...STEP_KINDS]) {
     const spec = STEP_KIND_SPECS[kind];
     if (step[spec.key] !== undefined) return spec;
   }
@@ -48,7 +60,11 @@ export function stepKindOf(step: StepDocument): StepKindSpec {
 export function kindKeyProblem(
   step: Readonly<Record<string, unknown>>,
 ): { key: string; msg: string; type: string } | undefined {
-  const present = STEP_KIND_KEYS.filter((key) => step[key] !== undefined);
+  let present = STEP_KIND_KEYS.filter((key) => step[key] !== undefined);
+  // A wrapping kind's body keys are its body, not kinds of their own.
+  const wrapper = WRAPPING_KINDS.find((kind) => present.includes(STEP_KIND_SPECS[kind].key));
+  const body = wrapper === undefined ? undefined : STEP_KIND_SPECS[wrapper].bodyKeys;
+  if (body !== undefined) present = present.filter((key) => !body.includes(key));
   if (present.length === 0) {
     const key = STEP_KIND_KEYS[0] as string;
     const msg =

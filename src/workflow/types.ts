@@ -5,6 +5,7 @@
  */
 import type { StepKind } from './step-kinds.js';
 import type { CompiledVerify, VerifyDocument } from './verify.js';
+import type { CompiledMap, MapItemFailurePolicy } from './kinds/map.js';
 
 /**
  * Step statuses, the spec's wire strings: the one list. `StepStatus`, {@link STEP_STATUS} and the
@@ -85,6 +86,14 @@ export interface StepDocument {
   loop_max?: number;
   /** Checks of the outputs, with corrections (docs/workflow-format.md, "Verification"). */
   verify?: VerifyDocument;
+  /** A map step (the `map` kind's key): the list its body runs over (kinds/map.ts). */
+  for_each?: string | unknown[];
+  /** A map step: the item's name in its body's inputs (`${item.<as>}`). */
+  as?: string;
+  /** A map step: most items running at once. */
+  max_concurrency?: number;
+  /** A map step: what a failed item does to the step. */
+  on_item_failure?: MapItemFailurePolicy;
 }
 
 /** A workflow as written in YAML (after schema validation). */
@@ -108,6 +117,8 @@ export interface EvalScope {
   inputs: Readonly<Record<string, unknown>>;
   steps: Readonly<Record<string, StepView>>;
   context: Readonly<Record<string, unknown>>;
+  /** A map step's item while its body's inputs render: `{<as>: item, index}`. @default none */
+  item?: Readonly<Record<string, unknown>>;
 }
 
 /** The names a condition reads, each list sorted (`expressions.ts`' `ExpressionReferences`). */
@@ -159,6 +170,8 @@ export interface CompiledStep {
   loopMax: number | undefined;
   /** The step's `verify:` policy; undefined when it has none. */
   verify: CompiledVerify | undefined;
+  /** A map step's list, item name, concurrency and body (kind `map`). @default undefined */
+  map?: CompiledMap;
 }
 
 export interface CompiledWorkflow {

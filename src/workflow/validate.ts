@@ -24,6 +24,7 @@ import { describeValue, matchesInputType, showValue, typeLabel } from './input-t
 import { BUILT_IN_TOOLS } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
 import { kindKeyProblem } from './step-kinds.js';
+import { checkItemReferences, checkMapStep } from './kinds/map.js';
 import { INPUT_TYPES, type InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
 import { checkVerify } from './verify.js';
@@ -352,6 +353,9 @@ export function validateWorkflow(
     );
     if (isPlainObject(step.inputs))
       checkTemplate(step.inputs, at('inputs'), 'inputs', errors, found, false);
+    checkMapStep(step, at, errors);
+    checkTemplate(step.for_each, at('for_each'), 'for_each', errors, found, false);
+    checkItemReferences(step, found, errors);
     const name = shapes[index]?.name;
     if (name !== undefined && graph.byName.get(name) === index) {
       checkStepReferences(index, name, found, graph, writers, shapes, errors);
@@ -362,6 +366,7 @@ export function validateWorkflow(
       if (!isPlainObject(spec)) continue;
       const found: Reference[] = [];
       checkTemplate(spec.from, ['outputs', name, 'from'], 'outputs', errors, found, false);
+      checkItemReferences({}, found, errors);
       for (const { loc, refs } of found) {
         for (const ref of refs.steps) {
           if (!graph.byName.has(ref)) {

@@ -221,6 +221,87 @@ for (const adapter of ADAPTERS) {
       expect(left).to.deep.equal(['.workflows']);
     });
 
+    it('resumes a run interrupted inside a map step: the map runs again whole, as its next attempt', async () => {
+      await writeFile(
+        join(workflowsDir, 'mapped.yaml'),
+        `name: mapped
+steps:
+  - { name: a, agent: counted, inputs: { n: 1 } }
+  - { name: m, for_each: [1, 2, 3], max_concurrency: 2, agent: gate, depends_on: [a], inputs: { v: '\${item.value}' } }
+  - { name: d, agent: counted, depends_on: [m], inputs: { n: '\${steps.m.outputs.failed}' } }
+`,
+      );
+      const calls: string[] = [];
+      let started = 0;
+      let twoStarted!: () => void;
+      const running = new Promise<void>((resolve) => (twoStarted = resolve));
+      const first = make(
+        agentsOf(calls, { held: true, called: () => ++started === 2 && twoStarted() }),
+      );
+      await first.start({ workflow: 'mapped', runId: 'map-1' });
+      await running;
+      await first.shutdown({ graceMs: 0 });
+      runtimes.splice(runtimes.indexOf(first), 1);
+      await removeOwnerFiles(runsDir);
+      expect(calls).to.deep.equal(['a#1', 'm#1', 'm#2']);
+
+      const later: string[] = [];
+      const { events, ended } = nextRuntime(later, 'map-1');
+      await ended;
+      // a is kept; every item of m runs again (items are not journaled one by one), then d.
+      expect(later).to.deep.equal(['m#1', 'm#2', 'm#3', 'd#1']);
+      expect(events.find((e) => e.type === 'step_start' && e.step === 'm')).to.include({
+        attempt: 2,
+      });
+      const { record } = await readRecord(runsDir, 'map-1');
+      expect(validateRecord(record), JSON.stringify(validateRecord.errors)).to.equal(true);
+      expect(record.status).to.equal('success');
+      expect(record.steps[1]).to.deep.include({
+        status: 'success',
+        output: { results: [{ passed: true }, { passed: true }, { passed: true }], failed: 0 },
+      });
+      expect(record.steps[1]!.metadata).to.deep.include({
+        attempts: 2,
+        items: { total: 3, succeeded: 3, failed: 0 },
+      });
+    });
+
+    it('keeps a finished map step (its items summary too) when resuming a later step', async () => {
+      await writeFile(
+        join(workflowsDir, 'mapped_done.yaml'),
+        `name: mapped_done
+steps:
+  - { name: m, for_each: [1, 2], agent: counted, inputs: { v: '\${item.value}' } }
+  - { name: d, agent: gate, depends_on: [m] }
+`,
+      );
+      const calls: string[] = [];
+      let called!: () => void;
+      const gateCalled = new Promise<void>((resolve) => (called = resolve));
+      const first = make(agentsOf(calls, { held: true, called }));
+      await first.start({ workflow: 'mapped_done', runId: 'map-2' });
+      await gateCalled;
+      await first.shutdown({ graceMs: 0 });
+      runtimes.splice(runtimes.indexOf(first), 1);
+      await removeOwnerFiles(runsDir);
+      const later: string[] = [];
+      const { ended } = nextRuntime(later, 'map-2');
+      await ended;
+      expect(later).to.deep.equal(['d#1']);
+      const { record } = await readRecord(runsDir, 'map-2');
+      expect(record.status).to.equal('success');
+      expect(record.steps[0]!.metadata).to.deep.include({
+        items: { total: 2, succeeded: 2, failed: 0 },
+      });
+      expect(record.steps[0]!.output).to.deep.equal({
+        results: [
+          { v: 1, step: 'm' },
+          { v: 2, step: 'm' },
+        ],
+        failed: 0,
+      });
+    });
+
     it('resumes, from a live runtime, the runs of another whose owner lease ran out (orphan watch)', async () => {
       const calls: string[] = [];
       // B runs first, so its start-up scan sees A alive; its watch looks every 100 ms.

@@ -103,6 +103,7 @@ describe('HTTP catalogue endpoints', () => {
       workflows: [
         'code_review',
         'conditional_branching',
+        'map_demo',
         'parallel_analysis',
         'test_deterministic',
       ],

@@ -69,6 +69,7 @@ export interface StepExplanation {
    * What the step waits for (or why it ended), most telling first.
    */
   waits: StepWait[];
+  items?: MapItemCounts;
 }
 /**
  * This interface was referenced by `RunExplanationResponse`'s JSON-Schema
@@ -128,4 +129,14 @@ export interface StepWait {
   max_concurrency?: number;
   error?: string | null;
   skip_reason?: string | null;
+}
+/**
+ * A running map step's items (docs/workflow-format.md, Map over a list): done (succeeded), failed, running and pending, of total.
+ */
+export interface MapItemCounts {
+  total: number;
+  done: number;
+  failed: number;
+  running: number;
+  pending: number;
 }

@@ -211,6 +211,29 @@ const schema31 = {
             },
           },
         },
+        for_each: {
+          type: ['string', 'array'],
+          description:
+            "A map step (kind map): runs its body (its agent:) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.",
+        },
+        as: {
+          type: 'string',
+          description:
+            "A map step: the item's name in the body's inputs (${item.<as>}). @default value",
+          pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+          maxLength: 64,
+        },
+        max_concurrency: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          description: 'A map step: most items running at once. @default 4',
+        },
+        on_item_failure: {
+          enum: ['fail_fast', 'collect'],
+          description:
+            'A map step: fail_fast (default) fails the step at the first failed item (its last attempt) and starts no more items; collect runs every item, puts each failed one in results as {error}, and succeeds.',
+        },
       },
     },
   },
@@ -376,6 +399,29 @@ const schema35 = {
         },
       },
     },
+    for_each: {
+      type: ['string', 'array'],
+      description:
+        "A map step (kind map): runs its body (its agent:) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.",
+    },
+    as: {
+      type: 'string',
+      description:
+        "A map step: the item's name in the body's inputs (${item.<as>}). @default value",
+      pattern: '^[A-Za-z_][A-Za-z0-9_]*$',
+      maxLength: 64,
+    },
+    max_concurrency: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000,
+      description: 'A map step: most items running at once. @default 4',
+    },
+    on_item_failure: {
+      enum: ['fail_fast', 'collect'],
+      description:
+        'A map step: fail_fast (default) fails the step at the first failed item (its last attempt) and starts no more items; collect runs every item, puts each failed one in results as {error}, and succeeds.',
+    },
   },
 };
 const func1 = require('ajv/dist/runtime/ucs2length').default;
@@ -384,6 +430,7 @@ const pattern4 = new RegExp('^[A-Za-z0-9_.-]+$', 'u');
 const pattern5 = new RegExp('^[A-Za-z0-9_-]+$', 'u');
 const pattern8 = new RegExp('^tier[0-5]_[a-z][a-z0-9_]*$', 'u');
 const pattern11 = new RegExp('^[^\\s:](\\S*[^\\s:])?$', 'u');
+const pattern13 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 function validate20(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -2798,8 +2845,167 @@ function validate20(
                 errors++;
               }
             }
+            if (data34.for_each !== undefined) {
+              let data63 = data34.for_each;
+              if (typeof data63 !== 'string' && !Array.isArray(data63)) {
+                const err111 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/for_each',
+                  schemaPath: '#/$defs/step/properties/for_each/type',
+                  keyword: 'type',
+                  params: { type: schema35.properties.for_each.type },
+                  message: 'must be string,array',
+                  schema: schema35.properties.for_each.type,
+                  parentSchema: schema35.properties.for_each,
+                  data: data63,
+                };
+                if (vErrors === null) {
+                  vErrors = [err111];
+                } else {
+                  vErrors.push(err111);
+                }
+                errors++;
+              }
+            }
+            if (data34.as !== undefined) {
+              let data64 = data34.as;
+              if (typeof data64 === 'string') {
+                if (func1(data64) > 64) {
+                  const err112 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/as',
+                    schemaPath: '#/$defs/step/properties/as/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 64 },
+                    message: 'must NOT have more than 64 characters',
+                    schema: 64,
+                    parentSchema: schema35.properties.as,
+                    data: data64,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err112];
+                  } else {
+                    vErrors.push(err112);
+                  }
+                  errors++;
+                }
+                if (!pattern13.test(data64)) {
+                  const err113 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/as',
+                    schemaPath: '#/$defs/step/properties/as/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+                    message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+                    schema: '^[A-Za-z_][A-Za-z0-9_]*$',
+                    parentSchema: schema35.properties.as,
+                    data: data64,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err113];
+                  } else {
+                    vErrors.push(err113);
+                  }
+                  errors++;
+                }
+              } else {
+                const err114 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/as',
+                  schemaPath: '#/$defs/step/properties/as/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.as.type,
+                  parentSchema: schema35.properties.as,
+                  data: data64,
+                };
+                if (vErrors === null) {
+                  vErrors = [err114];
+                } else {
+                  vErrors.push(err114);
+                }
+                errors++;
+              }
+            }
+            if (data34.max_concurrency !== undefined) {
+              let data65 = data34.max_concurrency;
+              if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65))) {
+                const err115 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
+                  schemaPath: '#/$defs/step/properties/max_concurrency/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.max_concurrency.type,
+                  parentSchema: schema35.properties.max_concurrency,
+                  data: data65,
+                };
+                if (vErrors === null) {
+                  vErrors = [err115];
+                } else {
+                  vErrors.push(err115);
+                }
+                errors++;
+              }
+              if (typeof data65 == 'number') {
+                if (data65 > 1000 || isNaN(data65)) {
+                  const err116 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
+                    schemaPath: '#/$defs/step/properties/max_concurrency/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema35.properties.max_concurrency,
+                    data: data65,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err116];
+                  } else {
+                    vErrors.push(err116);
+                  }
+                  errors++;
+                }
+                if (data65 < 1 || isNaN(data65)) {
+                  const err117 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
+                    schemaPath: '#/$defs/step/properties/max_concurrency/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.max_concurrency,
+                    data: data65,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err117];
+                  } else {
+                    vErrors.push(err117);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data34.on_item_failure !== undefined) {
+              let data66 = data34.on_item_failure;
+              if (!(data66 === 'fail_fast' || data66 === 'collect')) {
+                const err118 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/on_item_failure',
+                  schemaPath: '#/$defs/step/properties/on_item_failure/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema35.properties.on_item_failure.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema35.properties.on_item_failure.enum,
+                  parentSchema: schema35.properties.on_item_failure,
+                  data: data66,
+                };
+                if (vErrors === null) {
+                  vErrors = [err118];
+                } else {
+                  vErrors.push(err118);
+                }
+                errors++;
+              }
+            }
           } else {
-            const err111 = {
+            const err119 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
@@ -2810,15 +3016,15 @@ function validate20(
               data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err119];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err119);
             }
             errors++;
           }
         }
       } else {
-        const err112 = {
+        const err120 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -2829,15 +3035,15 @@ function validate20(
           data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err112];
+          vErrors = [err120];
         } else {
-          vErrors.push(err112);
+          vErrors.push(err120);
         }
         errors++;
       }
     }
   } else {
-    const err113 = {
+    const err121 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2848,9 +3054,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err113];
+      vErrors = [err121];
     } else {
-      vErrors.push(err113);
+      vErrors.push(err121);
     }
     errors++;
   }

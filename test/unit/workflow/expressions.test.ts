@@ -339,7 +339,7 @@ describe('expressionReferences', () => {
       expressionReferences(
         'coalesce(steps.b.outputs.x, steps.a.status) == inputs.q or context.v in steps.b.outputs.y',
       ),
-    ).to.deep.equal({ inputs: ['q'], steps: ['a', 'b'], context: ['v'] });
+    ).to.deep.equal({ inputs: ['q'], steps: ['a', 'b'], context: ['v'], item: [] });
   });
 
   it('counts bracketed step names', () => {

@@ -73,7 +73,7 @@ describe('validateWorkflow', () => {
       ]);
       expect(only(workflow([{ name: 'a' }]))).to.deep.equal({
         loc: ['steps', 0, 'agent'],
-        msg: 'agent is required',
+        msg: "one of agent, for_each is required (the step's kind)",
         type: 'missing',
       });
     });
