@@ -38,6 +38,8 @@ export function createRunIdGenerator(): RunIdGenerator {
   const poolBytes = 8 * 128;
   const pool = Buffer.alloc(poolBytes);
   let offset = poolBytes;
+  let lastName: string | undefined;
+  let lastPrefix = '';
   return (workflowName, now) => {
     if (offset === poolBytes) {
       randomFillSync(pool);
@@ -50,7 +52,13 @@ export function createRunIdGenerator(): RunIdGenerator {
       .padStart(7, '0');
     offset += 8;
     const time = Math.max(0, Math.trunc(now)).toString(36).padStart(9, '0');
-    return `${runIdPrefix(workflowName)}-${time}${high}${low}`;
+    // The last name's prefix is kept: runs come in series of one workflow, and the prefix's
+    // regular-expression replace was a tenth of making an id.
+    if (workflowName !== lastName) {
+      lastName = workflowName;
+      lastPrefix = runIdPrefix(workflowName);
+    }
+    return `${lastPrefix}-${time}${high}${low}`;
   };
 }
 

@@ -135,6 +135,7 @@ export class RunSession implements MapItemListener {
       workflow: base.workflow,
       adapter: base.adapter,
       clock: options.engineInput.clock,
+      isoTime: base.isoTime,
       sink: this.stream === undefined ? options.publish : this.publishAndBuffer.bind(this),
       // Without a buffer, events are built only while the runtime has subscribers.
       ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
@@ -142,8 +143,9 @@ export class RunSession implements MapItemListener {
     options.engineInput.observer = this.onEngineEvent.bind(this);
     this.actor = createActor(options.logic, {
       parent: options.parent,
+      // No `systemId`: nothing looks runs up in the system, and registering one cost a Map and a
+      // WeakMap entry per run (the sessions are the runtime's registry, run-registry.ts).
       id: `run-${base.runId}`,
-      systemId: `run:${base.runId}`,
       input: { runId: base.runId, timeoutMs: options.timeoutMs, engine: options.engineInput },
     });
     // The session is the actor's observer (`next`, `error`): XState binds those two methods
@@ -436,14 +438,17 @@ export class RunSession implements MapItemListener {
     let status = result.status;
     const { journal } = this.options;
     journal?.runEnding(this);
-    if (!(await this.fenceHolds())) {
+    // Awaits only where something is pending (a fence, a writer, a journal): without them each was
+    // a promise and a microtask hop per run (docs/benchmarks.md, "Many runs").
+    if (this.options.endFence !== undefined && !(await this.fenceHolds())) {
       this.dropTakenOver(record);
       return;
     }
     try {
-      await this.write(record, true);
+      if (this.options.writer === undefined) this.tell(record);
+      else await this.write(record, true);
       // The end record says everything the journal did.
-      await journal?.runEnded(this);
+      if (journal !== undefined) await journal.runEnded(this);
     } catch (failure) {
       error = errorMessage(failure);
       status = 'failed';
@@ -544,10 +549,17 @@ export class RunSession implements MapItemListener {
    * disk, or rejects only when abandoned at shutdown; the first record rejects at once.
    */
   private async write(record: RunRecord, retry: boolean): Promise<void> {
-    const { writer, persist } = this.options;
+    const { writer } = this.options;
     if (writer !== undefined) await writer.write(this.runId, this.filename, record, retry);
+    this.tell(record);
+  }
+
+  /** Hands a record written (or, with persist off, where it would have been) to the runtime. */
+  private tell(record: RunRecord): void {
     // Without persistence and record listeners there is nobody to tell (and no file name to make).
-    if (persist || this.options.wantsRecords()) this.options.recorded(record, this.filename);
+    if (this.options.persist || this.options.wantsRecords()) {
+      this.options.recorded(record, this.filename);
+    }
   }
 }
 

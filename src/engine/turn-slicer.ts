@@ -44,7 +44,22 @@ export function createTurnSlicer(
   budgetMs: number,
   now: () => number = () => performance.now(),
 ): TurnSlicer {
-  const waiting: (() => void)[] = [];
+  // A queue read from `head` rather than with `shift()`: a burst queues thousands of waiters, and
+  // shifting a long array each time was ~2 % of a run's CPU at 2,000 concurrent runs.
+  let waiting: (() => void)[] = [];
+  let head = 0;
+  const next = (): (() => void) | undefined => {
+    if (head >= waiting.length) return undefined;
+    const first = waiting[head++];
+    if (head === waiting.length) {
+      waiting = [];
+      head = 0;
+    } else if (head >= 1024 && head * 2 >= waiting.length) {
+      waiting = waiting.slice(head);
+      head = 0;
+    }
+    return first;
+  };
   /** When the current slice began; undefined between slices (a new turn starts one). */
   let sliceStart: number | undefined;
   let nextTurnScheduled = false;
@@ -60,10 +75,10 @@ export function createTurnSlicer(
   function nextSlice(): void {
     nextTurnScheduled = false;
     sliceStart = undefined;
-    if (waiting.length > 0) {
+    if (waiting.length > head) {
       sliceStart = now();
       scheduleNextTurn();
-      waiting.shift()?.();
+      next()?.();
       queueCheck();
     }
   }
@@ -80,15 +95,15 @@ export function createTurnSlicer(
 
   function check(): void {
     checkQueued = false;
-    if (waiting.length === 0 || sliceStart === undefined) return;
+    if (waiting.length === head || sliceStart === undefined) return;
     if (now() - sliceStart >= budgetMs) return; // the next turn's slice takes them
-    waiting.shift()?.();
+    next()?.();
     queueCheck();
   }
 
   return {
     slot() {
-      if (sliceStart === undefined && waiting.length === 0) {
+      if (sliceStart === undefined && waiting.length === head) {
         sliceStart = now();
         scheduleNextTurn();
         return undefined;

@@ -20,6 +20,12 @@ export interface RunEventMapperOptions {
   adapter: string;
   /** Source of event timestamps (epoch ms). */
   clock: { now(): number };
+  /**
+   * Formats the timestamps (epoch ms → ISO 8601): the runtime's shared formatter, whose cache of
+   * the current second serves every run (a mapper's own cache only serves its run's events).
+   * @default `new Date(ms).toISOString()`
+   */
+  isoTime?: ((ms: number) => string) | undefined;
   /** Receives every event, in order. */
   sink: (event: WorkflowEvent) => void;
   /**
@@ -44,6 +50,8 @@ export type ApprovalEventFields =
   | Omit<ApprovalRequiredEvent, 'run_id' | 'timestamp' | 'seq'>
   | Omit<ApprovalDecisionEvent, 'run_id' | 'timestamp' | 'seq'>;
 
+const plainIso = (ms: number): string => new Date(ms).toISOString();
+
 export class RunEventMapper {
   private seq = 0;
   private lastTime = Number.NaN;
@@ -61,6 +69,7 @@ export class RunEventMapper {
   private readonly sink: (event: WorkflowEvent) => void;
   private readonly adapter: string;
   private readonly wanted: (() => boolean) | undefined;
+  private readonly isoTime: (ms: number) => string;
 
   constructor(options: RunEventMapperOptions) {
     this.runId = options.runId;
@@ -69,6 +78,7 @@ export class RunEventMapper {
     this.sink = options.sink;
     this.adapter = options.adapter;
     this.wanted = options.wanted;
+    this.isoTime = options.isoTime ?? plainIso;
     this.ended = new Array<number>(options.workflow.steps.length).fill(0);
     this.started = new Array<number>(options.workflow.steps.length).fill(-1);
   }
@@ -319,7 +329,7 @@ export class RunEventMapper {
     const now = this.clock.now();
     if (now !== this.lastTime) {
       this.lastTime = now;
-      this.lastStamp = new Date(now).toISOString();
+      this.lastStamp = this.isoTime(now);
     }
     return this.lastStamp;
   }

@@ -27,10 +27,25 @@ interface Part {
   replace: () => void;
 }
 
-function ioWarnings(label: string, value: unknown, warnings: string[]): void {
-  // A truncation by another bound than the step I/O bound (the run's byte budget) says which.
+/**
+ * Lists the truncations `value` carries, under the label `steps.<step>.<part>` (or `part` alone
+ * when `step` is undefined), made only when there is one: every run record's steps are checked,
+ * and they almost never have any.
+ */
+function ioWarnings(
+  step: string | undefined,
+  part: string,
+  value: unknown,
+  warnings: string[],
+): void {
+  if (typeof value !== 'object' || value === null) return;
   const why = truncationReason(value);
-  if (isTruncationMarker(value)) {
+  const marker = isTruncationMarker(value);
+  const keys = marker ? undefined : truncatedKeys(value);
+  if (!marker && keys === undefined) return;
+  const label = step === undefined ? part : `steps.${step}.${part}`;
+  // A truncation by another bound than the step I/O bound (the run's byte budget) says which.
+  if (marker) {
     // The workflow outputs' marker carries why they could not be rendered.
     const reason = (value as Record<string, unknown>).error;
     warnings.push(
@@ -42,7 +57,6 @@ function ioWarnings(label: string, value: unknown, warnings: string[]): void {
     );
     return;
   }
-  const keys = truncatedKeys(value);
   if (keys !== undefined) {
     warnings.push(
       why !== undefined
@@ -97,10 +111,10 @@ function estimatedSize(record: RunRecord, maxBytes: number): number {
 export function boundRunRecord(record: RunRecord, maxBytes: number): BoundedRunRecord {
   const warnings: string[] = [];
   for (const step of record.steps) {
-    ioWarnings(`steps.${step.step_name}.input`, step.input, warnings);
-    ioWarnings(`steps.${step.step_name}.output`, step.output, warnings);
+    ioWarnings(step.step_name, 'input', step.input, warnings);
+    ioWarnings(step.step_name, 'output', step.output, warnings);
   }
-  ioWarnings('final_output', record.final_output, warnings);
+  ioWarnings(undefined, 'final_output', record.final_output, warnings);
   let bounded = record;
   if (estimatedSize(record, maxBytes) > maxBytes) {
     const steps: StepRecord[] = record.steps.map((step) => ({ ...step }));

@@ -34,15 +34,17 @@ export type TruncationMarker = {
  */
 export function jsonSize(value: unknown, cap: number): number {
   let size = 0;
-  const stack: unknown[] = [value];
-  while (stack.length > 0 && size <= cap) {
-    const item = stack.pop();
+  // The stack is made on the first container with entries: most values a run record or the
+  // held-bytes budget measures are null, strings or empty objects (no array per call).
+  let stack: unknown[] | undefined;
+  let item = value;
+  for (;;) {
     if (typeof item === 'string') size += item.length + 2;
     else if (typeof item === 'number') size += Number.isFinite(item) ? String(item).length : 4;
     else if (typeof item === 'boolean') size += item ? 4 : 5;
     else if (Array.isArray(item)) {
       size += 1 + Math.max(1, item.length);
-      for (let i = 0; i < item.length; i++) stack.push(item[i]);
+      for (let i = 0; i < item.length; i++) (stack ??= []).push(item[i]);
     } else if (isPlainObject(item)) {
       // Braces, then `"key":` per entry and a comma before each but the first.
       size += 2;
@@ -50,11 +52,12 @@ export function jsonSize(value: unknown, cap: number): number {
       for (const key in item) {
         if (!Object.hasOwn(item, key)) continue;
         size += key.length + (entries++ === 0 ? 3 : 4);
-        stack.push(item[key]);
+        (stack ??= []).push(item[key]);
       }
     } else size += 4;
+    if (size > cap || stack === undefined || stack.length === 0) return size;
+    item = stack.pop();
   }
-  return size;
 }
 
 /**
