@@ -273,9 +273,12 @@ function writeBatch(requests) {
   // A deferred write (a run's first record) is done once its frame is durable: answered now,
   // not after the batch's files are created (0.2-1.6 ms each on a busy ext4 journal), so that
   // `POST /api/run` does not wait for other runs' end-record files (docs/benchmarks.md).
+  // Only when the batch has more to write (otherwise its answer follows at once: one message).
   if (logError === undefined) {
     const durable = logged.filter((request) => request.defer !== undefined);
-    if (durable.length > 0) parentPort.postMessage({ durable: durable.map(({ id }) => id) });
+    if (durable.length > 0 && durable.length < requests.length) {
+      parentPort.postMessage({ durable: durable.map(({ id }) => id) });
+    }
   }
   const replies = requests.map((request) => {
     if (request.append === true) return append(request);
