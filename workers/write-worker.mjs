@@ -7,17 +7,20 @@
 //   content or the new, never a partial file; a rename is never made durable before its data);
 // - the same with `log` (`<runs dir>/.<owner id>`): the process log's group commit. The data of
 //   every such request of the batch is appended to the log `<log>.<generation>.log` as one frame
-//   each (`@<bytes> <file name>\n` then the file's text) with ONE write and ONE fdatasync for the
-//   whole batch; then each file is written to its temp name and renamed WITHOUT an fsync. A
-//   record is durable once its batch's fdatasync returned (recovery rebuilds a file from the log,
-//   src/store/process-log.ts). A failed append is cut back off the log (or the generation is
-//   given up) and fails every logged request of the batch;
-// - the same with `defer` (ms; a run's first record): answered once the log is fdatasynced, its
-//   file written only `defer` ms later, and not at all when a later write of the same file came
+//   each (`@<bytes> <file name>\n` then the file's text) with ONE write (over zeros written
+//   ahead, see `reserve`) and ONE fdatasync for the whole batch; then each file is written to
+//   its temp name and renamed WITHOUT an fsync. A record is durable once its batch's fdatasync
+//   returned (recovery rebuilds a file from the log, src/store/process-log.ts). A failed append
+//   is cut back off the log (or the generation is given up) and fails every logged request of
+//   the batch;
+// - the same with `defer` (ms; a run's first record): answered once the log is fdatasynced (in
+//   a message `{durable: [id, ...]}` of its own, before the batch's files are written), its file
+//   written only `defer` ms later, and not at all when a later write of the same file came
 //   meanwhile (a run that ended by then: its end record says more). Most runs are shorter: their
-//   start record costs no file creation and rename. A deferred write that fails is tried again
-//   at the next turn (the record is durable in the log meanwhile), and a generation is not
-//   removed while deferred writes are pending;
+//   start record costs no file creation and rename. Once the batch is answered, the run's temp
+//   file is created ahead for its next write (see `spares`). A deferred write that fails is
+//   tried again at the next turn (the record is durable in the log meanwhile), and a generation
+//   is not removed while deferred writes are pending;
 // - `sync: false`: written without any fsync (AGENTIC_WRITE_SYNC=off);
 // - `append: true`: appended to `path` and fsynced (run journals).
 //
@@ -52,8 +55,16 @@ const checkpointBytes = settings.checkpointBytes ?? 16 * 1024 * 1024;
 const checkpointMs = settings.checkpointMs ?? 10_000;
 /** Up to this many files written since the last checkpoint are fsynced one by one instead. */
 const FEW_FILES = 64;
+/** The log's end is written ahead with zeros in chunks from PREALLOC_MIN doubling to PREALLOC_MAX. */
+const PREALLOC_MIN = 64 * 1024;
+const PREALLOC_MAX = 1024 * 1024;
+/** PREALLOC_MAX zero bytes (see reserve), made on first use. */
+let zeros;
 
-/** The open generation: `{base, path, fd, size, openedAt, paths}`, or undefined. */
+/**
+ * The open generation: `{base, path, fd, size, allocated, openedAt, paths}` (`size`: bytes of
+ * frames; `allocated`: bytes written, the zeros after the frames included), or undefined.
+ */
 let log;
 /** Closed generations whose files are not known to be durable yet (flushed by the next checkpoint). */
 const closed = [];
@@ -81,9 +92,42 @@ function openLog(base) {
   if (log !== undefined && log.base !== base) closeLog();
   if (log !== undefined) return log;
   const path = `${base}.${nextGeneration++}.log`;
-  const fd = openSync(path, 'a', 0o644);
-  log = { base, path, dir: dirname(base), fd, size: 0, openedAt: Date.now(), paths: new Set() };
+  // Not O_APPEND: frames are written at their offset, over the zeros written ahead (below).
+  const fd = openSync(path, 'wx', 0o644);
+  log = {
+    base,
+    path,
+    dir: dirname(base),
+    fd,
+    size: 0,
+    allocated: 0,
+    openedAt: Date.now(),
+    paths: new Set(),
+  };
   return log;
+}
+
+/**
+ * Makes room for `bytes` more of frames: the log's end is written ahead with zeros, in chunks
+ * of 64 KiB doubling up to 1 MiB, made durable by the fdatasync of the batch that needed them.
+ * Why: an fdatasync of an append changes the file's size, so on ext4 (any journaling file
+ * system) it waits for a commit of the journal, which holds every other metadata change of the
+ * machine (our own run files' creations and renames among them). Frames written over blocks
+ * already allocated and on disk change no metadata that fdatasync must keep (only the mtime),
+ * so it is the data write and a disk flush alone (measured in
+ * docs/benchmarks.md#durable-writes). Databases keep their write-ahead logs preallocated for
+ * the same reason. Readers stop at the zeros (store/process-log.ts).
+ */
+function reserve(current, bytes) {
+  if (current.size + bytes <= current.allocated) return;
+  const chunk = Math.min(PREALLOC_MAX, Math.max(PREALLOC_MIN, current.allocated));
+  const target = current.size + bytes + chunk;
+  zeros ??= Buffer.alloc(PREALLOC_MAX);
+  let at = current.allocated;
+  while (at < target) {
+    at += writeSync(current.fd, zeros, 0, Math.min(zeros.length, target - at), at);
+  }
+  current.allocated = at;
 }
 
 function closeLog() {
@@ -117,9 +161,16 @@ function appendFrames(requests, bodies) {
   }
   const frames = Buffer.concat(parts);
   try {
+    reserve(current, frames.length);
     let written = 0;
     while (written < frames.length) {
-      written += writeSync(current.fd, frames, written, frames.length - written);
+      written += writeSync(
+        current.fd,
+        frames,
+        written,
+        frames.length - written,
+        current.size + written,
+      );
     }
     fdatasyncSync(current.fd);
   } catch (error) {
@@ -127,6 +178,7 @@ function appendFrames(requests, bodies) {
     // generation up (its complete frames are still read) and start another.
     try {
       ftruncateSync(current.fd, current.size);
+      current.allocated = current.size;
     } catch {
       closeLog();
     }
@@ -137,19 +189,52 @@ function appendFrames(requests, bodies) {
   return undefined;
 }
 
+/**
+ * Empty temp files made ahead for runs' next records, by run file path: a run's first record is
+ * deferred, and once the batch is answered its temp file is created, so the run's end record
+ * (or the deferred write) only opens, writes and renames it. Creating a file is most of a run
+ * file's cost on ext4 (0.2-1.6 ms on a busy journal: a new inode and directory entry; the write
+ * and the rename 0.01-0.05 ms each, measured in docs/benchmarks.md#durable-writes); made here,
+ * while the main thread runs the run, it is off the path from the run's end to its `done`.
+ * Readers never see them (temp names); a spare left by a run that never wrote again is removed
+ * with the process's other temp files (store/stale-temp-files.ts).
+ */
+const spares = new Map();
+/** Deferred writes of the batch just answered, whose spares are made next. */
+let sparesToMake = [];
+
+function makeSpares() {
+  const requests = sparesToMake;
+  sparesToMake = [];
+  for (const request of requests) {
+    // Ended in the same batch, or already has one.
+    if (deferred.get(request.path)?.request !== request || spares.has(request.path)) continue;
+    try {
+      closeSync(openSync(request.temp, 'wx', 0o644));
+      spares.set(request.path, request.temp);
+    } catch {
+      // Made at write time instead.
+    }
+  }
+}
+
 function writeFile(request, body, sync) {
+  const spare = spares.get(request.path);
+  spares.delete(request.path);
+  const temp = spare ?? request.temp;
   try {
-    const fd = openSync(request.temp, 'w', 0o644);
+    // A spare is empty and ours: opened without O_CREAT or O_TRUNC.
+    const fd = openSync(temp, spare === undefined ? 'w' : 'r+', 0o644);
     try {
       writeSync(fd, body);
       if (sync) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-    renameSync(request.temp, request.path);
+    renameSync(temp, request.path);
     return { id: request.id };
   } catch (error) {
-    removeQuietly(request.temp);
+    removeQuietly(temp);
     return failure(request, error);
   }
 }
@@ -185,6 +270,16 @@ function writeBatch(requests) {
       logged.map((request) => bodies.get(request.id)),
     );
   }
+  // A deferred write (a run's first record) is done once its frame is durable: answered now,
+  // not after the batch's files are created (0.2-1.6 ms each on a busy ext4 journal), so that
+  // `POST /api/run` does not wait for other runs' end-record files (docs/benchmarks.md).
+  // Only when the batch has more to write (otherwise its answer follows at once: one message).
+  if (logError === undefined) {
+    const durable = logged.filter((request) => request.defer !== undefined);
+    if (durable.length > 0 && durable.length < requests.length) {
+      parentPort.postMessage({ durable: durable.map(({ id }) => id) });
+    }
+  }
   const replies = requests.map((request) => {
     if (request.append === true) return append(request);
     if (request.log !== undefined) {
@@ -198,6 +293,7 @@ function writeBatch(requests) {
           generation: log,
         });
         armDeferred();
+        sparesToMake.push(request);
         return { id: request.id };
       }
     }
@@ -359,6 +455,8 @@ function considerCheckpoint() {
 parentPort.on('message', (message) => {
   if (Array.isArray(message)) {
     parentPort.postMessage(writeBatch(message));
+    // After the answer: the main thread runs the runs meanwhile (see `spares`).
+    makeSpares();
     return;
   }
   if (message.type === 'checkpoint') {

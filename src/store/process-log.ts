@@ -8,7 +8,9 @@
  * returned, which is before the run's `POST /api/run` answer or `workflow_end`.
  *
  * A frame is a header line `@<bytes> <run file name>\n` followed by exactly the run file's text
- * (`bytes` long, ending in a newline). Only the last frame of a generation can be cut short or
+ * (`bytes` long, ending in a newline). The writer writes zeros ahead of its last frame (they make
+ * its fdatasync cheaper, see workers/write-worker.mjs): a header of zeros ends the log. Only the
+ * last frame of a generation can be cut short or
  * garbled (a crash mid-append, never acknowledged): reading stops at the first frame that is not
  * whole and valid, the frames before it count. Generations are numbered upwards (a restarted
  * write worker starts a new one); a later generation's record of a file is the newer one.
@@ -73,6 +75,11 @@ function isRecord(value: unknown): value is RunRecord {
   return typeof v.run_id === 'string' && typeof v.status === 'string' && Array.isArray(v.steps);
 }
 
+function isZeros(bytes: Buffer): boolean {
+  for (const byte of bytes) if (byte !== 0) return false;
+  return true;
+}
+
 /** What reading a log left out: the bytes after the last valid frame (a torn tail), and why. */
 export type LogTail = { bytes: number; reason: string } | undefined;
 
@@ -95,6 +102,8 @@ export async function readProcessLog(
     const stop = (reason: string): LogTail => ({ bytes: size - position, reason });
     while (position < size) {
       const { bytesRead } = await handle.read(header, 0, MAX_HEADER_BYTES, position);
+      // The zeros the write worker writes ahead of the last frame: the log ends here.
+      if (isZeros(header.subarray(0, bytesRead))) return undefined;
       const end = header.subarray(0, bytesRead).indexOf(10);
       if (end < 0) return stop('header cut short');
       const match = /^@([0-9]{1,16}) (.+)$/.exec(header.toString('utf8', 0, end));

@@ -21,8 +21,10 @@
  * A write may name a process log (`log`: the runs directory's `.<owner id>` prefix): the worker
  * then makes it durable by appending it to that log with one fdatasync for the whole batch, and
  * writes the file without an fsync (group commit; the log is checkpointed and removed in the
- * background, see workers/write-worker.mjs and process-log.ts). The fallback writes fsync each
- * file instead. `sync: false` writes without any fsync.
+ * background, see workers/write-worker.mjs and process-log.ts). A deferred write (`deferMs`, a
+ * run's first record) is answered as soon as the batch's fdatasync returned, in a message of its
+ * own before the batch's files are written. The fallback writes fsync each file instead.
+ * `sync: false` writes without any fsync.
  */
 import { basename, dirname, join } from 'node:path';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
@@ -80,7 +82,8 @@ export interface WriteOptions {
   /**
    * With `log`: the file is written this many ms after the record is durable in the log, and
    * not at all if a later write of the same file comes first (a run's first record: most runs
-   * end sooner). The write resolves once the record is in the log.
+   * end sooner). The write resolves once the record is durable in the log, without waiting for
+   * the other files of its batch.
    */
   deferMs?: number | undefined;
 }
@@ -123,7 +126,11 @@ interface WriteReply {
 }
 
 /** What the worker says besides batch replies. */
-type WorkerNotice = { checkpoint: LogCheckpoint } | { checkpointed: number };
+type WorkerNotice =
+  | { checkpoint: LogCheckpoint }
+  | { checkpointed: number }
+  /** Deferred writes of the batch in flight whose frames are durable (answered before the rest). */
+  | { durable: number[] };
 
 /** The worker's code: plain JavaScript shipped with the package (worker threads do not get tsx's loader). */
 const WORKER_PATH = join(packageRoot, 'workers', 'write-worker.mjs');
@@ -351,6 +358,12 @@ export class WriteThread {
   }
 
   private notice(message: WorkerNotice): void {
+    if ('durable' in message) {
+      // The batch stays in flight (its files are being written); these writes are done.
+      const ids = new Set(message.durable);
+      for (const entry of this.inFlight) if (ids.has(entry.request.id)) entry.resolve();
+      return;
+    }
     if ('checkpoint' in message) {
       for (const listener of this.checkpointListeners) listener(message.checkpoint);
       return;

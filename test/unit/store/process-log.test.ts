@@ -1,12 +1,28 @@
 import { expect } from 'chai';
-import { appendFile, mkdtemp, readdir, readFile, rm, truncate, unlink } from 'node:fs/promises';
+import {
+  appendFile,
+  mkdtemp,
+  open,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  truncate,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord } from '../../../src/generated/run-record.js';
 import { createSilentLogger } from '../../../src/log.js';
 import { newOwnerId } from '../../../src/files/process-token.js';
 import { acquireOwnerLease, type OwnerLease } from '../../../src/store/owner.js';
-import { PROCESS_LOG_FILE, processLogPrefix } from '../../../src/store/process-log.js';
+import {
+  PROCESS_LOG_FILE,
+  processLogPrefix,
+  readProcessLog,
+  type LogFrame,
+} from '../../../src/store/process-log.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
 import { recoverRunsDir } from '../../../src/store/startup-recovery.js';
 import { finaliseInterruptedRun } from '../../../src/scale/run-finaliser.js';
@@ -259,5 +275,107 @@ describe('process log (store/process-log.ts, log-replay.ts, the write worker)', 
     expect(outcome).to.equal('ended');
     expect(await read('1_wf_dead.json')).to.deep.equal(ended('dead'));
     expect(published).to.deep.equal(['workflow_end:success']);
+  });
+
+  it('writes the log over zeros written ahead of its end, and reads it to its last frame without a torn tail', async () => {
+    const owner = newOwnerId();
+    await writeLogged(owner, [['1_wf_a.json', started('a', owner)]]);
+    await writeLogged(owner, [['1_wf_a.json', ended('a')]]);
+    const [name] = await logs();
+    const path = join(dir, name!);
+    const frames: LogFrame[] = [];
+    const tail = await readProcessLog(path, 1024 * 1024, (frame) => frames.push(frame));
+    expect(frames.map(({ file, record }) => [file, record.status])).to.deep.equal([
+      ['1_wf_a.json', 'running'],
+      ['1_wf_a.json', 'success'],
+    ]);
+    expect(tail).to.equal(undefined);
+    // The frames end before the file does: the rest is zeros (an fdatasync over them changes no
+    // file size, so it waits for no journal commit).
+    const bytes = await readFile(path);
+    const end = frames[1]!.offset + frames[1]!.length;
+    expect(bytes.length).to.be.greaterThan(end);
+    expect(bytes.subarray(end).every((byte) => byte === 0)).to.equal(true);
+    // A frame cut short over the zeros (a crash mid-write) still ends the log with a tail.
+    const torn = Buffer.from(`@${Buffer.byteLength(text(ended('b')))} 2_wf_b.json\n{"run`);
+    const handle = await open(path, 'r+');
+    await handle.write(torn, 0, torn.length, end);
+    await handle.close();
+    const again: LogFrame[] = [];
+    const tornTail = await readProcessLog(path, 1024 * 1024, (frame) => again.push(frame));
+    expect(again).to.have.length(2);
+    expect(tornTail).to.include({ reason: 'frame is not JSON' });
+  });
+
+  it('reads a log of frames followed by zeros (as the writer leaves it) to its end', async () => {
+    const owner = newOwnerId();
+    const body = text(ended('z'));
+    const path = join(dir, `.${owner}.0.log`);
+    await writeFile(
+      path,
+      Buffer.concat([
+        Buffer.from(`@${Buffer.byteLength(body)} 1_wf_z.json\n${body}`),
+        Buffer.alloc(64 * 1024),
+      ]),
+    );
+    const frames: LogFrame[] = [];
+    const tail = await readProcessLog(path, 1024 * 1024, (frame) => frames.push(frame));
+    expect(frames.map(({ record }) => record.run_id)).to.deep.equal(['z']);
+    expect(tail).to.equal(undefined);
+    const report = await recoverRunsDir({ runsDir: dir, now: START + 5000 });
+    expect(report).to.include({ logsReplayed: 1, recordsReplayed: 1 });
+    expect(await read('1_wf_z.json')).to.deep.equal(ended('z'));
+  });
+
+  it("answers a first record's write once its frame is durable, before the batch's other files are written", async () => {
+    const owner = newOwnerId();
+    const log = processLogPrefix(dir, owner);
+    const order: string[] = [];
+    let logAtStart = '';
+    // One batch (queued in the same turn): an end record, then another run's first record.
+    const end = thread.write(join(dir, '1_wf_end.json'), text(ended('end')), { log }).then(() => {
+      order.push('end');
+    });
+    const first = thread
+      .write(join(dir, '2_wf_first.json'), text(started('first', owner)), { log, deferMs: 60_000 })
+      .then(async () => {
+        order.push('first');
+        const [name] = await logs();
+        logAtStart = await readFile(join(dir, name!), 'utf8');
+      });
+    await Promise.all([end, first]);
+    expect(order).to.deep.equal(['first', 'end']);
+    // Durable when answered: its frame was in the log.
+    expect(logAtStart).to.include('@');
+    expect(logAtStart).to.include('2_wf_first.json');
+    expect(logAtStart).to.include('"run_id": "first"');
+  });
+
+  it("creates a run's next temp file ahead once its first record is answered, and uses it for the end record", async () => {
+    const owner = newOwnerId();
+    const log = processLogPrefix(dir, owner);
+    const path = join(dir, '1_wf_run.json');
+    const temps = async (): Promise<string[]> =>
+      (await readdir(dir)).filter((name) => name.startsWith('.1_wf_run.json.'));
+    await thread.write(path, text(started('run', owner)), { log, deferMs: 60_000 });
+    await until(async () => (await temps()).length === 1);
+    const [spare] = await temps();
+    expect((await stat(join(dir, spare!))).size).to.equal(0);
+    expect(await readdir(dir)).not.to.include('1_wf_run.json');
+    await thread.write(path, text(ended('run')), { log });
+    expect(await read('1_wf_run.json')).to.deep.equal(ended('run'));
+    expect(await temps()).to.deep.equal([]);
+    // A spare left behind (the process killed before the run ended) goes with the other temp
+    // files of a gone process at the next start-up.
+    const other = join(dir, '2_wf_left.json');
+    await thread.write(other, text(started('left', owner)), { log, deferMs: 60_000 });
+    await until(async () =>
+      (await readdir(dir)).some((name) => name.startsWith('.2_wf_left.json.')),
+    );
+    await thread.stop();
+    const report = await recoverRunsDir({ runsDir: dir, now: START + 5000 });
+    expect(report.tempFilesRemoved).to.equal(1);
+    expect((await readdir(dir)).filter((name) => name.endsWith('.tmp'))).to.deep.equal([]);
+    expect(await read('2_wf_left.json')).to.include({ run_id: 'left', error: 'interrupted' });
   });
 });
