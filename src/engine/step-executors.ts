@@ -7,6 +7,7 @@
 import type { AttemptRunner } from '../../machines/engine-contract.js';
 import type { StepKind } from '../workflow/step-kinds.js';
 import { createAttemptRunner, type AttemptRunnerOptions } from './step-runner.js';
+import { createWorkflowStepExecutor, type WorkflowStepOptions } from './kinds/workflow-step.js';
 
 /** An executor for every kind. */
 export type StepExecutors = { readonly [K in StepKind]: AttemptRunner };
@@ -15,11 +16,31 @@ export type StepExecutors = { readonly [K in StepKind]: AttemptRunner };
 export interface StepExecutorOptions {
   /** The agent executor's options (the agent step: an agent call, see step-runner.ts). */
   agent: AttemptRunnerOptions;
+  /**
+   * The sub-workflow executor's options (kinds/workflow-step.ts). @default none: a workflow
+   * step's attempt fails (`sub-workflow steps need a runtime`)
+   */
+  workflow?: WorkflowStepOptions | undefined;
 }
+
+const NO_RUNTIME = Object.freeze({
+  ok: false,
+  output: null,
+  error: 'sub-workflow steps need a runtime',
+  modelUsed: null,
+  tokensUsed: null,
+  iterations: 1,
+});
 
 /** The executors of one run. */
 export function createStepExecutors(options: StepExecutorOptions): StepExecutors {
-  return { agent: createAttemptRunner(options.agent) };
+  return {
+    agent: createAttemptRunner(options.agent),
+    workflow:
+      options.workflow === undefined
+        ? () => Promise.resolve(NO_RUNTIME)
+        : createWorkflowStepExecutor(options.workflow),
+  };
 }
 
 /** The run's attempt runner: each attempt goes to the executor of its step's kind. */

@@ -11,7 +11,7 @@
 import type { StepDocument } from './types.js';
 
 /** The kinds, in the order their keys are looked for. */
-export const STEP_KINDS = ['agent'] as const;
+export const STEP_KINDS = ['agent', 'workflow'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export interface StepKindSpec {
@@ -24,6 +24,12 @@ export interface StepKindSpec {
 
 export const STEP_KIND_SPECS: { readonly [K in StepKind]: StepKindSpec & { kind: K } } = {
   agent: { kind: 'agent', key: 'agent', label: (step) => step.agent ?? '' },
+  // A sub-workflow step (kinds/workflow-call.ts): `workflow:<child workflow>`.
+  workflow: {
+    kind: 'workflow',
+    key: 'workflow',
+    label: (step) => `workflow:${step.workflow ?? ''}`,
+  },
 };
 
 /** The kind keys, in table order. */

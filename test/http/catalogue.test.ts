@@ -104,6 +104,7 @@ describe('HTTP catalogue endpoints', () => {
         'code_review',
         'conditional_branching',
         'parallel_analysis',
+        'sub_workflow_demo',
         'test_deterministic',
       ],
     });
