@@ -54,13 +54,20 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
     outputs.length === 0
       ? ''
       : ` Its outputs set ${outputs.map((o) => `context.${o}`).join(', ')}.`;
+  const child = step.workflowCall?.workflow;
   return {
-    region: sentence(`Step ${quoted} runs agent ${step.agent}${what}`),
+    region: sentence(
+      child === undefined
+        ? `Step ${quoted} runs agent ${step.agent}${what}`
+        : `Step ${quoted} runs workflow '${child}' as a child run${what}`,
+    ),
     pending: `${waits}${condition} Starts when a concurrency slot is free (ready steps start in YAML order).`,
     running:
-      `Agent ${step.agent} runs an attempt of step ${quoted}` +
-      (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
-      ' Its result decides: success, a retry, or failure on the last attempt.',
+      child === undefined
+        ? `Agent ${step.agent} runs an attempt of step ${quoted}` +
+          (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
+          ' Its result decides: success, a retry, or failure on the last attempt.'
+        : `A child run of workflow '${child}' (its own run id and run file, its run actor a child of this run's) runs an attempt of step ${quoted}; its step events reach this run's stream tagged parent_step. Its end decides: its outputs are the step's, or a retry, or failure on the last attempt.`,
     awaitingApproval: `A high-risk tool call of ${quoted} (${step.tools.join(', ')}) waits for the approval gate (AGENTIC_APPROVAL_PROVIDER; over HTTP: POST /api/approvals/{call_id}); cancelling the run ends the wait.`,
     retrying: `An attempt of ${quoted} failed with attempts left: waits the backoff delay, then runs the next attempt.`,
     success: `Step ${quoted} succeeded.${writes}${next}`,

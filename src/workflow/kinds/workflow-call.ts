@@ -86,6 +86,14 @@ export async function workflowCallProblems(
   for (const step of calls) {
     const at = (...rest: Loc): Loc => ['steps', step.index, ...rest];
     const name = step.workflowCall!.workflow;
+    if (name === root.name) {
+      errors.push({
+        loc: at('workflow'),
+        msg: `recursive sub-workflows: ${name} → ${name}`,
+        type: 'value_error.recursion',
+      });
+      continue;
+    }
     const child = await find(name);
     if ('missing' in child) {
       errors.push({
