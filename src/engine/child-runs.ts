@@ -60,10 +60,14 @@ export interface ChildRunsOptions {
 
 /** The runtime's {@link StartChildRun} for the sub-workflow steps of `parent`. */
 export function createChildRuns(options: ChildRunsOptions): (parent: RunSession) => StartChildRun {
-  const handleOf = (runId: string, done: Promise<RunRecord>): ChildRun => ({
+  const handleOf = (parent: RunSession, runId: string, done: Promise<RunRecord>): ChildRun => ({
     runId,
     done,
-    cancel: (reason) => options.cancel(runId, reason),
+    cancel: (reason) => {
+      // A parent left at shutdown (abandoned: its file stays running for the next start) leaves
+      // its child the same way: the shutdown leaves it too, and the next start resumes both.
+      if (!parent.isEnding) options.cancel(runId, reason);
+    },
   });
 
   /** The child the step's previous attempt started, when a resumed parent can take it over. */
@@ -76,7 +80,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
     if (attempt <= 1 || runsDir === undefined) return undefined;
     const runId = childRunId(parent.runId, step.name, attempt - 1);
     const running = options.active(runId);
-    if (running !== undefined) return handleOf(runId, running.done);
+    if (running !== undefined) return handleOf(parent, runId, running.done);
     const record = await readRunRecord(runsDir, runId);
     if (record === undefined) return undefined;
     if (record.status === 'success') {
@@ -84,7 +88,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
         { runId: parent.runId, step: step.name, child: runId },
         'child run reused',
       );
-      return handleOf(runId, Promise.resolve(record));
+      return handleOf(parent, runId, Promise.resolve(record));
     }
     const interrupted =
       record.status === 'running' ||
@@ -93,7 +97,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
     if (!interrupted) return undefined;
     try {
       const handle = await options.resume(runId, { parent, step: step.name });
-      return handleOf(runId, handle.done);
+      return handleOf(parent, runId, handle.done);
     } catch (error) {
       // Not resumable (its workflow gone, its process alive): the attempt starts a new child.
       options.logger.warn(
@@ -114,7 +118,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
         { workflow: step.workflowCall!.workflow, input, runId },
         { parent, step: step.name },
       );
-      return handleOf(runId, handle.done);
+      return handleOf(parent, runId, handle.done);
     };
 }
 
