@@ -149,7 +149,7 @@ for (const adapter of ADAPTERS) {
       const rt = make(agentsOf(calls, { held: false }), {
         inspect: (event: InspectionEvent) => {
           if (event.type !== '@xstate.actor') return;
-          const ref = event.actorRef as { id: string; _parent?: { id: string } };
+          const ref = event.actorRef as unknown as { id: string; _parent?: { id: string } };
           actors.set(ref.id, ref._parent?.id);
         },
       });
