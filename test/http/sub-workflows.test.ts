@@ -178,6 +178,9 @@ steps:
     const body = child.body as { status: string; workflow_name: string; extra: object };
     expect(body).to.include({ status: 'success', workflow_name: 'test_deterministic' });
     expect(body.extra).to.deep.include({ parent_run_id: runId, parent_step: 'summarise' });
+    const explain = await call(svc.url, 'GET', `/api/runs/${runId}/explain`);
+    expect(explain.status, explain.text).to.equal(200);
+    expect(JSON.stringify(explain.body)).to.include('workflow:test_deterministic');
   });
 
   it('GET /api/workflows/{name}/machine names the child workflow in the step region', async () => {
