@@ -58,6 +58,11 @@ steps:
   - { name: after, agent: counted, depends_on: [call] }
 `;
 
+const TIMED_PARENT = `name: timed_parent
+steps:
+  - { name: call, workflow: child, timeout_seconds: 0.3, inputs: { text: hi } }
+`;
+
 const ADAPTERS: readonly AdapterName[] = ['native', 'graph'];
 
 function record(calls: string[], step: string): void {
@@ -124,6 +129,7 @@ for (const adapter of ADAPTERS) {
       await writeFile(join(workflowsDir, 'parent.yaml'), PARENT);
       await writeFile(join(workflowsDir, 'failing_child.yaml'), FAILING_CHILD);
       await writeFile(join(workflowsDir, 'failing_parent.yaml'), FAILING_PARENT);
+      await writeFile(join(workflowsDir, 'timed_parent.yaml'), TIMED_PARENT);
     });
     afterEach(async () => {
       for (const rt of runtimes.splice(0)) await rt.shutdown({ graceMs: 0 });
@@ -279,6 +285,18 @@ for (const adapter of ADAPTERS) {
       expect(done).to.include({ status: 'failed', error: 'run timed out' });
       const childFile = await fileOf(runsDir, 'pt-call-1');
       expect(childFile.record).to.include({ status: 'failed', error: 'run timed out' });
+    });
+
+    it("the step's timeout_seconds cancels the child and fails the step", async () => {
+      const rt = make(agentsOf([], { held: true }));
+      const handle = await rt.start({ workflow: 'timed_parent', runId: 'ps' });
+      const done = await handle.done;
+      const childFile = await fileOf(runsDir, 'ps-call-1');
+      expect(childFile.record).to.include({ status: 'failed', error: 'step timed out after 0.3s' });
+      expect(done.steps[0]).to.include({
+        status: 'failed',
+        error: "workflow 'child' failed (run ps-call-1): step timed out after 0.3s",
+      });
     });
 
     it('a resumed parent resumes its interrupted child under the same run id; finished steps are not run again', async () => {
