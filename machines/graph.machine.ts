@@ -272,6 +272,7 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
       step: name,
       kind: step.kind,
       agent: step.agent,
+      ...(step.workflowCall === undefined ? {} : { workflow: step.workflowCall.workflow }),
       dependsOn: [...step.dependsOn],
       dependents: step.dependentsIndex.map((d) => workflow.steps[d]!.name),
       ...(when === undefined ? {} : { when }),

@@ -251,10 +251,18 @@ export function createRunResumer(options: RunResumerOptions): RunResumer {
     reason: ResumeReason,
   ): Promise<ResumeOutcome> {
     const outcome: ResumeOutcome = { resumed: [], interrupted: [], left: [] };
+    // A child run (a sub-workflow step's) found with its parent is resumed by its parent's step
+    // (engine/child-runs.ts), under it; resumed here too, it would run twice.
+    const found = new Set(runs.map((run) => run.record.run_id));
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < runs.length) {
         const { filename, record } = runs[next++]!;
+        const parent = record.extra?.parent_run_id;
+        if (typeof parent === 'string' && found.has(parent)) {
+          outcome.left.push(filename);
+          continue;
+        }
         try {
           let why: ResumeReason | undefined = reason;
           if (options.takeOver !== undefined) {

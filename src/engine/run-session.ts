@@ -6,7 +6,11 @@
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import type { RunLogic, RunResult } from '../../machines/run.logic.js';
 import { DependencyError, errorMessage } from '../errors.js';
-import { RunEventMapper, type ApprovalEventFields } from '../events/event-mapper.js';
+import {
+  RunEventMapper,
+  isForwardedEvent,
+  type ApprovalEventFields,
+} from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
 import type { MapItemsSummary, RunRecord, StepRecord } from '../generated/run-record.js';
@@ -93,6 +97,11 @@ export interface RunSessionOptions {
    * workflow_start says `resumed: true`. @default a new run
    */
   resumed?: ResumedStart | undefined;
+  /**
+   * A child run (a sub-workflow step's): each of its events also goes to this function (its
+   * parent's {@link RunSession.forwardChild}). Its events are then always built. @default none
+   */
+  forward?: ((event: WorkflowEvent) => void) | undefined;
 }
 
 /** How a resumed run's session starts (see {@link RunSessionOptions.resumed}). */
@@ -129,6 +138,7 @@ export class RunSession implements MapItemListener {
     this.outcomes = new Array<StepOutcome | undefined>(base.workflow.steps.length);
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
     this.stream = options.bufferEvents ? new RunEventStream() : undefined;
+    const forward = options.forward;
     // Bound methods rather than per-run arrow functions: fewer closure objects per run.
     this.mapper = new RunEventMapper({
       runId: base.runId,
@@ -136,9 +146,19 @@ export class RunSession implements MapItemListener {
       adapter: base.adapter,
       clock: options.engineInput.clock,
       isoTime: base.isoTime,
-      sink: this.stream === undefined ? options.publish : this.publishAndBuffer.bind(this),
+      sink:
+        forward !== undefined
+          ? (event) => {
+              this.publishAndBuffer(event);
+              forward(event);
+            }
+          : this.stream === undefined
+            ? options.publish
+            : this.publishAndBuffer.bind(this),
       // Without a buffer, events are built only while the runtime has subscribers.
-      ...(this.stream === undefined ? { wanted: options.wantsEvents } : {}),
+      ...(this.stream === undefined && forward === undefined
+        ? { wanted: options.wantsEvents }
+        : {}),
     });
     options.engineInput.observer = this.onEngineEvent.bind(this);
     this.actor = createActor(options.logic, {
@@ -170,6 +190,25 @@ export class RunSession implements MapItemListener {
   approval(event: ApprovalEventFields): void {
     if (this.ending) return;
     this.mapper.approval(event);
+  }
+
+  /**
+   * An event of a child run of step `step` (a sub-workflow step): its step-level events go on
+   * this run's stream, tagged `parent_step` and `child_run_id` (docs/workflow-format.md).
+   */
+  forwardChild(step: string, childRunId: string, event: WorkflowEvent): void {
+    if (this.ending || !isForwardedEvent(event)) return;
+    this.mapper.forwarded(event, step, childRunId);
+  }
+
+  /**
+   * Links a child run to this run: its id joins `extra.child_run_ids` (the end record has them;
+   * each child's `extra.parent_run_id` names this run).
+   */
+  linkChild(childRunId: string): void {
+    const extra = this.options.base.extra;
+    const ids = Array.isArray(extra.child_run_ids) ? (extra.child_run_ids as string[]) : [];
+    if (!ids.includes(childRunId)) extra.child_run_ids = [...ids, childRunId];
   }
 
   /** A chunk of a step's streamed model output (coalesced into `token_delta` events). */
@@ -247,6 +286,11 @@ export class RunSession implements MapItemListener {
   /** Whether the run is ending (its end record being written) or was abandoned. */
   get isEnding(): boolean {
     return this.ending;
+  }
+
+  /** The run's adapter (a sub-workflow step's child runs on its parent's). */
+  get adapter(): string {
+    return this.options.base.adapter;
   }
 
   /** When the run started (the journal commits runs older than its commit delay). */

@@ -53,6 +53,7 @@ import { stopRuns } from './runtime-shutdown.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createStepExecutors, dispatchAttempts } from './step-executors.js';
+import { childExtra, createChildRuns, type ChildLaunch } from './child-runs.js';
 import { systemClock } from './system-clock.js';
 import {
   type AdapterName,
@@ -165,7 +166,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     clock,
     logger: log,
     maxRecordBytes: resolved.limits.maxRunRecordBytes,
-    compile: (document) => loadWorkflowSource(document, registry, compiled),
+    compile: (document) => loadWorkflowSource(document, registry, compiled, false),
     byName: async (name) => (await registry.get(name)).compiled,
     launch: launchResumed,
     isActive: (runId) => runs.has(runId),
@@ -191,6 +192,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     (owner) => (leaseTaken = { owner }),
     () => undefined,
   );
+  // Children being resumed by their parent's step: launchResumed starts them under it.
+  const resumingChildren = new Map<string, ChildLaunch>();
+  const childRuns = createChildRuns({
+    runsDir: resolved.persist ? resolved.runsDir : undefined,
+    logger: log,
+    launch: (request, child) => launch(request, false, undefined, child),
+    async resume(runId, child) {
+      resumingChildren.set(runId, child);
+      try {
+        return await resumer.resume(runId, 'request');
+      } finally {
+        resumingChildren.delete(runId);
+      }
+    },
+    active: (runId) => runs.get(runId),
+    cancel: (runId, reason) => runs.get(runId)?.cancel(reason),
+  });
 
   function publish(event: WorkflowEvent): void {
     for (const listener of eventListeners) {
@@ -231,12 +249,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   /**
    * Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession);
-   * `seed` starts it with steps already finished (see `EngineSeed`).
+   * `seed` starts it with steps already finished (see `EngineSeed`); `child`: a sub-workflow
+   * step's child run (child-runs.ts), admitted past the active-run cap (its parent holds a slot),
+   * on its parent's adapter, its actor a child of the parent's run actor.
    */
   async function launch(
     request: RunRequest,
     bufferEvents: boolean,
     seed?: EngineSeed,
+    child?: ChildLaunch,
   ): Promise<RunHandle> {
     if (closed) throw runtimeClosed();
     const acceptedAt = tracing === undefined ? 0 : performance.now();
@@ -245,8 +266,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     // workflow (see run-id.ts), so it is made once the workflow is loaded.
     const given = request.runId === undefined ? undefined : assertRunId(request.runId);
     if (given !== undefined) runs.assertIdle(given);
-    const adapter = pickAdapter(request.adapter);
-    runs.admit(given);
+    const adapter = pickAdapter(child === undefined ? request.adapter : child.parent.adapter);
+    if (child !== undefined && given !== undefined) runs.admitResumed(given);
+    else runs.admit(given);
     let runId = given;
     let session: RunSession | undefined;
     let observer: RunObserver | undefined;
@@ -285,7 +307,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         acceptedAt,
         parent: request.traceContext,
       });
-      const extra = pinned === undefined ? request.extra : { ...request.extra, ...pinned };
+      const linked =
+        child === undefined
+          ? request.extra
+          : { ...request.extra, ...childExtra(child.parent.runId, child.step) };
+      const extra = pinned === undefined ? linked : { ...linked, ...pinned };
       session = createSession(runId, workflow, adapter, inputs, request, {
         catalogue,
         bufferEvents,
@@ -294,6 +320,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         seed,
         startTime: clock.now(),
         extra: extra ?? {},
+        child,
       });
     } catch (error) {
       // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
@@ -335,6 +362,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     persistence.assertWritable();
     runs.assertIdle(run.runId);
     const adapter = pickAdapter(run.adapter);
+    const child = resumingChildren.get(run.runId);
     runs.admitResumed(run.runId);
     let session: RunSession | undefined;
     let observer: RunObserver | undefined;
@@ -364,6 +392,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           startTime: run.startTime,
           extra: run.extra,
           resumed: { filename: run.filename, steps: run.steps },
+          child,
         },
       );
     } catch (error) {
@@ -391,9 +420,12 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       startTime: number;
       extra: Record<string, unknown>;
       resumed?: ResumedStart;
+      /** A sub-workflow step's child run: its parent and step (child-runs.ts). */
+      child?: ChildLaunch | undefined;
     },
   ): RunSession {
-    const { catalogue, bufferEvents, owner, observer, seed } = launch;
+    const { catalogue, bufferEvents, owner, observer, seed, child } = launch;
+    const hasCalls = workflow.steps.some((step) => step.workflowCall !== undefined);
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
     const made: { session?: RunSession } = {};
@@ -428,6 +460,14 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
               itemEnded: (step, end, progress) => made.session?.itemEnded(step, end, progress),
             },
           },
+          workflow: hasCalls
+            ? {
+                clock,
+                startChild: (request) => childRuns(made.session!)(request),
+                maxOutputBytes: resolved.limits.maxStepIoBytes,
+                holdOutput: (output) => heldBytes.hold(output),
+              }
+            : undefined,
         }),
       ),
       retryDelayMs,
@@ -441,14 +481,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         adapter: adapter.name,
         inputs,
         startTime: launch.startTime,
-        extra: launch.extra,
+        // Its own copy when child run ids will be added to it (RunSession.linkChild).
+        extra: hasCalls ? { ...launch.extra } : launch.extra,
         isoTime,
       },
       engineInput,
       heldBytes,
       logic: runLogicFor(adapter.createLogic(workflow)),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
-      parent: root,
+      // A child run's actor is its parent run actor's child (the inspector shows it under it).
+      parent: child?.parent.actor ?? root,
       persist: resolved.persist,
       writer,
       journal,
@@ -466,6 +508,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       observer,
       slicer,
       resumed: launch.resumed,
+      forward:
+        child === undefined
+          ? undefined
+          : (event) => child.parent.forwardChild(child.step, runId, event),
     });
     made.session = session;
     return session;

@@ -8,6 +8,7 @@ import type { AttemptRunner } from '../../machines/engine-contract.js';
 import type { StepKind } from '../workflow/step-kinds.js';
 import { createAttemptRunner, type AttemptRunnerOptions } from './step-runner.js';
 import { createMapExecutor, type MapExecutorOptions } from './kinds/map.js';
+import { createWorkflowStepExecutor, type WorkflowStepOptions } from './kinds/workflow-step.js';
 
 /** An executor for every kind. */
 export type StepExecutors = { readonly [K in StepKind]: AttemptRunner };
@@ -21,7 +22,21 @@ export interface StepExecutorOptions {
    * this same table, by the body's kind. @default the run's clock, 1 attempt per item, no delay
    */
   map?: Omit<MapExecutorOptions, 'runBody'>;
+  /**
+   * The sub-workflow executor's options (kinds/workflow-step.ts). @default none: a workflow
+   * step's attempt fails (`sub-workflow steps need a runtime`)
+   */
+  workflow?: WorkflowStepOptions | undefined;
 }
+
+const NO_RUNTIME = Object.freeze({
+  ok: false,
+  output: null,
+  error: 'sub-workflow steps need a runtime',
+  modelUsed: null,
+  tokensUsed: null,
+  iterations: 1,
+});
 
 /** The executors of one run. */
 export function createStepExecutors(options: StepExecutorOptions): StepExecutors {
@@ -35,6 +50,10 @@ export function createStepExecutors(options: StepExecutorOptions): StepExecutors
       // A body of any kind: the executor of its kind (a map of maps runs its own body's).
       runBody: (request) => executors[request.step.kind](request),
     }),
+    workflow:
+      options.workflow === undefined
+        ? () => Promise.resolve(NO_RUNTIME)
+        : createWorkflowStepExecutor(options.workflow),
   };
   return executors;
 }

@@ -11,13 +11,16 @@ export function isWorkflowReference(source: string): boolean {
 
 /**
  * Compiles a workflow source: a name or YAML path inside the workflows directory (through the
- * registry, cached until the file changes), YAML text, or a parsed document.
+ * registry, cached until the file changes), YAML text, or a parsed document. The checks of its
+ * sub-workflow steps against the directory run too, unless `checkCalls` is false (a run's
+ * pinned copy at a resume: a child is looked up when its step starts).
  * @throws NotFoundError for an unknown name; ValidationError for an invalid workflow
  */
 export async function loadWorkflowSource(
   source: string | WorkflowDocument,
   registry: WorkflowRegistry,
   cache?: CompiledCache,
+  checkCalls = true,
 ): Promise<CompiledWorkflow> {
   if (typeof source === 'string' && isWorkflowReference(source)) {
     return (await registry.get(source)).compiled;
@@ -42,6 +45,10 @@ export async function loadWorkflowSource(
     cache?.set(key, compiled);
   }
   if (json !== undefined) cache?.rememberDocument(source as WorkflowDocument, json, compiled);
+  // Its sub-workflow steps are checked against the directory every time (children change).
+  if (checkCalls && compiled.steps.some((step) => step.workflowCall !== undefined)) {
+    await registry.checkCalls(compiled);
+  }
   return compiled;
 }
 

@@ -52,6 +52,26 @@ export type ApprovalEventFields =
 
 const plainIso = (ms: number): string => new Date(ms).toISOString();
 
+/** The child-run events a parent's stream carries (step-level; not the child's start or end). */
+export const FORWARDED_EVENT_TYPES = [
+  'step_start',
+  'step_end',
+  'step_complete',
+  'step_error',
+  'token_delta',
+] as const;
+
+/** A child-run event that is forwarded (see {@link FORWARDED_EVENT_TYPES}). */
+export type ForwardedEvent = Extract<
+  WorkflowEvent,
+  { type: (typeof FORWARDED_EVENT_TYPES)[number] }
+>;
+
+/** Whether a child run's event goes on to its parent's stream. */
+export function isForwardedEvent(event: WorkflowEvent): event is ForwardedEvent {
+  return (FORWARDED_EVENT_TYPES as readonly string[]).includes(event.type);
+}
+
 export class RunEventMapper {
   private seq = 0;
   private lastTime = Number.NaN;
@@ -275,6 +295,23 @@ export class RunEventMapper {
       run_id: this.runId,
       timestamp: this.timestamp(),
       seq: this.seq++,
+    });
+  }
+
+  /**
+   * An event of a child run (a sub-workflow step's, docs/workflow-format.md "Sub-workflow steps")
+   * on this run's stream: numbered and timed here, tagged with the parent's step and the child's
+   * run id (additive fields); `step` stays the child's step.
+   */
+  forwarded(event: ForwardedEvent, parentStep: string, childRunId: string): void {
+    if (this.unwanted(1)) return;
+    this.sink({
+      ...event,
+      run_id: this.runId,
+      timestamp: this.timestamp(),
+      seq: this.seq++,
+      parent_step: parentStep,
+      child_run_id: childRunId,
     });
   }
 

@@ -39,6 +39,14 @@ export interface WorkflowStartEvent {
   resumed?: boolean;
 }
 export interface StepStartEvent {
+  /**
+   * Set on a child run's event forwarded to its parent's stream (a sub-workflow step, docs/workflow-format.md): the parent's step running the child; `step` is then the child's step. Additive to the spec's event.
+   */
+  parent_step?: string;
+  /**
+   * With parent_step: the run id of the child run the event comes from (its own stream and run file carry it under that id).
+   */
+  child_run_id?: string;
   type: 'step_start';
   run_id: string;
   timestamp: string;
@@ -56,6 +64,14 @@ export interface StepStartEvent {
   attempt?: number;
 }
 export interface StepEndEvent {
+  /**
+   * Set on a child run's event forwarded to its parent's stream (a sub-workflow step, docs/workflow-format.md): the parent's step running the child; `step` is then the child's step. Additive to the spec's event.
+   */
+  parent_step?: string;
+  /**
+   * With parent_step: the run id of the child run the event comes from (its own stream and run file carry it under that id).
+   */
+  child_run_id?: string;
   type: 'step_end';
   run_id: string;
   timestamp: string;
@@ -90,6 +106,14 @@ export interface TokenUsage {
   total: number;
 }
 export interface TokenDeltaEvent {
+  /**
+   * Set on a child run's event forwarded to its parent's stream (a sub-workflow step, docs/workflow-format.md): the parent's step running the child; `step` is then the child's step. Additive to the spec's event.
+   */
+  parent_step?: string;
+  /**
+   * With parent_step: the run id of the child run the event comes from (its own stream and run file carry it under that id).
+   */
+  child_run_id?: string;
   type: 'token_delta';
   run_id: string;
   timestamp: string;
@@ -102,6 +126,14 @@ export interface TokenDeltaEvent {
  * Emitted when one loop iteration of a `loop_until` step completes, or items of a map step finish (`item`, `items`); status running: the step's final result is its step_end.
  */
 export interface StepCompleteEvent {
+  /**
+   * Set on a child run's event forwarded to its parent's stream (a sub-workflow step, docs/workflow-format.md): the parent's step running the child; `step` is then the child's step. Additive to the spec's event.
+   */
+  parent_step?: string;
+  /**
+   * With parent_step: the run id of the child run the event comes from (its own stream and run file carry it under that id).
+   */
+  child_run_id?: string;
   type: 'step_complete';
   run_id: string;
   timestamp: string;
@@ -145,6 +177,14 @@ export interface MapItemProgress {
  * Emitted for each failed attempt of a step; status is `retrying` when another attempt follows, else `failed`.
  */
 export interface StepErrorEvent {
+  /**
+   * Set on a child run's event forwarded to its parent's stream (a sub-workflow step, docs/workflow-format.md): the parent's step running the child; `step` is then the child's step. Additive to the spec's event.
+   */
+  parent_step?: string;
+  /**
+   * With parent_step: the run id of the child run the event comes from (its own stream and run file carry it under that id).
+   */
+  child_run_id?: string;
   type: 'step_error';
   run_id: string;
   timestamp: string;

@@ -30,6 +30,18 @@ export interface RunRecord {
    */
   extra: {
     /**
+     * A child run (a sub-workflow step's, docs/workflow-format.md): the run id of its parent run.
+     */
+    parent_run_id?: string;
+    /**
+     * A child run: the parent's step that runs it.
+     */
+    parent_step?: string;
+    /**
+     * A run with sub-workflow steps: the run ids of its child runs, in the order its steps started (or reused) them; each child's extra.parent_run_id names this run back.
+     */
+    child_run_ids?: string[];
+    /**
      * The run is a rerun (fork) of another run from one of its steps (`POST /api/runs/{run_id}/rerun`, docs/rerun.md): the steps upstream of `step` were reused from run `run_id` (their records carry `metadata.reused_from`), `step` and its downstream steps executed in this run.
      */
     forked_from?: {

@@ -101,6 +101,10 @@ export interface WorkflowStep {
    * An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.
    */
   agent?: string;
+  /**
+   * A sub-workflow step (kind workflow): the name of another workflow in the workflows directory, run as a child run. Its inputs are the step's inputs (checked against the child's declared inputs at load); its declared outputs are the step's outputs.
+   */
+  workflow?: string;
   description?: string;
   /**
    * Names of the steps that must finish first.

@@ -79,7 +79,7 @@ function guardedOutputs(render: Evaluator): Evaluator {
 function compileKind(
   spec: StepKindSpec,
   step: StepDocument,
-): Pick<CompiledStep, 'kind' | 'agent' | 'tier'> {
+): Pick<CompiledStep, 'kind' | 'agent' | 'tier' | 'workflowCall'> {
   switch (spec.kind) {
     // A map step compiles as its body's kind first (compileMapStep wraps it).
     case 'agent':
@@ -87,6 +87,13 @@ function compileKind(
       const agent = spec.label(step);
       return { kind: spec.kind, agent, tier: parseAgentName(agent)?.tier ?? 0 };
     }
+    case 'workflow':
+      return {
+        kind: spec.kind,
+        agent: spec.label(step),
+        tier: 0,
+        workflowCall: { workflow: step.workflow ?? '' },
+      };
   }
 }
 

@@ -12,6 +12,7 @@ import { compileWorkflow } from './compile.js';
 import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
 import { parseWorkflowYaml } from './parse.js';
 import type { CompiledWorkflow } from './types.js';
+import { assertWorkflowCalls } from './kinds/workflow-call.js';
 import { isErrno, isWorkflowName, stem, workflowFiles, workflowNameOf } from './workflow-files.js';
 
 export { isWorkflowName, workflowNameOf };
@@ -78,6 +79,13 @@ export interface WorkflowRegistry {
    * @throws ValidationError for an invalid workflow
    */
   compile(document: unknown, expectedName?: string): CompiledWorkflow;
+  /**
+   * The checks of a workflow's sub-workflow steps that need the other workflows of the directory
+   * (kinds/workflow-call.ts: unknown child, inputs and outputs, recursion, depth). `get` and
+   * `save` run them; inline sources call this after `compile`.
+   * @throws ValidationError listing the problems
+   */
+  checkCalls(workflow: CompiledWorkflow): Promise<void>;
   /**
    * Parses YAML text within this registry's bounds, as `get` and `save` do; `field` is the first
    * element of error locations (default `yaml_text`).
@@ -148,7 +156,31 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     return loaded;
   }
 
+  /** Loads a workflow checked on its own (a child, for {@link checkCalls}): none when absent. */
+  async function child(name: string): Promise<CompiledWorkflow | undefined> {
+    if (!isWorkflowName(name)) return undefined;
+    try {
+      return (await getOwn(name)).compiled;
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+  }
+
+  function checkCalls(workflow: CompiledWorkflow): Promise<void> {
+    return assertWorkflowCalls(workflow, child);
+  }
+
   async function get(nameOrPath: string): Promise<LoadedWorkflow> {
+    const loaded = await getOwn(nameOrPath);
+    // Only workflows with sub-workflow steps have anything to check (one lookup per child).
+    if (loaded.compiled.steps.some((step) => step.workflowCall !== undefined)) {
+      await checkCalls(loaded.compiled);
+    }
+    return loaded;
+  }
+
+  async function getOwn(nameOrPath: string): Promise<LoadedWorkflow> {
     const found = resolveWithStats(nameOrPath);
     if (found === undefined) {
       throw new NotFoundError(`workflow '${nameOrPath}' not found`, ERROR_CODES.WORKFLOW_NOT_FOUND);
@@ -178,7 +210,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
       );
     }
     const document = parse(yamlText);
-    compile(document, name);
+    await checkCalls(compile(document, name));
     if (options.readOnlyReason !== undefined) throw new DependencyError(options.readOnlyReason);
     const root = realRoot();
     if (root === undefined) throw new DependencyError('the workflows directory does not exist');
@@ -229,6 +261,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     resolve,
     save,
     compile,
+    checkCalls,
     parse,
     invalidate,
   };

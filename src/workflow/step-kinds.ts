@@ -11,7 +11,7 @@
 import type { StepDocument } from './types.js';
 
 /** The kinds, in the order their keys are looked for. */
-export const STEP_KINDS = ['agent', 'map'] as const;
+export const STEP_KINDS = ['agent', 'map', 'workflow'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export interface StepKindSpec {
@@ -31,6 +31,12 @@ export const STEP_KIND_SPECS: { readonly [K in StepKind]: StepKindSpec & { kind:
   agent: { kind: 'agent', key: 'agent', label: (step) => step.agent ?? '' },
   // The label is the body's agent: the step's events and records name the agent that ran.
   map: { kind: 'map', key: 'for_each', label: (step) => step.agent ?? '', bodyKeys: ['agent'] },
+  // A sub-workflow step (kinds/workflow-call.ts): `workflow:<child workflow>`.
+  workflow: {
+    kind: 'workflow',
+    key: 'workflow',
+    label: (step) => `workflow:${step.workflow ?? ''}`,
+  },
 };
 
 /** Kinds that wrap a body of another kind: looked for first (their key decides the kind). */

@@ -6,6 +6,7 @@
 import type { StepKind } from './step-kinds.js';
 import type { CompiledVerify, VerifyDocument } from './verify.js';
 import type { CompiledMap, MapItemFailurePolicy } from './kinds/map.js';
+import type { CompiledWorkflowCall } from './kinds/workflow-call.js';
 
 /**
  * Step statuses, the spec's wire strings: the one list. `StepStatus`, {@link STEP_STATUS} and the
@@ -68,6 +69,8 @@ export interface StepDocument {
   name: string;
   /** The agent step's agent (the `agent` kind's key, see step-kinds.ts). */
   agent?: string;
+  /** The sub-workflow step's child workflow (the `workflow` kind's key, kinds/workflow-call.ts). */
+  workflow?: string;
   description?: string;
   depends_on?: string[];
   /** A condition (see `analyzeCondition`) or a YAML boolean (a constant). */
@@ -172,6 +175,8 @@ export interface CompiledStep {
   verify: CompiledVerify | undefined;
   /** A map step's list, item name, concurrency and body (kind `map`). @default undefined */
   map?: CompiledMap;
+  /** A sub-workflow step's call (kind `workflow`, kinds/workflow-call.ts). @default none */
+  workflowCall?: CompiledWorkflowCall | undefined;
 }
 
 export interface CompiledWorkflow {

@@ -25,6 +25,7 @@ import { BUILT_IN_TOOLS } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
 import { kindKeyProblem } from './step-kinds.js';
 import { checkItemReferences, checkMapStep } from './kinds/map.js';
+import { workflowStepProblems } from './kinds/workflow-call.js';
 import { INPUT_TYPES, type InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
 import { checkVerify } from './verify.js';
@@ -327,6 +328,7 @@ export function validateWorkflow(
       const { key, msg, type } = kindProblem;
       errors.push({ loc: at(key), msg, type });
     }
+    errors.push(...workflowStepProblems(step, at));
     if (
       typeof step.agent === 'string' &&
       custom?.has(step.agent) !== true &&

@@ -105,6 +105,7 @@ describe('HTTP catalogue endpoints', () => {
         'conditional_branching',
         'map_demo',
         'parallel_analysis',
+        'sub_workflow_demo',
         'test_deterministic',
       ],
     });

@@ -122,6 +122,13 @@ const schema31 = {
             'An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.',
           pattern: '^tier[0-5]_[a-z][a-z0-9_]*$',
         },
+        workflow: {
+          type: 'string',
+          description:
+            "A sub-workflow step (kind workflow): the name of another workflow in the workflows directory, run as a child run. Its inputs are the step's inputs (checked against the child's declared inputs at load); its declared outputs are the step's outputs.",
+          pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$',
+          maxLength: 128,
+        },
         description: { type: 'string' },
         depends_on: {
           type: 'array',
@@ -310,6 +317,13 @@ const schema35 = {
         'An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.',
       pattern: '^tier[0-5]_[a-z][a-z0-9_]*$',
     },
+    workflow: {
+      type: 'string',
+      description:
+        "A sub-workflow step (kind workflow): the name of another workflow in the workflows directory, run as a child run. Its inputs are the step's inputs (checked against the child's declared inputs at load); its declared outputs are the step's outputs.",
+      pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$',
+      maxLength: 128,
+    },
     description: { type: 'string' },
     depends_on: {
       type: 'array',
@@ -429,8 +443,9 @@ const func2 = Object.prototype.hasOwnProperty;
 const pattern4 = new RegExp('^[A-Za-z0-9_.-]+$', 'u');
 const pattern5 = new RegExp('^[A-Za-z0-9_-]+$', 'u');
 const pattern8 = new RegExp('^tier[0-5]_[a-z][a-z0-9_]*$', 'u');
-const pattern11 = new RegExp('^[^\\s:](\\S*[^\\s:])?$', 'u');
-const pattern13 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
+const pattern9 = new RegExp('^[A-Za-z0-9_-][A-Za-z0-9_.-]*$', 'u');
+const pattern12 = new RegExp('^[^\\s:](\\S*[^\\s:])?$', 'u');
+const pattern14 = new RegExp('^[A-Za-z_][A-Za-z0-9_]*$', 'u');
 function validate20(
   data,
   { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {},
@@ -1801,62 +1816,55 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.description !== undefined) {
-              let data37 = data34.description;
-              if (typeof data37 !== 'string') {
-                const err63 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/description',
-                  schemaPath: '#/$defs/step/properties/description/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.description.type,
-                  parentSchema: schema35.properties.description,
-                  data: data37,
-                };
-                if (vErrors === null) {
-                  vErrors = [err63];
-                } else {
-                  vErrors.push(err63);
-                }
-                errors++;
-              }
-            }
-            if (data34.depends_on !== undefined) {
-              let data38 = data34.depends_on;
-              if (Array.isArray(data38)) {
-                const len6 = data38.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data39 = data38[i6];
-                  if (typeof data39 !== 'string') {
-                    const err64 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
-                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.depends_on.items.type,
-                      parentSchema: schema35.properties.depends_on.items,
-                      data: data39,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err64];
-                    } else {
-                      vErrors.push(err64);
-                    }
-                    errors++;
+            if (data34.workflow !== undefined) {
+              let data37 = data34.workflow;
+              if (typeof data37 === 'string') {
+                if (func1(data37) > 128) {
+                  const err63 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/workflow',
+                    schemaPath: '#/$defs/step/properties/workflow/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 128 },
+                    message: 'must NOT have more than 128 characters',
+                    schema: 128,
+                    parentSchema: schema35.properties.workflow,
+                    data: data37,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err63];
+                  } else {
+                    vErrors.push(err63);
                   }
+                  errors++;
+                }
+                if (!pattern9.test(data37)) {
+                  const err64 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/workflow',
+                    schemaPath: '#/$defs/step/properties/workflow/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$' },
+                    message: 'must match pattern "' + '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$' + '"',
+                    schema: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$',
+                    parentSchema: schema35.properties.workflow,
+                    data: data37,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err64];
+                  } else {
+                    vErrors.push(err64);
+                  }
+                  errors++;
                 }
               } else {
                 const err65 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
-                  schemaPath: '#/$defs/step/properties/depends_on/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/workflow',
+                  schemaPath: '#/$defs/step/properties/workflow/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.depends_on.type,
-                  parentSchema: schema35.properties.depends_on,
-                  data: data38,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.workflow.type,
+                  parentSchema: schema35.properties.workflow,
+                  data: data37,
                 };
                 if (vErrors === null) {
                   vErrors = [err65];
@@ -1866,18 +1874,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.when !== undefined) {
-              let data40 = data34.when;
-              if (typeof data40 !== 'string' && typeof data40 !== 'boolean') {
+            if (data34.description !== undefined) {
+              let data38 = data34.description;
+              if (typeof data38 !== 'string') {
                 const err66 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/when',
-                  schemaPath: '#/$defs/step/properties/when/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/description',
+                  schemaPath: '#/$defs/step/properties/description/type',
                   keyword: 'type',
-                  params: { type: schema35.properties.when.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.when.type,
-                  parentSchema: schema35.properties.when,
-                  data: data40,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.description.type,
+                  parentSchema: schema35.properties.description,
+                  data: data38,
                 };
                 if (vErrors === null) {
                   vErrors = [err66];
@@ -1887,10 +1895,75 @@ function validate20(
                 errors++;
               }
             }
+            if (data34.depends_on !== undefined) {
+              let data39 = data34.depends_on;
+              if (Array.isArray(data39)) {
+                const len6 = data39.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data40 = data39[i6];
+                  if (typeof data40 !== 'string') {
+                    const err67 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
+                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.depends_on.items.type,
+                      parentSchema: schema35.properties.depends_on.items,
+                      data: data40,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err67];
+                    } else {
+                      vErrors.push(err67);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err68 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
+                  schemaPath: '#/$defs/step/properties/depends_on/type',
+                  keyword: 'type',
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema35.properties.depends_on.type,
+                  parentSchema: schema35.properties.depends_on,
+                  data: data39,
+                };
+                if (vErrors === null) {
+                  vErrors = [err68];
+                } else {
+                  vErrors.push(err68);
+                }
+                errors++;
+              }
+            }
+            if (data34.when !== undefined) {
+              let data41 = data34.when;
+              if (typeof data41 !== 'string' && typeof data41 !== 'boolean') {
+                const err69 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/when',
+                  schemaPath: '#/$defs/step/properties/when/type',
+                  keyword: 'type',
+                  params: { type: schema35.properties.when.type },
+                  message: 'must be string,boolean',
+                  schema: schema35.properties.when.type,
+                  parentSchema: schema35.properties.when,
+                  data: data41,
+                };
+                if (vErrors === null) {
+                  vErrors = [err69];
+                } else {
+                  vErrors.push(err69);
+                }
+                errors++;
+              }
+            }
             if (data34.inputs !== undefined) {
-              let data41 = data34.inputs;
-              if (!(data41 && typeof data41 == 'object' && !Array.isArray(data41))) {
-                const err67 = {
+              let data42 = data34.inputs;
+              if (!(data42 && typeof data42 == 'object' && !Array.isArray(data42))) {
+                const err70 = {
                   instancePath: instancePath + '/steps/' + i5 + '/inputs',
                   schemaPath: '#/$defs/step/properties/inputs/type',
                   keyword: 'type',
@@ -1898,24 +1971,24 @@ function validate20(
                   message: 'must be object',
                   schema: schema35.properties.inputs.type,
                   parentSchema: schema35.properties.inputs,
-                  data: data41,
+                  data: data42,
                 };
                 if (vErrors === null) {
-                  vErrors = [err67];
+                  vErrors = [err70];
                 } else {
-                  vErrors.push(err67);
+                  vErrors.push(err70);
                 }
                 errors++;
               }
             }
             if (data34.outputs !== undefined) {
-              let data42 = data34.outputs;
-              if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-                for (const key10 in data42) {
-                  const _errs101 = errors;
+              let data43 = data34.outputs;
+              if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+                for (const key10 in data43) {
+                  const _errs103 = errors;
                   if (typeof key10 === 'string') {
                     if (!pattern5.test(key10)) {
-                      const err68 = {
+                      const err71 = {
                         instancePath: instancePath + '/steps/' + i5 + '/outputs',
                         schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
                         keyword: 'pattern',
@@ -1927,16 +2000,16 @@ function validate20(
                         propertyName: key10,
                       };
                       if (vErrors === null) {
-                        vErrors = [err68];
+                        vErrors = [err71];
                       } else {
-                        vErrors.push(err68);
+                        vErrors.push(err71);
                       }
                       errors++;
                     }
                   }
-                  var valid28 = _errs101 === errors;
+                  var valid28 = _errs103 === errors;
                   if (!valid28) {
-                    const err69 = {
+                    const err72 = {
                       instancePath: instancePath + '/steps/' + i5 + '/outputs',
                       schemaPath: '#/$defs/step/properties/outputs/propertyNames',
                       keyword: 'propertyNames',
@@ -1944,21 +2017,21 @@ function validate20(
                       message: 'property name must be valid',
                       schema: schema35.properties.outputs.propertyNames,
                       parentSchema: schema35.properties.outputs,
-                      data: data42,
+                      data: data43,
                     };
                     if (vErrors === null) {
-                      vErrors = [err69];
+                      vErrors = [err72];
                     } else {
-                      vErrors.push(err69);
+                      vErrors.push(err72);
                     }
                     errors++;
                   }
                 }
-                for (const key11 in data42) {
-                  let data43 = data42[key11];
-                  if (typeof data43 === 'string') {
-                    if (!pattern5.test(data43)) {
-                      const err70 = {
+                for (const key11 in data43) {
+                  let data44 = data43[key11];
+                  if (typeof data44 === 'string') {
+                    if (!pattern5.test(data44)) {
+                      const err73 = {
                         instancePath:
                           instancePath +
                           '/steps/' +
@@ -1971,17 +2044,17 @@ function validate20(
                         message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
                         schema: '^[A-Za-z0-9_-]+$',
                         parentSchema: schema35.properties.outputs.additionalProperties,
-                        data: data43,
+                        data: data44,
                       };
                       if (vErrors === null) {
-                        vErrors = [err70];
+                        vErrors = [err73];
                       } else {
-                        vErrors.push(err70);
+                        vErrors.push(err73);
                       }
                       errors++;
                     }
                   } else {
-                    const err71 = {
+                    const err74 = {
                       instancePath:
                         instancePath +
                         '/steps/' +
@@ -1994,70 +2067,7 @@ function validate20(
                       message: 'must be string',
                       schema: schema35.properties.outputs.additionalProperties.type,
                       parentSchema: schema35.properties.outputs.additionalProperties,
-                      data: data43,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err71];
-                    } else {
-                      vErrors.push(err71);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err72 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                  schemaPath: '#/$defs/step/properties/outputs/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.outputs.type,
-                  parentSchema: schema35.properties.outputs,
-                  data: data42,
-                };
-                if (vErrors === null) {
-                  vErrors = [err72];
-                } else {
-                  vErrors.push(err72);
-                }
-                errors++;
-              }
-            }
-            if (data34.tools !== undefined) {
-              let data44 = data34.tools;
-              if (Array.isArray(data44)) {
-                const len7 = data44.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data45 = data44[i7];
-                  if (typeof data45 === 'string') {
-                    if (func1(data45) < 1) {
-                      const err73 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema35.properties.tools.items,
-                        data: data45,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err73];
-                      } else {
-                        vErrors.push(err73);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err74 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                      schemaPath: '#/$defs/step/properties/tools/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.tools.items.type,
-                      parentSchema: schema35.properties.tools.items,
-                      data: data45,
+                      data: data44,
                     };
                     if (vErrors === null) {
                       vErrors = [err74];
@@ -2069,14 +2079,14 @@ function validate20(
                 }
               } else {
                 const err75 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/tools',
-                  schemaPath: '#/$defs/step/properties/tools/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                  schemaPath: '#/$defs/step/properties/outputs/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.tools.type,
-                  parentSchema: schema35.properties.tools,
-                  data: data44,
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.outputs.type,
+                  parentSchema: schema35.properties.outputs,
+                  data: data43,
                 };
                 if (vErrors === null) {
                   vErrors = [err75];
@@ -2086,58 +2096,60 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.model !== undefined) {
-              let data46 = data34.model;
-              if (typeof data46 === 'string') {
-                if (!pattern11.test(data46)) {
-                  const err76 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/model',
-                    schemaPath: '#/$defs/step/properties/model/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
-                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
-                    schema: '^[^\\s:](\\S*[^\\s:])?$',
-                    parentSchema: schema35.properties.model,
-                    data: data46,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err76];
+            if (data34.tools !== undefined) {
+              let data45 = data34.tools;
+              if (Array.isArray(data45)) {
+                const len7 = data45.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data46 = data45[i7];
+                  if (typeof data46 === 'string') {
+                    if (func1(data46) < 1) {
+                      const err76 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema35.properties.tools.items,
+                        data: data46,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err76];
+                      } else {
+                        vErrors.push(err76);
+                      }
+                      errors++;
+                    }
                   } else {
-                    vErrors.push(err76);
+                    const err77 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                      schemaPath: '#/$defs/step/properties/tools/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.tools.items.type,
+                      parentSchema: schema35.properties.tools.items,
+                      data: data46,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err77];
+                    } else {
+                      vErrors.push(err77);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
               } else {
-                const err77 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/model',
-                  schemaPath: '#/$defs/step/properties/model/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.model.type,
-                  parentSchema: schema35.properties.model,
-                  data: data46,
-                };
-                if (vErrors === null) {
-                  vErrors = [err77];
-                } else {
-                  vErrors.push(err77);
-                }
-                errors++;
-              }
-            }
-            if (data34.max_attempts !== undefined) {
-              let data47 = data34.max_attempts;
-              if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47))) {
                 const err78 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/tools',
+                  schemaPath: '#/$defs/step/properties/tools/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.max_attempts.type,
-                  parentSchema: schema35.properties.max_attempts,
-                  data: data47,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema35.properties.tools.type,
+                  parentSchema: schema35.properties.tools,
+                  data: data45,
                 };
                 if (vErrors === null) {
                   vErrors = [err78];
@@ -2146,16 +2158,19 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data47 == 'number') {
-                if (data47 > 100 || isNaN(data47)) {
+            }
+            if (data34.model !== undefined) {
+              let data47 = data34.model;
+              if (typeof data47 === 'string') {
+                if (!pattern12.test(data47)) {
                   const err79 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 100 },
-                    message: 'must be <= 100',
-                    schema: 100,
-                    parentSchema: schema35.properties.max_attempts,
+                    instancePath: instancePath + '/steps/' + i5 + '/model',
+                    schemaPath: '#/$defs/step/properties/model/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
+                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
+                    schema: '^[^\\s:](\\S*[^\\s:])?$',
+                    parentSchema: schema35.properties.model,
                     data: data47,
                   };
                   if (vErrors === null) {
@@ -2165,37 +2180,36 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data47 < 1 || isNaN(data47)) {
-                  const err80 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data47,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err80];
-                  } else {
-                    vErrors.push(err80);
-                  }
-                  errors++;
+              } else {
+                const err80 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/model',
+                  schemaPath: '#/$defs/step/properties/model/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.model.type,
+                  parentSchema: schema35.properties.model,
+                  data: data47,
+                };
+                if (vErrors === null) {
+                  vErrors = [err80];
+                } else {
+                  vErrors.push(err80);
                 }
+                errors++;
               }
             }
-            if (data34.resume !== undefined) {
-              let data48 = data34.resume;
-              if (!(data48 === 'retry' || data48 === 'fail')) {
+            if (data34.max_attempts !== undefined) {
+              let data48 = data34.max_attempts;
+              if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48))) {
                 const err81 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/resume',
-                  schemaPath: '#/$defs/step/properties/resume/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema35.properties.resume.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema35.properties.resume.enum,
-                  parentSchema: schema35.properties.resume,
+                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.max_attempts.type,
+                  parentSchema: schema35.properties.max_attempts,
                   data: data48,
                 };
                 if (vErrors === null) {
@@ -2205,41 +2219,35 @@ function validate20(
                 }
                 errors++;
               }
-            }
-            if (data34.critical !== undefined) {
-              let data49 = data34.critical;
-              if (typeof data49 !== 'boolean') {
-                const err82 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/critical',
-                  schemaPath: '#/$defs/step/properties/critical/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema35.properties.critical.type,
-                  parentSchema: schema35.properties.critical,
-                  data: data49,
-                };
-                if (vErrors === null) {
-                  vErrors = [err82];
-                } else {
-                  vErrors.push(err82);
-                }
-                errors++;
-              }
-            }
-            if (data34.timeout_seconds !== undefined) {
-              let data50 = data34.timeout_seconds;
-              if (typeof data50 == 'number') {
-                if (data50 > 86400 || isNaN(data50)) {
-                  const err83 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
+              if (typeof data48 == 'number') {
+                if (data48 > 100 || isNaN(data48)) {
+                  const err82 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
                     keyword: 'maximum',
-                    params: { comparison: '<=', limit: 86400 },
-                    message: 'must be <= 86400',
-                    schema: 86400,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data50,
+                    params: { comparison: '<=', limit: 100 },
+                    message: 'must be <= 100',
+                    schema: 100,
+                    parentSchema: schema35.properties.max_attempts,
+                    data: data48,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err82];
+                  } else {
+                    vErrors.push(err82);
+                  }
+                  errors++;
+                }
+                if (data48 < 1 || isNaN(data48)) {
+                  const err83 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.max_attempts,
+                    data: data48,
                   };
                   if (vErrors === null) {
                     vErrors = [err83];
@@ -2248,33 +2256,40 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data50 <= 0 || isNaN(data50)) {
-                  const err84 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                    schema: 0,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data50,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err84];
-                  } else {
-                    vErrors.push(err84);
-                  }
-                  errors++;
+              }
+            }
+            if (data34.resume !== undefined) {
+              let data49 = data34.resume;
+              if (!(data49 === 'retry' || data49 === 'fail')) {
+                const err84 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/resume',
+                  schemaPath: '#/$defs/step/properties/resume/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema35.properties.resume.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema35.properties.resume.enum,
+                  parentSchema: schema35.properties.resume,
+                  data: data49,
+                };
+                if (vErrors === null) {
+                  vErrors = [err84];
+                } else {
+                  vErrors.push(err84);
                 }
-              } else {
+                errors++;
+              }
+            }
+            if (data34.critical !== undefined) {
+              let data50 = data34.critical;
+              if (typeof data50 !== 'boolean') {
                 const err85 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/critical',
+                  schemaPath: '#/$defs/step/properties/critical/type',
                   keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema35.properties.timeout_seconds.type,
-                  parentSchema: schema35.properties.timeout_seconds,
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema35.properties.critical.type,
+                  parentSchema: schema35.properties.critical,
                   data: data50,
                 };
                 if (vErrors === null) {
@@ -2285,10 +2300,68 @@ function validate20(
                 errors++;
               }
             }
+            if (data34.timeout_seconds !== undefined) {
+              let data51 = data34.timeout_seconds;
+              if (typeof data51 == 'number') {
+                if (data51 > 86400 || isNaN(data51)) {
+                  const err86 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 86400 },
+                    message: 'must be <= 86400',
+                    schema: 86400,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data51,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err86];
+                  } else {
+                    vErrors.push(err86);
+                  }
+                  errors++;
+                }
+                if (data51 <= 0 || isNaN(data51)) {
+                  const err87 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                    schema: 0,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data51,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err87];
+                  } else {
+                    vErrors.push(err87);
+                  }
+                  errors++;
+                }
+              } else {
+                const err88 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema35.properties.timeout_seconds.type,
+                  parentSchema: schema35.properties.timeout_seconds,
+                  data: data51,
+                };
+                if (vErrors === null) {
+                  vErrors = [err88];
+                } else {
+                  vErrors.push(err88);
+                }
+                errors++;
+              }
+            }
             if (data34.loop_until !== undefined) {
-              let data51 = data34.loop_until;
-              if (typeof data51 !== 'string' && typeof data51 !== 'boolean') {
-                const err86 = {
+              let data52 = data34.loop_until;
+              if (typeof data52 !== 'string' && typeof data52 !== 'boolean') {
+                const err89 = {
                   instancePath: instancePath + '/steps/' + i5 + '/loop_until',
                   schemaPath: '#/$defs/step/properties/loop_until/type',
                   keyword: 'type',
@@ -2296,20 +2369,20 @@ function validate20(
                   message: 'must be string,boolean',
                   schema: schema35.properties.loop_until.type,
                   parentSchema: schema35.properties.loop_until,
-                  data: data51,
+                  data: data52,
                 };
                 if (vErrors === null) {
-                  vErrors = [err86];
+                  vErrors = [err89];
                 } else {
-                  vErrors.push(err86);
+                  vErrors.push(err89);
                 }
                 errors++;
               }
             }
             if (data34.loop_max !== undefined) {
-              let data52 = data34.loop_max;
-              if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52))) {
-                const err87 = {
+              let data53 = data34.loop_max;
+              if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53))) {
+                const err90 = {
                   instancePath: instancePath + '/steps/' + i5 + '/loop_max',
                   schemaPath: '#/$defs/step/properties/loop_max/type',
                   keyword: 'type',
@@ -2317,18 +2390,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema35.properties.loop_max.type,
                   parentSchema: schema35.properties.loop_max,
-                  data: data52,
+                  data: data53,
                 };
                 if (vErrors === null) {
-                  vErrors = [err87];
+                  vErrors = [err90];
                 } else {
-                  vErrors.push(err87);
+                  vErrors.push(err90);
                 }
                 errors++;
               }
-              if (typeof data52 == 'number') {
-                if (data52 > 1000 || isNaN(data52)) {
-                  const err88 = {
+              if (typeof data53 == 'number') {
+                if (data53 > 1000 || isNaN(data53)) {
+                  const err91 = {
                     instancePath: instancePath + '/steps/' + i5 + '/loop_max',
                     schemaPath: '#/$defs/step/properties/loop_max/maximum',
                     keyword: 'maximum',
@@ -2336,73 +2409,6 @@ function validate20(
                     message: 'must be <= 1000',
                     schema: 1000,
                     parentSchema: schema35.properties.loop_max,
-                    data: data52,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err88];
-                  } else {
-                    vErrors.push(err88);
-                  }
-                  errors++;
-                }
-                if (data52 < 1 || isNaN(data52)) {
-                  const err89 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.loop_max,
-                    data: data52,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err89];
-                  } else {
-                    vErrors.push(err89);
-                  }
-                  errors++;
-                }
-              }
-            }
-            if (data34.verify !== undefined) {
-              let data53 = data34.verify;
-              const _errs124 = errors;
-              let valid32 = false;
-              const _errs125 = errors;
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                if (data53.criteria === undefined) {
-                  const err90 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'criteria' },
-                    message: "must have required property '" + 'criteria' + "'",
-                    schema: schema35.properties.verify.anyOf[0].required,
-                    parentSchema: schema35.properties.verify.anyOf[0],
-                    data: data53,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err90];
-                  } else {
-                    vErrors.push(err90);
-                  }
-                  errors++;
-                }
-              }
-              var _valid0 = _errs125 === errors;
-              valid32 = valid32 || _valid0;
-              const _errs126 = errors;
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                if (data53.schema === undefined) {
-                  const err91 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'schema' },
-                    message: "must have required property '" + 'schema' + "'",
-                    schema: schema35.properties.verify.anyOf[1].required,
-                    parentSchema: schema35.properties.verify.anyOf[1],
                     data: data53,
                   };
                   if (vErrors === null) {
@@ -2412,11 +2418,78 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data53 < 1 || isNaN(data53)) {
+                  const err92 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.loop_max,
+                    data: data53,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err92];
+                  } else {
+                    vErrors.push(err92);
+                  }
+                  errors++;
+                }
               }
-              var _valid0 = _errs126 === errors;
+            }
+            if (data34.verify !== undefined) {
+              let data54 = data34.verify;
+              const _errs126 = errors;
+              let valid32 = false;
+              const _errs127 = errors;
+              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+                if (data54.criteria === undefined) {
+                  const err93 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'criteria' },
+                    message: "must have required property '" + 'criteria' + "'",
+                    schema: schema35.properties.verify.anyOf[0].required,
+                    parentSchema: schema35.properties.verify.anyOf[0],
+                    data: data54,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err93];
+                  } else {
+                    vErrors.push(err93);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs127 === errors;
+              valid32 = valid32 || _valid0;
+              const _errs128 = errors;
+              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+                if (data54.schema === undefined) {
+                  const err94 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema35.properties.verify.anyOf[1].required,
+                    parentSchema: schema35.properties.verify.anyOf[1],
+                    data: data54,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err94];
+                  } else {
+                    vErrors.push(err94);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs128 === errors;
               valid32 = valid32 || _valid0;
               if (!valid32) {
-                const err92 = {
+                const err95 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/anyOf',
                   keyword: 'anyOf',
@@ -2424,26 +2497,26 @@ function validate20(
                   message: 'must match a schema in anyOf',
                   schema: schema35.properties.verify.anyOf,
                   parentSchema: schema35.properties.verify,
-                  data: data53,
+                  data: data54,
                 };
                 if (vErrors === null) {
-                  vErrors = [err92];
+                  vErrors = [err95];
                 } else {
-                  vErrors.push(err92);
+                  vErrors.push(err95);
                 }
                 errors++;
               } else {
-                errors = _errs124;
+                errors = _errs126;
                 if (vErrors !== null) {
-                  if (_errs124) {
-                    vErrors.length = _errs124;
+                  if (_errs126) {
+                    vErrors.length = _errs126;
                   } else {
                     vErrors = null;
                   }
                 }
               }
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                for (const key12 in data53) {
+              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+                for (const key12 in data54) {
                   if (!(
                     key12 === 'criteria' ||
                     key12 === 'critical' ||
@@ -2453,7 +2526,7 @@ function validate20(
                     key12 === 'halt_on_critical' ||
                     key12 === 'timeout_seconds'
                   )) {
-                    const err93 = {
+                    const err96 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify',
                       schemaPath: '#/$defs/step/properties/verify/additionalProperties',
                       keyword: 'additionalProperties',
@@ -2461,21 +2534,21 @@ function validate20(
                       message: 'must NOT have additional properties',
                       schema: false,
                       parentSchema: schema35.properties.verify,
-                      data: data53,
+                      data: data54,
                     };
                     if (vErrors === null) {
-                      vErrors = [err93];
+                      vErrors = [err96];
                     } else {
-                      vErrors.push(err93);
+                      vErrors.push(err96);
                     }
                     errors++;
                   }
                 }
-                if (data53.criteria !== undefined) {
-                  let data54 = data53.criteria;
-                  if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-                    if (Object.keys(data54).length < 1) {
-                      const err94 = {
+                if (data54.criteria !== undefined) {
+                  let data55 = data54.criteria;
+                  if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
+                    if (Object.keys(data55).length < 1) {
+                      const err97 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/criteria/minProperties',
@@ -2484,20 +2557,20 @@ function validate20(
                         message: 'must NOT have fewer than 1 properties',
                         schema: 1,
                         parentSchema: schema35.properties.verify.properties.criteria,
-                        data: data54,
+                        data: data55,
                       };
                       if (vErrors === null) {
-                        vErrors = [err94];
+                        vErrors = [err97];
                       } else {
-                        vErrors.push(err94);
+                        vErrors.push(err97);
                       }
                       errors++;
                     }
-                    for (const key13 in data54) {
-                      const _errs130 = errors;
+                    for (const key13 in data55) {
+                      const _errs132 = errors;
                       if (typeof key13 === 'string') {
                         if (!pattern5.test(key13)) {
-                          const err95 = {
+                          const err98 = {
                             instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                             schemaPath:
                               '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
@@ -2511,16 +2584,16 @@ function validate20(
                             propertyName: key13,
                           };
                           if (vErrors === null) {
-                            vErrors = [err95];
+                            vErrors = [err98];
                           } else {
-                            vErrors.push(err95);
+                            vErrors.push(err98);
                           }
                           errors++;
                         }
                       }
-                      var valid34 = _errs130 === errors;
+                      var valid34 = _errs132 === errors;
                       if (!valid34) {
-                        const err96 = {
+                        const err99 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/propertyNames',
@@ -2529,20 +2602,20 @@ function validate20(
                           message: 'property name must be valid',
                           schema: schema35.properties.verify.properties.criteria.propertyNames,
                           parentSchema: schema35.properties.verify.properties.criteria,
-                          data: data54,
+                          data: data55,
                         };
                         if (vErrors === null) {
-                          vErrors = [err96];
+                          vErrors = [err99];
                         } else {
-                          vErrors.push(err96);
+                          vErrors.push(err99);
                         }
                         errors++;
                       }
                     }
-                    for (const key14 in data54) {
-                      let data55 = data54[key14];
-                      if (typeof data55 !== 'string' && typeof data55 !== 'boolean') {
-                        const err97 = {
+                    for (const key14 in data55) {
+                      let data56 = data55[key14];
+                      if (typeof data56 !== 'string' && typeof data56 !== 'boolean') {
+                        const err100 = {
                           instancePath:
                             instancePath +
                             '/steps/' +
@@ -2562,18 +2635,18 @@ function validate20(
                               .type,
                           parentSchema:
                             schema35.properties.verify.properties.criteria.additionalProperties,
-                          data: data55,
+                          data: data56,
                         };
                         if (vErrors === null) {
-                          vErrors = [err97];
+                          vErrors = [err100];
                         } else {
-                          vErrors.push(err97);
+                          vErrors.push(err100);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err98 = {
+                    const err101 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                       schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
                       keyword: 'type',
@@ -2581,73 +2654,7 @@ function validate20(
                       message: 'must be object',
                       schema: schema35.properties.verify.properties.criteria.type,
                       parentSchema: schema35.properties.verify.properties.criteria,
-                      data: data54,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err98];
-                    } else {
-                      vErrors.push(err98);
-                    }
-                    errors++;
-                  }
-                }
-                if (data53.critical !== undefined) {
-                  let data56 = data53.critical;
-                  if (Array.isArray(data56)) {
-                    const len8 = data56.length;
-                    for (let i8 = 0; i8 < len8; i8++) {
-                      let data57 = data56[i8];
-                      if (typeof data57 !== 'string') {
-                        const err99 = {
-                          instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
-                          schemaPath:
-                            '#/$defs/step/properties/verify/properties/critical/items/type',
-                          keyword: 'type',
-                          params: { type: 'string' },
-                          message: 'must be string',
-                          schema: schema35.properties.verify.properties.critical.items.type,
-                          parentSchema: schema35.properties.verify.properties.critical.items,
-                          data: data57,
-                        };
-                        if (vErrors === null) {
-                          vErrors = [err99];
-                        } else {
-                          vErrors.push(err99);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err100 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
-                      schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
-                      keyword: 'type',
-                      params: { type: 'array' },
-                      message: 'must be array',
-                      schema: schema35.properties.verify.properties.critical.type,
-                      parentSchema: schema35.properties.verify.properties.critical,
-                      data: data56,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err100];
-                    } else {
-                      vErrors.push(err100);
-                    }
-                    errors++;
-                  }
-                }
-                if (data53.schema !== undefined) {
-                  let data58 = data53.schema;
-                  if (!(data58 && typeof data58 == 'object' && !Array.isArray(data58))) {
-                    const err101 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
-                      schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
-                      keyword: 'type',
-                      params: { type: 'object' },
-                      message: 'must be object',
-                      schema: schema35.properties.verify.properties.schema.type,
-                      parentSchema: schema35.properties.verify.properties.schema,
-                      data: data58,
+                      data: data55,
                     };
                     if (vErrors === null) {
                       vErrors = [err101];
@@ -2657,10 +2664,76 @@ function validate20(
                     errors++;
                   }
                 }
-                if (data53.max_correction_attempts !== undefined) {
-                  let data59 = data53.max_correction_attempts;
-                  if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
-                    const err102 = {
+                if (data54.critical !== undefined) {
+                  let data57 = data54.critical;
+                  if (Array.isArray(data57)) {
+                    const len8 = data57.length;
+                    for (let i8 = 0; i8 < len8; i8++) {
+                      let data58 = data57[i8];
+                      if (typeof data58 !== 'string') {
+                        const err102 = {
+                          instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
+                          schemaPath:
+                            '#/$defs/step/properties/verify/properties/critical/items/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema: schema35.properties.verify.properties.critical.items.type,
+                          parentSchema: schema35.properties.verify.properties.critical.items,
+                          data: data58,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err102];
+                        } else {
+                          vErrors.push(err102);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err103 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
+                      schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                      schema: schema35.properties.verify.properties.critical.type,
+                      parentSchema: schema35.properties.verify.properties.critical,
+                      data: data57,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err103];
+                    } else {
+                      vErrors.push(err103);
+                    }
+                    errors++;
+                  }
+                }
+                if (data54.schema !== undefined) {
+                  let data59 = data54.schema;
+                  if (!(data59 && typeof data59 == 'object' && !Array.isArray(data59))) {
+                    const err104 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
+                      schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema35.properties.verify.properties.schema.type,
+                      parentSchema: schema35.properties.verify.properties.schema,
+                      data: data59,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err104];
+                    } else {
+                      vErrors.push(err104);
+                    }
+                    errors++;
+                  }
+                }
+                if (data54.max_correction_attempts !== undefined) {
+                  let data60 = data54.max_correction_attempts;
+                  if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60))) {
+                    const err105 = {
                       instancePath:
                         instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                       schemaPath:
@@ -2670,70 +2743,6 @@ function validate20(
                       message: 'must be integer',
                       schema: schema35.properties.verify.properties.max_correction_attempts.type,
                       parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                      data: data59,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err102];
-                    } else {
-                      vErrors.push(err102);
-                    }
-                    errors++;
-                  }
-                  if (typeof data59 == 'number') {
-                    if (data59 > 20 || isNaN(data59)) {
-                      const err103 = {
-                        instancePath:
-                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
-                        schemaPath:
-                          '#/$defs/step/properties/verify/properties/max_correction_attempts/maximum',
-                        keyword: 'maximum',
-                        params: { comparison: '<=', limit: 20 },
-                        message: 'must be <= 20',
-                        schema: 20,
-                        parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data59,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err103];
-                      } else {
-                        vErrors.push(err103);
-                      }
-                      errors++;
-                    }
-                    if (data59 < 0 || isNaN(data59)) {
-                      const err104 = {
-                        instancePath:
-                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
-                        schemaPath:
-                          '#/$defs/step/properties/verify/properties/max_correction_attempts/minimum',
-                        keyword: 'minimum',
-                        params: { comparison: '>=', limit: 0 },
-                        message: 'must be >= 0',
-                        schema: 0,
-                        parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data59,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err104];
-                      } else {
-                        vErrors.push(err104);
-                      }
-                      errors++;
-                    }
-                  }
-                }
-                if (data53.require_all_criteria !== undefined) {
-                  let data60 = data53.require_all_criteria;
-                  if (typeof data60 !== 'boolean') {
-                    const err105 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
-                      schemaPath:
-                        '#/$defs/step/properties/verify/properties/require_all_criteria/type',
-                      keyword: 'type',
-                      params: { type: 'boolean' },
-                      message: 'must be boolean',
-                      schema: schema35.properties.verify.properties.require_all_criteria.type,
-                      parentSchema: schema35.properties.verify.properties.require_all_criteria,
                       data: data60,
                     };
                     if (vErrors === null) {
@@ -2743,11 +2752,75 @@ function validate20(
                     }
                     errors++;
                   }
+                  if (typeof data60 == 'number') {
+                    if (data60 > 20 || isNaN(data60)) {
+                      const err106 = {
+                        instancePath:
+                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
+                        schemaPath:
+                          '#/$defs/step/properties/verify/properties/max_correction_attempts/maximum',
+                        keyword: 'maximum',
+                        params: { comparison: '<=', limit: 20 },
+                        message: 'must be <= 20',
+                        schema: 20,
+                        parentSchema: schema35.properties.verify.properties.max_correction_attempts,
+                        data: data60,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err106];
+                      } else {
+                        vErrors.push(err106);
+                      }
+                      errors++;
+                    }
+                    if (data60 < 0 || isNaN(data60)) {
+                      const err107 = {
+                        instancePath:
+                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
+                        schemaPath:
+                          '#/$defs/step/properties/verify/properties/max_correction_attempts/minimum',
+                        keyword: 'minimum',
+                        params: { comparison: '>=', limit: 0 },
+                        message: 'must be >= 0',
+                        schema: 0,
+                        parentSchema: schema35.properties.verify.properties.max_correction_attempts,
+                        data: data60,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err107];
+                      } else {
+                        vErrors.push(err107);
+                      }
+                      errors++;
+                    }
+                  }
                 }
-                if (data53.halt_on_critical !== undefined) {
-                  let data61 = data53.halt_on_critical;
+                if (data54.require_all_criteria !== undefined) {
+                  let data61 = data54.require_all_criteria;
                   if (typeof data61 !== 'boolean') {
-                    const err106 = {
+                    const err108 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
+                      schemaPath:
+                        '#/$defs/step/properties/verify/properties/require_all_criteria/type',
+                      keyword: 'type',
+                      params: { type: 'boolean' },
+                      message: 'must be boolean',
+                      schema: schema35.properties.verify.properties.require_all_criteria.type,
+                      parentSchema: schema35.properties.verify.properties.require_all_criteria,
+                      data: data61,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err108];
+                    } else {
+                      vErrors.push(err108);
+                    }
+                    errors++;
+                  }
+                }
+                if (data54.halt_on_critical !== undefined) {
+                  let data62 = data54.halt_on_critical;
+                  if (typeof data62 !== 'boolean') {
+                    const err109 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
                       keyword: 'type',
@@ -2755,20 +2828,20 @@ function validate20(
                       message: 'must be boolean',
                       schema: schema35.properties.verify.properties.halt_on_critical.type,
                       parentSchema: schema35.properties.verify.properties.halt_on_critical,
-                      data: data61,
+                      data: data62,
                     };
                     if (vErrors === null) {
-                      vErrors = [err106];
+                      vErrors = [err109];
                     } else {
-                      vErrors.push(err106);
+                      vErrors.push(err109);
                     }
                     errors++;
                   }
                 }
-                if (data53.timeout_seconds !== undefined) {
-                  let data62 = data53.timeout_seconds;
-                  if (!(typeof data62 == 'number') && data62 !== null) {
-                    const err107 = {
+                if (data54.timeout_seconds !== undefined) {
+                  let data63 = data54.timeout_seconds;
+                  if (!(typeof data63 == 'number') && data63 !== null) {
+                    const err110 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                       schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
                       keyword: 'type',
@@ -2776,18 +2849,18 @@ function validate20(
                       message: 'must be number,null',
                       schema: schema35.properties.verify.properties.timeout_seconds.type,
                       parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                      data: data62,
+                      data: data63,
                     };
                     if (vErrors === null) {
-                      vErrors = [err107];
+                      vErrors = [err110];
                     } else {
-                      vErrors.push(err107);
+                      vErrors.push(err110);
                     }
                     errors++;
                   }
-                  if (typeof data62 == 'number') {
-                    if (data62 > 86400 || isNaN(data62)) {
-                      const err108 = {
+                  if (typeof data63 == 'number') {
+                    if (data63 > 86400 || isNaN(data63)) {
+                      const err111 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/maximum',
@@ -2796,17 +2869,17 @@ function validate20(
                         message: 'must be <= 86400',
                         schema: 86400,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data62,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err108];
+                        vErrors = [err111];
                       } else {
-                        vErrors.push(err108);
+                        vErrors.push(err111);
                       }
                       errors++;
                     }
-                    if (data62 <= 0 || isNaN(data62)) {
-                      const err109 = {
+                    if (data63 <= 0 || isNaN(data63)) {
+                      const err112 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
@@ -2815,19 +2888,19 @@ function validate20(
                         message: 'must be > 0',
                         schema: 0,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data62,
+                        data: data63,
                       };
                       if (vErrors === null) {
-                        vErrors = [err109];
+                        vErrors = [err112];
                       } else {
-                        vErrors.push(err109);
+                        vErrors.push(err112);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err110 = {
+                const err113 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/type',
                   keyword: 'type',
@@ -2835,20 +2908,20 @@ function validate20(
                   message: 'must be object',
                   schema: schema35.properties.verify.type,
                   parentSchema: schema35.properties.verify,
-                  data: data53,
+                  data: data54,
                 };
                 if (vErrors === null) {
-                  vErrors = [err110];
+                  vErrors = [err113];
                 } else {
-                  vErrors.push(err110);
+                  vErrors.push(err113);
                 }
                 errors++;
               }
             }
             if (data34.for_each !== undefined) {
-              let data63 = data34.for_each;
-              if (typeof data63 !== 'string' && !Array.isArray(data63)) {
-                const err111 = {
+              let data64 = data34.for_each;
+              if (typeof data64 !== 'string' && !Array.isArray(data64)) {
+                const err114 = {
                   instancePath: instancePath + '/steps/' + i5 + '/for_each',
                   schemaPath: '#/$defs/step/properties/for_each/type',
                   keyword: 'type',
@@ -2856,64 +2929,6 @@ function validate20(
                   message: 'must be string,array',
                   schema: schema35.properties.for_each.type,
                   parentSchema: schema35.properties.for_each,
-                  data: data63,
-                };
-                if (vErrors === null) {
-                  vErrors = [err111];
-                } else {
-                  vErrors.push(err111);
-                }
-                errors++;
-              }
-            }
-            if (data34.as !== undefined) {
-              let data64 = data34.as;
-              if (typeof data64 === 'string') {
-                if (func1(data64) > 64) {
-                  const err112 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/as',
-                    schemaPath: '#/$defs/step/properties/as/maxLength',
-                    keyword: 'maxLength',
-                    params: { limit: 64 },
-                    message: 'must NOT have more than 64 characters',
-                    schema: 64,
-                    parentSchema: schema35.properties.as,
-                    data: data64,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err112];
-                  } else {
-                    vErrors.push(err112);
-                  }
-                  errors++;
-                }
-                if (!pattern13.test(data64)) {
-                  const err113 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/as',
-                    schemaPath: '#/$defs/step/properties/as/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
-                    message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
-                    schema: '^[A-Za-z_][A-Za-z0-9_]*$',
-                    parentSchema: schema35.properties.as,
-                    data: data64,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err113];
-                  } else {
-                    vErrors.push(err113);
-                  }
-                  errors++;
-                }
-              } else {
-                const err114 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/as',
-                  schemaPath: '#/$defs/step/properties/as/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.as.type,
-                  parentSchema: schema35.properties.as,
                   data: data64,
                 };
                 if (vErrors === null) {
@@ -2924,36 +2939,36 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.max_concurrency !== undefined) {
-              let data65 = data34.max_concurrency;
-              if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65))) {
-                const err115 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
-                  schemaPath: '#/$defs/step/properties/max_concurrency/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.max_concurrency.type,
-                  parentSchema: schema35.properties.max_concurrency,
-                  data: data65,
-                };
-                if (vErrors === null) {
-                  vErrors = [err115];
-                } else {
-                  vErrors.push(err115);
+            if (data34.as !== undefined) {
+              let data65 = data34.as;
+              if (typeof data65 === 'string') {
+                if (func1(data65) > 64) {
+                  const err115 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/as',
+                    schemaPath: '#/$defs/step/properties/as/maxLength',
+                    keyword: 'maxLength',
+                    params: { limit: 64 },
+                    message: 'must NOT have more than 64 characters',
+                    schema: 64,
+                    parentSchema: schema35.properties.as,
+                    data: data65,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err115];
+                  } else {
+                    vErrors.push(err115);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-              if (typeof data65 == 'number') {
-                if (data65 > 1000 || isNaN(data65)) {
+                if (!pattern14.test(data65)) {
                   const err116 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
-                    schemaPath: '#/$defs/step/properties/max_concurrency/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema35.properties.max_concurrency,
+                    instancePath: instancePath + '/steps/' + i5 + '/as',
+                    schemaPath: '#/$defs/step/properties/as/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+                    message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
+                    schema: '^[A-Za-z_][A-Za-z0-9_]*$',
+                    parentSchema: schema35.properties.as,
                     data: data65,
                   };
                   if (vErrors === null) {
@@ -2963,37 +2978,36 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data65 < 1 || isNaN(data65)) {
-                  const err117 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
-                    schemaPath: '#/$defs/step/properties/max_concurrency/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.max_concurrency,
-                    data: data65,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err117];
-                  } else {
-                    vErrors.push(err117);
-                  }
-                  errors++;
+              } else {
+                const err117 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/as',
+                  schemaPath: '#/$defs/step/properties/as/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.as.type,
+                  parentSchema: schema35.properties.as,
+                  data: data65,
+                };
+                if (vErrors === null) {
+                  vErrors = [err117];
+                } else {
+                  vErrors.push(err117);
                 }
+                errors++;
               }
             }
-            if (data34.on_item_failure !== undefined) {
-              let data66 = data34.on_item_failure;
-              if (!(data66 === 'fail_fast' || data66 === 'collect')) {
+            if (data34.max_concurrency !== undefined) {
+              let data66 = data34.max_concurrency;
+              if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66))) {
                 const err118 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/on_item_failure',
-                  schemaPath: '#/$defs/step/properties/on_item_failure/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema35.properties.on_item_failure.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema35.properties.on_item_failure.enum,
-                  parentSchema: schema35.properties.on_item_failure,
+                  instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
+                  schemaPath: '#/$defs/step/properties/max_concurrency/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.max_concurrency.type,
+                  parentSchema: schema35.properties.max_concurrency,
                   data: data66,
                 };
                 if (vErrors === null) {
@@ -3003,9 +3017,68 @@ function validate20(
                 }
                 errors++;
               }
+              if (typeof data66 == 'number') {
+                if (data66 > 1000 || isNaN(data66)) {
+                  const err119 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
+                    schemaPath: '#/$defs/step/properties/max_concurrency/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema35.properties.max_concurrency,
+                    data: data66,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err119];
+                  } else {
+                    vErrors.push(err119);
+                  }
+                  errors++;
+                }
+                if (data66 < 1 || isNaN(data66)) {
+                  const err120 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
+                    schemaPath: '#/$defs/step/properties/max_concurrency/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.max_concurrency,
+                    data: data66,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err120];
+                  } else {
+                    vErrors.push(err120);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data34.on_item_failure !== undefined) {
+              let data67 = data34.on_item_failure;
+              if (!(data67 === 'fail_fast' || data67 === 'collect')) {
+                const err121 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/on_item_failure',
+                  schemaPath: '#/$defs/step/properties/on_item_failure/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema35.properties.on_item_failure.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema35.properties.on_item_failure.enum,
+                  parentSchema: schema35.properties.on_item_failure,
+                  data: data67,
+                };
+                if (vErrors === null) {
+                  vErrors = [err121];
+                } else {
+                  vErrors.push(err121);
+                }
+                errors++;
+              }
             }
           } else {
-            const err119 = {
+            const err122 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
@@ -3016,15 +3089,15 @@ function validate20(
               data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err119];
+              vErrors = [err122];
             } else {
-              vErrors.push(err119);
+              vErrors.push(err122);
             }
             errors++;
           }
         }
       } else {
-        const err120 = {
+        const err123 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -3035,15 +3108,15 @@ function validate20(
           data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err120];
+          vErrors = [err123];
         } else {
-          vErrors.push(err120);
+          vErrors.push(err123);
         }
         errors++;
       }
     }
   } else {
-    const err121 = {
+    const err124 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3054,9 +3127,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err121];
+      vErrors = [err124];
     } else {
-      vErrors.push(err121);
+      vErrors.push(err124);
     }
     errors++;
   }

@@ -19,7 +19,7 @@ import { parseEditorRequest } from '../request-validation.js';
 import { toCapabilities, toDag } from '../workflow-views.js';
 
 export interface WorkflowRouteDeps {
-  registry: Pick<WorkflowRegistry, 'get' | 'save' | 'compile' | 'parse'>;
+  registry: Pick<WorkflowRegistry, 'get' | 'save' | 'compile' | 'parse' | 'checkCalls'>;
   /** The compiled graph machine's JSON definition (brief C's `graphMachineDefinition`). */
   machineDefinition: (workflow: CompiledWorkflow) => unknown;
 }
@@ -70,10 +70,11 @@ export function registerWorkflowRoutes(router: Router, deps: WorkflowRouteDeps):
     ctx.body = editorView(await load(param(ctx, 'name')));
   });
 
-  router.post('/api/workflows/validate', (ctx) => {
+  router.post('/api/workflows/validate', async (ctx) => {
     const submitted = submittedYaml(requestBody(ctx));
     const document = deps.registry.parse(submitted.text, submitted.field);
     const compiled = deps.registry.compile(document);
+    await deps.registry.checkCalls(compiled);
     if (submitted.name !== undefined && submitted.name !== compiled.name) {
       throw nameMismatch(submitted.name, compiled.name);
     }

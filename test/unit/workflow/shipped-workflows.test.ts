@@ -13,13 +13,22 @@ const WORKFLOWS_DIR = join(import.meta.dirname, '..', '..', '..', 'workflows');
 describe('shipped workflows', () => {
   const registry = createWorkflowRegistry({ dir: WORKFLOWS_DIR });
 
-  it('are the five documented ones', async () => {
+  it('are the documented ones', async () => {
     expect(await registry.list()).to.deep.equal([
       'code_review',
       'conditional_branching',
       'map_demo',
       'parallel_analysis',
+      'sub_workflow_demo',
       'test_deterministic',
+    ]);
+  });
+
+  it('sub_workflow_demo calls test_deterministic, checked against it at load', async () => {
+    const { compiled } = await registry.get('sub_workflow_demo');
+    expect(compiled.steps.map((step) => [step.name, step.kind, step.agent])).to.deep.equal([
+      ['summarise', 'workflow', 'workflow:test_deterministic'],
+      ['report', 'agent', 'tier0_echo'],
     ]);
   });
 

@@ -73,7 +73,7 @@ describe('validateWorkflow', () => {
       ]);
       expect(only(workflow([{ name: 'a' }]))).to.deep.equal({
         loc: ['steps', 0, 'agent'],
-        msg: "one of agent, for_each is required (the step's kind)",
+        msg: "one of agent, for_each, workflow is required (the step's kind)",
         type: 'missing',
       });
     });
@@ -96,7 +96,7 @@ describe('validateWorkflow', () => {
         [['steps', 0, 'retries'], 'extra_forbidden'],
       ]);
       expect(errors[5]?.msg).to.match(
-        /^unknown key 'retries' \(allowed: name, agent, description, depends_on/,
+        /^unknown key 'retries' \(allowed: name, agent, workflow, description, depends_on/,
       );
     });
 

@@ -1,0 +1,141 @@
+/**
+ * Child runs of sub-workflow steps (kinds/workflow-step.ts), as the runtime makes them: each
+ * attempt of a step is one child run with a run id derived from its parent's, its step and its
+ * attempt ({@link childRunId}), so a resumed parent finds what its interrupted attempt had
+ * started: a child that had finished is reused (not run again), a child interrupted with its
+ * parent is resumed (same run id and run file), anything else is replaced by a new child for
+ * the step's next attempt (docs/workflow-format.md "Sub-workflow steps").
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errorMessage } from '../errors.js';
+import type { RunRecord } from '../generated/run-record.js';
+import type { Logger } from '../log.js';
+import { INTERRUPTED } from '../store/interrupted-record.js';
+import type { CompiledStep } from '../workflow/types.js';
+import type { ChildRun, StartChildRun } from './kinds/workflow-step.js';
+import { MAX_RUN_ID_LENGTH } from './run-id.js';
+import type { RunSession } from './run-session.js';
+import type { RunHandle } from './types.js';
+
+/** What a child run is launched under: its parent run's session and the step running it. */
+export interface ChildLaunch {
+  parent: RunSession;
+  step: string;
+}
+
+/**
+ * The run id of attempt `attempt` of step `step`'s child: `<parent>-<step>-<attempt>`, or, when
+ * that is longer than a run id may be, `sub-<32 hex of sha256(parent, step)>-<attempt>`.
+ */
+export function childRunId(parentRunId: string, step: string, attempt: number): string {
+  const id = `${parentRunId}-${step}-${attempt}`;
+  if (id.length <= MAX_RUN_ID_LENGTH) return id;
+  const digest = createHash('sha256').update(`${parentRunId}\0${step}`).digest('hex');
+  return `sub-${digest.slice(0, 32)}-${attempt}`;
+}
+
+/** The `extra` entries of a child run's records. */
+export function childExtra(parentRunId: string, step: string): Record<string, string> {
+  return { parent_run_id: parentRunId, parent_step: step };
+}
+
+export interface ChildRunsOptions {
+  /** The runs directory; undefined with persistence off (nothing to find at a resume). */
+  runsDir: string | undefined;
+  logger: Logger;
+  /** Launches a child run (the runtime's `launch` with the child's parent). */
+  launch(
+    request: { workflow: string; input: Record<string, unknown>; runId: string },
+    child: ChildLaunch,
+  ): Promise<RunHandle>;
+  /** Resumes an interrupted child run under its parent (the runtime's resumer). */
+  resume(runId: string, child: ChildLaunch): Promise<RunHandle>;
+  /** The session of an active run. */
+  active(runId: string): RunSession | undefined;
+  /** Cancels an active run. */
+  cancel(runId: string, reason: string): void;
+}
+
+/** The runtime's {@link StartChildRun} for the sub-workflow steps of `parent`. */
+export function createChildRuns(options: ChildRunsOptions): (parent: RunSession) => StartChildRun {
+  const handleOf = (parent: RunSession, runId: string, done: Promise<RunRecord>): ChildRun => ({
+    runId,
+    done,
+    cancel: (reason) => {
+      // A parent left at shutdown (abandoned: its file stays running for the next start) leaves
+      // its child the same way: the shutdown leaves it too, and the next start resumes both.
+      if (!parent.isEnding) options.cancel(runId, reason);
+    },
+  });
+
+  /** The child the step's previous attempt started, when a resumed parent can take it over. */
+  async function previous(
+    parent: RunSession,
+    step: CompiledStep,
+    attempt: number,
+  ): Promise<ChildRun | undefined> {
+    const runsDir = options.runsDir;
+    if (attempt <= 1 || runsDir === undefined) return undefined;
+    const runId = childRunId(parent.runId, step.name, attempt - 1);
+    const running = options.active(runId);
+    if (running !== undefined) return handleOf(parent, runId, running.done);
+    const record = await readRunRecord(runsDir, runId);
+    if (record === undefined) return undefined;
+    if (record.status === 'success') {
+      options.logger.info(
+        { runId: parent.runId, step: step.name, child: runId },
+        'child run reused',
+      );
+      return handleOf(parent, runId, Promise.resolve(record));
+    }
+    const interrupted =
+      record.status === 'running' ||
+      record.status === 'pending' ||
+      (record.status === 'failed' && record.error === INTERRUPTED);
+    if (!interrupted) return undefined;
+    try {
+      const handle = await options.resume(runId, { parent, step: step.name });
+      return handleOf(parent, runId, handle.done);
+    } catch (error) {
+      // Not resumable (its workflow gone, its process alive): the attempt starts a new child.
+      options.logger.warn(
+        { runId: parent.runId, step: step.name, child: runId, err: errorMessage(error) },
+        'child run not resumed; starting a new one',
+      );
+      return undefined;
+    }
+  }
+
+  return (parent) =>
+    async ({ step, input, attempt }) => {
+      const found = await previous(parent, step, attempt);
+      const runId = found?.runId ?? childRunId(parent.runId, step.name, attempt);
+      parent.linkChild(runId);
+      if (found !== undefined) return found;
+      const handle = await options.launch(
+        { workflow: step.workflowCall!.workflow, input, runId },
+        { parent, step: step.name },
+      );
+      return handleOf(parent, runId, handle.done);
+    };
+}
+
+/** The record of run `runId` in `runsDir`, if its file is there and reads as JSON. */
+async function readRunRecord(runsDir: string, runId: string): Promise<RunRecord | undefined> {
+  const suffix = `_${runId}.json`;
+  let names: string[];
+  try {
+    names = await readdir(runsDir);
+  } catch {
+    return undefined;
+  }
+  const name = names.find((entry) => entry.endsWith(suffix) && !entry.startsWith('.'));
+  if (name === undefined) return undefined;
+  try {
+    return JSON.parse(await readFile(join(runsDir, name), 'utf8')) as RunRecord;
+  } catch {
+    return undefined;
+  }
+}
