@@ -44,6 +44,8 @@ export interface AgentWiring {
    * while a lookup is in flight share it (a burst of starts costs one lookup, not one each).
    */
   personas(): Promise<readonly AgentInfo[]>;
+  /** The tool kit (made on first use): `GET /api/tools`. */
+  tools(): Promise<ToolKit>;
   /** Closes the tool kit, when one was made. */
   close(): Promise<void>;
 }
@@ -109,6 +111,7 @@ export function createAgentWiring(options: AgentWiringOptions): AgentWiring {
         return [];
       }
     },
+    tools,
     async close() {
       await toolkit?.then((kit) => kit.close()).catch(() => undefined);
     },

@@ -96,6 +96,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     dir: resolved.workflowsDir,
     readOnlyReason: options.workflowsReadOnlyReason,
     customAgents: customAgentNames(options.agents),
+    mcpServers: new Set(options.tools?.mcp?.servers.map((server) => server.name) ?? []),
     limits: resolved.limits,
   });
   const compiled = new CompiledCache();
@@ -544,5 +545,6 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       return resumer.resumeRecord(filename, record, reason);
     },
     ownerId: async () => (await persistence.lease)?.id,
+    tools: () => agents.tools(),
   });
 }
