@@ -46,6 +46,8 @@ export interface RunSessionOptions {
   writer: RunWriter | undefined;
   /** The runtime's run journals (present when `persist` is on). */
   journal: RunJournal | undefined;
+  /** The runtime's MCP tool-call journal: the run's is removed when its end record is written. */
+  toolCalls?: { forget(runId: string): Promise<void> } | undefined;
   /** The runtime's owner id, recorded in the start record (see store/owner.ts). */
   owner: string | undefined;
   /**
@@ -395,6 +397,7 @@ export class RunSession {
       await this.write(record, true);
       // The end record says everything the journal did.
       await journal?.runEnded(this);
+      await this.options.toolCalls?.forget(this.runId);
     } catch (failure) {
       error = errorMessage(failure);
       status = 'failed';

@@ -433,6 +433,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       persist: resolved.persist,
       writer,
       journal,
+      toolCalls: agents.toolCalls,
       owner,
       endFence: options.endFence,
       maxRunRecordBytes: resolved.limits.maxRunRecordBytes,

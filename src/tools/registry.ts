@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ApprovalProvider } from './approval.js';
 import { ToolError } from './tool-error.js';
+import type { ToolCallJournal } from './tool-call-journal.js';
 import { TOOL_RISKS, type ToolCallContext, type ToolDefinition } from './types.js';
 
 /** Who is calling a tool, for the allowlist and the approval provider. */
@@ -60,6 +61,7 @@ export function createToolRegistry(
   approval: ApprovalProvider,
   onCall?: (report: ToolCallReport) => void,
   external?: ExternalToolSource,
+  journal?: ToolCallJournal,
 ): ToolRegistry {
   const byName = new Map<string, { tool: ToolDefinition; validate?: ValidateFunction }>();
   /** External tools by name, with their compiled schema (again when the server lists anew). */
@@ -184,6 +186,8 @@ export function createToolRegistry(
       if (!decision.approved) throw new ToolError(name, `denied: ${decision.reason}`, 'approval');
     }
     progress.ran = true;
+    if (found.external && journal !== undefined)
+      return journaled(entry.tool, valid, caller, context, journal);
     try {
       return await entry.tool.run(valid, context);
     } catch (error) {
@@ -212,6 +216,40 @@ export function createToolRegistry(
       }
     },
   };
+}
+
+/**
+ * An MCP tool's call through the journal (tool-call-journal.ts): a call already answered for this
+ * run and step (before its process died) is answered from the journal; otherwise the answer is
+ * recorded before it is returned. A call the server never answered is not recorded.
+ */
+async function journaled(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  caller: ToolCaller,
+  context: ToolCallContext,
+  journal: ToolCallJournal,
+): Promise<unknown> {
+  const key = journal.keyOf(caller.runId, caller.step, tool.name, args);
+  const recorded = await journal.recall(caller.runId, key);
+  if (recorded !== undefined) {
+    if (recorded.ok) return recorded.value;
+    throw new ToolError(tool.name, recorded.error, 'mcp');
+  }
+  try {
+    const value = await tool.run(args, context);
+    await journal.record(caller.runId, key, { ok: true, value });
+    return value;
+  } catch (error) {
+    const failure = asToolError(tool.name, error);
+    if (failure.operation === 'mcp-answer') {
+      await journal.record(caller.runId, key, {
+        ok: false,
+        error: failure.message.replace(`tool ${tool.name}: `, ''),
+      });
+    }
+    throw failure;
+  }
 }
 
 /** What a tool threw, as a {@link ToolError}. */

@@ -23,6 +23,7 @@ import { createShellTool } from './shell-tool.js';
 import type { SecretProvider } from '../config/index.js';
 import type { McpConfig } from './mcp/mcp-config.js';
 import { createMcpToolSource, type McpToolSource } from './mcp/mcp-tools.js';
+import type { ToolCallJournal } from './tool-call-journal.js';
 
 /** Tool settings (the AGENTIC_* tool variables; docs/tools.md). */
 export interface ToolsOptions {
@@ -68,6 +69,8 @@ export interface ToolsOptions {
   mcp?: McpConfig;
   /** Where MCP headers and `{secret: NAME}` variables come from. @default none (such a server is down) */
   secrets?: SecretProvider;
+  /** Records MCP tool calls' answers so a resumed run does not repeat them. @default none */
+  callJournal?: ToolCallJournal;
 }
 
 /** A runtime's tools and memory. */
@@ -144,6 +147,7 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
     approval,
     options.onToolCall,
     mcp,
+    options.callJournal,
   );
   return {
     registry,

@@ -95,7 +95,8 @@ export function createMcpToolSource(options: McpToolSourceOptions): McpToolSourc
           if (answer.isError) {
             const text =
               typeof answer.result === 'string' ? answer.result : JSON.stringify(answer.result);
-            throw new ToolError(name, `the tool answered an error: ${text}`, 'mcp');
+            // 'mcp-answer': the tool answered (the journal records it), unlike a server failure.
+            throw new ToolError(name, `the tool answered an error: ${text}`, 'mcp-answer');
           }
           return answer.result;
         },
