@@ -121,8 +121,9 @@ export function loadMcpConfig(file: string): McpConfig {
 export function parseMcpConfig(data: unknown, file: string): McpConfig {
   if (!validateFile(data)) {
     const details = (validateFile.errors ?? [])
-      // The failing `if` says nothing the branch's own errors do not.
-      .filter((error) => error.keyword !== 'if')
+      // The failing `if` says nothing the branch's own errors do not, nor a name's pattern
+      // that its `propertyNames` error (which names the key) does not.
+      .filter((error) => error.keyword !== 'if' && !error.schemaPath.includes('/propertyNames/'))
       .map((error): ErrorDetail => {
         const params = error.params as Record<string, unknown>;
         const extra = [params.additionalProperty, params.missingProperty, params.propertyName].find(
@@ -130,9 +131,13 @@ export function parseMcpConfig(data: unknown, file: string): McpConfig {
         );
         const path = error.instancePath.split('/').filter((part) => part !== '');
         const loc = extra === undefined ? path : [...path, extra];
+        const message =
+          error.keyword === 'propertyNames'
+            ? 'not a valid name (a server: lowercase letters, digits, _ and -; a header or variable: a token)'
+            : (error.message ?? 'invalid');
         return {
           loc,
-          msg: `${loc.join('.') || 'file'}: ${error.message ?? 'invalid'}`,
+          msg: `${loc.join('.') || 'file'}: ${message}`,
           type: `value_error.${error.keyword}`,
         };
       });
