@@ -7,15 +7,9 @@
  * the last error; after the cool-down one trial goes through. A tool answering with an error
  * (`isError`) is the tool's verdict, not the server's failure: it does not count.
  */
-import {
-  Client,
-  ProtocolError,
-  SdkError,
-  SdkErrorCode,
-  StreamableHTTPClientTransport,
-  type Tool,
-} from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type * as McpClientModule from '@modelcontextprotocol/client';
+import type { Client, Tool } from '@modelcontextprotocol/client';
+import type * as McpStdioModule from '@modelcontextprotocol/client/stdio';
 import type { SecretProvider } from '../../config/index.js';
 import { errorMessage } from '../../errors.js';
 import { CircuitBreaker } from '../../llm/index.js';
@@ -111,9 +105,16 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     );
   };
 
+  // The SDK is loaded on the first connection: a process with no MCP server in use (every CLI
+  // command, most services) never loads it (issue 25: start-up).
+  let sdk: Promise<Sdk> | undefined;
+  const loadSdk = (): Promise<Sdk> => (sdk ??= importSdk());
+  let loaded: Sdk | undefined;
+
   const connect = async (): Promise<Live> => {
-    const client = new Client(options.clientInfo, { capabilities: {} });
-    const transport = transportOf(config, options);
+    loaded = await loadSdk();
+    const client = new loaded.Client(options.clientInfo, { capabilities: {} });
+    const transport = transportOf(config, options, loaded);
     const signal = AbortSignal.timeout(config.connectTimeoutMs);
     try {
       await client.connect(transport, { signal, timeout: config.connectTimeoutMs });
@@ -154,7 +155,7 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
       live = undefined;
       breaker.failed();
       if (error instanceof McpServerError) throw down(error.message, error);
-      const timedOut = isTimeout(error);
+      const timedOut = isTimeout(error, loaded);
       throw down(
         timedOut
           ? `${label}: no answer within ${config.connectTimeoutMs / 1000} s while connecting`
@@ -193,10 +194,10 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
           throw error;
         }
         breaker.failed();
-        if (timeout.aborted || isTimeout(error)) {
+        if (timeout.aborted || isTimeout(error, loaded)) {
           throw down(`${label}: tool '${tool}' gave no answer within ${timeoutMs / 1000} s`, error);
         }
-        if (isProtocolError(error)) {
+        if (loaded !== undefined && error instanceof loaded.ProtocolError) {
           // The server answered with a JSON-RPC error (unknown tool, bad params): it is up.
           breaker.succeeded();
           throw new McpServerError(`${label}: ${errorMessage(error)}`, { cause: error });
@@ -213,20 +214,32 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
   };
 }
 
-function transportOf(config: McpServerConfig, options: McpConnectionOptions) {
+type Sdk = typeof McpClientModule & Pick<typeof McpStdioModule, 'StdioClientTransport'>;
+
+async function importSdk(): Promise<Sdk> {
+  const [client, stdio] = await Promise.all([
+    import('@modelcontextprotocol/client'),
+    import('@modelcontextprotocol/client/stdio'),
+  ]);
+  return { ...client, StdioClientTransport: stdio.StdioClientTransport };
+}
+
+function transportOf(config: McpServerConfig, options: McpConnectionOptions, sdk: Sdk) {
   if (config.transport === 'http') {
     const headers: Record<string, string> = {};
     for (const [header, ref] of Object.entries(config.headers)) {
       headers[header] = secretValue(config.name, ref, options.secrets);
     }
-    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+    return new sdk.StreamableHTTPClientTransport(new URL(config.url), {
+      requestInit: { headers },
+    });
   }
   const env: Record<string, string> = { ...options.childEnv };
   for (const [variable, value] of Object.entries(config.env)) {
     env[variable] =
       typeof value === 'string' ? value : secretValue(config.name, value, options.secrets);
   }
-  return new StdioClientTransport({
+  return new sdk.StdioClientTransport({
     command: config.command,
     args: [...config.args],
     env,
@@ -275,12 +288,9 @@ function resultValue(result: CallResultShape): unknown {
   });
 }
 
-function isTimeout(error: unknown): boolean {
-  if (error instanceof SdkError) return error.code === SdkErrorCode.RequestTimeout;
+function isTimeout(error: unknown, sdk: Sdk | undefined): boolean {
+  if (sdk !== undefined && error instanceof sdk.SdkError) {
+    return error.code === sdk.SdkErrorCode.RequestTimeout;
+  }
   return error instanceof Error && error.name === 'TimeoutError';
-}
-
-/** A JSON-RPC error answered by the server: it is up, the request was wrong. */
-function isProtocolError(error: unknown): boolean {
-  return error instanceof ProtocolError;
 }
