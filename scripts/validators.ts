@@ -9,6 +9,7 @@ import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CATALOGUE_SCHEMA } from '../src/agents/catalogue-schema.js';
+import { MCP_CONFIG_SCHEMA } from '../src/tools/mcp/mcp-config-schema.js';
 
 // A CommonJS module: imported from ESM, its function is the `default` of its exports.
 const standaloneCode = standaloneCodeModule.default;
@@ -40,6 +41,11 @@ export const VALIDATORS: readonly ValidatorSpec[] = [
   {
     name: 'agent-catalogue',
     schema: { from: 'src/agents/catalogue-schema.ts', value: CATALOGUE_SCHEMA },
+    options: { allErrors: true },
+  },
+  {
+    name: 'mcp-config',
+    schema: { from: 'src/tools/mcp/mcp-config-schema.ts', value: MCP_CONFIG_SCHEMA },
     options: { allErrors: true },
   },
   { name: 'run-request', schema: 'api/run-request.schema.json', options: REQUEST },

@@ -61,6 +61,11 @@ export interface AgentLoopOptions {
   tools: readonly ToolDefinition[];
   /** Runs one call through the tool registry; rejects with the tool error. */
   callTool(name: string, args: unknown): Promise<unknown>;
+  /**
+   * The registry name of each tool offered under another name (tool-wire-names.ts): calls are
+   * run and recorded under the registry name. @default none: offered names are registry names
+   */
+  registryNames?: ReadonlyMap<string, string>;
   limits: AgentLoopLimits;
   /** The step's name: sender of the calls, recipient of the results. */
   step: string;
@@ -102,7 +107,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       );
     }
     conversation.push({ role: 'assistant', content: response.text, toolCalls: calls });
-    for (const [i, call] of calls.entries()) {
+    for (const [i, offered] of calls.entries()) {
+      const call = { ...offered, name: options.registryNames?.get(offered.name) ?? offered.name };
       const sent = callMessage(step, call, round, now(), limits.maxResultChars);
       messages.push(sent);
       const startedAt = now();
@@ -137,7 +143,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
         role: 'tool',
         content: text,
         toolCallId: call.id,
-        name: call.name,
+        name: offered.name,
         ...(answer.outcome === 'ok' ? {} : { isError: true }),
       });
     }

@@ -9,6 +9,7 @@ import {
 import type { ToolKit } from '../tools/index.js';
 import { runAgentLoop, type AgentLoopLimits, DEFAULT_AGENT_LOOP_LIMITS } from './agent-loop.js';
 import { outputsFromAnswer } from './llm-answer.js';
+import { wireToolNames } from './tool-wire-names.js';
 import { errorMessage } from '../errors.js';
 import { AgentFailure, type Agent, type AgentRequest, type AgentResult } from './types.js';
 
@@ -111,11 +112,16 @@ async function withTools(
   if (options.tools === undefined)
     throw new Error(`step '${step.name}': this runtime has no tools`);
   const kit = await options.tools();
-  const definitions: ToolDefinition[] = step.tools.map((name) => {
-    const tool = kit.registry.get(name);
-    if (tool === undefined) throw new Error(`step '${step.name}': no tool '${name}'`);
-    return { name, description: tool.description, parameters: tool.parameters };
-  });
+  const wire = wireToolNames(step.tools);
+  // An MCP server that cannot be reached fails the attempt here, naming the server: its tools'
+  // schemas are needed to offer them.
+  const definitions: ToolDefinition[] = await Promise.all(
+    [...wire].map(async ([offered, name]) => {
+      const tool = await kit.registry.find(name);
+      if (tool === undefined) throw new Error(`step '${step.name}': no tool '${name}'`);
+      return { name: offered, description: tool.description, parameters: tool.parameters };
+    }),
+  );
   const caller = {
     workflow: options.workflow ?? '',
     step: step.name,
@@ -128,6 +134,7 @@ async function withTools(
     tools: definitions,
     callTool: (name, args) =>
       kit.call(name, args, caller, request.signal, (waiting) => request.onApproval?.(waiting)),
+    registryNames: wire,
     limits: options.loopLimits ?? DEFAULT_AGENT_LOOP_LIMITS,
     step: step.name,
   });

@@ -51,6 +51,8 @@ export interface Config {
   approvalAllowedTools: readonly string[];
   /** AGENTIC_TOOL_MAX_BYTES. */
   toolMaxBytes: number;
+  /** AGENTIC_MCP_CONFIG: the MCP servers file; undefined: no MCP servers. */
+  mcpConfigFile: string | undefined;
   /** AGENTIC_TOOL_TIMEOUT_SECONDS, in ms. */
   toolTimeoutMs: number;
   /** AGENTIC_HTTP_MAX_REDIRECTS. */
@@ -278,6 +280,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     approvalTimeoutMs: Math.round(num('AGENTIC_APPROVAL_TIMEOUT_SECONDS') * 1000),
     approvalEventArguments: bool('AGENTIC_APPROVAL_EVENT_ARGUMENTS'),
     toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
+    mcpConfigFile: path('AGENTIC_MCP_CONFIG'),
     toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
     httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),
     agentMaxRounds: num('AGENTIC_AGENT_MAX_ROUNDS'),

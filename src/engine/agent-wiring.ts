@@ -11,7 +11,13 @@ import { errorMessage } from '../errors.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
 import type { LlmClient } from '../llm/types.js';
 import { createUnconfiguredLlmClient } from '../llm/unconfigured.js';
-import { createToolKit, type ToolKit, type ToolsOptions } from '../tools/index.js';
+import {
+  createToolCallJournal,
+  createToolKit,
+  type ToolCallJournal,
+  type ToolKit,
+  type ToolsOptions,
+} from '../tools/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
 import type { RuntimeTracing } from './runtime-tracing.js';
 import type { ResolvedRuntimeOptions } from './types.js';
@@ -44,6 +50,10 @@ export interface AgentWiring {
    * while a lookup is in flight share it (a burst of starts costs one lookup, not one each).
    */
   personas(): Promise<readonly AgentInfo[]>;
+  /** The MCP tool-call journal (runs that persist, with MCP servers configured). */
+  readonly toolCalls: ToolCallJournal | undefined;
+  /** The tool kit (made on first use): `GET /api/tools`. */
+  tools(): Promise<ToolKit>;
   /** Closes the tool kit, when one was made. */
   close(): Promise<void>;
 }
@@ -56,13 +66,20 @@ export function createAgentWiring(options: AgentWiringOptions): AgentWiring {
     : (options.llm ?? createUnconfiguredLlmClient());
   const llm = tracing === undefined ? untracedLlm : tracing.models(untracedLlm);
   const extra: Readonly<Record<string, Agent>> = options.agents ?? {};
+  // MCP calls are journaled next to the run files so a resumed run does not repeat them.
+  const toolCalls =
+    resolved.persist && (options.tools.mcp?.servers.length ?? 0) > 0
+      ? createToolCallJournal(resolved.runsDir)
+      : undefined;
+  const toolOptions: ToolsOptions =
+    toolCalls === undefined ? options.tools : { ...options.tools, callJournal: toolCalls };
   // Made on the first tool call: opening the memory file is I/O a tool-less runtime never needs.
   let toolkit: Promise<ToolKit> | undefined;
   const tools = (): Promise<ToolKit> =>
     (toolkit ??=
       tracing === undefined
-        ? createToolKit(options.tools)
-        : createToolKit(options.tools).then(tracing.tools));
+        ? createToolKit(toolOptions)
+        : createToolKit(toolOptions).then(tracing.tools));
   const loopLimits = agentLoopLimits(options.tools);
   const sharedAgentSets = new WeakMap<CompiledWorkflow, AgentLookup>();
   const llmWorkflows = new WeakMap<CompiledWorkflow, boolean>();
@@ -109,6 +126,8 @@ export function createAgentWiring(options: AgentWiringOptions): AgentWiring {
         return [];
       }
     },
+    toolCalls,
+    tools,
     async close() {
       await toolkit?.then((kit) => kit.close()).catch(() => undefined);
     },

@@ -56,6 +56,8 @@ export interface RunSessionOptions {
   writer: RunWriter | undefined;
   /** The runtime's run journals (present when `persist` is on). */
   journal: RunJournal | undefined;
+  /** The runtime's MCP tool-call journal: the run's is removed when its end record is written. */
+  toolCalls?: { forget(runId: string): Promise<void> } | undefined;
   /** The runtime's owner id, recorded in the start record (see store/owner.ts). */
   owner: string | undefined;
   /**
@@ -493,6 +495,8 @@ export class RunSession implements MapItemListener {
       else await this.write(record, true);
       // The end record says everything the journal did.
       if (journal !== undefined) await journal.runEnded(this);
+      const toolCalls = this.options.toolCalls;
+      if (toolCalls !== undefined) await toolCalls.forget(this.runId);
     } catch (failure) {
       error = errorMessage(failure);
       status = 'failed';

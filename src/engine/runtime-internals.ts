@@ -9,6 +9,7 @@ import type { EngineSeed } from '../../machines/engine-contract.js';
 import type { RunRecord } from '../generated/run-record.js';
 import type { WriteThread } from '../store/write-thread.js';
 import type { ResumeReason } from './run-resumer.js';
+import type { ToolKit } from '../tools/index.js';
 import type { WorkflowRegistry } from '../workflow/index.js';
 import type { RunHandle, RunRequest, Runtime } from './types.js';
 
@@ -35,6 +36,8 @@ export interface RuntimeInternals {
     record: RunRecord,
     reason: ResumeReason,
   ) => Promise<RunHandle>;
+  /** The runtime's tool kit, made on first use (`GET /api/tools`). */
+  readonly tools: () => Promise<ToolKit>;
   /** This runtime's owner id (store/owner.ts); undefined when it does not persist. */
   readonly ownerId: () => Promise<string | undefined>;
 }

@@ -96,6 +96,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     dir: resolved.workflowsDir,
     readOnlyReason: options.workflowsReadOnlyReason,
     customAgents: customAgentNames(options.agents),
+    mcpServers: new Set(options.tools?.mcp?.servers.map((server) => server.name) ?? []),
     limits: resolved.limits,
   });
   const compiled = new CompiledCache();
@@ -494,6 +495,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       persist: resolved.persist,
       writer,
       journal,
+      toolCalls: agents.toolCalls,
       owner,
       endFence: options.endFence,
       maxRunRecordBytes: resolved.limits.maxRunRecordBytes,
@@ -612,5 +614,6 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       return resumer.resumeRecord(filename, record, reason);
     },
     ownerId: async () => (await persistence.lease)?.id,
+    tools: () => agents.tools(),
   });
 }

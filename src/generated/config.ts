@@ -133,6 +133,10 @@ export interface Environment {
    */
   AGENTIC_MODEL_TIER_2?: string;
   /**
+   * YAML file of the MCP servers whose tools steps may use as mcp:<server>:<tool> (docs/tools.md, "MCP servers"). Checked at start-up; servers are connected on first use. Unset: no MCP servers.
+   */
+  AGENTIC_MCP_CONFIG?: string;
+  /**
    * Directory of mounted secrets: a provider credential NAME is read from the file <dir>/NAME (trailing newline dropped) before the environment.
    */
   AGENTIC_SECRETS_DIR?: string;

@@ -375,6 +375,19 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
   },
   {
     method: 'get',
+    path: '/api/tools',
+    description:
+      "`{tools: [{name, source, server?, description, risk, parameters}], servers: [{name, transport, state, error?, tools}]}`: the built-in tools, then each MCP server's (`AGENTIC_MCP_CONFIG`) as `mcp:<server>:<tool>` with its JSON Schema; servers not yet connected are connected by this request (each within its connect time limit); a server that cannot be reached is `down` with its `error` and lists no tools. 503 on an instance that runs no steps",
+    operationId: 'listTools',
+    summary: "List tools (built-in and MCP servers')",
+    tag: 'catalogue',
+    responses: {
+      '200': { description: 'Tools and MCP servers', schema: 'ToolsResponse' },
+      '503': err('This instance runs no steps'),
+    },
+  },
+  {
+    method: 'get',
     path: '/api/workflows',
     description: '`{workflows: [name, ...]}` (file stems, sorted)',
     operationId: 'listWorkflows',

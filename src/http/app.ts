@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { packageRoot, packageVersion, type Config } from '../config/index.js';
 import type { TurnSlicer } from '../engine/turn-slicer.js';
 import type { RunService } from '../engine/types.js';
+import type { ToolKit } from '../tools/index.js';
 import { createDatasetCatalogue, type DatasetCatalogue } from '../eval/datasets.js';
 import { resolveEvalDir } from '../eval/eval-dir.js';
 import type { BatchManager } from '../eval/batch.js';
@@ -42,6 +43,7 @@ import { registerEvalRunRoutes } from './routes/eval-runs.js';
 import { registerRunEvaluationRoute } from './routes/run-evaluation.js';
 import { registerModelRoutes, type ModelRouteDeps } from './routes/models.js';
 import { registerRunRoutes } from './routes/runs.js';
+import { registerToolsRoute } from './routes/tools.js';
 import { registerExplainRoute } from './routes/explain.js';
 import type { BreakerLookup } from '../engine/run-explain.js';
 import { createStreamRoute } from './routes/stream.js';
@@ -73,6 +75,8 @@ export interface AppDeps {
   evaluator?: Evaluator;
   /** The LLM probe and chat client. */
   llm: Omit<ModelRouteDeps, 'logger'>;
+  /** The runtime's tool kit (`GET /api/tools`). @default none: that endpoint answers 503 */
+  tools?: () => Promise<ToolKit>;
   /** SSE keepalive / idle timeout overrides (tests). */
   stream?: { keepaliveMs?: number; idleTimeoutMs?: number };
   /** The service's metrics: `/metrics` and the HTTP metrics are on when given. @default off */
@@ -119,6 +123,7 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
     ...(deps.dependencyChecks === undefined ? {} : { dependencyChecks: deps.dependencyChecks }),
   });
   registerCatalogueRoutes(router, { registry, loadAgents: deps.loadAgents });
+  registerToolsRoute(router, { tools: deps.tools });
   registerModelRoutes(router, {
     ...deps.llm,
     logger,

@@ -284,6 +284,7 @@ async function startWith(
     rateLimit,
     registry,
     loadAgents: async () => listAgents(await loadAgentCatalogue(agentSources), Object.keys(agents)),
+    ...(internalsOf(runtime) === undefined ? {} : { tools: internalsOf(runtime)!.tools }),
     machineDefinition: adapters.machineDefinition,
     datasets,
     evaluator,

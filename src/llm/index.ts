@@ -41,3 +41,4 @@ export { createHttpClient, type HttpClient, type HttpTimeouts } from './http.js'
 export { createOpenAiCompatibleProvider } from './providers/openai.js';
 export { createAnthropicProvider } from './providers/anthropic.js';
 export { createGeminiProvider } from './providers/gemini.js';
+export { CircuitBreaker, BREAKER_STATES, type BreakerState } from './circuit-breaker.js';

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import { createVectorMemoryStore } from '../memory/index.js';
 import { embedderFor, type EmbeddingProviders } from '../memory/provider-embedder.js';
+import { loadMcpConfig } from './mcp/mcp-config.js';
 import type { ToolsOptions } from './toolkit.js';
 
 /** No LLM layer (no-LLM CLI commands): only the hashing embedder is available. */
@@ -12,7 +13,8 @@ const NO_PROVIDERS: EmbeddingProviders = {
 /**
  * The tool settings of a service or CLI configuration (the AGENTIC_* tool variables).
  * `providers` (the LLM layer's) serve AGENTIC_MEMORY_EMBEDDINGS; throws a config AppError when it
- * names a provider that is not configured.
+ * names a provider that is not configured, or when the MCP servers file (AGENTIC_MCP_CONFIG)
+ * cannot be read or is wrong: checked here, at start-up; its servers are connected on first use.
  */
 export function toolsOptionsFromConfig(
   config: Config,
@@ -43,5 +45,8 @@ export function toolsOptionsFromConfig(
     agentMaxRounds: config.agentMaxRounds,
     agentMaxCallsPerRound: config.agentMaxCallsPerRound,
     toolResultMaxChars: config.toolResultMaxChars,
+    ...(config.mcpConfigFile === undefined
+      ? {}
+      : { mcp: loadMcpConfig(config.mcpConfigFile), secrets: config.llm.secrets }),
   };
 }

@@ -34,3 +34,4 @@ export {
   type PendingApproval,
 } from './http-approval.js';
 export { observeApprovals, type ApprovalObserver } from './approval-events.js';
+export { createToolCallJournal, type ToolCallJournal } from './tool-call-journal.js';

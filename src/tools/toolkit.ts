@@ -20,6 +20,10 @@ import {
   type ToolRegistry,
 } from './registry.js';
 import { createShellTool } from './shell-tool.js';
+import type { SecretProvider } from '../config/index.js';
+import type { McpConfig } from './mcp/mcp-config.js';
+import { createMcpToolSource, type McpToolSource } from './mcp/mcp-tools.js';
+import type { ToolCallJournal } from './tool-call-journal.js';
 
 /** Tool settings (the AGENTIC_* tool variables; docs/tools.md). */
 export interface ToolsOptions {
@@ -61,11 +65,19 @@ export interface ToolsOptions {
   onToolCall?: (report: ToolCallReport) => void;
   /** Addresses the private-IP block refuses (tests). @default private, loopback, link-local */
   isBlockedAddress?: (address: string) => boolean;
+  /** The MCP servers (AGENTIC_MCP_CONFIG, read by `loadMcpConfig`). @default none */
+  mcp?: McpConfig;
+  /** Where MCP headers and `{secret: NAME}` variables come from. @default none (such a server is down) */
+  secrets?: SecretProvider;
+  /** Records MCP tool calls' answers so a resumed run does not repeat them. @default none */
+  callJournal?: ToolCallJournal;
 }
 
 /** A runtime's tools and memory. */
 export interface ToolKit {
   registry: ToolRegistry;
+  /** The MCP servers' tools (undefined without AGENTIC_MCP_CONFIG). */
+  mcp: McpToolSource | undefined;
   memory: NamespaceableMemoryStore;
   /**
    * Calls a tool for a step of `caller.workflow`, with that workflow's memory; `onApproval` is
@@ -106,6 +118,15 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
           options.approvalAllowedTools,
           options.approvalTimeoutMs,
         );
+  const mcp =
+    options.mcp === undefined || options.mcp.servers.length === 0
+      ? undefined
+      : createMcpToolSource({
+          config: options.mcp,
+          secrets: options.secrets ?? { get: () => undefined },
+          childEnv: options.childEnv ?? { PATH: '/usr/local/bin:/usr/bin:/bin' },
+          timeoutMs,
+        });
   const registry = createToolRegistry(
     [
       ...createFileTools({
@@ -125,9 +146,12 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
     ],
     approval,
     options.onToolCall,
+    mcp,
+    options.callJournal,
   );
   return {
     registry,
+    mcp,
     memory,
     call: (name, args, caller, signal, onApproval) =>
       registry.call(name, args, caller, {
@@ -137,6 +161,7 @@ export async function createToolKit(options: ToolsOptions = {}): Promise<ToolKit
           namespacedMemory(memory, shared ? SHARED_NAMESPACE : `workflow:${caller.workflow}`),
       }),
     close: async () => {
+      await mcp?.close();
       await http.close();
       await file?.close();
     },

@@ -26,6 +26,7 @@ export function traceToolCalls(kit: ToolKit, options: ToolSpanOptions): ToolKit 
   const { tracer, sensitive, parentOf } = options;
   return {
     registry: kit.registry,
+    mcp: kit.mcp,
     memory: kit.memory,
     close: () => kit.close(),
     call: async (name, args, caller, signal, onApproval) => {

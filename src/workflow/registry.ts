@@ -48,6 +48,8 @@ export interface WorkflowRegistryOptions {
   readOnlyReason?: string | undefined;
   /** Agent names registered by the application, accepted by validation. @default none */
   customAgents?: ReadonlySet<string> | undefined;
+  /** The configured MCP servers, checked in `tools:` (see ValidateWorkflowOptions). @default not checked */
+  mcpServers?: ReadonlySet<string> | undefined;
   /** Bounds of YAML, templates and step inputs (docs/limits.md). @default {@link DEFAULT_CONTENT_LIMITS} */
   limits?: ContentLimits | undefined;
 }
@@ -239,6 +241,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
     return compileWorkflow(document, {
       expectedName,
       customAgents: options.customAgents,
+      mcpServers: options.mcpServers,
       limits,
     });
   }

@@ -21,7 +21,7 @@ import {
   type StepShape,
 } from './graph-checks.js';
 import { describeValue, matchesInputType, showValue, typeLabel } from './input-types.js';
-import { BUILT_IN_TOOLS } from '../tools/names.js';
+import { BUILT_IN_TOOLS, MCP_TOOL_PREFIX, parseMcpToolName } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
 import { kindKeyProblem } from './step-kinds.js';
 import { checkItemReferences, checkMapStep } from './kinds/map.js';
@@ -36,15 +36,38 @@ type Loc = (string | number)[];
  * Deny by default (spec, Safety controls 4): a step's `tools:` may name built-in tools only,
  * and a `tier0_tool` step whose `inputs.tool` is a literal must list that tool.
  */
+/**
+ * A step's `tools:`: built-in names, and `mcp:<server>:<tool>` names of MCP servers. With the
+ * configured servers known (`mcpServers`), a name of another server is an error here, at load;
+ * whether the server has the tool is known only once it is reached, when the step runs.
+ */
 function checkTools(
   step: Record<string, unknown>,
   at: (...rest: Loc) => Loc,
   errors: ErrorDetail[],
+  mcpServers: ReadonlySet<string> | undefined,
 ): void {
   const listed = Array.isArray(step.tools)
     ? step.tools.filter((tool) => typeof tool === 'string')
     : [];
   listed.forEach((tool, i) => {
+    if (tool.startsWith(MCP_TOOL_PREFIX)) {
+      const parsed = parseMcpToolName(tool);
+      if (parsed === undefined) {
+        errors.push({
+          loc: at('tools', i),
+          msg: `'${tool}' is not an MCP tool name (mcp:<server>:<tool>)`,
+          type: 'value_error.unknown_tool',
+        });
+      } else if (mcpServers !== undefined && !mcpServers.has(parsed.server)) {
+        errors.push({
+          loc: at('tools', i),
+          msg: `unknown MCP server '${parsed.server}' in '${tool}'; ${mcpServers.size === 0 ? 'no MCP servers are configured (AGENTIC_MCP_CONFIG)' : `servers are ${[...mcpServers].sort().join(', ')}`}`,
+          type: 'value_error.unknown_tool',
+        });
+      }
+      return;
+    }
     if (!(BUILT_IN_TOOLS as readonly string[]).includes(tool)) {
       errors.push({
         loc: at('tools', i),
@@ -77,6 +100,12 @@ export interface ValidateWorkflowOptions {
    * @default none
    */
   customAgents?: ReadonlySet<string> | undefined;
+  /**
+   * The configured MCP servers (AGENTIC_MCP_CONFIG): a `tools:` name of another server is an
+   * error. Undefined: not known here, any `mcp:<server>:<tool>` is accepted and an unknown server
+   * fails the step when it runs. @default undefined
+   */
+  mcpServers?: ReadonlySet<string> | undefined;
 }
 
 function isCustomAgentLoc(doc: unknown, loc: Loc, custom: ReadonlySet<string>): boolean {
@@ -338,7 +367,7 @@ export function validateWorkflow(
       if (problem !== undefined)
         errors.push({ loc: at('agent'), msg: problem, type: 'value_error.unknown_agent' });
     }
-    checkTools(step, at, errors);
+    checkTools(step, at, errors, options.mcpServers);
     if (step.loop_max !== undefined && step.loop_until === undefined) {
       errors.push({
         loc: at('loop_max'),

@@ -14,16 +14,28 @@ export function registerValidate(program: Command, context: CliContext): void {
         'validate a workflow YAML file or a workflow by name (schema, dependencies, cycles, expressions)',
       ),
   ).action(async (workflow: string, options: SettingsOptions) => {
-    const [{ customAgents, settings }, { createWorkflowRegistry }, { customAgentNames }] =
-      await Promise.all([
-        import('../settings.js'),
-        import('../../workflow/index.js'),
-        import('../../agents/custom-agents.js'),
-      ]);
+    const [
+      { customAgents, settings },
+      { createWorkflowRegistry },
+      { customAgentNames },
+      { loadMcpConfig },
+    ] = await Promise.all([
+      import('../settings.js'),
+      import('../../workflow/index.js'),
+      import('../../agents/custom-agents.js'),
+      import('../../tools/mcp/mcp-config.js'),
+    ]);
     const config = settings(options, context.env);
+    // The service's check: `mcp:<server>:<tool>` names only of the servers AGENTIC_MCP_CONFIG has.
+    const mcpServers = new Set(
+      config.mcpConfigFile === undefined
+        ? []
+        : loadMcpConfig(config.mcpConfigFile).servers.map((server) => server.name),
+    );
     const registry = createWorkflowRegistry({
       dir: config.workflowsDir,
       customAgents: customAgentNames(await customAgents(config)),
+      mcpServers,
       limits: config.limits,
     });
     const arg = await readWorkflowArg(workflow);

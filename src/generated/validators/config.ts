@@ -217,6 +217,11 @@ const schema31 = {
       description:
         "Comma list of provider:model ids replacing tier 2's fallback chain (e.g. ollama:qwen2.5:7b,openai:gpt-4.1-mini). Unset: the models file's chain (AGENTIC_MODELS_FILE).",
     },
+    AGENTIC_MCP_CONFIG: {
+      type: 'string',
+      description:
+        'YAML file of the MCP servers whose tools steps may use as mcp:<server>:<tool> (docs/tools.md, "MCP servers"). Checked at start-up; servers are connected on first use. Unset: no MCP servers.',
+    },
     AGENTIC_SECRETS_DIR: {
       type: 'string',
       description:
@@ -2588,8 +2593,8 @@ function validate20(
         }
       }
     }
-    if (data.AGENTIC_SECRETS_DIR !== undefined) {
-      let data32 = data.AGENTIC_SECRETS_DIR;
+    if (data.AGENTIC_MCP_CONFIG !== undefined) {
+      let data32 = data.AGENTIC_MCP_CONFIG;
       if (typeof data32 !== 'string') {
         let dataType32 = typeof data32;
         let coerced32 = undefined;
@@ -2600,8 +2605,8 @@ function validate20(
             coerced32 = '';
           } else {
             const err65 = {
-              instancePath: instancePath + '/AGENTIC_SECRETS_DIR',
-              schemaPath: '#/properties/AGENTIC_SECRETS_DIR/type',
+              instancePath: instancePath + '/AGENTIC_MCP_CONFIG',
+              schemaPath: '#/properties/AGENTIC_MCP_CONFIG/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2617,13 +2622,13 @@ function validate20(
         if (coerced32 !== undefined) {
           data32 = coerced32;
           if (data !== undefined) {
-            data['AGENTIC_SECRETS_DIR'] = coerced32;
+            data['AGENTIC_MCP_CONFIG'] = coerced32;
           }
         }
       }
     }
-    if (data.AGENTIC_MODELS_FILE !== undefined) {
-      let data33 = data.AGENTIC_MODELS_FILE;
+    if (data.AGENTIC_SECRETS_DIR !== undefined) {
+      let data33 = data.AGENTIC_SECRETS_DIR;
       if (typeof data33 !== 'string') {
         let dataType33 = typeof data33;
         let coerced33 = undefined;
@@ -2634,8 +2639,8 @@ function validate20(
             coerced33 = '';
           } else {
             const err66 = {
-              instancePath: instancePath + '/AGENTIC_MODELS_FILE',
-              schemaPath: '#/properties/AGENTIC_MODELS_FILE/type',
+              instancePath: instancePath + '/AGENTIC_SECRETS_DIR',
+              schemaPath: '#/properties/AGENTIC_SECRETS_DIR/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2651,13 +2656,13 @@ function validate20(
         if (coerced33 !== undefined) {
           data33 = coerced33;
           if (data !== undefined) {
-            data['AGENTIC_MODELS_FILE'] = coerced33;
+            data['AGENTIC_SECRETS_DIR'] = coerced33;
           }
         }
       }
     }
-    if (data.AGENTIC_MODEL_TIER_3 !== undefined) {
-      let data34 = data.AGENTIC_MODEL_TIER_3;
+    if (data.AGENTIC_MODELS_FILE !== undefined) {
+      let data34 = data.AGENTIC_MODELS_FILE;
       if (typeof data34 !== 'string') {
         let dataType34 = typeof data34;
         let coerced34 = undefined;
@@ -2668,8 +2673,8 @@ function validate20(
             coerced34 = '';
           } else {
             const err67 = {
-              instancePath: instancePath + '/AGENTIC_MODEL_TIER_3',
-              schemaPath: '#/properties/AGENTIC_MODEL_TIER_3/type',
+              instancePath: instancePath + '/AGENTIC_MODELS_FILE',
+              schemaPath: '#/properties/AGENTIC_MODELS_FILE/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2685,13 +2690,13 @@ function validate20(
         if (coerced34 !== undefined) {
           data34 = coerced34;
           if (data !== undefined) {
-            data['AGENTIC_MODEL_TIER_3'] = coerced34;
+            data['AGENTIC_MODELS_FILE'] = coerced34;
           }
         }
       }
     }
-    if (data.AGENTIC_MODEL_TIER_4 !== undefined) {
-      let data35 = data.AGENTIC_MODEL_TIER_4;
+    if (data.AGENTIC_MODEL_TIER_3 !== undefined) {
+      let data35 = data.AGENTIC_MODEL_TIER_3;
       if (typeof data35 !== 'string') {
         let dataType35 = typeof data35;
         let coerced35 = undefined;
@@ -2702,8 +2707,8 @@ function validate20(
             coerced35 = '';
           } else {
             const err68 = {
-              instancePath: instancePath + '/AGENTIC_MODEL_TIER_4',
-              schemaPath: '#/properties/AGENTIC_MODEL_TIER_4/type',
+              instancePath: instancePath + '/AGENTIC_MODEL_TIER_3',
+              schemaPath: '#/properties/AGENTIC_MODEL_TIER_3/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2719,13 +2724,13 @@ function validate20(
         if (coerced35 !== undefined) {
           data35 = coerced35;
           if (data !== undefined) {
-            data['AGENTIC_MODEL_TIER_4'] = coerced35;
+            data['AGENTIC_MODEL_TIER_3'] = coerced35;
           }
         }
       }
     }
-    if (data.AGENTIC_MODEL_TIER_5 !== undefined) {
-      let data36 = data.AGENTIC_MODEL_TIER_5;
+    if (data.AGENTIC_MODEL_TIER_4 !== undefined) {
+      let data36 = data.AGENTIC_MODEL_TIER_4;
       if (typeof data36 !== 'string') {
         let dataType36 = typeof data36;
         let coerced36 = undefined;
@@ -2736,8 +2741,8 @@ function validate20(
             coerced36 = '';
           } else {
             const err69 = {
-              instancePath: instancePath + '/AGENTIC_MODEL_TIER_5',
-              schemaPath: '#/properties/AGENTIC_MODEL_TIER_5/type',
+              instancePath: instancePath + '/AGENTIC_MODEL_TIER_4',
+              schemaPath: '#/properties/AGENTIC_MODEL_TIER_4/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2753,24 +2758,58 @@ function validate20(
         if (coerced36 !== undefined) {
           data36 = coerced36;
           if (data !== undefined) {
-            data['AGENTIC_MODEL_TIER_5'] = coerced36;
+            data['AGENTIC_MODEL_TIER_4'] = coerced36;
           }
         }
       }
     }
-    let data37 = data.AGENTIC_LLM_BREAKER_THRESHOLD;
-    if (!(typeof data37 == 'number' && !(data37 % 1) && !isNaN(data37))) {
-      let dataType37 = typeof data37;
-      let coerced37 = undefined;
-      if (!(coerced37 !== undefined)) {
+    if (data.AGENTIC_MODEL_TIER_5 !== undefined) {
+      let data37 = data.AGENTIC_MODEL_TIER_5;
+      if (typeof data37 !== 'string') {
+        let dataType37 = typeof data37;
+        let coerced37 = undefined;
+        if (!(coerced37 !== undefined)) {
+          if (dataType37 == 'number' || dataType37 == 'boolean') {
+            coerced37 = '' + data37;
+          } else if (data37 === null) {
+            coerced37 = '';
+          } else {
+            const err70 = {
+              instancePath: instancePath + '/AGENTIC_MODEL_TIER_5',
+              schemaPath: '#/properties/AGENTIC_MODEL_TIER_5/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err70];
+            } else {
+              vErrors.push(err70);
+            }
+            errors++;
+          }
+        }
+        if (coerced37 !== undefined) {
+          data37 = coerced37;
+          if (data !== undefined) {
+            data['AGENTIC_MODEL_TIER_5'] = coerced37;
+          }
+        }
+      }
+    }
+    let data38 = data.AGENTIC_LLM_BREAKER_THRESHOLD;
+    if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38))) {
+      let dataType38 = typeof data38;
+      let coerced38 = undefined;
+      if (!(coerced38 !== undefined)) {
         if (
-          dataType37 === 'boolean' ||
-          data37 === null ||
-          (dataType37 === 'string' && data37 && data37 == +data37 && !(data37 % 1))
+          dataType38 === 'boolean' ||
+          data38 === null ||
+          (dataType38 === 'string' && data38 && data38 == +data38 && !(data38 % 1))
         ) {
-          coerced37 = +data37;
+          coerced38 = +data38;
         } else {
-          const err70 = {
+          const err71 = {
             instancePath: instancePath + '/AGENTIC_LLM_BREAKER_THRESHOLD',
             schemaPath: '#/properties/AGENTIC_LLM_BREAKER_THRESHOLD/type',
             keyword: 'type',
@@ -2778,60 +2817,9 @@ function validate20(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err70];
+            vErrors = [err71];
           } else {
-            vErrors.push(err70);
-          }
-          errors++;
-        }
-      }
-      if (coerced37 !== undefined) {
-        data37 = coerced37;
-        if (data !== undefined) {
-          data['AGENTIC_LLM_BREAKER_THRESHOLD'] = coerced37;
-        }
-      }
-    }
-    if (typeof data37 == 'number') {
-      if (data37 < 1 || isNaN(data37)) {
-        const err71 = {
-          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_THRESHOLD',
-          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_THRESHOLD/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err71];
-        } else {
-          vErrors.push(err71);
-        }
-        errors++;
-      }
-    }
-    let data38 = data.AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS;
-    if (!(typeof data38 == 'number')) {
-      let dataType38 = typeof data38;
-      let coerced38 = undefined;
-      if (!(coerced38 !== undefined)) {
-        if (
-          dataType38 == 'boolean' ||
-          data38 === null ||
-          (dataType38 == 'string' && data38 && data38 == +data38)
-        ) {
-          coerced38 = +data38;
-        } else {
-          const err72 = {
-            instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
-            schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err72];
-          } else {
-            vErrors.push(err72);
+            vErrors.push(err71);
           }
           errors++;
         }
@@ -2839,28 +2827,28 @@ function validate20(
       if (coerced38 !== undefined) {
         data38 = coerced38;
         if (data !== undefined) {
-          data['AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS'] = coerced38;
+          data['AGENTIC_LLM_BREAKER_THRESHOLD'] = coerced38;
         }
       }
     }
     if (typeof data38 == 'number') {
-      if (data38 < 0 || isNaN(data38)) {
-        const err73 = {
-          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
-          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/minimum',
+      if (data38 < 1 || isNaN(data38)) {
+        const err72 = {
+          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_THRESHOLD',
+          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_THRESHOLD/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err73];
+          vErrors = [err72];
         } else {
-          vErrors.push(err73);
+          vErrors.push(err72);
         }
         errors++;
       }
     }
-    let data39 = data.AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS;
+    let data39 = data.AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS;
     if (!(typeof data39 == 'number')) {
       let dataType39 = typeof data39;
       let coerced39 = undefined;
@@ -2872,17 +2860,17 @@ function validate20(
         ) {
           coerced39 = +data39;
         } else {
-          const err74 = {
-            instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
-            schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/type',
+          const err73 = {
+            instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
+            schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/type',
             keyword: 'type',
             params: { type: 'number' },
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err74];
+            vErrors = [err73];
           } else {
-            vErrors.push(err74);
+            vErrors.push(err73);
           }
           errors++;
         }
@@ -2890,50 +2878,50 @@ function validate20(
       if (coerced39 !== undefined) {
         data39 = coerced39;
         if (data !== undefined) {
-          data['AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS'] = coerced39;
+          data['AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS'] = coerced39;
         }
       }
     }
     if (typeof data39 == 'number') {
       if (data39 < 0 || isNaN(data39)) {
-        const err75 = {
-          instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
-          schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/minimum',
+        const err74 = {
+          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
+          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err75];
+          vErrors = [err74];
         } else {
-          vErrors.push(err75);
+          vErrors.push(err74);
         }
         errors++;
       }
     }
-    let data40 = data.AGENTIC_LLM_MAX_IN_FLIGHT;
-    if (!(typeof data40 == 'number' && !(data40 % 1) && !isNaN(data40))) {
+    let data40 = data.AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS;
+    if (!(typeof data40 == 'number')) {
       let dataType40 = typeof data40;
       let coerced40 = undefined;
       if (!(coerced40 !== undefined)) {
         if (
-          dataType40 === 'boolean' ||
+          dataType40 == 'boolean' ||
           data40 === null ||
-          (dataType40 === 'string' && data40 && data40 == +data40 && !(data40 % 1))
+          (dataType40 == 'string' && data40 && data40 == +data40)
         ) {
           coerced40 = +data40;
         } else {
-          const err76 = {
-            instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
-            schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/type',
+          const err75 = {
+            instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
+            schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err76];
+            vErrors = [err75];
           } else {
-            vErrors.push(err76);
+            vErrors.push(err75);
           }
           errors++;
         }
@@ -2941,28 +2929,28 @@ function validate20(
       if (coerced40 !== undefined) {
         data40 = coerced40;
         if (data !== undefined) {
-          data['AGENTIC_LLM_MAX_IN_FLIGHT'] = coerced40;
+          data['AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS'] = coerced40;
         }
       }
     }
     if (typeof data40 == 'number') {
-      if (data40 < 1 || isNaN(data40)) {
-        const err77 = {
-          instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
-          schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/minimum',
+      if (data40 < 0 || isNaN(data40)) {
+        const err76 = {
+          instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
+          schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err77];
+          vErrors = [err76];
         } else {
-          vErrors.push(err77);
+          vErrors.push(err76);
         }
         errors++;
       }
     }
-    let data41 = data.AGENTIC_LLM_CONNECT_TIMEOUT_MS;
+    let data41 = data.AGENTIC_LLM_MAX_IN_FLIGHT;
     if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41))) {
       let dataType41 = typeof data41;
       let coerced41 = undefined;
@@ -2974,17 +2962,17 @@ function validate20(
         ) {
           coerced41 = +data41;
         } else {
-          const err78 = {
-            instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/type',
+          const err77 = {
+            instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
+            schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err78];
+            vErrors = [err77];
           } else {
-            vErrors.push(err78);
+            vErrors.push(err77);
           }
           errors++;
         }
@@ -2992,28 +2980,28 @@ function validate20(
       if (coerced41 !== undefined) {
         data41 = coerced41;
         if (data !== undefined) {
-          data['AGENTIC_LLM_CONNECT_TIMEOUT_MS'] = coerced41;
+          data['AGENTIC_LLM_MAX_IN_FLIGHT'] = coerced41;
         }
       }
     }
     if (typeof data41 == 'number') {
       if (data41 < 1 || isNaN(data41)) {
-        const err79 = {
-          instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/minimum',
+        const err78 = {
+          instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
+          schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err79];
+          vErrors = [err78];
         } else {
-          vErrors.push(err79);
+          vErrors.push(err78);
         }
         errors++;
       }
     }
-    let data42 = data.AGENTIC_LLM_HEADERS_TIMEOUT_MS;
+    let data42 = data.AGENTIC_LLM_CONNECT_TIMEOUT_MS;
     if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42))) {
       let dataType42 = typeof data42;
       let coerced42 = undefined;
@@ -3025,17 +3013,17 @@ function validate20(
         ) {
           coerced42 = +data42;
         } else {
-          const err80 = {
-            instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/type',
+          const err79 = {
+            instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err80];
+            vErrors = [err79];
           } else {
-            vErrors.push(err80);
+            vErrors.push(err79);
           }
           errors++;
         }
@@ -3043,28 +3031,28 @@ function validate20(
       if (coerced42 !== undefined) {
         data42 = coerced42;
         if (data !== undefined) {
-          data['AGENTIC_LLM_HEADERS_TIMEOUT_MS'] = coerced42;
+          data['AGENTIC_LLM_CONNECT_TIMEOUT_MS'] = coerced42;
         }
       }
     }
     if (typeof data42 == 'number') {
       if (data42 < 1 || isNaN(data42)) {
-        const err81 = {
-          instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/minimum',
+        const err80 = {
+          instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err81];
+          vErrors = [err80];
         } else {
-          vErrors.push(err81);
+          vErrors.push(err80);
         }
         errors++;
       }
     }
-    let data43 = data.AGENTIC_LLM_BODY_TIMEOUT_MS;
+    let data43 = data.AGENTIC_LLM_HEADERS_TIMEOUT_MS;
     if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43))) {
       let dataType43 = typeof data43;
       let coerced43 = undefined;
@@ -3076,17 +3064,17 @@ function validate20(
         ) {
           coerced43 = +data43;
         } else {
-          const err82 = {
-            instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/type',
+          const err81 = {
+            instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err82];
+            vErrors = [err81];
           } else {
-            vErrors.push(err82);
+            vErrors.push(err81);
           }
           errors++;
         }
@@ -3094,28 +3082,28 @@ function validate20(
       if (coerced43 !== undefined) {
         data43 = coerced43;
         if (data !== undefined) {
-          data['AGENTIC_LLM_BODY_TIMEOUT_MS'] = coerced43;
+          data['AGENTIC_LLM_HEADERS_TIMEOUT_MS'] = coerced43;
         }
       }
     }
     if (typeof data43 == 'number') {
       if (data43 < 1 || isNaN(data43)) {
-        const err83 = {
-          instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/minimum',
+        const err82 = {
+          instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err83];
+          vErrors = [err82];
         } else {
-          vErrors.push(err83);
+          vErrors.push(err82);
         }
         errors++;
       }
     }
-    let data44 = data.AGENTIC_LLM_MAX_ANSWER_BYTES;
+    let data44 = data.AGENTIC_LLM_BODY_TIMEOUT_MS;
     if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44))) {
       let dataType44 = typeof data44;
       let coerced44 = undefined;
@@ -3127,17 +3115,17 @@ function validate20(
         ) {
           coerced44 = +data44;
         } else {
-          const err84 = {
-            instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
-            schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/type',
+          const err83 = {
+            instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err84];
+            vErrors = [err83];
           } else {
-            vErrors.push(err84);
+            vErrors.push(err83);
           }
           errors++;
         }
@@ -3145,43 +3133,28 @@ function validate20(
       if (coerced44 !== undefined) {
         data44 = coerced44;
         if (data !== undefined) {
-          data['AGENTIC_LLM_MAX_ANSWER_BYTES'] = coerced44;
+          data['AGENTIC_LLM_BODY_TIMEOUT_MS'] = coerced44;
         }
       }
     }
     if (typeof data44 == 'number') {
-      if (data44 > 1073741824 || isNaN(data44)) {
-        const err85 = {
-          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
-          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1073741824 },
-          message: 'must be <= 1073741824',
-        };
-        if (vErrors === null) {
-          vErrors = [err85];
-        } else {
-          vErrors.push(err85);
-        }
-        errors++;
-      }
-      if (data44 < 0 || isNaN(data44)) {
-        const err86 = {
-          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
-          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/minimum',
+      if (data44 < 1 || isNaN(data44)) {
+        const err84 = {
+          instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err86];
+          vErrors = [err84];
         } else {
-          vErrors.push(err86);
+          vErrors.push(err84);
         }
         errors++;
       }
     }
-    let data45 = data.AGENTIC_LLM_IDLE_TIMEOUT_MS;
+    let data45 = data.AGENTIC_LLM_MAX_ANSWER_BYTES;
     if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45))) {
       let dataType45 = typeof data45;
       let coerced45 = undefined;
@@ -3193,17 +3166,17 @@ function validate20(
         ) {
           coerced45 = +data45;
         } else {
-          const err87 = {
-            instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/type',
+          const err85 = {
+            instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
+            schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err87];
+            vErrors = [err85];
           } else {
-            vErrors.push(err87);
+            vErrors.push(err85);
           }
           errors++;
         }
@@ -3211,28 +3184,43 @@ function validate20(
       if (coerced45 !== undefined) {
         data45 = coerced45;
         if (data !== undefined) {
-          data['AGENTIC_LLM_IDLE_TIMEOUT_MS'] = coerced45;
+          data['AGENTIC_LLM_MAX_ANSWER_BYTES'] = coerced45;
         }
       }
     }
     if (typeof data45 == 'number') {
-      if (data45 < 1 || isNaN(data45)) {
-        const err88 = {
-          instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+      if (data45 > 1073741824 || isNaN(data45)) {
+        const err86 = {
+          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
+          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1073741824 },
+          message: 'must be <= 1073741824',
         };
         if (vErrors === null) {
-          vErrors = [err88];
+          vErrors = [err86];
         } else {
-          vErrors.push(err88);
+          vErrors.push(err86);
+        }
+        errors++;
+      }
+      if (data45 < 0 || isNaN(data45)) {
+        const err87 = {
+          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
+          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err87];
+        } else {
+          vErrors.push(err87);
         }
         errors++;
       }
     }
-    let data46 = data.AGENTIC_LLM_CALL_TIMEOUT_MS;
+    let data46 = data.AGENTIC_LLM_IDLE_TIMEOUT_MS;
     if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46))) {
       let dataType46 = typeof data46;
       let coerced46 = undefined;
@@ -3244,17 +3232,17 @@ function validate20(
         ) {
           coerced46 = +data46;
         } else {
-          const err89 = {
-            instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/type',
+          const err88 = {
+            instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err89];
+            vErrors = [err88];
           } else {
-            vErrors.push(err89);
+            vErrors.push(err88);
           }
           errors++;
         }
@@ -3262,28 +3250,28 @@ function validate20(
       if (coerced46 !== undefined) {
         data46 = coerced46;
         if (data !== undefined) {
-          data['AGENTIC_LLM_CALL_TIMEOUT_MS'] = coerced46;
+          data['AGENTIC_LLM_IDLE_TIMEOUT_MS'] = coerced46;
         }
       }
     }
     if (typeof data46 == 'number') {
       if (data46 < 1 || isNaN(data46)) {
-        const err90 = {
-          instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/minimum',
+        const err89 = {
+          instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err90];
+          vErrors = [err89];
         } else {
-          vErrors.push(err90);
+          vErrors.push(err89);
         }
         errors++;
       }
     }
-    let data47 = data.AGENTIC_LLM_PROBE_TIMEOUT_MS;
+    let data47 = data.AGENTIC_LLM_CALL_TIMEOUT_MS;
     if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47))) {
       let dataType47 = typeof data47;
       let coerced47 = undefined;
@@ -3295,17 +3283,17 @@ function validate20(
         ) {
           coerced47 = +data47;
         } else {
-          const err91 = {
-            instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/type',
+          const err90 = {
+            instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err91];
+            vErrors = [err90];
           } else {
-            vErrors.push(err91);
+            vErrors.push(err90);
           }
           errors++;
         }
@@ -3313,48 +3301,50 @@ function validate20(
       if (coerced47 !== undefined) {
         data47 = coerced47;
         if (data !== undefined) {
-          data['AGENTIC_LLM_PROBE_TIMEOUT_MS'] = coerced47;
+          data['AGENTIC_LLM_CALL_TIMEOUT_MS'] = coerced47;
         }
       }
     }
     if (typeof data47 == 'number') {
       if (data47 < 1 || isNaN(data47)) {
-        const err92 = {
-          instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/minimum',
+        const err91 = {
+          instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err92];
+          vErrors = [err91];
         } else {
-          vErrors.push(err92);
+          vErrors.push(err91);
         }
         errors++;
       }
     }
-    let data48 = data.OPENAI_BASE_URL;
-    if (typeof data48 !== 'string') {
+    let data48 = data.AGENTIC_LLM_PROBE_TIMEOUT_MS;
+    if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48))) {
       let dataType48 = typeof data48;
       let coerced48 = undefined;
       if (!(coerced48 !== undefined)) {
-        if (dataType48 == 'number' || dataType48 == 'boolean') {
-          coerced48 = '' + data48;
-        } else if (data48 === null) {
-          coerced48 = '';
+        if (
+          dataType48 === 'boolean' ||
+          data48 === null ||
+          (dataType48 === 'string' && data48 && data48 == +data48 && !(data48 % 1))
+        ) {
+          coerced48 = +data48;
         } else {
-          const err93 = {
-            instancePath: instancePath + '/OPENAI_BASE_URL',
-            schemaPath: '#/properties/OPENAI_BASE_URL/type',
+          const err92 = {
+            instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err93];
+            vErrors = [err92];
           } else {
-            vErrors.push(err93);
+            vErrors.push(err92);
           }
           errors++;
         }
@@ -3362,11 +3352,28 @@ function validate20(
       if (coerced48 !== undefined) {
         data48 = coerced48;
         if (data !== undefined) {
-          data['OPENAI_BASE_URL'] = coerced48;
+          data['AGENTIC_LLM_PROBE_TIMEOUT_MS'] = coerced48;
         }
       }
     }
-    let data49 = data.ANTHROPIC_BASE_URL;
+    if (typeof data48 == 'number') {
+      if (data48 < 1 || isNaN(data48)) {
+        const err93 = {
+          instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err93];
+        } else {
+          vErrors.push(err93);
+        }
+        errors++;
+      }
+    }
+    let data49 = data.OPENAI_BASE_URL;
     if (typeof data49 !== 'string') {
       let dataType49 = typeof data49;
       let coerced49 = undefined;
@@ -3377,8 +3384,8 @@ function validate20(
           coerced49 = '';
         } else {
           const err94 = {
-            instancePath: instancePath + '/ANTHROPIC_BASE_URL',
-            schemaPath: '#/properties/ANTHROPIC_BASE_URL/type',
+            instancePath: instancePath + '/OPENAI_BASE_URL',
+            schemaPath: '#/properties/OPENAI_BASE_URL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3394,11 +3401,11 @@ function validate20(
       if (coerced49 !== undefined) {
         data49 = coerced49;
         if (data !== undefined) {
-          data['ANTHROPIC_BASE_URL'] = coerced49;
+          data['OPENAI_BASE_URL'] = coerced49;
         }
       }
     }
-    let data50 = data.GEMINI_BASE_URL;
+    let data50 = data.ANTHROPIC_BASE_URL;
     if (typeof data50 !== 'string') {
       let dataType50 = typeof data50;
       let coerced50 = undefined;
@@ -3409,8 +3416,8 @@ function validate20(
           coerced50 = '';
         } else {
           const err95 = {
-            instancePath: instancePath + '/GEMINI_BASE_URL',
-            schemaPath: '#/properties/GEMINI_BASE_URL/type',
+            instancePath: instancePath + '/ANTHROPIC_BASE_URL',
+            schemaPath: '#/properties/ANTHROPIC_BASE_URL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3426,22 +3433,54 @@ function validate20(
       if (coerced50 !== undefined) {
         data50 = coerced50;
         if (data !== undefined) {
-          data['GEMINI_BASE_URL'] = coerced50;
+          data['ANTHROPIC_BASE_URL'] = coerced50;
+        }
+      }
+    }
+    let data51 = data.GEMINI_BASE_URL;
+    if (typeof data51 !== 'string') {
+      let dataType51 = typeof data51;
+      let coerced51 = undefined;
+      if (!(coerced51 !== undefined)) {
+        if (dataType51 == 'number' || dataType51 == 'boolean') {
+          coerced51 = '' + data51;
+        } else if (data51 === null) {
+          coerced51 = '';
+        } else {
+          const err96 = {
+            instancePath: instancePath + '/GEMINI_BASE_URL',
+            schemaPath: '#/properties/GEMINI_BASE_URL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err96];
+          } else {
+            vErrors.push(err96);
+          }
+          errors++;
+        }
+      }
+      if (coerced51 !== undefined) {
+        data51 = coerced51;
+        if (data !== undefined) {
+          data['GEMINI_BASE_URL'] = coerced51;
         }
       }
     }
     if (data.AZURE_OPENAI_ENDPOINT !== undefined) {
-      let data51 = data.AZURE_OPENAI_ENDPOINT;
-      if (typeof data51 !== 'string') {
-        let dataType51 = typeof data51;
-        let coerced51 = undefined;
-        if (!(coerced51 !== undefined)) {
-          if (dataType51 == 'number' || dataType51 == 'boolean') {
-            coerced51 = '' + data51;
-          } else if (data51 === null) {
-            coerced51 = '';
+      let data52 = data.AZURE_OPENAI_ENDPOINT;
+      if (typeof data52 !== 'string') {
+        let dataType52 = typeof data52;
+        let coerced52 = undefined;
+        if (!(coerced52 !== undefined)) {
+          if (dataType52 == 'number' || dataType52 == 'boolean') {
+            coerced52 = '' + data52;
+          } else if (data52 === null) {
+            coerced52 = '';
           } else {
-            const err96 = {
+            const err97 = {
               instancePath: instancePath + '/AZURE_OPENAI_ENDPOINT',
               schemaPath: '#/properties/AZURE_OPENAI_ENDPOINT/type',
               keyword: 'type',
@@ -3449,54 +3488,22 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err96];
+              vErrors = [err97];
             } else {
-              vErrors.push(err96);
+              vErrors.push(err97);
             }
             errors++;
           }
         }
-        if (coerced51 !== undefined) {
-          data51 = coerced51;
+        if (coerced52 !== undefined) {
+          data52 = coerced52;
           if (data !== undefined) {
-            data['AZURE_OPENAI_ENDPOINT'] = coerced51;
+            data['AZURE_OPENAI_ENDPOINT'] = coerced52;
           }
         }
       }
     }
-    let data52 = data.AZURE_OPENAI_API_VERSION;
-    if (typeof data52 !== 'string') {
-      let dataType52 = typeof data52;
-      let coerced52 = undefined;
-      if (!(coerced52 !== undefined)) {
-        if (dataType52 == 'number' || dataType52 == 'boolean') {
-          coerced52 = '' + data52;
-        } else if (data52 === null) {
-          coerced52 = '';
-        } else {
-          const err97 = {
-            instancePath: instancePath + '/AZURE_OPENAI_API_VERSION',
-            schemaPath: '#/properties/AZURE_OPENAI_API_VERSION/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err97];
-          } else {
-            vErrors.push(err97);
-          }
-          errors++;
-        }
-      }
-      if (coerced52 !== undefined) {
-        data52 = coerced52;
-        if (data !== undefined) {
-          data['AZURE_OPENAI_API_VERSION'] = coerced52;
-        }
-      }
-    }
-    let data53 = data.GITHUB_MODELS_BASE_URL;
+    let data53 = data.AZURE_OPENAI_API_VERSION;
     if (typeof data53 !== 'string') {
       let dataType53 = typeof data53;
       let coerced53 = undefined;
@@ -3507,8 +3514,8 @@ function validate20(
           coerced53 = '';
         } else {
           const err98 = {
-            instancePath: instancePath + '/GITHUB_MODELS_BASE_URL',
-            schemaPath: '#/properties/GITHUB_MODELS_BASE_URL/type',
+            instancePath: instancePath + '/AZURE_OPENAI_API_VERSION',
+            schemaPath: '#/properties/AZURE_OPENAI_API_VERSION/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3524,11 +3531,11 @@ function validate20(
       if (coerced53 !== undefined) {
         data53 = coerced53;
         if (data !== undefined) {
-          data['GITHUB_MODELS_BASE_URL'] = coerced53;
+          data['AZURE_OPENAI_API_VERSION'] = coerced53;
         }
       }
     }
-    let data54 = data.OLLAMA_HOST;
+    let data54 = data.GITHUB_MODELS_BASE_URL;
     if (typeof data54 !== 'string') {
       let dataType54 = typeof data54;
       let coerced54 = undefined;
@@ -3539,8 +3546,8 @@ function validate20(
           coerced54 = '';
         } else {
           const err99 = {
-            instancePath: instancePath + '/OLLAMA_HOST',
-            schemaPath: '#/properties/OLLAMA_HOST/type',
+            instancePath: instancePath + '/GITHUB_MODELS_BASE_URL',
+            schemaPath: '#/properties/GITHUB_MODELS_BASE_URL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3556,22 +3563,54 @@ function validate20(
       if (coerced54 !== undefined) {
         data54 = coerced54;
         if (data !== undefined) {
-          data['OLLAMA_HOST'] = coerced54;
+          data['GITHUB_MODELS_BASE_URL'] = coerced54;
+        }
+      }
+    }
+    let data55 = data.OLLAMA_HOST;
+    if (typeof data55 !== 'string') {
+      let dataType55 = typeof data55;
+      let coerced55 = undefined;
+      if (!(coerced55 !== undefined)) {
+        if (dataType55 == 'number' || dataType55 == 'boolean') {
+          coerced55 = '' + data55;
+        } else if (data55 === null) {
+          coerced55 = '';
+        } else {
+          const err100 = {
+            instancePath: instancePath + '/OLLAMA_HOST',
+            schemaPath: '#/properties/OLLAMA_HOST/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err100];
+          } else {
+            vErrors.push(err100);
+          }
+          errors++;
+        }
+      }
+      if (coerced55 !== undefined) {
+        data55 = coerced55;
+        if (data !== undefined) {
+          data['OLLAMA_HOST'] = coerced55;
         }
       }
     }
     if (data.AGENTIC_JUDGE_MODEL !== undefined) {
-      let data55 = data.AGENTIC_JUDGE_MODEL;
-      if (typeof data55 !== 'string') {
-        let dataType55 = typeof data55;
-        let coerced55 = undefined;
-        if (!(coerced55 !== undefined)) {
-          if (dataType55 == 'number' || dataType55 == 'boolean') {
-            coerced55 = '' + data55;
-          } else if (data55 === null) {
-            coerced55 = '';
+      let data56 = data.AGENTIC_JUDGE_MODEL;
+      if (typeof data56 !== 'string') {
+        let dataType56 = typeof data56;
+        let coerced56 = undefined;
+        if (!(coerced56 !== undefined)) {
+          if (dataType56 == 'number' || dataType56 == 'boolean') {
+            coerced56 = '' + data56;
+          } else if (data56 === null) {
+            coerced56 = '';
           } else {
-            const err100 = {
+            const err101 = {
               instancePath: instancePath + '/AGENTIC_JUDGE_MODEL',
               schemaPath: '#/properties/AGENTIC_JUDGE_MODEL/type',
               keyword: 'type',
@@ -3579,53 +3618,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err100];
+              vErrors = [err101];
             } else {
-              vErrors.push(err100);
+              vErrors.push(err101);
             }
             errors++;
           }
         }
-        if (coerced55 !== undefined) {
-          data55 = coerced55;
+        if (coerced56 !== undefined) {
+          data56 = coerced56;
           if (data !== undefined) {
-            data['AGENTIC_JUDGE_MODEL'] = coerced55;
+            data['AGENTIC_JUDGE_MODEL'] = coerced56;
           }
         }
       }
-      if (typeof data55 === 'string') {
-        if (func1(data55) < 1) {
-          const err101 = {
+      if (typeof data56 === 'string') {
+        if (func1(data56) < 1) {
+          const err102 = {
             instancePath: instancePath + '/AGENTIC_JUDGE_MODEL',
             schemaPath: '#/properties/AGENTIC_JUDGE_MODEL/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err101];
-          } else {
-            vErrors.push(err101);
-          }
-          errors++;
-        }
-      }
-    }
-    let data56 = data.AGENTIC_TRACING;
-    if (typeof data56 !== 'boolean') {
-      let coerced56 = undefined;
-      if (!(coerced56 !== undefined)) {
-        if (data56 === 'false' || data56 === 0 || data56 === null) {
-          coerced56 = false;
-        } else if (data56 === 'true' || data56 === 1) {
-          coerced56 = true;
-        } else {
-          const err102 = {
-            instancePath: instancePath + '/AGENTIC_TRACING',
-            schemaPath: '#/properties/AGENTIC_TRACING/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err102];
@@ -3635,14 +3649,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced56 !== undefined) {
-        data56 = coerced56;
-        if (data !== undefined) {
-          data['AGENTIC_TRACING'] = coerced56;
-        }
-      }
     }
-    let data57 = data.AGENTIC_TRACE_SENSITIVE;
+    let data57 = data.AGENTIC_TRACING;
     if (typeof data57 !== 'boolean') {
       let coerced57 = undefined;
       if (!(coerced57 !== undefined)) {
@@ -3652,8 +3660,8 @@ function validate20(
           coerced57 = true;
         } else {
           const err103 = {
-            instancePath: instancePath + '/AGENTIC_TRACE_SENSITIVE',
-            schemaPath: '#/properties/AGENTIC_TRACE_SENSITIVE/type',
+            instancePath: instancePath + '/AGENTIC_TRACING',
+            schemaPath: '#/properties/AGENTIC_TRACING/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
@@ -3669,28 +3677,25 @@ function validate20(
       if (coerced57 !== undefined) {
         data57 = coerced57;
         if (data !== undefined) {
-          data['AGENTIC_TRACE_SENSITIVE'] = coerced57;
+          data['AGENTIC_TRACING'] = coerced57;
         }
       }
     }
-    let data58 = data.AGENTIC_TRACE_SAMPLE_RATIO;
-    if (!(typeof data58 == 'number')) {
-      let dataType58 = typeof data58;
+    let data58 = data.AGENTIC_TRACE_SENSITIVE;
+    if (typeof data58 !== 'boolean') {
       let coerced58 = undefined;
       if (!(coerced58 !== undefined)) {
-        if (
-          dataType58 == 'boolean' ||
-          data58 === null ||
-          (dataType58 == 'string' && data58 && data58 == +data58)
-        ) {
-          coerced58 = +data58;
+        if (data58 === 'false' || data58 === 0 || data58 === null) {
+          coerced58 = false;
+        } else if (data58 === 'true' || data58 === 1) {
+          coerced58 = true;
         } else {
           const err104 = {
-            instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
-            schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/type',
+            instancePath: instancePath + '/AGENTIC_TRACE_SENSITIVE',
+            schemaPath: '#/properties/AGENTIC_TRACE_SENSITIVE/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err104];
@@ -3703,33 +3708,52 @@ function validate20(
       if (coerced58 !== undefined) {
         data58 = coerced58;
         if (data !== undefined) {
-          data['AGENTIC_TRACE_SAMPLE_RATIO'] = coerced58;
+          data['AGENTIC_TRACE_SENSITIVE'] = coerced58;
         }
       }
     }
-    if (typeof data58 == 'number') {
-      if (data58 > 1 || isNaN(data58)) {
-        const err105 = {
+    let data59 = data.AGENTIC_TRACE_SAMPLE_RATIO;
+    if (!(typeof data59 == 'number')) {
+      let dataType59 = typeof data59;
+      let coerced59 = undefined;
+      if (!(coerced59 !== undefined)) {
+        if (
+          dataType59 == 'boolean' ||
+          data59 === null ||
+          (dataType59 == 'string' && data59 && data59 == +data59)
+        ) {
+          coerced59 = +data59;
+        } else {
+          const err105 = {
+            instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
+            schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err105];
+          } else {
+            vErrors.push(err105);
+          }
+          errors++;
+        }
+      }
+      if (coerced59 !== undefined) {
+        data59 = coerced59;
+        if (data !== undefined) {
+          data['AGENTIC_TRACE_SAMPLE_RATIO'] = coerced59;
+        }
+      }
+    }
+    if (typeof data59 == 'number') {
+      if (data59 > 1 || isNaN(data59)) {
+        const err106 = {
           instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
           schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err105];
-        } else {
-          vErrors.push(err105);
-        }
-        errors++;
-      }
-      if (data58 < 0 || isNaN(data58)) {
-        const err106 = {
-          instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
-          schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err106];
@@ -3738,39 +3762,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data59 = data.AGENTIC_METRICS;
-    if (typeof data59 !== 'boolean') {
-      let coerced59 = undefined;
-      if (!(coerced59 !== undefined)) {
-        if (data59 === 'false' || data59 === 0 || data59 === null) {
-          coerced59 = false;
-        } else if (data59 === 'true' || data59 === 1) {
-          coerced59 = true;
+      if (data59 < 0 || isNaN(data59)) {
+        const err107 = {
+          instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
+          schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err107];
         } else {
-          const err107 = {
-            instancePath: instancePath + '/AGENTIC_METRICS',
-            schemaPath: '#/properties/AGENTIC_METRICS/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-          };
-          if (vErrors === null) {
-            vErrors = [err107];
-          } else {
-            vErrors.push(err107);
-          }
-          errors++;
+          vErrors.push(err107);
         }
-      }
-      if (coerced59 !== undefined) {
-        data59 = coerced59;
-        if (data !== undefined) {
-          data['AGENTIC_METRICS'] = coerced59;
-        }
+        errors++;
       }
     }
-    let data60 = data.AGENTIC_METRICS_PUBLIC;
+    let data60 = data.AGENTIC_METRICS;
     if (typeof data60 !== 'boolean') {
       let coerced60 = undefined;
       if (!(coerced60 !== undefined)) {
@@ -3780,8 +3788,8 @@ function validate20(
           coerced60 = true;
         } else {
           const err108 = {
-            instancePath: instancePath + '/AGENTIC_METRICS_PUBLIC',
-            schemaPath: '#/properties/AGENTIC_METRICS_PUBLIC/type',
+            instancePath: instancePath + '/AGENTIC_METRICS',
+            schemaPath: '#/properties/AGENTIC_METRICS/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
@@ -3797,26 +3805,25 @@ function validate20(
       if (coerced60 !== undefined) {
         data60 = coerced60;
         if (data !== undefined) {
-          data['AGENTIC_METRICS_PUBLIC'] = coerced60;
+          data['AGENTIC_METRICS'] = coerced60;
         }
       }
     }
-    let data61 = data.AGENTIC_RUNS_DIR;
-    if (typeof data61 !== 'string') {
-      let dataType61 = typeof data61;
+    let data61 = data.AGENTIC_METRICS_PUBLIC;
+    if (typeof data61 !== 'boolean') {
       let coerced61 = undefined;
       if (!(coerced61 !== undefined)) {
-        if (dataType61 == 'number' || dataType61 == 'boolean') {
-          coerced61 = '' + data61;
-        } else if (data61 === null) {
-          coerced61 = '';
+        if (data61 === 'false' || data61 === 0 || data61 === null) {
+          coerced61 = false;
+        } else if (data61 === 'true' || data61 === 1) {
+          coerced61 = true;
         } else {
           const err109 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_DIR',
-            schemaPath: '#/properties/AGENTIC_RUNS_DIR/type',
+            instancePath: instancePath + '/AGENTIC_METRICS_PUBLIC',
+            schemaPath: '#/properties/AGENTIC_METRICS_PUBLIC/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err109];
@@ -3829,50 +3836,31 @@ function validate20(
       if (coerced61 !== undefined) {
         data61 = coerced61;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_DIR'] = coerced61;
+          data['AGENTIC_METRICS_PUBLIC'] = coerced61;
         }
       }
     }
-    if (typeof data61 === 'string') {
-      if (func1(data61) < 1) {
-        const err110 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_DIR',
-          schemaPath: '#/properties/AGENTIC_RUNS_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
-        };
-        if (vErrors === null) {
-          vErrors = [err110];
-        } else {
-          vErrors.push(err110);
-        }
-        errors++;
-      }
-    }
-    let data62 = data.AGENTIC_RUNS_MIN_FREE_MB;
-    if (!(typeof data62 == 'number' && !(data62 % 1) && !isNaN(data62))) {
+    let data62 = data.AGENTIC_RUNS_DIR;
+    if (typeof data62 !== 'string') {
       let dataType62 = typeof data62;
       let coerced62 = undefined;
       if (!(coerced62 !== undefined)) {
-        if (
-          dataType62 === 'boolean' ||
-          data62 === null ||
-          (dataType62 === 'string' && data62 && data62 == +data62 && !(data62 % 1))
-        ) {
-          coerced62 = +data62;
+        if (dataType62 == 'number' || dataType62 == 'boolean') {
+          coerced62 = '' + data62;
+        } else if (data62 === null) {
+          coerced62 = '';
         } else {
-          const err111 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
-            schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/type',
+          const err110 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_DIR',
+            schemaPath: '#/properties/AGENTIC_RUNS_DIR/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err111];
+            vErrors = [err110];
           } else {
-            vErrors.push(err111);
+            vErrors.push(err110);
           }
           errors++;
         }
@@ -3880,50 +3868,50 @@ function validate20(
       if (coerced62 !== undefined) {
         data62 = coerced62;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_MIN_FREE_MB'] = coerced62;
+          data['AGENTIC_RUNS_DIR'] = coerced62;
         }
       }
     }
-    if (typeof data62 == 'number') {
-      if (data62 < 0 || isNaN(data62)) {
-        const err112 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
-          schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+    if (typeof data62 === 'string') {
+      if (func1(data62) < 1) {
+        const err111 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_DIR',
+          schemaPath: '#/properties/AGENTIC_RUNS_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err112];
+          vErrors = [err111];
         } else {
-          vErrors.push(err112);
+          vErrors.push(err111);
         }
         errors++;
       }
     }
-    let data63 = data.AGENTIC_RUNS_RETENTION_DAYS;
-    if (!(typeof data63 == 'number')) {
+    let data63 = data.AGENTIC_RUNS_MIN_FREE_MB;
+    if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63))) {
       let dataType63 = typeof data63;
       let coerced63 = undefined;
       if (!(coerced63 !== undefined)) {
         if (
-          dataType63 == 'boolean' ||
+          dataType63 === 'boolean' ||
           data63 === null ||
-          (dataType63 == 'string' && data63 && data63 == +data63)
+          (dataType63 === 'string' && data63 && data63 == +data63 && !(data63 % 1))
         ) {
           coerced63 = +data63;
         } else {
-          const err113 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
-            schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/type',
+          const err112 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
+            schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err113];
+            vErrors = [err112];
           } else {
-            vErrors.push(err113);
+            vErrors.push(err112);
           }
           errors++;
         }
@@ -3931,50 +3919,50 @@ function validate20(
       if (coerced63 !== undefined) {
         data63 = coerced63;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_RETENTION_DAYS'] = coerced63;
+          data['AGENTIC_RUNS_MIN_FREE_MB'] = coerced63;
         }
       }
     }
     if (typeof data63 == 'number') {
       if (data63 < 0 || isNaN(data63)) {
-        const err114 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
-          schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/minimum',
+        const err113 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
+          schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err114];
+          vErrors = [err113];
         } else {
-          vErrors.push(err114);
+          vErrors.push(err113);
         }
         errors++;
       }
     }
-    let data64 = data.AGENTIC_RUNS_MAX;
-    if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64))) {
+    let data64 = data.AGENTIC_RUNS_RETENTION_DAYS;
+    if (!(typeof data64 == 'number')) {
       let dataType64 = typeof data64;
       let coerced64 = undefined;
       if (!(coerced64 !== undefined)) {
         if (
-          dataType64 === 'boolean' ||
+          dataType64 == 'boolean' ||
           data64 === null ||
-          (dataType64 === 'string' && data64 && data64 == +data64 && !(data64 % 1))
+          (dataType64 == 'string' && data64 && data64 == +data64)
         ) {
           coerced64 = +data64;
         } else {
-          const err115 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_MAX',
-            schemaPath: '#/properties/AGENTIC_RUNS_MAX/type',
+          const err114 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
+            schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err115];
+            vErrors = [err114];
           } else {
-            vErrors.push(err115);
+            vErrors.push(err114);
           }
           errors++;
         }
@@ -3982,50 +3970,50 @@ function validate20(
       if (coerced64 !== undefined) {
         data64 = coerced64;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_MAX'] = coerced64;
+          data['AGENTIC_RUNS_RETENTION_DAYS'] = coerced64;
         }
       }
     }
     if (typeof data64 == 'number') {
       if (data64 < 0 || isNaN(data64)) {
-        const err116 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_MAX',
-          schemaPath: '#/properties/AGENTIC_RUNS_MAX/minimum',
+        const err115 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
+          schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err116];
+          vErrors = [err115];
         } else {
-          vErrors.push(err116);
+          vErrors.push(err115);
         }
         errors++;
       }
     }
-    let data65 = data.AGENTIC_RUN_CACHE_MB;
-    if (!(typeof data65 == 'number')) {
+    let data65 = data.AGENTIC_RUNS_MAX;
+    if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65))) {
       let dataType65 = typeof data65;
       let coerced65 = undefined;
       if (!(coerced65 !== undefined)) {
         if (
-          dataType65 == 'boolean' ||
+          dataType65 === 'boolean' ||
           data65 === null ||
-          (dataType65 == 'string' && data65 && data65 == +data65)
+          (dataType65 === 'string' && data65 && data65 == +data65 && !(data65 % 1))
         ) {
           coerced65 = +data65;
         } else {
-          const err117 = {
-            instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
-            schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/type',
+          const err116 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_MAX',
+            schemaPath: '#/properties/AGENTIC_RUNS_MAX/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err117];
+            vErrors = [err116];
           } else {
-            vErrors.push(err117);
+            vErrors.push(err116);
           }
           errors++;
         }
@@ -4033,50 +4021,50 @@ function validate20(
       if (coerced65 !== undefined) {
         data65 = coerced65;
         if (data !== undefined) {
-          data['AGENTIC_RUN_CACHE_MB'] = coerced65;
+          data['AGENTIC_RUNS_MAX'] = coerced65;
         }
       }
     }
     if (typeof data65 == 'number') {
       if (data65 < 0 || isNaN(data65)) {
-        const err118 = {
-          instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
-          schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/minimum',
+        const err117 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_MAX',
+          schemaPath: '#/properties/AGENTIC_RUNS_MAX/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err118];
+          vErrors = [err117];
         } else {
-          vErrors.push(err118);
+          vErrors.push(err117);
         }
         errors++;
       }
     }
-    let data66 = data.AGENTIC_WRITE_CONCURRENCY;
-    if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66))) {
+    let data66 = data.AGENTIC_RUN_CACHE_MB;
+    if (!(typeof data66 == 'number')) {
       let dataType66 = typeof data66;
       let coerced66 = undefined;
       if (!(coerced66 !== undefined)) {
         if (
-          dataType66 === 'boolean' ||
+          dataType66 == 'boolean' ||
           data66 === null ||
-          (dataType66 === 'string' && data66 && data66 == +data66 && !(data66 % 1))
+          (dataType66 == 'string' && data66 && data66 == +data66)
         ) {
           coerced66 = +data66;
         } else {
-          const err119 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/type',
+          const err118 = {
+            instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
+            schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err119];
+            vErrors = [err118];
           } else {
-            vErrors.push(err119);
+            vErrors.push(err118);
           }
           errors++;
         }
@@ -4084,33 +4072,69 @@ function validate20(
       if (coerced66 !== undefined) {
         data66 = coerced66;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_CONCURRENCY'] = coerced66;
+          data['AGENTIC_RUN_CACHE_MB'] = coerced66;
         }
       }
     }
     if (typeof data66 == 'number') {
-      if (data66 > 1024 || isNaN(data66)) {
-        const err120 = {
+      if (data66 < 0 || isNaN(data66)) {
+        const err119 = {
+          instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
+          schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err119];
+        } else {
+          vErrors.push(err119);
+        }
+        errors++;
+      }
+    }
+    let data67 = data.AGENTIC_WRITE_CONCURRENCY;
+    if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67))) {
+      let dataType67 = typeof data67;
+      let coerced67 = undefined;
+      if (!(coerced67 !== undefined)) {
+        if (
+          dataType67 === 'boolean' ||
+          data67 === null ||
+          (dataType67 === 'string' && data67 && data67 == +data67 && !(data67 % 1))
+        ) {
+          coerced67 = +data67;
+        } else {
+          const err120 = {
+            instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err120];
+          } else {
+            vErrors.push(err120);
+          }
+          errors++;
+        }
+      }
+      if (coerced67 !== undefined) {
+        data67 = coerced67;
+        if (data !== undefined) {
+          data['AGENTIC_WRITE_CONCURRENCY'] = coerced67;
+        }
+      }
+    }
+    if (typeof data67 == 'number') {
+      if (data67 > 1024 || isNaN(data67)) {
+        const err121 = {
           instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1024 },
           message: 'must be <= 1024',
-        };
-        if (vErrors === null) {
-          vErrors = [err120];
-        } else {
-          vErrors.push(err120);
-        }
-        errors++;
-      }
-      if (data66 < 1 || isNaN(data66)) {
-        const err121 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err121];
@@ -4119,18 +4143,33 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data67 = data.AGENTIC_WRITE_SYNC;
-    if (typeof data67 !== 'string') {
-      let dataType67 = typeof data67;
-      let coerced67 = undefined;
-      if (!(coerced67 !== undefined)) {
-        if (dataType67 == 'number' || dataType67 == 'boolean') {
-          coerced67 = '' + data67;
-        } else if (data67 === null) {
-          coerced67 = '';
+      if (data67 < 1 || isNaN(data67)) {
+        const err122 = {
+          instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err122];
         } else {
-          const err122 = {
+          vErrors.push(err122);
+        }
+        errors++;
+      }
+    }
+    let data68 = data.AGENTIC_WRITE_SYNC;
+    if (typeof data68 !== 'string') {
+      let dataType68 = typeof data68;
+      let coerced68 = undefined;
+      if (!(coerced68 !== undefined)) {
+        if (dataType68 == 'number' || dataType68 == 'boolean') {
+          coerced68 = '' + data68;
+        } else if (data68 === null) {
+          coerced68 = '';
+        } else {
+          const err123 = {
             instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
             schemaPath: '#/properties/AGENTIC_WRITE_SYNC/type',
             keyword: 'type',
@@ -4138,58 +4177,9 @@ function validate20(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err122];
+            vErrors = [err123];
           } else {
-            vErrors.push(err122);
-          }
-          errors++;
-        }
-      }
-      if (coerced67 !== undefined) {
-        data67 = coerced67;
-        if (data !== undefined) {
-          data['AGENTIC_WRITE_SYNC'] = coerced67;
-        }
-      }
-    }
-    if (!(data67 === 'log' || data67 === 'file' || data67 === 'off')) {
-      const err123 = {
-        instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
-        schemaPath: '#/properties/AGENTIC_WRITE_SYNC/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_WRITE_SYNC.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err123];
-      } else {
-        vErrors.push(err123);
-      }
-      errors++;
-    }
-    let data68 = data.AGENTIC_WRITE_QUEUE_MAX;
-    if (!(typeof data68 == 'number' && !(data68 % 1) && !isNaN(data68))) {
-      let dataType68 = typeof data68;
-      let coerced68 = undefined;
-      if (!(coerced68 !== undefined)) {
-        if (
-          dataType68 === 'boolean' ||
-          data68 === null ||
-          (dataType68 === 'string' && data68 && data68 == +data68 && !(data68 % 1))
-        ) {
-          coerced68 = +data68;
-        } else {
-          const err124 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
-            schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err124];
-          } else {
-            vErrors.push(err124);
+            vErrors.push(err123);
           }
           errors++;
         }
@@ -4197,28 +4187,26 @@ function validate20(
       if (coerced68 !== undefined) {
         data68 = coerced68;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_QUEUE_MAX'] = coerced68;
+          data['AGENTIC_WRITE_SYNC'] = coerced68;
         }
       }
     }
-    if (typeof data68 == 'number') {
-      if (data68 < 1 || isNaN(data68)) {
-        const err125 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
-          schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err125];
-        } else {
-          vErrors.push(err125);
-        }
-        errors++;
+    if (!(data68 === 'log' || data68 === 'file' || data68 === 'off')) {
+      const err124 = {
+        instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
+        schemaPath: '#/properties/AGENTIC_WRITE_SYNC/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_WRITE_SYNC.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err124];
+      } else {
+        vErrors.push(err124);
       }
+      errors++;
     }
-    let data69 = data.AGENTIC_WRITE_RETRY_MAX_MS;
+    let data69 = data.AGENTIC_WRITE_QUEUE_MAX;
     if (!(typeof data69 == 'number' && !(data69 % 1) && !isNaN(data69))) {
       let dataType69 = typeof data69;
       let coerced69 = undefined;
@@ -4230,17 +4218,17 @@ function validate20(
         ) {
           coerced69 = +data69;
         } else {
-          const err126 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
-            schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/type',
+          const err125 = {
+            instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
+            schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err126];
+            vErrors = [err125];
           } else {
-            vErrors.push(err126);
+            vErrors.push(err125);
           }
           errors++;
         }
@@ -4248,50 +4236,50 @@ function validate20(
       if (coerced69 !== undefined) {
         data69 = coerced69;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_RETRY_MAX_MS'] = coerced69;
+          data['AGENTIC_WRITE_QUEUE_MAX'] = coerced69;
         }
       }
     }
     if (typeof data69 == 'number') {
       if (data69 < 1 || isNaN(data69)) {
-        const err127 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
-          schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/minimum',
+        const err126 = {
+          instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
+          schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err127];
+          vErrors = [err126];
         } else {
-          vErrors.push(err127);
+          vErrors.push(err126);
         }
         errors++;
       }
     }
-    let data70 = data.AGENTIC_OWNER_LEASE_SECONDS;
-    if (!(typeof data70 == 'number')) {
+    let data70 = data.AGENTIC_WRITE_RETRY_MAX_MS;
+    if (!(typeof data70 == 'number' && !(data70 % 1) && !isNaN(data70))) {
       let dataType70 = typeof data70;
       let coerced70 = undefined;
       if (!(coerced70 !== undefined)) {
         if (
-          dataType70 == 'boolean' ||
+          dataType70 === 'boolean' ||
           data70 === null ||
-          (dataType70 == 'string' && data70 && data70 == +data70)
+          (dataType70 === 'string' && data70 && data70 == +data70 && !(data70 % 1))
         ) {
           coerced70 = +data70;
         } else {
-          const err128 = {
-            instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/type',
+          const err127 = {
+            instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
+            schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err128];
+            vErrors = [err127];
           } else {
-            vErrors.push(err128);
+            vErrors.push(err127);
           }
           errors++;
         }
@@ -4299,13 +4287,64 @@ function validate20(
       if (coerced70 !== undefined) {
         data70 = coerced70;
         if (data !== undefined) {
-          data['AGENTIC_OWNER_LEASE_SECONDS'] = coerced70;
+          data['AGENTIC_WRITE_RETRY_MAX_MS'] = coerced70;
         }
       }
     }
     if (typeof data70 == 'number') {
-      if (data70 < 0.3 || isNaN(data70)) {
-        const err129 = {
+      if (data70 < 1 || isNaN(data70)) {
+        const err128 = {
+          instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
+          schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err128];
+        } else {
+          vErrors.push(err128);
+        }
+        errors++;
+      }
+    }
+    let data71 = data.AGENTIC_OWNER_LEASE_SECONDS;
+    if (!(typeof data71 == 'number')) {
+      let dataType71 = typeof data71;
+      let coerced71 = undefined;
+      if (!(coerced71 !== undefined)) {
+        if (
+          dataType71 == 'boolean' ||
+          data71 === null ||
+          (dataType71 == 'string' && data71 && data71 == +data71)
+        ) {
+          coerced71 = +data71;
+        } else {
+          const err129 = {
+            instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err129];
+          } else {
+            vErrors.push(err129);
+          }
+          errors++;
+        }
+      }
+      if (coerced71 !== undefined) {
+        data71 = coerced71;
+        if (data !== undefined) {
+          data['AGENTIC_OWNER_LEASE_SECONDS'] = coerced71;
+        }
+      }
+    }
+    if (typeof data71 == 'number') {
+      if (data71 < 0.3 || isNaN(data71)) {
+        const err130 = {
           instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
           schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/minimum',
           keyword: 'minimum',
@@ -4313,25 +4352,25 @@ function validate20(
           message: 'must be >= 0.3',
         };
         if (vErrors === null) {
-          vErrors = [err129];
+          vErrors = [err130];
         } else {
-          vErrors.push(err129);
+          vErrors.push(err130);
         }
         errors++;
       }
     }
     if (data.AGENTIC_WORKFLOWS_DIR !== undefined) {
-      let data71 = data.AGENTIC_WORKFLOWS_DIR;
-      if (typeof data71 !== 'string') {
-        let dataType71 = typeof data71;
-        let coerced71 = undefined;
-        if (!(coerced71 !== undefined)) {
-          if (dataType71 == 'number' || dataType71 == 'boolean') {
-            coerced71 = '' + data71;
-          } else if (data71 === null) {
-            coerced71 = '';
+      let data72 = data.AGENTIC_WORKFLOWS_DIR;
+      if (typeof data72 !== 'string') {
+        let dataType72 = typeof data72;
+        let coerced72 = undefined;
+        if (!(coerced72 !== undefined)) {
+          if (dataType72 == 'number' || dataType72 == 'boolean') {
+            coerced72 = '' + data72;
+          } else if (data72 === null) {
+            coerced72 = '';
           } else {
-            const err130 = {
+            const err131 = {
               instancePath: instancePath + '/AGENTIC_WORKFLOWS_DIR',
               schemaPath: '#/properties/AGENTIC_WORKFLOWS_DIR/type',
               keyword: 'type',
@@ -4339,56 +4378,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err130];
+              vErrors = [err131];
             } else {
-              vErrors.push(err130);
+              vErrors.push(err131);
             }
             errors++;
           }
         }
-        if (coerced71 !== undefined) {
-          data71 = coerced71;
+        if (coerced72 !== undefined) {
+          data72 = coerced72;
           if (data !== undefined) {
-            data['AGENTIC_WORKFLOWS_DIR'] = coerced71;
+            data['AGENTIC_WORKFLOWS_DIR'] = coerced72;
           }
         }
       }
-      if (typeof data71 === 'string') {
-        if (func1(data71) < 1) {
-          const err131 = {
+      if (typeof data72 === 'string') {
+        if (func1(data72) < 1) {
+          const err132 = {
             instancePath: instancePath + '/AGENTIC_WORKFLOWS_DIR',
             schemaPath: '#/properties/AGENTIC_WORKFLOWS_DIR/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err131];
-          } else {
-            vErrors.push(err131);
-          }
-          errors++;
-        }
-      }
-    }
-    let data72 = data.AGENTIC_MAX_CONCURRENCY;
-    if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72))) {
-      let dataType72 = typeof data72;
-      let coerced72 = undefined;
-      if (!(coerced72 !== undefined)) {
-        if (
-          dataType72 === 'boolean' ||
-          data72 === null ||
-          (dataType72 === 'string' && data72 && data72 == +data72 && !(data72 % 1))
-        ) {
-          coerced72 = +data72;
-        } else {
-          const err132 = {
-            instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err132];
@@ -4398,46 +4409,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced72 !== undefined) {
-        data72 = coerced72;
-        if (data !== undefined) {
-          data['AGENTIC_MAX_CONCURRENCY'] = coerced72;
-        }
-      }
     }
-    if (typeof data72 == 'number') {
-      if (data72 > 10000 || isNaN(data72)) {
-        const err133 = {
-          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 10000 },
-          message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err133];
-        } else {
-          vErrors.push(err133);
-        }
-        errors++;
-      }
-      if (data72 < 1 || isNaN(data72)) {
-        const err134 = {
-          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err134];
-        } else {
-          vErrors.push(err134);
-        }
-        errors++;
-      }
-    }
-    let data73 = data.AGENTIC_MAX_ACTIVE_RUNS;
+    let data73 = data.AGENTIC_MAX_CONCURRENCY;
     if (!(typeof data73 == 'number' && !(data73 % 1) && !isNaN(data73))) {
       let dataType73 = typeof data73;
       let coerced73 = undefined;
@@ -4449,17 +4422,17 @@ function validate20(
         ) {
           coerced73 = +data73;
         } else {
-          const err135 = {
-            instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
-            schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/type',
+          const err133 = {
+            instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err135];
+            vErrors = [err133];
           } else {
-            vErrors.push(err135);
+            vErrors.push(err133);
           }
           errors++;
         }
@@ -4467,50 +4440,65 @@ function validate20(
       if (coerced73 !== undefined) {
         data73 = coerced73;
         if (data !== undefined) {
-          data['AGENTIC_MAX_ACTIVE_RUNS'] = coerced73;
+          data['AGENTIC_MAX_CONCURRENCY'] = coerced73;
         }
       }
     }
     if (typeof data73 == 'number') {
+      if (data73 > 10000 || isNaN(data73)) {
+        const err134 = {
+          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 10000 },
+          message: 'must be <= 10000',
+        };
+        if (vErrors === null) {
+          vErrors = [err134];
+        } else {
+          vErrors.push(err134);
+        }
+        errors++;
+      }
       if (data73 < 1 || isNaN(data73)) {
-        const err136 = {
-          instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
-          schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/minimum',
+        const err135 = {
+          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err136];
+          vErrors = [err135];
         } else {
-          vErrors.push(err136);
+          vErrors.push(err135);
         }
         errors++;
       }
     }
-    let data74 = data.AGENTIC_STEP_TIMEOUT_SECONDS;
-    if (!(typeof data74 == 'number')) {
+    let data74 = data.AGENTIC_MAX_ACTIVE_RUNS;
+    if (!(typeof data74 == 'number' && !(data74 % 1) && !isNaN(data74))) {
       let dataType74 = typeof data74;
       let coerced74 = undefined;
       if (!(coerced74 !== undefined)) {
         if (
-          dataType74 == 'boolean' ||
+          dataType74 === 'boolean' ||
           data74 === null ||
-          (dataType74 == 'string' && data74 && data74 == +data74)
+          (dataType74 === 'string' && data74 && data74 == +data74 && !(data74 % 1))
         ) {
           coerced74 = +data74;
         } else {
-          const err137 = {
-            instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-            schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/type',
+          const err136 = {
+            instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
+            schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err137];
+            vErrors = [err136];
           } else {
-            vErrors.push(err137);
+            vErrors.push(err136);
           }
           errors++;
         }
@@ -4518,33 +4506,69 @@ function validate20(
       if (coerced74 !== undefined) {
         data74 = coerced74;
         if (data !== undefined) {
-          data['AGENTIC_STEP_TIMEOUT_SECONDS'] = coerced74;
+          data['AGENTIC_MAX_ACTIVE_RUNS'] = coerced74;
         }
       }
     }
     if (typeof data74 == 'number') {
-      if (data74 > 604800 || isNaN(data74)) {
-        const err138 = {
+      if (data74 < 1 || isNaN(data74)) {
+        const err137 = {
+          instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
+          schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err137];
+        } else {
+          vErrors.push(err137);
+        }
+        errors++;
+      }
+    }
+    let data75 = data.AGENTIC_STEP_TIMEOUT_SECONDS;
+    if (!(typeof data75 == 'number')) {
+      let dataType75 = typeof data75;
+      let coerced75 = undefined;
+      if (!(coerced75 !== undefined)) {
+        if (
+          dataType75 == 'boolean' ||
+          data75 === null ||
+          (dataType75 == 'string' && data75 && data75 == +data75)
+        ) {
+          coerced75 = +data75;
+        } else {
+          const err138 = {
+            instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+            schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err138];
+          } else {
+            vErrors.push(err138);
+          }
+          errors++;
+        }
+      }
+      if (coerced75 !== undefined) {
+        data75 = coerced75;
+        if (data !== undefined) {
+          data['AGENTIC_STEP_TIMEOUT_SECONDS'] = coerced75;
+        }
+      }
+    }
+    if (typeof data75 == 'number') {
+      if (data75 > 604800 || isNaN(data75)) {
+        const err139 = {
           instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
           schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 604800 },
           message: 'must be <= 604800',
-        };
-        if (vErrors === null) {
-          vErrors = [err138];
-        } else {
-          vErrors.push(err138);
-        }
-        errors++;
-      }
-      if (data74 <= 0 || isNaN(data74)) {
-        const err139 = {
-          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
         };
         if (vErrors === null) {
           vErrors = [err139];
@@ -4553,59 +4577,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data75 = data.AGENTIC_MAX_BODY_BYTES;
-    if (!(typeof data75 == 'number' && !(data75 % 1) && !isNaN(data75))) {
-      let dataType75 = typeof data75;
-      let coerced75 = undefined;
-      if (!(coerced75 !== undefined)) {
-        if (
-          dataType75 === 'boolean' ||
-          data75 === null ||
-          (dataType75 === 'string' && data75 && data75 == +data75 && !(data75 % 1))
-        ) {
-          coerced75 = +data75;
-        } else {
-          const err140 = {
-            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err140];
-          } else {
-            vErrors.push(err140);
-          }
-          errors++;
-        }
-      }
-      if (coerced75 !== undefined) {
-        data75 = coerced75;
-        if (data !== undefined) {
-          data['AGENTIC_MAX_BODY_BYTES'] = coerced75;
-        }
-      }
-    }
-    if (typeof data75 == 'number') {
-      if (data75 < 1024 || isNaN(data75)) {
-        const err141 = {
-          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+      if (data75 <= 0 || isNaN(data75)) {
+        const err140 = {
+          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
         };
         if (vErrors === null) {
-          vErrors = [err141];
+          vErrors = [err140];
         } else {
-          vErrors.push(err141);
+          vErrors.push(err140);
         }
         errors++;
       }
     }
-    let data76 = data.AGENTIC_MAX_YAML_BYTES;
+    let data76 = data.AGENTIC_MAX_BODY_BYTES;
     if (!(typeof data76 == 'number' && !(data76 % 1) && !isNaN(data76))) {
       let dataType76 = typeof data76;
       let coerced76 = undefined;
@@ -4617,17 +4605,17 @@ function validate20(
         ) {
           coerced76 = +data76;
         } else {
-          const err142 = {
-            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
+          const err141 = {
+            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err142];
+            vErrors = [err141];
           } else {
-            vErrors.push(err142);
+            vErrors.push(err141);
           }
           errors++;
         }
@@ -4635,28 +4623,28 @@ function validate20(
       if (coerced76 !== undefined) {
         data76 = coerced76;
         if (data !== undefined) {
-          data['AGENTIC_MAX_YAML_BYTES'] = coerced76;
+          data['AGENTIC_MAX_BODY_BYTES'] = coerced76;
         }
       }
     }
     if (typeof data76 == 'number') {
       if (data76 < 1024 || isNaN(data76)) {
-        const err143 = {
-          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
+        const err142 = {
+          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err143];
+          vErrors = [err142];
         } else {
-          vErrors.push(err143);
+          vErrors.push(err142);
         }
         errors++;
       }
     }
-    let data77 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
+    let data77 = data.AGENTIC_MAX_YAML_BYTES;
     if (!(typeof data77 == 'number' && !(data77 % 1) && !isNaN(data77))) {
       let dataType77 = typeof data77;
       let coerced77 = undefined;
@@ -4668,17 +4656,17 @@ function validate20(
         ) {
           coerced77 = +data77;
         } else {
-          const err144 = {
-            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
+          const err143 = {
+            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err144];
+            vErrors = [err143];
           } else {
-            vErrors.push(err144);
+            vErrors.push(err143);
           }
           errors++;
         }
@@ -4686,28 +4674,28 @@ function validate20(
       if (coerced77 !== undefined) {
         data77 = coerced77;
         if (data !== undefined) {
-          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced77;
+          data['AGENTIC_MAX_YAML_BYTES'] = coerced77;
         }
       }
     }
     if (typeof data77 == 'number') {
       if (data77 < 1024 || isNaN(data77)) {
-        const err145 = {
-          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
+        const err144 = {
+          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err145];
+          vErrors = [err144];
         } else {
-          vErrors.push(err145);
+          vErrors.push(err144);
         }
         errors++;
       }
     }
-    let data78 = data.AGENTIC_MAX_TEMPLATE_BYTES;
+    let data78 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
     if (!(typeof data78 == 'number' && !(data78 % 1) && !isNaN(data78))) {
       let dataType78 = typeof data78;
       let coerced78 = undefined;
@@ -4719,17 +4707,17 @@ function validate20(
         ) {
           coerced78 = +data78;
         } else {
-          const err146 = {
-            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
+          const err145 = {
+            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err146];
+            vErrors = [err145];
           } else {
-            vErrors.push(err146);
+            vErrors.push(err145);
           }
           errors++;
         }
@@ -4737,28 +4725,28 @@ function validate20(
       if (coerced78 !== undefined) {
         data78 = coerced78;
         if (data !== undefined) {
-          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced78;
+          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced78;
         }
       }
     }
     if (typeof data78 == 'number') {
       if (data78 < 1024 || isNaN(data78)) {
-        const err147 = {
-          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
+        const err146 = {
+          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err147];
+          vErrors = [err146];
         } else {
-          vErrors.push(err147);
+          vErrors.push(err146);
         }
         errors++;
       }
     }
-    let data79 = data.AGENTIC_MAX_STEP_IO_BYTES;
+    let data79 = data.AGENTIC_MAX_TEMPLATE_BYTES;
     if (!(typeof data79 == 'number' && !(data79 % 1) && !isNaN(data79))) {
       let dataType79 = typeof data79;
       let coerced79 = undefined;
@@ -4770,17 +4758,17 @@ function validate20(
         ) {
           coerced79 = +data79;
         } else {
-          const err148 = {
-            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
+          const err147 = {
+            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err148];
+            vErrors = [err147];
           } else {
-            vErrors.push(err148);
+            vErrors.push(err147);
           }
           errors++;
         }
@@ -4788,28 +4776,28 @@ function validate20(
       if (coerced79 !== undefined) {
         data79 = coerced79;
         if (data !== undefined) {
-          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced79;
+          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced79;
         }
       }
     }
     if (typeof data79 == 'number') {
       if (data79 < 1024 || isNaN(data79)) {
-        const err149 = {
-          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
+        const err148 = {
+          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err149];
+          vErrors = [err148];
         } else {
-          vErrors.push(err149);
+          vErrors.push(err148);
         }
         errors++;
       }
     }
-    let data80 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
+    let data80 = data.AGENTIC_MAX_STEP_IO_BYTES;
     if (!(typeof data80 == 'number' && !(data80 % 1) && !isNaN(data80))) {
       let dataType80 = typeof data80;
       let coerced80 = undefined;
@@ -4821,17 +4809,17 @@ function validate20(
         ) {
           coerced80 = +data80;
         } else {
-          const err150 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
+          const err149 = {
+            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err150];
+            vErrors = [err149];
           } else {
-            vErrors.push(err150);
+            vErrors.push(err149);
           }
           errors++;
         }
@@ -4839,28 +4827,28 @@ function validate20(
       if (coerced80 !== undefined) {
         data80 = coerced80;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced80;
+          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced80;
         }
       }
     }
     if (typeof data80 == 'number') {
-      if (data80 < 65536 || isNaN(data80)) {
-        const err151 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
+      if (data80 < 1024 || isNaN(data80)) {
+        const err150 = {
+          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 65536 },
-          message: 'must be >= 65536',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err151];
+          vErrors = [err150];
         } else {
-          vErrors.push(err151);
+          vErrors.push(err150);
         }
         errors++;
       }
     }
-    let data81 = data.AGENTIC_MAX_RUN_BYTES;
+    let data81 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
     if (!(typeof data81 == 'number' && !(data81 % 1) && !isNaN(data81))) {
       let dataType81 = typeof data81;
       let coerced81 = undefined;
@@ -4872,17 +4860,17 @@ function validate20(
         ) {
           coerced81 = +data81;
         } else {
-          const err152 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
+          const err151 = {
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err152];
+            vErrors = [err151];
           } else {
-            vErrors.push(err152);
+            vErrors.push(err151);
           }
           errors++;
         }
@@ -4890,28 +4878,28 @@ function validate20(
       if (coerced81 !== undefined) {
         data81 = coerced81;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_BYTES'] = coerced81;
+          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced81;
         }
       }
     }
     if (typeof data81 == 'number') {
-      if (data81 < 0 || isNaN(data81)) {
-        const err153 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
+      if (data81 < 65536 || isNaN(data81)) {
+        const err152 = {
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 65536 },
+          message: 'must be >= 65536',
         };
         if (vErrors === null) {
-          vErrors = [err153];
+          vErrors = [err152];
         } else {
-          vErrors.push(err153);
+          vErrors.push(err152);
         }
         errors++;
       }
     }
-    let data82 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    let data82 = data.AGENTIC_MAX_RUN_BYTES;
     if (!(typeof data82 == 'number' && !(data82 % 1) && !isNaN(data82))) {
       let dataType82 = typeof data82;
       let coerced82 = undefined;
@@ -4923,17 +4911,17 @@ function validate20(
         ) {
           coerced82 = +data82;
         } else {
-          const err154 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
+          const err153 = {
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err154];
+            vErrors = [err153];
           } else {
-            vErrors.push(err154);
+            vErrors.push(err153);
           }
           errors++;
         }
@@ -4941,48 +4929,50 @@ function validate20(
       if (coerced82 !== undefined) {
         data82 = coerced82;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced82;
+          data['AGENTIC_MAX_RUN_BYTES'] = coerced82;
         }
       }
     }
     if (typeof data82 == 'number') {
       if (data82 < 0 || isNaN(data82)) {
-        const err155 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+        const err154 = {
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err155];
+          vErrors = [err154];
         } else {
-          vErrors.push(err155);
+          vErrors.push(err154);
         }
         errors++;
       }
     }
-    let data83 = data.AGENTIC_LOCAL_DATASETS_DIR;
-    if (typeof data83 !== 'string') {
+    let data83 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    if (!(typeof data83 == 'number' && !(data83 % 1) && !isNaN(data83))) {
       let dataType83 = typeof data83;
       let coerced83 = undefined;
       if (!(coerced83 !== undefined)) {
-        if (dataType83 == 'number' || dataType83 == 'boolean') {
-          coerced83 = '' + data83;
-        } else if (data83 === null) {
-          coerced83 = '';
+        if (
+          dataType83 === 'boolean' ||
+          data83 === null ||
+          (dataType83 === 'string' && data83 && data83 == +data83 && !(data83 % 1))
+        ) {
+          coerced83 = +data83;
         } else {
-          const err156 = {
-            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
+          const err155 = {
+            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err156];
+            vErrors = [err155];
           } else {
-            vErrors.push(err156);
+            vErrors.push(err155);
           }
           errors++;
         }
@@ -4990,50 +4980,48 @@ function validate20(
       if (coerced83 !== undefined) {
         data83 = coerced83;
         if (data !== undefined) {
-          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced83;
+          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced83;
         }
       }
     }
-    if (typeof data83 === 'string') {
-      if (func1(data83) < 1) {
-        const err157 = {
-          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+    if (typeof data83 == 'number') {
+      if (data83 < 0 || isNaN(data83)) {
+        const err156 = {
+          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err157];
+          vErrors = [err156];
         } else {
-          vErrors.push(err157);
+          vErrors.push(err156);
         }
         errors++;
       }
     }
-    let data84 = data.AGENTIC_MAX_DATASET_BYTES;
-    if (!(typeof data84 == 'number' && !(data84 % 1) && !isNaN(data84))) {
+    let data84 = data.AGENTIC_LOCAL_DATASETS_DIR;
+    if (typeof data84 !== 'string') {
       let dataType84 = typeof data84;
       let coerced84 = undefined;
       if (!(coerced84 !== undefined)) {
-        if (
-          dataType84 === 'boolean' ||
-          data84 === null ||
-          (dataType84 === 'string' && data84 && data84 == +data84 && !(data84 % 1))
-        ) {
-          coerced84 = +data84;
+        if (dataType84 == 'number' || dataType84 == 'boolean') {
+          coerced84 = '' + data84;
+        } else if (data84 === null) {
+          coerced84 = '';
         } else {
-          const err158 = {
-            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
+          const err157 = {
+            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err158];
+            vErrors = [err157];
           } else {
-            vErrors.push(err158);
+            vErrors.push(err157);
           }
           errors++;
         }
@@ -5041,28 +5029,28 @@ function validate20(
       if (coerced84 !== undefined) {
         data84 = coerced84;
         if (data !== undefined) {
-          data['AGENTIC_MAX_DATASET_BYTES'] = coerced84;
+          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced84;
         }
       }
     }
-    if (typeof data84 == 'number') {
-      if (data84 < 1024 || isNaN(data84)) {
-        const err159 = {
-          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+    if (typeof data84 === 'string') {
+      if (func1(data84) < 1) {
+        const err158 = {
+          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err159];
+          vErrors = [err158];
         } else {
-          vErrors.push(err159);
+          vErrors.push(err158);
         }
         errors++;
       }
     }
-    let data85 = data.AGENTIC_DATASET_CACHE_BYTES;
+    let data85 = data.AGENTIC_MAX_DATASET_BYTES;
     if (!(typeof data85 == 'number' && !(data85 % 1) && !isNaN(data85))) {
       let dataType85 = typeof data85;
       let coerced85 = undefined;
@@ -5074,17 +5062,17 @@ function validate20(
         ) {
           coerced85 = +data85;
         } else {
-          const err160 = {
-            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
+          const err159 = {
+            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err160];
+            vErrors = [err159];
           } else {
-            vErrors.push(err160);
+            vErrors.push(err159);
           }
           errors++;
         }
@@ -5092,48 +5080,50 @@ function validate20(
       if (coerced85 !== undefined) {
         data85 = coerced85;
         if (data !== undefined) {
-          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced85;
+          data['AGENTIC_MAX_DATASET_BYTES'] = coerced85;
         }
       }
     }
     if (typeof data85 == 'number') {
-      if (data85 < 0 || isNaN(data85)) {
-        const err161 = {
-          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+      if (data85 < 1024 || isNaN(data85)) {
+        const err160 = {
+          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err161];
+          vErrors = [err160];
         } else {
-          vErrors.push(err161);
+          vErrors.push(err160);
         }
         errors++;
       }
     }
-    let data86 = data.AGENTIC_FRONTEND_DIR;
-    if (typeof data86 !== 'string') {
+    let data86 = data.AGENTIC_DATASET_CACHE_BYTES;
+    if (!(typeof data86 == 'number' && !(data86 % 1) && !isNaN(data86))) {
       let dataType86 = typeof data86;
       let coerced86 = undefined;
       if (!(coerced86 !== undefined)) {
-        if (dataType86 == 'number' || dataType86 == 'boolean') {
-          coerced86 = '' + data86;
-        } else if (data86 === null) {
-          coerced86 = '';
+        if (
+          dataType86 === 'boolean' ||
+          data86 === null ||
+          (dataType86 === 'string' && data86 && data86 == +data86 && !(data86 % 1))
+        ) {
+          coerced86 = +data86;
         } else {
-          const err162 = {
-            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
+          const err161 = {
+            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err162];
+            vErrors = [err161];
           } else {
-            vErrors.push(err162);
+            vErrors.push(err161);
           }
           errors++;
         }
@@ -5141,50 +5131,48 @@ function validate20(
       if (coerced86 !== undefined) {
         data86 = coerced86;
         if (data !== undefined) {
-          data['AGENTIC_FRONTEND_DIR'] = coerced86;
+          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced86;
         }
       }
     }
-    if (typeof data86 === 'string') {
-      if (func1(data86) < 1) {
-        const err163 = {
-          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+    if (typeof data86 == 'number') {
+      if (data86 < 0 || isNaN(data86)) {
+        const err162 = {
+          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err163];
+          vErrors = [err162];
         } else {
-          vErrors.push(err163);
+          vErrors.push(err162);
         }
         errors++;
       }
     }
-    let data87 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
-    if (!(typeof data87 == 'number')) {
+    let data87 = data.AGENTIC_FRONTEND_DIR;
+    if (typeof data87 !== 'string') {
       let dataType87 = typeof data87;
       let coerced87 = undefined;
       if (!(coerced87 !== undefined)) {
-        if (
-          dataType87 == 'boolean' ||
-          data87 === null ||
-          (dataType87 == 'string' && data87 && data87 == +data87)
-        ) {
-          coerced87 = +data87;
+        if (dataType87 == 'number' || dataType87 == 'boolean') {
+          coerced87 = '' + data87;
+        } else if (data87 === null) {
+          coerced87 = '';
         } else {
-          const err164 = {
-            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
+          const err163 = {
+            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err164];
+            vErrors = [err163];
           } else {
-            vErrors.push(err164);
+            vErrors.push(err163);
           }
           errors++;
         }
@@ -5192,48 +5180,50 @@ function validate20(
       if (coerced87 !== undefined) {
         data87 = coerced87;
         if (data !== undefined) {
-          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced87;
+          data['AGENTIC_FRONTEND_DIR'] = coerced87;
         }
       }
     }
-    if (typeof data87 == 'number') {
-      if (data87 < 0 || isNaN(data87)) {
-        const err165 = {
-          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+    if (typeof data87 === 'string') {
+      if (func1(data87) < 1) {
+        const err164 = {
+          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err165];
+          vErrors = [err164];
         } else {
-          vErrors.push(err165);
+          vErrors.push(err164);
         }
         errors++;
       }
     }
-    let data88 = data.AGENTIC_RESUME;
-    if (typeof data88 !== 'string') {
+    let data88 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
+    if (!(typeof data88 == 'number')) {
       let dataType88 = typeof data88;
       let coerced88 = undefined;
       if (!(coerced88 !== undefined)) {
-        if (dataType88 == 'number' || dataType88 == 'boolean') {
-          coerced88 = '' + data88;
-        } else if (data88 === null) {
-          coerced88 = '';
+        if (
+          dataType88 == 'boolean' ||
+          data88 === null ||
+          (dataType88 == 'string' && data88 && data88 == +data88)
+        ) {
+          coerced88 = +data88;
         } else {
-          const err166 = {
-            instancePath: instancePath + '/AGENTIC_RESUME',
-            schemaPath: '#/properties/AGENTIC_RESUME/type',
+          const err165 = {
+            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err166];
+            vErrors = [err165];
           } else {
-            vErrors.push(err166);
+            vErrors.push(err165);
           }
           errors++;
         }
@@ -5241,48 +5231,48 @@ function validate20(
       if (coerced88 !== undefined) {
         data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_RESUME'] = coerced88;
+          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced88;
         }
       }
     }
-    if (!(data88 === 'auto' || data88 === 'manual' || data88 === 'off')) {
-      const err167 = {
-        instancePath: instancePath + '/AGENTIC_RESUME',
-        schemaPath: '#/properties/AGENTIC_RESUME/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err167];
-      } else {
-        vErrors.push(err167);
+    if (typeof data88 == 'number') {
+      if (data88 < 0 || isNaN(data88)) {
+        const err166 = {
+          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err166];
+        } else {
+          vErrors.push(err166);
+        }
+        errors++;
       }
-      errors++;
     }
-    let data89 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89))) {
+    let data89 = data.AGENTIC_RESUME;
+    if (typeof data89 !== 'string') {
       let dataType89 = typeof data89;
       let coerced89 = undefined;
       if (!(coerced89 !== undefined)) {
-        if (
-          dataType89 === 'boolean' ||
-          data89 === null ||
-          (dataType89 === 'string' && data89 && data89 == +data89 && !(data89 % 1))
-        ) {
-          coerced89 = +data89;
+        if (dataType89 == 'number' || dataType89 == 'boolean') {
+          coerced89 = '' + data89;
+        } else if (data89 === null) {
+          coerced89 = '';
         } else {
-          const err168 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+          const err167 = {
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err168];
+            vErrors = [err167];
           } else {
-            vErrors.push(err168);
+            vErrors.push(err167);
           }
           errors++;
         }
@@ -5290,28 +5280,26 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced89;
+          data['AGENTIC_RESUME'] = coerced89;
         }
       }
     }
-    if (typeof data89 == 'number') {
-      if (data89 < 0 || isNaN(data89)) {
-        const err169 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err169];
-        } else {
-          vErrors.push(err169);
-        }
-        errors++;
+    if (!(data89 === 'auto' || data89 === 'manual' || data89 === 'off')) {
+      const err168 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err168];
+      } else {
+        vErrors.push(err168);
       }
+      errors++;
     }
-    let data90 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data90 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90))) {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
@@ -5323,17 +5311,17 @@ function validate20(
         ) {
           coerced90 = +data90;
         } else {
-          const err170 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+          const err169 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err170];
+            vErrors = [err169];
           } else {
-            vErrors.push(err170);
+            vErrors.push(err169);
           }
           errors++;
         }
@@ -5341,50 +5329,50 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced90;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced90;
         }
       }
     }
     if (typeof data90 == 'number') {
-      if (data90 < 1024 || isNaN(data90)) {
-        const err171 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+      if (data90 < 0 || isNaN(data90)) {
+        const err170 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err171];
+          vErrors = [err170];
         } else {
-          vErrors.push(err171);
+          vErrors.push(err170);
         }
         errors++;
       }
     }
-    let data91 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data91 == 'number')) {
+    let data91 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data91 == 'number' && !(data91 % 1) && !isNaN(data91))) {
       let dataType91 = typeof data91;
       let coerced91 = undefined;
       if (!(coerced91 !== undefined)) {
         if (
-          dataType91 == 'boolean' ||
+          dataType91 === 'boolean' ||
           data91 === null ||
-          (dataType91 == 'string' && data91 && data91 == +data91)
+          (dataType91 === 'string' && data91 && data91 == +data91 && !(data91 % 1))
         ) {
           coerced91 = +data91;
         } else {
-          const err172 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+          const err171 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err172];
+            vErrors = [err171];
           } else {
-            vErrors.push(err172);
+            vErrors.push(err171);
           }
           errors++;
         }
@@ -5392,50 +5380,50 @@ function validate20(
       if (coerced91 !== undefined) {
         data91 = coerced91;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced91;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced91;
         }
       }
     }
     if (typeof data91 == 'number') {
-      if (data91 <= 0 || isNaN(data91)) {
-        const err173 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+      if (data91 < 1024 || isNaN(data91)) {
+        const err172 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err173];
+          vErrors = [err172];
         } else {
-          vErrors.push(err173);
+          vErrors.push(err172);
         }
         errors++;
       }
     }
-    let data92 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92))) {
+    let data92 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data92 == 'number')) {
       let dataType92 = typeof data92;
       let coerced92 = undefined;
       if (!(coerced92 !== undefined)) {
         if (
-          dataType92 === 'boolean' ||
+          dataType92 == 'boolean' ||
           data92 === null ||
-          (dataType92 === 'string' && data92 && data92 == +data92 && !(data92 % 1))
+          (dataType92 == 'string' && data92 && data92 == +data92)
         ) {
           coerced92 = +data92;
         } else {
-          const err174 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+          const err173 = {
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err174];
+            vErrors = [err173];
           } else {
-            vErrors.push(err174);
+            vErrors.push(err173);
           }
           errors++;
         }
@@ -5443,13 +5431,64 @@ function validate20(
       if (coerced92 !== undefined) {
         data92 = coerced92;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced92;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced92;
         }
       }
     }
     if (typeof data92 == 'number') {
-      if (data92 < 0 || isNaN(data92)) {
-        const err175 = {
+      if (data92 <= 0 || isNaN(data92)) {
+        const err174 = {
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err174];
+        } else {
+          vErrors.push(err174);
+        }
+        errors++;
+      }
+    }
+    let data93 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93))) {
+      let dataType93 = typeof data93;
+      let coerced93 = undefined;
+      if (!(coerced93 !== undefined)) {
+        if (
+          dataType93 === 'boolean' ||
+          data93 === null ||
+          (dataType93 === 'string' && data93 && data93 == +data93 && !(data93 % 1))
+        ) {
+          coerced93 = +data93;
+        } else {
+          const err175 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err175];
+          } else {
+            vErrors.push(err175);
+          }
+          errors++;
+        }
+      }
+      if (coerced93 !== undefined) {
+        data93 = coerced93;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced93;
+        }
+      }
+    }
+    if (typeof data93 == 'number') {
+      if (data93 < 0 || isNaN(data93)) {
+        const err176 = {
           instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
           schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
           keyword: 'minimum',
@@ -5457,25 +5496,25 @@ function validate20(
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err175];
+          vErrors = [err176];
         } else {
-          vErrors.push(err175);
+          vErrors.push(err176);
         }
         errors++;
       }
     }
     if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data93 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data93 !== 'string') {
-        let dataType93 = typeof data93;
-        let coerced93 = undefined;
-        if (!(coerced93 !== undefined)) {
-          if (dataType93 == 'number' || dataType93 == 'boolean') {
-            coerced93 = '' + data93;
-          } else if (data93 === null) {
-            coerced93 = '';
+      let data94 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data94 !== 'string') {
+        let dataType94 = typeof data94;
+        let coerced94 = undefined;
+        if (!(coerced94 !== undefined)) {
+          if (dataType94 == 'number' || dataType94 == 'boolean') {
+            coerced94 = '' + data94;
+          } else if (data94 === null) {
+            coerced94 = '';
           } else {
-            const err176 = {
+            const err177 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5483,54 +5522,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err176];
+              vErrors = [err177];
             } else {
-              vErrors.push(err176);
+              vErrors.push(err177);
             }
             errors++;
           }
         }
-        if (coerced93 !== undefined) {
-          data93 = coerced93;
+        if (coerced94 !== undefined) {
+          data94 = coerced94;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced93;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced94;
           }
         }
       }
-      if (typeof data93 === 'string') {
-        if (!pattern6.test(data93)) {
-          const err177 = {
+      if (typeof data94 === 'string') {
+        if (!pattern6.test(data94)) {
+          const err178 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
             params: { pattern: '^https?://[^\\s]+$' },
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err177];
-          } else {
-            vErrors.push(err177);
-          }
-          errors++;
-        }
-      }
-    }
-    let data94 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data94 !== 'string') {
-      let dataType94 = typeof data94;
-      let coerced94 = undefined;
-      if (!(coerced94 !== undefined)) {
-        if (dataType94 == 'number' || dataType94 == 'boolean') {
-          coerced94 = '' + data94;
-        } else if (data94 === null) {
-          coerced94 = '';
-        } else {
-          const err178 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err178];
@@ -5540,29 +5553,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced94 !== undefined) {
-        data94 = coerced94;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced94;
-        }
-      }
     }
-    if (!(data94 === 'grpc' || data94 === 'http/protobuf')) {
-      const err179 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err179];
-      } else {
-        vErrors.push(err179);
-      }
-      errors++;
-    }
-    let data95 = data.OTEL_TRACES_SAMPLER;
+    let data95 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data95 !== 'string') {
       let dataType95 = typeof data95;
       let coerced95 = undefined;
@@ -5572,17 +5564,17 @@ function validate20(
         } else if (data95 === null) {
           coerced95 = '';
         } else {
-          const err180 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+          const err179 = {
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err180];
+            vErrors = [err179];
           } else {
-            vErrors.push(err180);
+            vErrors.push(err179);
           }
           errors++;
         }
@@ -5590,55 +5582,46 @@ function validate20(
       if (coerced95 !== undefined) {
         data95 = coerced95;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced95;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced95;
         }
       }
     }
-    if (!(
-      data95 === 'always_on' ||
-      data95 === 'always_off' ||
-      data95 === 'traceidratio' ||
-      data95 === 'parentbased_always_on' ||
-      data95 === 'parentbased_always_off' ||
-      data95 === 'parentbased_traceidratio'
-    )) {
-      const err181 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+    if (!(data95 === 'grpc' || data95 === 'http/protobuf')) {
+      const err180 = {
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err181];
+        vErrors = [err180];
       } else {
-        vErrors.push(err181);
+        vErrors.push(err180);
       }
       errors++;
     }
-    let data96 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data96 == 'number')) {
+    let data96 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data96 !== 'string') {
       let dataType96 = typeof data96;
       let coerced96 = undefined;
       if (!(coerced96 !== undefined)) {
-        if (
-          dataType96 == 'boolean' ||
-          data96 === null ||
-          (dataType96 == 'string' && data96 && data96 == +data96)
-        ) {
-          coerced96 = +data96;
+        if (dataType96 == 'number' || dataType96 == 'boolean') {
+          coerced96 = '' + data96;
+        } else if (data96 === null) {
+          coerced96 = '';
         } else {
-          const err182 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+          const err181 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err182];
+            vErrors = [err181];
           } else {
-            vErrors.push(err182);
+            vErrors.push(err181);
           }
           errors++;
         }
@@ -5646,33 +5629,74 @@ function validate20(
       if (coerced96 !== undefined) {
         data96 = coerced96;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced96;
+          data['OTEL_TRACES_SAMPLER'] = coerced96;
         }
       }
     }
-    if (typeof data96 == 'number') {
-      if (data96 > 1 || isNaN(data96)) {
-        const err183 = {
+    if (!(
+      data96 === 'always_on' ||
+      data96 === 'always_off' ||
+      data96 === 'traceidratio' ||
+      data96 === 'parentbased_always_on' ||
+      data96 === 'parentbased_always_off' ||
+      data96 === 'parentbased_traceidratio'
+    )) {
+      const err182 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err182];
+      } else {
+        vErrors.push(err182);
+      }
+      errors++;
+    }
+    let data97 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data97 == 'number')) {
+      let dataType97 = typeof data97;
+      let coerced97 = undefined;
+      if (!(coerced97 !== undefined)) {
+        if (
+          dataType97 == 'boolean' ||
+          data97 === null ||
+          (dataType97 == 'string' && data97 && data97 == +data97)
+        ) {
+          coerced97 = +data97;
+        } else {
+          const err183 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err183];
+          } else {
+            vErrors.push(err183);
+          }
+          errors++;
+        }
+      }
+      if (coerced97 !== undefined) {
+        data97 = coerced97;
+        if (data !== undefined) {
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced97;
+        }
+      }
+    }
+    if (typeof data97 == 'number') {
+      if (data97 > 1 || isNaN(data97)) {
+        const err184 = {
           instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
           schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err183];
-        } else {
-          vErrors.push(err183);
-        }
-        errors++;
-      }
-      if (data96 < 0 || isNaN(data96)) {
-        const err184 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err184];
@@ -5681,55 +5705,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data97 = data.LOG_FORMAT;
-    if (typeof data97 !== 'string') {
-      let dataType97 = typeof data97;
-      let coerced97 = undefined;
-      if (!(coerced97 !== undefined)) {
-        if (dataType97 == 'number' || dataType97 == 'boolean') {
-          coerced97 = '' + data97;
-        } else if (data97 === null) {
-          coerced97 = '';
+      if (data97 < 0 || isNaN(data97)) {
+        const err185 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err185];
         } else {
-          const err185 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err185];
-          } else {
-            vErrors.push(err185);
-          }
-          errors++;
+          vErrors.push(err185);
         }
-      }
-      if (coerced97 !== undefined) {
-        data97 = coerced97;
-        if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced97;
-        }
+        errors++;
       }
     }
-    if (!(data97 === 'json' || data97 === 'text')) {
-      const err186 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err186];
-      } else {
-        vErrors.push(err186);
-      }
-      errors++;
-    }
-    let data98 = data.LOG_LEVEL;
+    let data98 = data.LOG_FORMAT;
     if (typeof data98 !== 'string') {
       let dataType98 = typeof data98;
       let coerced98 = undefined;
@@ -5739,17 +5731,17 @@ function validate20(
         } else if (data98 === null) {
           coerced98 = '';
         } else {
-          const err187 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+          const err186 = {
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err187];
+            vErrors = [err186];
           } else {
-            vErrors.push(err187);
+            vErrors.push(err186);
           }
           errors++;
         }
@@ -5757,20 +5749,67 @@ function validate20(
       if (coerced98 !== undefined) {
         data98 = coerced98;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced98;
+          data['LOG_FORMAT'] = coerced98;
+        }
+      }
+    }
+    if (!(data98 === 'json' || data98 === 'text')) {
+      const err187 = {
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err187];
+      } else {
+        vErrors.push(err187);
+      }
+      errors++;
+    }
+    let data99 = data.LOG_LEVEL;
+    if (typeof data99 !== 'string') {
+      let dataType99 = typeof data99;
+      let coerced99 = undefined;
+      if (!(coerced99 !== undefined)) {
+        if (dataType99 == 'number' || dataType99 == 'boolean') {
+          coerced99 = '' + data99;
+        } else if (data99 === null) {
+          coerced99 = '';
+        } else {
+          const err188 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err188];
+          } else {
+            vErrors.push(err188);
+          }
+          errors++;
+        }
+      }
+      if (coerced99 !== undefined) {
+        data99 = coerced99;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced99;
         }
       }
     }
     if (!(
-      data98 === 'trace' ||
-      data98 === 'debug' ||
-      data98 === 'info' ||
-      data98 === 'warn' ||
-      data98 === 'error' ||
-      data98 === 'fatal' ||
-      data98 === 'silent'
+      data99 === 'trace' ||
+      data99 === 'debug' ||
+      data99 === 'info' ||
+      data99 === 'warn' ||
+      data99 === 'error' ||
+      data99 === 'fatal' ||
+      data99 === 'silent'
     )) {
-      const err188 = {
+      const err189 = {
         instancePath: instancePath + '/LOG_LEVEL',
         schemaPath: '#/properties/LOG_LEVEL/enum',
         keyword: 'enum',
@@ -5778,24 +5817,24 @@ function validate20(
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err188];
+        vErrors = [err189];
       } else {
-        vErrors.push(err188);
+        vErrors.push(err189);
       }
       errors++;
     }
     if (data.REDIS_URL !== undefined) {
-      let data99 = data.REDIS_URL;
-      if (typeof data99 !== 'string') {
-        let dataType99 = typeof data99;
-        let coerced99 = undefined;
-        if (!(coerced99 !== undefined)) {
-          if (dataType99 == 'number' || dataType99 == 'boolean') {
-            coerced99 = '' + data99;
-          } else if (data99 === null) {
-            coerced99 = '';
+      let data100 = data.REDIS_URL;
+      if (typeof data100 !== 'string') {
+        let dataType100 = typeof data100;
+        let coerced100 = undefined;
+        if (!(coerced100 !== undefined)) {
+          if (dataType100 == 'number' || dataType100 == 'boolean') {
+            coerced100 = '' + data100;
+          } else if (data100 === null) {
+            coerced100 = '';
           } else {
-            const err189 = {
+            const err190 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5803,54 +5842,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err189];
+              vErrors = [err190];
             } else {
-              vErrors.push(err189);
+              vErrors.push(err190);
             }
             errors++;
           }
         }
-        if (coerced99 !== undefined) {
-          data99 = coerced99;
+        if (coerced100 !== undefined) {
+          data100 = coerced100;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced99;
+            data['REDIS_URL'] = coerced100;
           }
         }
       }
-      if (typeof data99 === 'string') {
-        if (!pattern7.test(data99)) {
-          const err190 = {
+      if (typeof data100 === 'string') {
+        if (!pattern7.test(data100)) {
+          const err191 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
             params: { pattern: '^rediss?://' },
             message: 'must match pattern "' + '^rediss?://' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err190];
-          } else {
-            vErrors.push(err190);
-          }
-          errors++;
-        }
-      }
-    }
-    let data100 = data.AGENTIC_ROLE;
-    if (typeof data100 !== 'string') {
-      let dataType100 = typeof data100;
-      let coerced100 = undefined;
-      if (!(coerced100 !== undefined)) {
-        if (dataType100 == 'number' || dataType100 == 'boolean') {
-          coerced100 = '' + data100;
-        } else if (data100 === null) {
-          coerced100 = '';
-        } else {
-          const err191 = {
-            instancePath: instancePath + '/AGENTIC_ROLE',
-            schemaPath: '#/properties/AGENTIC_ROLE/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err191];
@@ -5860,51 +5873,28 @@ function validate20(
           errors++;
         }
       }
-      if (coerced100 !== undefined) {
-        data100 = coerced100;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced100;
-        }
-      }
     }
-    if (!(data100 === 'all' || data100 === 'api' || data100 === 'worker')) {
-      const err192 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err192];
-      } else {
-        vErrors.push(err192);
-      }
-      errors++;
-    }
-    let data101 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data101 == 'number' && !(data101 % 1) && !isNaN(data101))) {
+    let data101 = data.AGENTIC_ROLE;
+    if (typeof data101 !== 'string') {
       let dataType101 = typeof data101;
       let coerced101 = undefined;
       if (!(coerced101 !== undefined)) {
-        if (
-          dataType101 === 'boolean' ||
-          data101 === null ||
-          (dataType101 === 'string' && data101 && data101 == +data101 && !(data101 % 1))
-        ) {
-          coerced101 = +data101;
+        if (dataType101 == 'number' || dataType101 == 'boolean') {
+          coerced101 = '' + data101;
+        } else if (data101 === null) {
+          coerced101 = '';
         } else {
-          const err193 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+          const err192 = {
+            instancePath: instancePath + '/AGENTIC_ROLE',
+            schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err193];
+            vErrors = [err192];
           } else {
-            vErrors.push(err193);
+            vErrors.push(err192);
           }
           errors++;
         }
@@ -5912,33 +5902,67 @@ function validate20(
       if (coerced101 !== undefined) {
         data101 = coerced101;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced101;
+          data['AGENTIC_ROLE'] = coerced101;
         }
       }
     }
-    if (typeof data101 == 'number') {
-      if (data101 > 10000 || isNaN(data101)) {
-        const err194 = {
+    if (!(data101 === 'all' || data101 === 'api' || data101 === 'worker')) {
+      const err193 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err193];
+      } else {
+        vErrors.push(err193);
+      }
+      errors++;
+    }
+    let data102 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
+      let dataType102 = typeof data102;
+      let coerced102 = undefined;
+      if (!(coerced102 !== undefined)) {
+        if (
+          dataType102 === 'boolean' ||
+          data102 === null ||
+          (dataType102 === 'string' && data102 && data102 == +data102 && !(data102 % 1))
+        ) {
+          coerced102 = +data102;
+        } else {
+          const err194 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err194];
+          } else {
+            vErrors.push(err194);
+          }
+          errors++;
+        }
+      }
+      if (coerced102 !== undefined) {
+        data102 = coerced102;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced102;
+        }
+      }
+    }
+    if (typeof data102 == 'number') {
+      if (data102 > 10000 || isNaN(data102)) {
+        const err195 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 10000 },
           message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err194];
-        } else {
-          vErrors.push(err194);
-        }
-        errors++;
-      }
-      if (data101 < 1 || isNaN(data101)) {
-        const err195 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err195];
@@ -5947,21 +5971,36 @@ function validate20(
         }
         errors++;
       }
+      if (data102 < 1 || isNaN(data102)) {
+        const err196 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err196];
+        } else {
+          vErrors.push(err196);
+        }
+        errors++;
+      }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data102 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
-        let dataType102 = typeof data102;
-        let coerced102 = undefined;
-        if (!(coerced102 !== undefined)) {
+      let data103 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
+        let dataType103 = typeof data103;
+        let coerced103 = undefined;
+        if (!(coerced103 !== undefined)) {
           if (
-            dataType102 === 'boolean' ||
-            data102 === null ||
-            (dataType102 === 'string' && data102 && data102 == +data102 && !(data102 % 1))
+            dataType103 === 'boolean' ||
+            data103 === null ||
+            (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
           ) {
-            coerced102 = +data102;
+            coerced103 = +data103;
           } else {
-            const err196 = {
+            const err197 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -5969,43 +6008,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err196];
+              vErrors = [err197];
             } else {
-              vErrors.push(err196);
+              vErrors.push(err197);
             }
             errors++;
           }
         }
-        if (coerced102 !== undefined) {
-          data102 = coerced102;
+        if (coerced103 !== undefined) {
+          data103 = coerced103;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced102;
+            data['AGENTIC_WORKER_PORT'] = coerced103;
           }
         }
       }
-      if (typeof data102 == 'number') {
-        if (data102 > 65535 || isNaN(data102)) {
-          const err197 = {
+      if (typeof data103 == 'number') {
+        if (data103 > 65535 || isNaN(data103)) {
+          const err198 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err197];
-          } else {
-            vErrors.push(err197);
-          }
-          errors++;
-        }
-        if (data102 < 0 || isNaN(data102)) {
-          const err198 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err198];
@@ -6014,26 +6038,13 @@ function validate20(
           }
           errors++;
         }
-      }
-    }
-    let data103 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
-      let dataType103 = typeof data103;
-      let coerced103 = undefined;
-      if (!(coerced103 !== undefined)) {
-        if (
-          dataType103 === 'boolean' ||
-          data103 === null ||
-          (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
-        ) {
-          coerced103 = +data103;
-        } else {
+        if (data103 < 0 || isNaN(data103)) {
           const err199 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err199];
@@ -6043,46 +6054,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced103 !== undefined) {
-        data103 = coerced103;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced103;
-        }
-      }
     }
-    if (typeof data103 == 'number') {
-      if (data103 > 3600 || isNaN(data103)) {
-        const err200 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err200];
-        } else {
-          vErrors.push(err200);
-        }
-        errors++;
-      }
-      if (data103 < 1 || isNaN(data103)) {
-        const err201 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err201];
-        } else {
-          vErrors.push(err201);
-        }
-        errors++;
-      }
-    }
-    let data104 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data104 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
       let dataType104 = typeof data104;
       let coerced104 = undefined;
@@ -6094,17 +6067,17 @@ function validate20(
         ) {
           coerced104 = +data104;
         } else {
-          const err202 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err200 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err202];
+            vErrors = [err200];
           } else {
-            vErrors.push(err202);
+            vErrors.push(err200);
           }
           errors++;
         }
@@ -6112,33 +6085,84 @@ function validate20(
       if (coerced104 !== undefined) {
         data104 = coerced104;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced104;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced104;
         }
       }
     }
     if (typeof data104 == 'number') {
-      if (data104 > 2592000 || isNaN(data104)) {
-        const err203 = {
+      if (data104 > 3600 || isNaN(data104)) {
+        const err201 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err201];
+        } else {
+          vErrors.push(err201);
+        }
+        errors++;
+      }
+      if (data104 < 1 || isNaN(data104)) {
+        const err202 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err202];
+        } else {
+          vErrors.push(err202);
+        }
+        errors++;
+      }
+    }
+    let data105 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
+      let dataType105 = typeof data105;
+      let coerced105 = undefined;
+      if (!(coerced105 !== undefined)) {
+        if (
+          dataType105 === 'boolean' ||
+          data105 === null ||
+          (dataType105 === 'string' && data105 && data105 == +data105 && !(data105 % 1))
+        ) {
+          coerced105 = +data105;
+        } else {
+          const err203 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err203];
+          } else {
+            vErrors.push(err203);
+          }
+          errors++;
+        }
+      }
+      if (coerced105 !== undefined) {
+        data105 = coerced105;
+        if (data !== undefined) {
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced105;
+        }
+      }
+    }
+    if (typeof data105 == 'number') {
+      if (data105 > 2592000 || isNaN(data105)) {
+        const err204 = {
           instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
           schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 2592000 },
           message: 'must be <= 2592000',
-        };
-        if (vErrors === null) {
-          vErrors = [err203];
-        } else {
-          vErrors.push(err203);
-        }
-        errors++;
-      }
-      if (data104 < 1 || isNaN(data104)) {
-        const err204 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err204];
@@ -6147,18 +6171,33 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data105 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data105 !== 'string') {
-      let dataType105 = typeof data105;
-      let coerced105 = undefined;
-      if (!(coerced105 !== undefined)) {
-        if (dataType105 == 'number' || dataType105 == 'boolean') {
-          coerced105 = '' + data105;
-        } else if (data105 === null) {
-          coerced105 = '';
+      if (data105 < 1 || isNaN(data105)) {
+        const err205 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err205];
         } else {
-          const err205 = {
+          vErrors.push(err205);
+        }
+        errors++;
+      }
+    }
+    let data106 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data106 !== 'string') {
+      let dataType106 = typeof data106;
+      let coerced106 = undefined;
+      if (!(coerced106 !== undefined)) {
+        if (dataType106 == 'number' || dataType106 == 'boolean') {
+          coerced106 = '' + data106;
+        } else if (data106 === null) {
+          coerced106 = '';
+        } else {
+          const err206 = {
             instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
             schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
             keyword: 'type',
@@ -6166,23 +6205,23 @@ function validate20(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err205];
+            vErrors = [err206];
           } else {
-            vErrors.push(err205);
+            vErrors.push(err206);
           }
           errors++;
         }
       }
-      if (coerced105 !== undefined) {
-        data105 = coerced105;
+      if (coerced106 !== undefined) {
+        data106 = coerced106;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced105;
+          data['AGENTIC_REDIS_PREFIX'] = coerced106;
         }
       }
     }
-    if (typeof data105 === 'string') {
-      if (!pattern8.test(data105)) {
-        const err206 = {
+    if (typeof data106 === 'string') {
+      if (!pattern8.test(data106)) {
+        const err207 = {
           instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
           schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
           keyword: 'pattern',
@@ -6190,15 +6229,15 @@ function validate20(
           message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
         };
         if (vErrors === null) {
-          vErrors = [err206];
+          vErrors = [err207];
         } else {
-          vErrors.push(err206);
+          vErrors.push(err207);
         }
         errors++;
       }
     }
   } else {
-    const err207 = {
+    const err208 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6206,9 +6245,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err207];
+      vErrors = [err208];
     } else {
-      vErrors.push(err207);
+      vErrors.push(err208);
     }
     errors++;
   }
@@ -6249,6 +6288,7 @@ validate20.evaluated = {
     AGENTIC_HTTP_MAX_REDIRECTS: true,
     AGENTIC_MODEL_TIER_1: true,
     AGENTIC_MODEL_TIER_2: true,
+    AGENTIC_MCP_CONFIG: true,
     AGENTIC_SECRETS_DIR: true,
     AGENTIC_MODELS_FILE: true,
     AGENTIC_MODEL_TIER_3: true,
