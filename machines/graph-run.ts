@@ -32,7 +32,10 @@ export type GraphRunDeps = SchedulerDeps;
 export const STEP_SETTLED = 'step.settled';
 export const STEP_RETRY = 'step.retry';
 export const STEP_ITERATION = 'step.iteration';
-/** A tool call of the step's attempt started (`waiting: true`) or stopped waiting for approval. */
+/**
+ * A tool call of the step's attempt started (`waiting: true`) or stopped waiting for approval;
+ * for a human step, its question started or stopped waiting for an answer.
+ */
 export const STEP_APPROVAL = 'step.approval';
 
 /** Scheduling state of one graph run, connected to its machine. */
@@ -79,12 +82,16 @@ export class GraphRun extends SchedulerCore {
     else this.awaiting?.delete(index);
   }
 
-  /** As the core's, with `awaiting_approval` for a running step whose tool call waits. */
+  /**
+   * As the core's, with `awaiting_approval` for a running step whose tool call waits, and
+   * `awaiting_input` for a running human step whose question waits.
+   */
   override stepStatus(index: number): StepRegionState {
     const status = super.stepStatus(index);
-    return status === 'running' && this.awaiting?.has(index) === true
-      ? 'awaiting_approval'
-      : status;
+    if (status !== 'running' || this.awaiting?.has(index) !== true) return status;
+    return this.input.workflow.steps[index]?.kind === 'human'
+      ? 'awaiting_input'
+      : 'awaiting_approval';
   }
 
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */

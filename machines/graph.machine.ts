@@ -19,6 +19,8 @@
  *       running    stepIs retrying → retrying | success → success | failed → failed
  *                  (steps with tools:) stepIs awaiting_approval → awaiting_approval
  *       awaiting_approval   a tool call waits for the approval gate (step.approval)
+ *                  (human steps, instead:) stepIs awaiting_input → awaiting_input
+ *       awaiting_input      a human step's question waits for an answer (step.approval)
  *                  stepIs running → running | failed → failed (cancelled while waiting)
  *       retrying   stepIs running → running | failed → failed
  *       success | failed | skipped (final)
@@ -123,8 +125,9 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
     dependsOn: [...step.dependsOn],
     ...(when === undefined ? {} : { when: String(when) }),
   };
-  // Only a step with tools has calls that can wait for approval.
+  // Only a step with tools has calls that can wait for approval; a human step waits for input.
   const approvals = step.tools.length > 0;
+  const asks = step.kind === 'human';
   const pending: unknown[] = [
     {
       target: 'running',
@@ -169,6 +172,9 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
                 ),
               ]
             : []),
+          ...(asks
+            ? [follow(index, name, 'awaiting_input', 'Its question was put to a person.')]
+            : []),
           follow(index, name, 'retrying', 'The attempt failed with attempts left.'),
           follow(index, name, 'success', 'The attempt succeeded.'),
           follow(index, name, 'failed', 'The last attempt failed, or the run was aborted.'),
@@ -186,6 +192,23 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
                   'Approved, denied or timed out: the attempt goes on with the answer.',
                 ),
                 follow(index, name, 'failed', 'The run was cancelled or timed out while waiting.'),
+              ],
+            },
+          }
+        : {}),
+      ...(asks
+        ? {
+            awaiting_input: {
+              description: words.awaitingInput,
+              always: [
+                follow(index, name, 'success', 'Answered (or timed out with a default answer).'),
+                follow(
+                  index,
+                  name,
+                  'failed',
+                  'Timed out, or the run was cancelled or timed out while waiting.',
+                ),
+                follow(index, name, 'running', 'The wait ended: the attempt settles.'),
               ],
             },
           }
@@ -317,7 +340,12 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
         runOf(context).canRetry(event.step ?? 0, event.attempt ?? 0),
       ready: ({ context }: Args, params: StepParams) => {
         const now = status(context, params);
-        return now === 'running' || now === 'retrying' || now === 'awaiting_approval';
+        return (
+          now === 'running' ||
+          now === 'retrying' ||
+          now === 'awaiting_approval' ||
+          now === 'awaiting_input'
+        );
       },
       conditionFalse: ({ context }: Args, params: StepParams) =>
         runOf(context).skipReason(params.step) === SKIP_CONDITION_FALSE,

@@ -70,7 +70,12 @@ export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagatio
 
 /** The states of a step: its region's states in the graph machine. */
 export type StepRegionState =
-  'pending' | 'running' | 'awaiting_approval' | 'retrying' | StepOutcome['status'];
+  | 'pending'
+  | 'running'
+  | 'awaiting_approval'
+  | 'awaiting_input'
+  | 'retrying'
+  | StepOutcome['status'];
 
 /** What a retried step's failed attempts spent. */
 type RetriedUsage = Pick<AttemptResult, 'tokensUsed' | 'modelUsed'>;
@@ -539,9 +544,12 @@ export abstract class SchedulerCore {
       const prior = this.priorAttempts?.[index] ?? 0;
       // An attempt interrupted before this engine started (see EngineSeed): it is made again,
       // unless the step may not run twice or was interrupted more often than it may fail.
+      // A human step's wait is not bounded by its interruptions: asking again has no side
+      // effect, and a question may wait across many restarts (it asks once: max_attempts 1).
       if (
         prior > 0 &&
-        (step.resume === 'fail' || this.interruptions![index]! > this.maxAttemptsOf(index))
+        (step.resume === 'fail' ||
+          (step.kind !== 'human' && this.interruptions![index]! > this.maxAttemptsOf(index)))
       ) {
         this.failStep(index, STEP_INTERRUPTED, prior, null, now);
         continue;
@@ -567,7 +575,8 @@ export abstract class SchedulerCore {
       this.runAbort,
     );
     if (step.loopUntil !== undefined) request.onIteration = this.iterationListener(index, attempt);
-    if (step.tools.length > 0) {
+    // A human step's attempt tells the same way while its question waits (awaiting_input).
+    if (step.tools.length > 0 || step.kind === 'human') {
       const onApproval = this.approvalListener(index, attempt);
       if (onApproval !== undefined) request.onApproval = onApproval;
     }

@@ -82,7 +82,9 @@ export function createTerminalApprover(options: TerminalApproverOptions): Termin
         `    arguments: ${shown.length > ARGUMENTS_SHOWN ? `${shown.slice(0, ARGUMENTS_SHOWN)}…` : shown}`,
       );
     }
-    const deadline = question.expiresAt ?? (entry && new Date(entry.expiresAt).toISOString());
+    const deadline =
+      question.expiresAt ??
+      (entry?.expiresAt === undefined ? undefined : new Date(entry.expiresAt).toISOString());
     if (deadline !== undefined) {
       options.write(
         `    denied at ${deadline} without an answer (AGENTIC_APPROVAL_TIMEOUT_SECONDS)`,

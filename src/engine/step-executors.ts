@@ -6,6 +6,7 @@
  */
 import type { AttemptRunner } from '../../machines/engine-contract.js';
 import type { StepKind } from '../workflow/step-kinds.js';
+import { createHumanExecutor, type HumanExecutorOptions } from './kinds/human.js';
 import { createAttemptRunner, type AttemptRunnerOptions } from './step-runner.js';
 
 /** An executor for every kind. */
@@ -15,11 +16,16 @@ export type StepExecutors = { readonly [K in StepKind]: AttemptRunner };
 export interface StepExecutorOptions {
   /** The agent executor's options (the agent step: an agent call, see step-runner.ts). */
   agent: AttemptRunnerOptions;
+  /** The human executor's options (a question to a person, see kinds/human.ts). */
+  human: HumanExecutorOptions;
 }
 
 /** The executors of one run. */
 export function createStepExecutors(options: StepExecutorOptions): StepExecutors {
-  return { agent: createAttemptRunner(options.agent) };
+  return {
+    agent: createAttemptRunner(options.agent),
+    human: createHumanExecutor(options.human),
+  };
 }
 
 /** The run's attempt runner: each attempt goes to the executor of its step's kind. */

@@ -101,6 +101,7 @@ export interface WorkflowStep {
    * An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.
    */
   agent?: string;
+  human?: HumanStep;
   description?: string;
   /**
    * Names of the steps that must finish first.
@@ -177,5 +178,34 @@ export interface WorkflowStep {
      * Bound on the corrections of one attempt; past it the step fails.
      */
     timeout_seconds?: number | null;
+  };
+}
+/**
+ * A step that waits for a person (kind human): the run pauses until someone answers the prompt over POST /api/approvals/{call_id} with an answer matching the schema, which becomes the step's outputs. A step sets exactly one kind key.
+ */
+export interface HumanStep {
+  /**
+   * What the person is asked: a template over the run (${inputs.x}, ${steps.s.outputs.y}, ${context.z}).
+   */
+  prompt: string;
+  /**
+   * JSON Schema (draft 2020-12) of the answer, an object (type: object); the answer becomes the step's outputs.
+   */
+  schema: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * How long the step waits for an answer (at most 30 days). Without it the step waits until it is answered or its run is cancelled or times out.
+   */
+  timeout_seconds?: number;
+  /**
+   * When nobody answers in time: fail fails the step; default answers with default (which must match the schema).
+   */
+  on_timeout?: 'fail' | 'default';
+  /**
+   * The answer used when on_timeout is default.
+   */
+  default?: {
+    [k: string]: unknown | undefined;
   };
 }

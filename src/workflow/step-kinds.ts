@@ -10,8 +10,11 @@
  */
 import type { StepDocument } from './types.js';
 
+/** The `agent` label of a human step (events, run records, the DAG; `tool_name` of its question). */
+export const HUMAN_LABEL = 'human';
+
 /** The kinds, in the order their keys are looked for. */
-export const STEP_KINDS = ['agent'] as const;
+export const STEP_KINDS = ['agent', 'human'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export interface StepKindSpec {
@@ -24,6 +27,8 @@ export interface StepKindSpec {
 
 export const STEP_KIND_SPECS: { readonly [K in StepKind]: StepKindSpec & { kind: K } } = {
   agent: { kind: 'agent', key: 'agent', label: (step) => step.agent ?? '' },
+  // A question to a person (src/workflow/kinds/human.ts): its steps are labelled `human`.
+  human: { kind: 'human', key: 'human', label: () => HUMAN_LABEL },
 };
 
 /** The kind keys, in table order. */

@@ -4,6 +4,7 @@
  * expressions are compiled once at load into {@link Evaluator} functions (no eval).
  */
 import type { StepKind } from './step-kinds.js';
+import type { CompiledHuman, HumanDocument } from './kinds/human.js';
 import type { CompiledVerify, VerifyDocument } from './verify.js';
 
 /**
@@ -67,6 +68,8 @@ export interface StepDocument {
   name: string;
   /** The agent step's agent (the `agent` kind's key, see step-kinds.ts). */
   agent?: string;
+  /** A human step's question (the `human` kind's key, src/workflow/kinds/human.ts). */
+  human?: HumanDocument;
   description?: string;
   depends_on?: string[];
   /** A condition (see `analyzeCondition`) or a YAML boolean (a constant). */
@@ -159,6 +162,8 @@ export interface CompiledStep {
   loopMax: number | undefined;
   /** The step's `verify:` policy; undefined when it has none. */
   verify: CompiledVerify | undefined;
+  /** A human step's question (kind `human`); undefined for the other kinds. @default undefined */
+  human?: CompiledHuman | undefined;
 }
 
 export interface CompiledWorkflow {

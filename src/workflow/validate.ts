@@ -23,6 +23,7 @@ import {
 import { describeValue, matchesInputType, showValue, typeLabel } from './input-types.js';
 import { BUILT_IN_TOOLS } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
+import { checkHumanStep } from './kinds/human.js';
 import { kindKeyProblem } from './step-kinds.js';
 import { INPUT_TYPES, type InputType } from './types.js';
 import { isPlainObject, valuesEqual } from './values.js';
@@ -352,6 +353,9 @@ export function validateWorkflow(
     );
     if (isPlainObject(step.inputs))
       checkTemplate(step.inputs, at('inputs'), 'inputs', errors, found, false);
+    checkHumanStep(step, at, errors);
+    if (isPlainObject(step.human) && typeof step.human.prompt === 'string')
+      checkTemplate(step.human.prompt, at('human', 'prompt'), 'human.prompt', errors, found, false);
     const name = shapes[index]?.name;
     if (name !== undefined && graph.byName.get(name) === index) {
       checkStepReferences(index, name, found, graph, writers, shapes, errors);

@@ -66,7 +66,7 @@ export function registerApprovals(program: Command, context: CliContext): void {
           call.workflow,
           call.step,
           call.tool_name,
-          call.expires_at,
+          call.expires_at ?? '-',
         ]),
       ];
       const widths = rows[0]!.map((_, column) =>

@@ -122,6 +122,41 @@ const schema31 = {
             'An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.',
           pattern: '^tier[0-5]_[a-z][a-z0-9_]*$',
         },
+        human: {
+          type: 'object',
+          title: 'HumanStep',
+          description:
+            "A step that waits for a person (kind human): the run pauses until someone answers the prompt over POST /api/approvals/{call_id} with an answer matching the schema, which becomes the step's outputs. A step sets exactly one kind key.",
+          required: ['prompt', 'schema'],
+          additionalProperties: false,
+          properties: {
+            prompt: {
+              type: 'string',
+              minLength: 1,
+              description:
+                'What the person is asked: a template over the run (${inputs.x}, ${steps.s.outputs.y}, ${context.z}).',
+            },
+            schema: {
+              type: 'object',
+              description:
+                "JSON Schema (draft 2020-12) of the answer, an object (type: object); the answer becomes the step's outputs.",
+            },
+            timeout_seconds: {
+              type: 'number',
+              exclusiveMinimum: 0,
+              maximum: 2592000,
+              description:
+                'How long the step waits for an answer (at most 30 days). Without it the step waits until it is answered or its run is cancelled or times out.',
+            },
+            on_timeout: {
+              enum: ['fail', 'default'],
+              default: 'fail',
+              description:
+                'When nobody answers in time: fail fails the step; default answers with default (which must match the schema).',
+            },
+            default: { type: 'object', description: 'The answer used when on_timeout is default.' },
+          },
+        },
         description: { type: 'string' },
         depends_on: {
           type: 'array',
@@ -286,6 +321,41 @@ const schema35 = {
       description:
         'An agent step (kind agent): tier{0-5}_{role}; tier 0 is one of the deterministic agents. A step sets exactly one kind key.',
       pattern: '^tier[0-5]_[a-z][a-z0-9_]*$',
+    },
+    human: {
+      type: 'object',
+      title: 'HumanStep',
+      description:
+        "A step that waits for a person (kind human): the run pauses until someone answers the prompt over POST /api/approvals/{call_id} with an answer matching the schema, which becomes the step's outputs. A step sets exactly one kind key.",
+      required: ['prompt', 'schema'],
+      additionalProperties: false,
+      properties: {
+        prompt: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'What the person is asked: a template over the run (${inputs.x}, ${steps.s.outputs.y}, ${context.z}).',
+        },
+        schema: {
+          type: 'object',
+          description:
+            "JSON Schema (draft 2020-12) of the answer, an object (type: object); the answer becomes the step's outputs.",
+        },
+        timeout_seconds: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 2592000,
+          description:
+            'How long the step waits for an answer (at most 30 days). Without it the step waits until it is answered or its run is cancelled or times out.',
+        },
+        on_timeout: {
+          enum: ['fail', 'default'],
+          default: 'fail',
+          description:
+            'When nobody answers in time: fail fails the step; default answers with default (which must match the schema).',
+        },
+        default: { type: 'object', description: 'The answer used when on_timeout is default.' },
+      },
     },
     description: { type: 'string' },
     depends_on: {
@@ -1754,177 +1824,165 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.description !== undefined) {
-              let data37 = data34.description;
-              if (typeof data37 !== 'string') {
-                const err63 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/description',
-                  schemaPath: '#/$defs/step/properties/description/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.description.type,
-                  parentSchema: schema35.properties.description,
-                  data: data37,
-                };
-                if (vErrors === null) {
-                  vErrors = [err63];
-                } else {
-                  vErrors.push(err63);
+            if (data34.human !== undefined) {
+              let data37 = data34.human;
+              if (data37 && typeof data37 == 'object' && !Array.isArray(data37)) {
+                if (data37.prompt === undefined) {
+                  const err63 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/human',
+                    schemaPath: '#/$defs/step/properties/human/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'prompt' },
+                    message: "must have required property '" + 'prompt' + "'",
+                    schema: schema35.properties.human.required,
+                    parentSchema: schema35.properties.human,
+                    data: data37,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err63];
+                  } else {
+                    vErrors.push(err63);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data34.depends_on !== undefined) {
-              let data38 = data34.depends_on;
-              if (Array.isArray(data38)) {
-                const len6 = data38.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data39 = data38[i6];
-                  if (typeof data39 !== 'string') {
-                    const err64 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
-                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.depends_on.items.type,
-                      parentSchema: schema35.properties.depends_on.items,
-                      data: data39,
+                if (data37.schema === undefined) {
+                  const err64 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/human',
+                    schemaPath: '#/$defs/step/properties/human/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema35.properties.human.required,
+                    parentSchema: schema35.properties.human,
+                    data: data37,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err64];
+                  } else {
+                    vErrors.push(err64);
+                  }
+                  errors++;
+                }
+                for (const key10 in data37) {
+                  if (!(
+                    key10 === 'prompt' ||
+                    key10 === 'schema' ||
+                    key10 === 'timeout_seconds' ||
+                    key10 === 'on_timeout' ||
+                    key10 === 'default'
+                  )) {
+                    const err65 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human',
+                      schemaPath: '#/$defs/step/properties/human/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key10 },
+                      message: 'must NOT have additional properties',
+                      schema: false,
+                      parentSchema: schema35.properties.human,
+                      data: data37,
                     };
                     if (vErrors === null) {
-                      vErrors = [err64];
+                      vErrors = [err65];
                     } else {
-                      vErrors.push(err64);
+                      vErrors.push(err65);
                     }
                     errors++;
                   }
                 }
-              } else {
-                const err65 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
-                  schemaPath: '#/$defs/step/properties/depends_on/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.depends_on.type,
-                  parentSchema: schema35.properties.depends_on,
-                  data: data38,
-                };
-                if (vErrors === null) {
-                  vErrors = [err65];
-                } else {
-                  vErrors.push(err65);
-                }
-                errors++;
-              }
-            }
-            if (data34.when !== undefined) {
-              let data40 = data34.when;
-              if (typeof data40 !== 'string' && typeof data40 !== 'boolean') {
-                const err66 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/when',
-                  schemaPath: '#/$defs/step/properties/when/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.when.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.when.type,
-                  parentSchema: schema35.properties.when,
-                  data: data40,
-                };
-                if (vErrors === null) {
-                  vErrors = [err66];
-                } else {
-                  vErrors.push(err66);
-                }
-                errors++;
-              }
-            }
-            if (data34.inputs !== undefined) {
-              let data41 = data34.inputs;
-              if (!(data41 && typeof data41 == 'object' && !Array.isArray(data41))) {
-                const err67 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/inputs',
-                  schemaPath: '#/$defs/step/properties/inputs/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.inputs.type,
-                  parentSchema: schema35.properties.inputs,
-                  data: data41,
-                };
-                if (vErrors === null) {
-                  vErrors = [err67];
-                } else {
-                  vErrors.push(err67);
-                }
-                errors++;
-              }
-            }
-            if (data34.outputs !== undefined) {
-              let data42 = data34.outputs;
-              if (data42 && typeof data42 == 'object' && !Array.isArray(data42)) {
-                for (const key10 in data42) {
-                  const _errs101 = errors;
-                  if (typeof key10 === 'string') {
-                    if (!pattern5.test(key10)) {
-                      const err68 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                        schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9_-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                        schema: '^[A-Za-z0-9_-]+$',
-                        parentSchema: schema35.properties.outputs.propertyNames,
-                        data: key10,
-                        propertyName: key10,
+                if (data37.prompt !== undefined) {
+                  let data38 = data37.prompt;
+                  if (typeof data38 === 'string') {
+                    if (func1(data38) < 1) {
+                      const err66 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/human/prompt',
+                        schemaPath: '#/$defs/step/properties/human/properties/prompt/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema35.properties.human.properties.prompt,
+                        data: data38,
                       };
                       if (vErrors === null) {
-                        vErrors = [err68];
+                        vErrors = [err66];
                       } else {
-                        vErrors.push(err68);
+                        vErrors.push(err66);
                       }
                       errors++;
                     }
-                  }
-                  var valid28 = _errs101 === errors;
-                  if (!valid28) {
-                    const err69 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                      schemaPath: '#/$defs/step/properties/outputs/propertyNames',
-                      keyword: 'propertyNames',
-                      params: { propertyName: key10 },
-                      message: 'property name must be valid',
-                      schema: schema35.properties.outputs.propertyNames,
-                      parentSchema: schema35.properties.outputs,
-                      data: data42,
+                  } else {
+                    const err67 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/prompt',
+                      schemaPath: '#/$defs/step/properties/human/properties/prompt/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.human.properties.prompt.type,
+                      parentSchema: schema35.properties.human.properties.prompt,
+                      data: data38,
                     };
                     if (vErrors === null) {
-                      vErrors = [err69];
+                      vErrors = [err67];
                     } else {
-                      vErrors.push(err69);
+                      vErrors.push(err67);
                     }
                     errors++;
                   }
                 }
-                for (const key11 in data42) {
-                  let data43 = data42[key11];
-                  if (typeof data43 === 'string') {
-                    if (!pattern5.test(data43)) {
+                if (data37.schema !== undefined) {
+                  let data39 = data37.schema;
+                  if (!(data39 && typeof data39 == 'object' && !Array.isArray(data39))) {
+                    const err68 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/schema',
+                      schemaPath: '#/$defs/step/properties/human/properties/schema/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema35.properties.human.properties.schema.type,
+                      parentSchema: schema35.properties.human.properties.schema,
+                      data: data39,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err68];
+                    } else {
+                      vErrors.push(err68);
+                    }
+                    errors++;
+                  }
+                }
+                if (data37.timeout_seconds !== undefined) {
+                  let data40 = data37.timeout_seconds;
+                  if (typeof data40 == 'number') {
+                    if (data40 > 2592000 || isNaN(data40)) {
+                      const err69 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                        schemaPath:
+                          '#/$defs/step/properties/human/properties/timeout_seconds/maximum',
+                        keyword: 'maximum',
+                        params: { comparison: '<=', limit: 2592000 },
+                        message: 'must be <= 2592000',
+                        schema: 2592000,
+                        parentSchema: schema35.properties.human.properties.timeout_seconds,
+                        data: data40,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err69];
+                      } else {
+                        vErrors.push(err69);
+                      }
+                      errors++;
+                    }
+                    if (data40 <= 0 || isNaN(data40)) {
                       const err70 = {
-                        instancePath:
-                          instancePath +
-                          '/steps/' +
-                          i5 +
-                          '/outputs/' +
-                          key11.replace(/~/g, '~0').replace(/\//g, '~1'),
-                        schemaPath: '#/$defs/step/properties/outputs/additionalProperties/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9_-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                        schema: '^[A-Za-z0-9_-]+$',
-                        parentSchema: schema35.properties.outputs.additionalProperties,
-                        data: data43,
+                        instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                        schemaPath:
+                          '#/$defs/step/properties/human/properties/timeout_seconds/exclusiveMinimum',
+                        keyword: 'exclusiveMinimum',
+                        params: { comparison: '>', limit: 0 },
+                        message: 'must be > 0',
+                        schema: 0,
+                        parentSchema: schema35.properties.human.properties.timeout_seconds,
+                        data: data40,
                       };
                       if (vErrors === null) {
                         vErrors = [err70];
@@ -1935,19 +1993,14 @@ function validate20(
                     }
                   } else {
                     const err71 = {
-                      instancePath:
-                        instancePath +
-                        '/steps/' +
-                        i5 +
-                        '/outputs/' +
-                        key11.replace(/~/g, '~0').replace(/\//g, '~1'),
-                      schemaPath: '#/$defs/step/properties/outputs/additionalProperties/type',
+                      instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                      schemaPath: '#/$defs/step/properties/human/properties/timeout_seconds/type',
                       keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.outputs.additionalProperties.type,
-                      parentSchema: schema35.properties.outputs.additionalProperties,
-                      data: data43,
+                      params: { type: 'number' },
+                      message: 'must be number',
+                      schema: schema35.properties.human.properties.timeout_seconds.type,
+                      parentSchema: schema35.properties.human.properties.timeout_seconds,
+                      data: data40,
                     };
                     if (vErrors === null) {
                       vErrors = [err71];
@@ -1957,79 +2010,81 @@ function validate20(
                     errors++;
                   }
                 }
-              } else {
-                const err72 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                  schemaPath: '#/$defs/step/properties/outputs/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.outputs.type,
-                  parentSchema: schema35.properties.outputs,
-                  data: data42,
-                };
-                if (vErrors === null) {
-                  vErrors = [err72];
-                } else {
-                  vErrors.push(err72);
-                }
-                errors++;
-              }
-            }
-            if (data34.tools !== undefined) {
-              let data44 = data34.tools;
-              if (Array.isArray(data44)) {
-                const len7 = data44.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data45 = data44[i7];
-                  if (typeof data45 === 'string') {
-                    if (func1(data45) < 1) {
-                      const err73 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema35.properties.tools.items,
-                        data: data45,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err73];
-                      } else {
-                        vErrors.push(err73);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err74 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                      schemaPath: '#/$defs/step/properties/tools/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.tools.items.type,
-                      parentSchema: schema35.properties.tools.items,
-                      data: data45,
+                if (data37.on_timeout !== undefined) {
+                  let data41 = data37.on_timeout;
+                  if (!(data41 === 'fail' || data41 === 'default')) {
+                    const err72 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/on_timeout',
+                      schemaPath: '#/$defs/step/properties/human/properties/on_timeout/enum',
+                      keyword: 'enum',
+                      params: {
+                        allowedValues: schema35.properties.human.properties.on_timeout.enum,
+                      },
+                      message: 'must be equal to one of the allowed values',
+                      schema: schema35.properties.human.properties.on_timeout.enum,
+                      parentSchema: schema35.properties.human.properties.on_timeout,
+                      data: data41,
                     };
                     if (vErrors === null) {
-                      vErrors = [err74];
+                      vErrors = [err72];
                     } else {
-                      vErrors.push(err74);
+                      vErrors.push(err72);
+                    }
+                    errors++;
+                  }
+                }
+                if (data37.default !== undefined) {
+                  let data42 = data37.default;
+                  if (!(data42 && typeof data42 == 'object' && !Array.isArray(data42))) {
+                    const err73 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/default',
+                      schemaPath: '#/$defs/step/properties/human/properties/default/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema35.properties.human.properties.default.type,
+                      parentSchema: schema35.properties.human.properties.default,
+                      data: data42,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err73];
+                    } else {
+                      vErrors.push(err73);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err75 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/tools',
-                  schemaPath: '#/$defs/step/properties/tools/type',
+                const err74 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/human',
+                  schemaPath: '#/$defs/step/properties/human/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.tools.type,
-                  parentSchema: schema35.properties.tools,
-                  data: data44,
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.human.type,
+                  parentSchema: schema35.properties.human,
+                  data: data37,
+                };
+                if (vErrors === null) {
+                  vErrors = [err74];
+                } else {
+                  vErrors.push(err74);
+                }
+                errors++;
+              }
+            }
+            if (data34.description !== undefined) {
+              let data43 = data34.description;
+              if (typeof data43 !== 'string') {
+                const err75 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/description',
+                  schemaPath: '#/$defs/step/properties/description/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.description.type,
+                  parentSchema: schema35.properties.description,
+                  data: data43,
                 };
                 if (vErrors === null) {
                   vErrors = [err75];
@@ -2039,37 +2094,41 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.model !== undefined) {
-              let data46 = data34.model;
-              if (typeof data46 === 'string') {
-                if (!pattern11.test(data46)) {
-                  const err76 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/model',
-                    schemaPath: '#/$defs/step/properties/model/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
-                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
-                    schema: '^[^\\s:](\\S*[^\\s:])?$',
-                    parentSchema: schema35.properties.model,
-                    data: data46,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err76];
-                  } else {
-                    vErrors.push(err76);
+            if (data34.depends_on !== undefined) {
+              let data44 = data34.depends_on;
+              if (Array.isArray(data44)) {
+                const len6 = data44.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data45 = data44[i6];
+                  if (typeof data45 !== 'string') {
+                    const err76 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
+                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.depends_on.items.type,
+                      parentSchema: schema35.properties.depends_on.items,
+                      data: data45,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err76];
+                    } else {
+                      vErrors.push(err76);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
               } else {
                 const err77 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/model',
-                  schemaPath: '#/$defs/step/properties/model/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
+                  schemaPath: '#/$defs/step/properties/depends_on/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.model.type,
-                  parentSchema: schema35.properties.model,
-                  data: data46,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema35.properties.depends_on.type,
+                  parentSchema: schema35.properties.depends_on,
+                  data: data44,
                 };
                 if (vErrors === null) {
                   vErrors = [err77];
@@ -2079,18 +2138,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.max_attempts !== undefined) {
-              let data47 = data34.max_attempts;
-              if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47))) {
+            if (data34.when !== undefined) {
+              let data46 = data34.when;
+              if (typeof data46 !== 'string' && typeof data46 !== 'boolean') {
                 const err78 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/when',
+                  schemaPath: '#/$defs/step/properties/when/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.max_attempts.type,
-                  parentSchema: schema35.properties.max_attempts,
-                  data: data47,
+                  params: { type: schema35.properties.when.type },
+                  message: 'must be string,boolean',
+                  schema: schema35.properties.when.type,
+                  parentSchema: schema35.properties.when,
+                  data: data46,
                 };
                 if (vErrors === null) {
                   vErrors = [err78];
@@ -2099,178 +2158,197 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data47 == 'number') {
-                if (data47 > 100 || isNaN(data47)) {
-                  const err79 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 100 },
-                    message: 'must be <= 100',
-                    schema: 100,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data47,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err79];
-                  } else {
-                    vErrors.push(err79);
-                  }
-                  errors++;
+            }
+            if (data34.inputs !== undefined) {
+              let data47 = data34.inputs;
+              if (!(data47 && typeof data47 == 'object' && !Array.isArray(data47))) {
+                const err79 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/inputs',
+                  schemaPath: '#/$defs/step/properties/inputs/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.inputs.type,
+                  parentSchema: schema35.properties.inputs,
+                  data: data47,
+                };
+                if (vErrors === null) {
+                  vErrors = [err79];
+                } else {
+                  vErrors.push(err79);
                 }
-                if (data47 < 1 || isNaN(data47)) {
-                  const err80 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data47,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err80];
-                  } else {
-                    vErrors.push(err80);
-                  }
-                  errors++;
-                }
+                errors++;
               }
             }
-            if (data34.resume !== undefined) {
-              let data48 = data34.resume;
-              if (!(data48 === 'retry' || data48 === 'fail')) {
-                const err81 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/resume',
-                  schemaPath: '#/$defs/step/properties/resume/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema35.properties.resume.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema35.properties.resume.enum,
-                  parentSchema: schema35.properties.resume,
+            if (data34.outputs !== undefined) {
+              let data48 = data34.outputs;
+              if (data48 && typeof data48 == 'object' && !Array.isArray(data48)) {
+                for (const key11 in data48) {
+                  const _errs113 = errors;
+                  if (typeof key11 === 'string') {
+                    if (!pattern5.test(key11)) {
+                      const err80 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                        schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9_-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                        schema: '^[A-Za-z0-9_-]+$',
+                        parentSchema: schema35.properties.outputs.propertyNames,
+                        data: key11,
+                        propertyName: key11,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err80];
+                      } else {
+                        vErrors.push(err80);
+                      }
+                      errors++;
+                    }
+                  }
+                  var valid29 = _errs113 === errors;
+                  if (!valid29) {
+                    const err81 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                      schemaPath: '#/$defs/step/properties/outputs/propertyNames',
+                      keyword: 'propertyNames',
+                      params: { propertyName: key11 },
+                      message: 'property name must be valid',
+                      schema: schema35.properties.outputs.propertyNames,
+                      parentSchema: schema35.properties.outputs,
+                      data: data48,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err81];
+                    } else {
+                      vErrors.push(err81);
+                    }
+                    errors++;
+                  }
+                }
+                for (const key12 in data48) {
+                  let data49 = data48[key12];
+                  if (typeof data49 === 'string') {
+                    if (!pattern5.test(data49)) {
+                      const err82 = {
+                        instancePath:
+                          instancePath +
+                          '/steps/' +
+                          i5 +
+                          '/outputs/' +
+                          key12.replace(/~/g, '~0').replace(/\//g, '~1'),
+                        schemaPath: '#/$defs/step/properties/outputs/additionalProperties/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9_-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                        schema: '^[A-Za-z0-9_-]+$',
+                        parentSchema: schema35.properties.outputs.additionalProperties,
+                        data: data49,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err82];
+                      } else {
+                        vErrors.push(err82);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err83 = {
+                      instancePath:
+                        instancePath +
+                        '/steps/' +
+                        i5 +
+                        '/outputs/' +
+                        key12.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/step/properties/outputs/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.outputs.additionalProperties.type,
+                      parentSchema: schema35.properties.outputs.additionalProperties,
+                      data: data49,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err83];
+                    } else {
+                      vErrors.push(err83);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err84 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                  schemaPath: '#/$defs/step/properties/outputs/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.outputs.type,
+                  parentSchema: schema35.properties.outputs,
                   data: data48,
                 };
                 if (vErrors === null) {
-                  vErrors = [err81];
+                  vErrors = [err84];
                 } else {
-                  vErrors.push(err81);
+                  vErrors.push(err84);
                 }
                 errors++;
               }
             }
-            if (data34.critical !== undefined) {
-              let data49 = data34.critical;
-              if (typeof data49 !== 'boolean') {
-                const err82 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/critical',
-                  schemaPath: '#/$defs/step/properties/critical/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema35.properties.critical.type,
-                  parentSchema: schema35.properties.critical,
-                  data: data49,
-                };
-                if (vErrors === null) {
-                  vErrors = [err82];
-                } else {
-                  vErrors.push(err82);
-                }
-                errors++;
-              }
-            }
-            if (data34.timeout_seconds !== undefined) {
-              let data50 = data34.timeout_seconds;
-              if (typeof data50 == 'number') {
-                if (data50 > 86400 || isNaN(data50)) {
-                  const err83 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 86400 },
-                    message: 'must be <= 86400',
-                    schema: 86400,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data50,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err83];
+            if (data34.tools !== undefined) {
+              let data50 = data34.tools;
+              if (Array.isArray(data50)) {
+                const len7 = data50.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data51 = data50[i7];
+                  if (typeof data51 === 'string') {
+                    if (func1(data51) < 1) {
+                      const err85 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema35.properties.tools.items,
+                        data: data51,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err85];
+                      } else {
+                        vErrors.push(err85);
+                      }
+                      errors++;
+                    }
                   } else {
-                    vErrors.push(err83);
+                    const err86 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                      schemaPath: '#/$defs/step/properties/tools/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.tools.items.type,
+                      parentSchema: schema35.properties.tools.items,
+                      data: data51,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err86];
+                    } else {
+                      vErrors.push(err86);
+                    }
+                    errors++;
                   }
-                  errors++;
-                }
-                if (data50 <= 0 || isNaN(data50)) {
-                  const err84 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                    schema: 0,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data50,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err84];
-                  } else {
-                    vErrors.push(err84);
-                  }
-                  errors++;
                 }
               } else {
-                const err85 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema35.properties.timeout_seconds.type,
-                  parentSchema: schema35.properties.timeout_seconds,
-                  data: data50,
-                };
-                if (vErrors === null) {
-                  vErrors = [err85];
-                } else {
-                  vErrors.push(err85);
-                }
-                errors++;
-              }
-            }
-            if (data34.loop_until !== undefined) {
-              let data51 = data34.loop_until;
-              if (typeof data51 !== 'string' && typeof data51 !== 'boolean') {
-                const err86 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
-                  schemaPath: '#/$defs/step/properties/loop_until/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.loop_until.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.loop_until.type,
-                  parentSchema: schema35.properties.loop_until,
-                  data: data51,
-                };
-                if (vErrors === null) {
-                  vErrors = [err86];
-                } else {
-                  vErrors.push(err86);
-                }
-                errors++;
-              }
-            }
-            if (data34.loop_max !== undefined) {
-              let data52 = data34.loop_max;
-              if (!(typeof data52 == 'number' && !(data52 % 1) && !isNaN(data52))) {
                 const err87 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/tools',
+                  schemaPath: '#/$defs/step/properties/tools/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.loop_max.type,
-                  parentSchema: schema35.properties.loop_max,
-                  data: data52,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema35.properties.tools.type,
+                  parentSchema: schema35.properties.tools,
+                  data: data50,
                 };
                 if (vErrors === null) {
                   vErrors = [err87];
@@ -2279,16 +2357,19 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data52 == 'number') {
-                if (data52 > 1000 || isNaN(data52)) {
+            }
+            if (data34.model !== undefined) {
+              let data52 = data34.model;
+              if (typeof data52 === 'string') {
+                if (!pattern11.test(data52)) {
                   const err88 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema35.properties.loop_max,
+                    instancePath: instancePath + '/steps/' + i5 + '/model',
+                    schemaPath: '#/$defs/step/properties/model/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
+                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
+                    schema: '^[^\\s:](\\S*[^\\s:])?$',
+                    parentSchema: schema35.properties.model,
                     data: data52,
                   };
                   if (vErrors === null) {
@@ -2298,64 +2379,55 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data52 < 1 || isNaN(data52)) {
-                  const err89 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.loop_max,
-                    data: data52,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err89];
-                  } else {
-                    vErrors.push(err89);
-                  }
-                  errors++;
+              } else {
+                const err89 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/model',
+                  schemaPath: '#/$defs/step/properties/model/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.model.type,
+                  parentSchema: schema35.properties.model,
+                  data: data52,
+                };
+                if (vErrors === null) {
+                  vErrors = [err89];
+                } else {
+                  vErrors.push(err89);
                 }
+                errors++;
               }
             }
-            if (data34.verify !== undefined) {
-              let data53 = data34.verify;
-              const _errs124 = errors;
-              let valid32 = false;
-              const _errs125 = errors;
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                if (data53.criteria === undefined) {
-                  const err90 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'criteria' },
-                    message: "must have required property '" + 'criteria' + "'",
-                    schema: schema35.properties.verify.anyOf[0].required,
-                    parentSchema: schema35.properties.verify.anyOf[0],
-                    data: data53,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err90];
-                  } else {
-                    vErrors.push(err90);
-                  }
-                  errors++;
+            if (data34.max_attempts !== undefined) {
+              let data53 = data34.max_attempts;
+              if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53))) {
+                const err90 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.max_attempts.type,
+                  parentSchema: schema35.properties.max_attempts,
+                  data: data53,
+                };
+                if (vErrors === null) {
+                  vErrors = [err90];
+                } else {
+                  vErrors.push(err90);
                 }
+                errors++;
               }
-              var _valid0 = _errs125 === errors;
-              valid32 = valid32 || _valid0;
-              const _errs126 = errors;
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                if (data53.schema === undefined) {
+              if (typeof data53 == 'number') {
+                if (data53 > 100 || isNaN(data53)) {
                   const err91 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'schema' },
-                    message: "must have required property '" + 'schema' + "'",
-                    schema: schema35.properties.verify.anyOf[1].required,
-                    parentSchema: schema35.properties.verify.anyOf[1],
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 100 },
+                    message: 'must be <= 100',
+                    schema: 100,
+                    parentSchema: schema35.properties.max_attempts,
                     data: data53,
                   };
                   if (vErrors === null) {
@@ -2365,11 +2437,258 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data53 < 1 || isNaN(data53)) {
+                  const err92 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.max_attempts,
+                    data: data53,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err92];
+                  } else {
+                    vErrors.push(err92);
+                  }
+                  errors++;
+                }
               }
-              var _valid0 = _errs126 === errors;
-              valid32 = valid32 || _valid0;
-              if (!valid32) {
-                const err92 = {
+            }
+            if (data34.resume !== undefined) {
+              let data54 = data34.resume;
+              if (!(data54 === 'retry' || data54 === 'fail')) {
+                const err93 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/resume',
+                  schemaPath: '#/$defs/step/properties/resume/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema35.properties.resume.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema35.properties.resume.enum,
+                  parentSchema: schema35.properties.resume,
+                  data: data54,
+                };
+                if (vErrors === null) {
+                  vErrors = [err93];
+                } else {
+                  vErrors.push(err93);
+                }
+                errors++;
+              }
+            }
+            if (data34.critical !== undefined) {
+              let data55 = data34.critical;
+              if (typeof data55 !== 'boolean') {
+                const err94 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/critical',
+                  schemaPath: '#/$defs/step/properties/critical/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema35.properties.critical.type,
+                  parentSchema: schema35.properties.critical,
+                  data: data55,
+                };
+                if (vErrors === null) {
+                  vErrors = [err94];
+                } else {
+                  vErrors.push(err94);
+                }
+                errors++;
+              }
+            }
+            if (data34.timeout_seconds !== undefined) {
+              let data56 = data34.timeout_seconds;
+              if (typeof data56 == 'number') {
+                if (data56 > 86400 || isNaN(data56)) {
+                  const err95 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 86400 },
+                    message: 'must be <= 86400',
+                    schema: 86400,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data56,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err95];
+                  } else {
+                    vErrors.push(err95);
+                  }
+                  errors++;
+                }
+                if (data56 <= 0 || isNaN(data56)) {
+                  const err96 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                    schema: 0,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data56,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err96];
+                  } else {
+                    vErrors.push(err96);
+                  }
+                  errors++;
+                }
+              } else {
+                const err97 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema35.properties.timeout_seconds.type,
+                  parentSchema: schema35.properties.timeout_seconds,
+                  data: data56,
+                };
+                if (vErrors === null) {
+                  vErrors = [err97];
+                } else {
+                  vErrors.push(err97);
+                }
+                errors++;
+              }
+            }
+            if (data34.loop_until !== undefined) {
+              let data57 = data34.loop_until;
+              if (typeof data57 !== 'string' && typeof data57 !== 'boolean') {
+                const err98 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
+                  schemaPath: '#/$defs/step/properties/loop_until/type',
+                  keyword: 'type',
+                  params: { type: schema35.properties.loop_until.type },
+                  message: 'must be string,boolean',
+                  schema: schema35.properties.loop_until.type,
+                  parentSchema: schema35.properties.loop_until,
+                  data: data57,
+                };
+                if (vErrors === null) {
+                  vErrors = [err98];
+                } else {
+                  vErrors.push(err98);
+                }
+                errors++;
+              }
+            }
+            if (data34.loop_max !== undefined) {
+              let data58 = data34.loop_max;
+              if (!(typeof data58 == 'number' && !(data58 % 1) && !isNaN(data58))) {
+                const err99 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.loop_max.type,
+                  parentSchema: schema35.properties.loop_max,
+                  data: data58,
+                };
+                if (vErrors === null) {
+                  vErrors = [err99];
+                } else {
+                  vErrors.push(err99);
+                }
+                errors++;
+              }
+              if (typeof data58 == 'number') {
+                if (data58 > 1000 || isNaN(data58)) {
+                  const err100 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema35.properties.loop_max,
+                    data: data58,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err100];
+                  } else {
+                    vErrors.push(err100);
+                  }
+                  errors++;
+                }
+                if (data58 < 1 || isNaN(data58)) {
+                  const err101 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.loop_max,
+                    data: data58,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err101];
+                  } else {
+                    vErrors.push(err101);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data34.verify !== undefined) {
+              let data59 = data34.verify;
+              const _errs136 = errors;
+              let valid33 = false;
+              const _errs137 = errors;
+              if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+                if (data59.criteria === undefined) {
+                  const err102 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'criteria' },
+                    message: "must have required property '" + 'criteria' + "'",
+                    schema: schema35.properties.verify.anyOf[0].required,
+                    parentSchema: schema35.properties.verify.anyOf[0],
+                    data: data59,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err102];
+                  } else {
+                    vErrors.push(err102);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs137 === errors;
+              valid33 = valid33 || _valid0;
+              const _errs138 = errors;
+              if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+                if (data59.schema === undefined) {
+                  const err103 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema35.properties.verify.anyOf[1].required,
+                    parentSchema: schema35.properties.verify.anyOf[1],
+                    data: data59,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err103];
+                  } else {
+                    vErrors.push(err103);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs138 === errors;
+              valid33 = valid33 || _valid0;
+              if (!valid33) {
+                const err104 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/anyOf',
                   keyword: 'anyOf',
@@ -2377,58 +2696,58 @@ function validate20(
                   message: 'must match a schema in anyOf',
                   schema: schema35.properties.verify.anyOf,
                   parentSchema: schema35.properties.verify,
-                  data: data53,
+                  data: data59,
                 };
                 if (vErrors === null) {
-                  vErrors = [err92];
+                  vErrors = [err104];
                 } else {
-                  vErrors.push(err92);
+                  vErrors.push(err104);
                 }
                 errors++;
               } else {
-                errors = _errs124;
+                errors = _errs136;
                 if (vErrors !== null) {
-                  if (_errs124) {
-                    vErrors.length = _errs124;
+                  if (_errs136) {
+                    vErrors.length = _errs136;
                   } else {
                     vErrors = null;
                   }
                 }
               }
-              if (data53 && typeof data53 == 'object' && !Array.isArray(data53)) {
-                for (const key12 in data53) {
+              if (data59 && typeof data59 == 'object' && !Array.isArray(data59)) {
+                for (const key13 in data59) {
                   if (!(
-                    key12 === 'criteria' ||
-                    key12 === 'critical' ||
-                    key12 === 'schema' ||
-                    key12 === 'max_correction_attempts' ||
-                    key12 === 'require_all_criteria' ||
-                    key12 === 'halt_on_critical' ||
-                    key12 === 'timeout_seconds'
+                    key13 === 'criteria' ||
+                    key13 === 'critical' ||
+                    key13 === 'schema' ||
+                    key13 === 'max_correction_attempts' ||
+                    key13 === 'require_all_criteria' ||
+                    key13 === 'halt_on_critical' ||
+                    key13 === 'timeout_seconds'
                   )) {
-                    const err93 = {
+                    const err105 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify',
                       schemaPath: '#/$defs/step/properties/verify/additionalProperties',
                       keyword: 'additionalProperties',
-                      params: { additionalProperty: key12 },
+                      params: { additionalProperty: key13 },
                       message: 'must NOT have additional properties',
                       schema: false,
                       parentSchema: schema35.properties.verify,
-                      data: data53,
+                      data: data59,
                     };
                     if (vErrors === null) {
-                      vErrors = [err93];
+                      vErrors = [err105];
                     } else {
-                      vErrors.push(err93);
+                      vErrors.push(err105);
                     }
                     errors++;
                   }
                 }
-                if (data53.criteria !== undefined) {
-                  let data54 = data53.criteria;
-                  if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-                    if (Object.keys(data54).length < 1) {
-                      const err94 = {
+                if (data59.criteria !== undefined) {
+                  let data60 = data59.criteria;
+                  if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+                    if (Object.keys(data60).length < 1) {
+                      const err106 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/criteria/minProperties',
@@ -2437,20 +2756,20 @@ function validate20(
                         message: 'must NOT have fewer than 1 properties',
                         schema: 1,
                         parentSchema: schema35.properties.verify.properties.criteria,
-                        data: data54,
+                        data: data60,
                       };
                       if (vErrors === null) {
-                        vErrors = [err94];
+                        vErrors = [err106];
                       } else {
-                        vErrors.push(err94);
+                        vErrors.push(err106);
                       }
                       errors++;
                     }
-                    for (const key13 in data54) {
-                      const _errs130 = errors;
-                      if (typeof key13 === 'string') {
-                        if (!pattern5.test(key13)) {
-                          const err95 = {
+                    for (const key14 in data60) {
+                      const _errs142 = errors;
+                      if (typeof key14 === 'string') {
+                        if (!pattern5.test(key14)) {
+                          const err107 = {
                             instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                             schemaPath:
                               '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
@@ -2460,48 +2779,48 @@ function validate20(
                             schema: '^[A-Za-z0-9_-]+$',
                             parentSchema:
                               schema35.properties.verify.properties.criteria.propertyNames,
-                            data: key13,
-                            propertyName: key13,
+                            data: key14,
+                            propertyName: key14,
                           };
                           if (vErrors === null) {
-                            vErrors = [err95];
+                            vErrors = [err107];
                           } else {
-                            vErrors.push(err95);
+                            vErrors.push(err107);
                           }
                           errors++;
                         }
                       }
-                      var valid34 = _errs130 === errors;
-                      if (!valid34) {
-                        const err96 = {
+                      var valid35 = _errs142 === errors;
+                      if (!valid35) {
+                        const err108 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/propertyNames',
                           keyword: 'propertyNames',
-                          params: { propertyName: key13 },
+                          params: { propertyName: key14 },
                           message: 'property name must be valid',
                           schema: schema35.properties.verify.properties.criteria.propertyNames,
                           parentSchema: schema35.properties.verify.properties.criteria,
-                          data: data54,
+                          data: data60,
                         };
                         if (vErrors === null) {
-                          vErrors = [err96];
+                          vErrors = [err108];
                         } else {
-                          vErrors.push(err96);
+                          vErrors.push(err108);
                         }
                         errors++;
                       }
                     }
-                    for (const key14 in data54) {
-                      let data55 = data54[key14];
-                      if (typeof data55 !== 'string' && typeof data55 !== 'boolean') {
-                        const err97 = {
+                    for (const key15 in data60) {
+                      let data61 = data60[key15];
+                      if (typeof data61 !== 'string' && typeof data61 !== 'boolean') {
+                        const err109 = {
                           instancePath:
                             instancePath +
                             '/steps/' +
                             i5 +
                             '/verify/criteria/' +
-                            key14.replace(/~/g, '~0').replace(/\//g, '~1'),
+                            key15.replace(/~/g, '~0').replace(/\//g, '~1'),
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/additionalProperties/type',
                           keyword: 'type',
@@ -2515,18 +2834,18 @@ function validate20(
                               .type,
                           parentSchema:
                             schema35.properties.verify.properties.criteria.additionalProperties,
-                          data: data55,
+                          data: data61,
                         };
                         if (vErrors === null) {
-                          vErrors = [err97];
+                          vErrors = [err109];
                         } else {
-                          vErrors.push(err97);
+                          vErrors.push(err109);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err98 = {
+                    const err110 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                       schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
                       keyword: 'type',
@@ -2534,24 +2853,24 @@ function validate20(
                       message: 'must be object',
                       schema: schema35.properties.verify.properties.criteria.type,
                       parentSchema: schema35.properties.verify.properties.criteria,
-                      data: data54,
+                      data: data60,
                     };
                     if (vErrors === null) {
-                      vErrors = [err98];
+                      vErrors = [err110];
                     } else {
-                      vErrors.push(err98);
+                      vErrors.push(err110);
                     }
                     errors++;
                   }
                 }
-                if (data53.critical !== undefined) {
-                  let data56 = data53.critical;
-                  if (Array.isArray(data56)) {
-                    const len8 = data56.length;
+                if (data59.critical !== undefined) {
+                  let data62 = data59.critical;
+                  if (Array.isArray(data62)) {
+                    const len8 = data62.length;
                     for (let i8 = 0; i8 < len8; i8++) {
-                      let data57 = data56[i8];
-                      if (typeof data57 !== 'string') {
-                        const err99 = {
+                      let data63 = data62[i8];
+                      if (typeof data63 !== 'string') {
+                        const err111 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/critical/items/type',
@@ -2560,18 +2879,18 @@ function validate20(
                           message: 'must be string',
                           schema: schema35.properties.verify.properties.critical.items.type,
                           parentSchema: schema35.properties.verify.properties.critical.items,
-                          data: data57,
+                          data: data63,
                         };
                         if (vErrors === null) {
-                          vErrors = [err99];
+                          vErrors = [err111];
                         } else {
-                          vErrors.push(err99);
+                          vErrors.push(err111);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err100 = {
+                    const err112 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
                       keyword: 'type',
@@ -2579,20 +2898,20 @@ function validate20(
                       message: 'must be array',
                       schema: schema35.properties.verify.properties.critical.type,
                       parentSchema: schema35.properties.verify.properties.critical,
-                      data: data56,
+                      data: data62,
                     };
                     if (vErrors === null) {
-                      vErrors = [err100];
+                      vErrors = [err112];
                     } else {
-                      vErrors.push(err100);
+                      vErrors.push(err112);
                     }
                     errors++;
                   }
                 }
-                if (data53.schema !== undefined) {
-                  let data58 = data53.schema;
-                  if (!(data58 && typeof data58 == 'object' && !Array.isArray(data58))) {
-                    const err101 = {
+                if (data59.schema !== undefined) {
+                  let data64 = data59.schema;
+                  if (!(data64 && typeof data64 == 'object' && !Array.isArray(data64))) {
+                    const err113 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
                       schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
                       keyword: 'type',
@@ -2600,20 +2919,20 @@ function validate20(
                       message: 'must be object',
                       schema: schema35.properties.verify.properties.schema.type,
                       parentSchema: schema35.properties.verify.properties.schema,
-                      data: data58,
+                      data: data64,
                     };
                     if (vErrors === null) {
-                      vErrors = [err101];
+                      vErrors = [err113];
                     } else {
-                      vErrors.push(err101);
+                      vErrors.push(err113);
                     }
                     errors++;
                   }
                 }
-                if (data53.max_correction_attempts !== undefined) {
-                  let data59 = data53.max_correction_attempts;
-                  if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
-                    const err102 = {
+                if (data59.max_correction_attempts !== undefined) {
+                  let data65 = data59.max_correction_attempts;
+                  if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65))) {
+                    const err114 = {
                       instancePath:
                         instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                       schemaPath:
@@ -2623,18 +2942,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema35.properties.verify.properties.max_correction_attempts.type,
                       parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                      data: data59,
+                      data: data65,
                     };
                     if (vErrors === null) {
-                      vErrors = [err102];
+                      vErrors = [err114];
                     } else {
-                      vErrors.push(err102);
+                      vErrors.push(err114);
                     }
                     errors++;
                   }
-                  if (typeof data59 == 'number') {
-                    if (data59 > 20 || isNaN(data59)) {
-                      const err103 = {
+                  if (typeof data65 == 'number') {
+                    if (data65 > 20 || isNaN(data65)) {
+                      const err115 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2644,17 +2963,17 @@ function validate20(
                         message: 'must be <= 20',
                         schema: 20,
                         parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data59,
+                        data: data65,
                       };
                       if (vErrors === null) {
-                        vErrors = [err103];
+                        vErrors = [err115];
                       } else {
-                        vErrors.push(err103);
+                        vErrors.push(err115);
                       }
                       errors++;
                     }
-                    if (data59 < 0 || isNaN(data59)) {
-                      const err104 = {
+                    if (data65 < 0 || isNaN(data65)) {
+                      const err116 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2664,21 +2983,21 @@ function validate20(
                         message: 'must be >= 0',
                         schema: 0,
                         parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data59,
+                        data: data65,
                       };
                       if (vErrors === null) {
-                        vErrors = [err104];
+                        vErrors = [err116];
                       } else {
-                        vErrors.push(err104);
+                        vErrors.push(err116);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data53.require_all_criteria !== undefined) {
-                  let data60 = data53.require_all_criteria;
-                  if (typeof data60 !== 'boolean') {
-                    const err105 = {
+                if (data59.require_all_criteria !== undefined) {
+                  let data66 = data59.require_all_criteria;
+                  if (typeof data66 !== 'boolean') {
+                    const err117 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
                       schemaPath:
                         '#/$defs/step/properties/verify/properties/require_all_criteria/type',
@@ -2687,20 +3006,20 @@ function validate20(
                       message: 'must be boolean',
                       schema: schema35.properties.verify.properties.require_all_criteria.type,
                       parentSchema: schema35.properties.verify.properties.require_all_criteria,
-                      data: data60,
+                      data: data66,
                     };
                     if (vErrors === null) {
-                      vErrors = [err105];
+                      vErrors = [err117];
                     } else {
-                      vErrors.push(err105);
+                      vErrors.push(err117);
                     }
                     errors++;
                   }
                 }
-                if (data53.halt_on_critical !== undefined) {
-                  let data61 = data53.halt_on_critical;
-                  if (typeof data61 !== 'boolean') {
-                    const err106 = {
+                if (data59.halt_on_critical !== undefined) {
+                  let data67 = data59.halt_on_critical;
+                  if (typeof data67 !== 'boolean') {
+                    const err118 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
                       keyword: 'type',
@@ -2708,20 +3027,20 @@ function validate20(
                       message: 'must be boolean',
                       schema: schema35.properties.verify.properties.halt_on_critical.type,
                       parentSchema: schema35.properties.verify.properties.halt_on_critical,
-                      data: data61,
+                      data: data67,
                     };
                     if (vErrors === null) {
-                      vErrors = [err106];
+                      vErrors = [err118];
                     } else {
-                      vErrors.push(err106);
+                      vErrors.push(err118);
                     }
                     errors++;
                   }
                 }
-                if (data53.timeout_seconds !== undefined) {
-                  let data62 = data53.timeout_seconds;
-                  if (!(typeof data62 == 'number') && data62 !== null) {
-                    const err107 = {
+                if (data59.timeout_seconds !== undefined) {
+                  let data68 = data59.timeout_seconds;
+                  if (!(typeof data68 == 'number') && data68 !== null) {
+                    const err119 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                       schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
                       keyword: 'type',
@@ -2729,18 +3048,18 @@ function validate20(
                       message: 'must be number,null',
                       schema: schema35.properties.verify.properties.timeout_seconds.type,
                       parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                      data: data62,
+                      data: data68,
                     };
                     if (vErrors === null) {
-                      vErrors = [err107];
+                      vErrors = [err119];
                     } else {
-                      vErrors.push(err107);
+                      vErrors.push(err119);
                     }
                     errors++;
                   }
-                  if (typeof data62 == 'number') {
-                    if (data62 > 86400 || isNaN(data62)) {
-                      const err108 = {
+                  if (typeof data68 == 'number') {
+                    if (data68 > 86400 || isNaN(data68)) {
+                      const err120 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/maximum',
@@ -2749,17 +3068,17 @@ function validate20(
                         message: 'must be <= 86400',
                         schema: 86400,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data62,
+                        data: data68,
                       };
                       if (vErrors === null) {
-                        vErrors = [err108];
+                        vErrors = [err120];
                       } else {
-                        vErrors.push(err108);
+                        vErrors.push(err120);
                       }
                       errors++;
                     }
-                    if (data62 <= 0 || isNaN(data62)) {
-                      const err109 = {
+                    if (data68 <= 0 || isNaN(data68)) {
+                      const err121 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
@@ -2768,19 +3087,19 @@ function validate20(
                         message: 'must be > 0',
                         schema: 0,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data62,
+                        data: data68,
                       };
                       if (vErrors === null) {
-                        vErrors = [err109];
+                        vErrors = [err121];
                       } else {
-                        vErrors.push(err109);
+                        vErrors.push(err121);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err110 = {
+                const err122 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/type',
                   keyword: 'type',
@@ -2788,18 +3107,18 @@ function validate20(
                   message: 'must be object',
                   schema: schema35.properties.verify.type,
                   parentSchema: schema35.properties.verify,
-                  data: data53,
+                  data: data59,
                 };
                 if (vErrors === null) {
-                  vErrors = [err110];
+                  vErrors = [err122];
                 } else {
-                  vErrors.push(err110);
+                  vErrors.push(err122);
                 }
                 errors++;
               }
             }
           } else {
-            const err111 = {
+            const err123 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
@@ -2810,15 +3129,15 @@ function validate20(
               data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err111];
+              vErrors = [err123];
             } else {
-              vErrors.push(err111);
+              vErrors.push(err123);
             }
             errors++;
           }
         }
       } else {
-        const err112 = {
+        const err124 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -2829,15 +3148,15 @@ function validate20(
           data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err112];
+          vErrors = [err124];
         } else {
-          vErrors.push(err112);
+          vErrors.push(err124);
         }
         errors++;
       }
     }
   } else {
-    const err113 = {
+    const err125 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -2848,9 +3167,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err113];
+      vErrors = [err125];
     } else {
-      vErrors.push(err113);
+      vErrors.push(err125);
     }
     errors++;
   }
