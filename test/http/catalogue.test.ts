@@ -103,6 +103,7 @@ describe('HTTP catalogue endpoints', () => {
       workflows: [
         'code_review',
         'conditional_branching',
+        'human_review',
         'parallel_analysis',
         'test_deterministic',
       ],

@@ -13,10 +13,11 @@ const WORKFLOWS_DIR = join(import.meta.dirname, '..', '..', '..', 'workflows');
 describe('shipped workflows', () => {
   const registry = createWorkflowRegistry({ dir: WORKFLOWS_DIR });
 
-  it('are the four documented ones', async () => {
+  it('are the documented ones', async () => {
     expect(await registry.list()).to.deep.equal([
       'code_review',
       'conditional_branching',
+      'human_review',
       'parallel_analysis',
       'test_deterministic',
     ]);
