@@ -95,7 +95,7 @@ export function registerRun(program: Command, context: CliContext): void {
     const asking = runtime.approvals.provider === 'http';
     const interactive = process.stdin.isTTY && process.stderr.isTTY;
     let handle: RunHandle | undefined;
-    let asksPeople = false;
+    let asksPeople: boolean;
     let interrupted = false;
     const onSignal = (): void => {
       if (interrupted) process.exit(INTERRUPTED_EXIT);
