@@ -12,7 +12,9 @@
  * queue takes the worker for dead and its runs end interrupted (run-worker.ts), and a call whose
  * run is no longer active (its claim released) is not listed even before. A killed worker's calls
  * thus leave the listing and Redis within that window. The arguments are stored only when the
- * events and the listing show them (AGENTIC_APPROVAL_EVENT_ARGUMENTS).
+ * events and the listing show them (AGENTIC_APPROVAL_EVENT_ARGUMENTS). Human steps' questions
+ * (kind input) go the same way: listed from the same hashes, their answers relayed with
+ * `answer` set, the 422 of an answer that does not match coming back as the reply's outcome.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
