@@ -119,7 +119,7 @@ describe('human steps over HTTP (GET/POST /api/approvals, explain)', function ()
     });
     expect(notFound.status).to.equal(404);
     expect(notFound.body).to.deep.equal({
-      detail: 'No tool call or question waits for an answer with this id',
+      detail: 'No question waits for an answer with this id',
     });
     // Nothing changed: the question still waits.
     expect(
@@ -135,7 +135,7 @@ describe('human steps over HTTP (GET/POST /api/approvals, explain)', function ()
     });
     const again = await post(id, { answer: { approved: false } });
     expect(again.status).to.equal(409);
-    expect(again.body).to.deep.equal({ detail: `request ${id} has already been answered` });
+    expect(again.body).to.deep.equal({ detail: `question ${id} has already been answered` });
 
     const events: WorkflowEvent[] = await client.events.until(
       (items) => items.some((event) => event.type === 'workflow_end'),

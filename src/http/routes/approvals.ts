@@ -68,14 +68,21 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
 /** Throws the 404, 409 or 422 of an answer that changed nothing. */
 function settled(outcome: RequestAnswer, callId: string, field: 'answer' | 'decision'): void {
   if (outcome === 'decided') return;
+  // A decision keeps the tool calls' words (clients match them); an answer is a question's.
   if (outcome === 'unknown') {
     throw new NotFoundError(
-      'No tool call or question waits for an answer with this id',
+      field === 'decision'
+        ? 'No tool call waits for approval with this id'
+        : 'No question waits for an answer with this id',
       ERROR_CODES.APPROVAL_NOT_FOUND,
     );
   }
   if (outcome === 'already_decided') {
-    throw new ConflictError(`request ${callId} has already been answered`);
+    throw new ConflictError(
+      field === 'decision'
+        ? `tool call ${callId} has already been decided`
+        : `question ${callId} has already been answered`,
+    );
   }
   throw new ValidationError(`invalid ${field}`, [
     { loc: ['body', field], msg: outcome.invalid, type: `value_error.${field}` },
