@@ -24,6 +24,7 @@ export interface StepWords {
   pending: string;
   running: string;
   awaitingApproval: string;
+  awaitingInput: string;
   retrying: string;
   success: string;
   failed: string;
@@ -70,24 +71,37 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
       : ` Its outputs set ${outputs.map((o) => `context.${o}`).join(', ')}.`;
   const map = step.map;
   const child = step.workflowCall?.workflow;
+  const human = step.human;
+  const asks =
+    human === undefined
+      ? ''
+      : `Step ${quoted} asks a person (a human step) and waits for an answer matching its schema` +
+        (human.timeoutSeconds === undefined
+          ? ''
+          : ` for ${human.timeoutSeconds}s (then ${human.onTimeout === 'default' ? 'its default answer' : 'it fails'})`);
   return {
     region: sentence(
-      map !== undefined
-        ? `Step ${quoted} maps agent ${step.agent} over each item of ${map.source} (item.${map.as})${what}`
-        : child !== undefined
-          ? `Step ${quoted} runs workflow '${child}' as a child run${what}`
-          : `Step ${quoted} runs agent ${step.agent}${what}`,
+      human !== undefined
+        ? `${asks}${what}`
+        : map !== undefined
+          ? `Step ${quoted} maps agent ${step.agent} over each item of ${map.source} (item.${map.as})${what}`
+          : child !== undefined
+            ? `Step ${quoted} runs workflow '${child}' as a child run${what}`
+            : `Step ${quoted} runs agent ${step.agent}${what}`,
     ),
     pending: `${waits}${condition} Starts when a concurrency slot is free (ready steps start in YAML order).`,
     running:
-      map !== undefined
-        ? mapRunning(quoted, step.agent, map)
-        : child !== undefined
-          ? `A child run of workflow '${child}' (its own run id and run file, its run actor a child of this run's) runs an attempt of step ${quoted}; its step events reach this run's stream tagged parent_step. Its end decides: its outputs are the step's, or a retry, or failure on the last attempt.`
-          : `Agent ${step.agent} runs an attempt of step ${quoted}` +
-            (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
-            ' Its result decides: success, a retry, or failure on the last attempt.',
+      human !== undefined
+        ? `Step ${quoted} renders its prompt and puts its question to a person.`
+        : map !== undefined
+          ? mapRunning(quoted, step.agent, map)
+          : child !== undefined
+            ? `A child run of workflow '${child}' (its own run id and run file, its run actor a child of this run's) runs an attempt of step ${quoted}; its step events reach this run's stream tagged parent_step. Its end decides: its outputs are the step's, or a retry, or failure on the last attempt.`
+            : `Agent ${step.agent} runs an attempt of step ${quoted}` +
+              (step.loopUntil === undefined ? '.' : ', repeating until its loop_until holds.') +
+              ' Its result decides: success, a retry, or failure on the last attempt.',
     awaitingApproval: `A high-risk tool call of ${quoted} (${step.tools.join(', ')}) waits for the approval gate (AGENTIC_APPROVAL_PROVIDER; over HTTP: POST /api/approvals/{call_id}); cancelling the run ends the wait.`,
+    awaitingInput: `The question of ${quoted} waits for a person: listed by GET /api/approvals, answered with POST /api/approvals/{call_id} {"answer": {...}} (or agentic approvals answer); the answer becomes its outputs. Cancelling the run ends the wait.`,
     retrying: `An attempt of ${quoted} failed with attempts left: waits the backoff delay, then runs the next attempt.`,
     success: `Step ${quoted} succeeded.${writes}${next}`,
     failed:

@@ -19,6 +19,8 @@
  *       running    stepIs retrying → retrying | success → success | failed → failed
  *                  (steps with tools:) stepIs awaiting_approval → awaiting_approval
  *       awaiting_approval   a tool call waits for the approval gate (step.approval)
+ *                  (human steps, instead:) stepIs awaiting_input → awaiting_input
+ *       awaiting_input      a human step's question waits for an answer (step.approval)
  *                  stepIs running → running | failed → failed (cancelled while waiting)
  *       retrying   stepIs running → running | failed → failed
  *       success | failed | skipped (final)
@@ -190,6 +192,21 @@ export const REGION_STATES: readonly RegionStateRow[] = [
         why: 'Approved, denied or timed out: the attempt goes on with the answer.',
       },
       { target: 'failed', why: 'The run was cancelled or timed out while waiting.' },
+    ],
+  },
+  {
+    // A human step's question waits for an answer.
+    state: 'awaiting_input',
+    has: (step) => step.kind === 'human',
+    describe: (w) => w.awaitingInput,
+    from: [['running', 'Its question was put to a person.']],
+    exits: [
+      { target: 'success', why: 'Answered (or timed out with a default answer).' },
+      {
+        target: 'failed',
+        why: 'Timed out, or the run was cancelled or timed out while waiting.',
+      },
+      { target: 'running', why: 'The wait ended: the attempt settles.' },
     ],
   },
   {

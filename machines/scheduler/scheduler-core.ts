@@ -79,7 +79,12 @@ export { SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './skip-propagatio
 
 /** The states of a step: its region's states in the graph machine. */
 export type StepRegionState =
-  'pending' | 'running' | 'awaiting_approval' | 'retrying' | StepOutcome['status'];
+  | 'pending'
+  | 'running'
+  | 'awaiting_approval'
+  | 'awaiting_input'
+  | 'retrying'
+  | StepOutcome['status'];
 
 /** What a retried step's failed attempts spent. */
 type RetriedUsage = Pick<AttemptResult, 'tokensUsed' | 'modelUsed'>;
@@ -441,15 +446,20 @@ export abstract class SchedulerCore {
 
   /**
    * Step `index`'s status: `pending`, `running` (`awaiting_approval` while a tool call of its
-   * attempt waits for the approval gate), `retrying`, or its outcome's status once finished (what
+   * attempt waits for the approval gate, `awaiting_input` while a human step's question waits),
+   * `retrying`, or its outcome's status once finished (what
    * the graph machine's step regions show).
    */
   stepStatus(index: number): StepRegionState {
     const outcome = this.outcomes[index];
     if (outcome !== undefined) return outcome.status;
     const state = this.slots[index * FIELDS + F_STATE];
-    if (state === RUNNING)
-      return this.awaiting?.has(index) === true ? 'awaiting_approval' : 'running';
+    if (state === RUNNING) {
+      if (this.awaiting?.has(index) !== true) return 'running';
+      return this.input.workflow.steps[index]?.kind === 'human'
+        ? 'awaiting_input'
+        : 'awaiting_approval';
+    }
     return state === RETRY_WAIT ? 'retrying' : 'pending';
   }
 
@@ -569,9 +579,12 @@ export abstract class SchedulerCore {
       const prior = this.priorAttempts?.[index] ?? 0;
       // An attempt interrupted before this engine started (see EngineSeed): it is made again,
       // unless the step may not run twice or was interrupted more often than it may fail.
+      // A human step's wait is not bounded by its interruptions: asking again has no side
+      // effect, and a question may wait across many restarts (it asks once: max_attempts 1).
       if (
         prior > 0 &&
-        (step.resume === 'fail' || this.interruptions![index]! > this.maxAttemptsOf(index))
+        (step.resume === 'fail' ||
+          (step.kind !== 'human' && this.interruptions![index]! > this.maxAttemptsOf(index)))
       ) {
         this.failStep(index, STEP_INTERRUPTED, prior, null, now);
         continue;
@@ -599,8 +612,9 @@ export abstract class SchedulerCore {
     if (step.loopUntil !== undefined)
       request.onIteration = (iteration, output) =>
         this.send({ type: STEP_ITERATION, index, attempt, iteration, output });
-    // Only a step with tools has calls that can wait for approval.
-    if (step.tools.length > 0)
+    // Only a step with tools has calls that can wait for approval; a human step's attempt tells
+    // the same way while its question waits (awaiting_input).
+    if (step.tools.length > 0 || step.kind === 'human')
       request.onApproval = (waiting) => this.send({ type: STEP_APPROVAL, index, attempt, waiting });
     this.launch(request);
   }

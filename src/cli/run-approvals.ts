@@ -1,9 +1,9 @@
 /**
- * `agentic run` under `AGENTIC_APPROVAL_PROVIDER=http`. The process serves no HTTP API, so
- * `POST /api/approvals/{call_id}` cannot reach its calls: on a terminal the person at it is the
- * approver (each call is asked on stderr, answered on stdin, one at a time); anywhere else
- * nobody could answer, so a workflow that may call a high-risk tool is refused before it starts
- * rather than left waiting the whole approval timeout for a denial.
+ * `agentic run` under `AGENTIC_APPROVAL_PROVIDER=http`, or of a workflow with human steps. The
+ * process serves no HTTP API, so `POST /api/approvals/{call_id}` cannot reach its calls: on a
+ * terminal the person at it is the approver (each call or question is asked on stderr, answered
+ * on stdin, one at a time: y/N for a call, a JSON object for a question); anywhere else nobody
+ * could answer, so such a workflow is refused before it starts rather than left waiting.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { RuntimeApprovals } from '../engine/runtime-approvals.js';
@@ -29,6 +29,18 @@ export async function stepsNeedingApproval(
   }
 }
 
+/** The human steps of `workflow` (their questions need a person). */
+export function humanSteps(workflow: Pick<CompiledWorkflow, 'steps'>): string[] {
+  return workflow.steps.filter((step) => step.kind === 'human').map((step) => step.name);
+}
+
+/** The refusal of a workflow whose human steps nobody could answer (see the module comment). */
+export function unanswerableQuestions(steps: readonly string[]): CliError {
+  return new CliError(
+    `not started: ${steps.map((step) => `step '${step}'`).join(', ')} asks a person (a human step), and nobody could answer here (agentic run serves no HTTP API, and stdin is not a terminal to ask on). Run it from a terminal to be asked, or start it on the service (agentic serve, then answer with agentic approvals answer)`,
+  );
+}
+
 /** The refusal of a workflow whose approvals nobody could answer (see the module comment). */
 export function unanswerableApprovals(needs: readonly { step: string; tool: string }[]): CliError {
   const calls = needs.map((need) => `step '${need.step}' may call ${need.tool}`).join(', ');
@@ -41,7 +53,7 @@ export function unanswerableApprovals(needs: readonly { step: string; tool: stri
 const ARGUMENTS_SHOWN = 500;
 
 export interface TerminalApproverOptions {
-  approvals: Pick<RuntimeApprovals, 'pending' | 'answer'>;
+  approvals: Pick<RuntimeApprovals, 'pending' | 'answer' | 'respond'>;
   /** Where answers are read (a terminal's stdin). */
   input: NodeJS.ReadableStream;
   /** Writes a line of the conversation (stderr). */
@@ -61,6 +73,9 @@ interface Question {
   tool: string;
   expiresAt: string | undefined;
   answered: boolean;
+  /** A human step's question (answered with a JSON object), not a tool call. */
+  prompt?: string;
+  schema?: Record<string, unknown>;
 }
 
 /**
@@ -72,6 +87,12 @@ export function createTerminalApprover(options: TerminalApproverOptions): Termin
   let lines: Interface | undefined;
 
   const ask = (question: Question): void => {
+    if (question.prompt !== undefined) {
+      options.write(`  ? ${question.step}: ${question.prompt} (question ${question.callId})`);
+      options.write(`    answer with a JSON object matching: ${JSON.stringify(question.schema)}`);
+      if (question.expiresAt !== undefined) options.write(`    times out at ${question.expiresAt}`);
+      return;
+    }
     const entry = options.approvals.pending().find((call) => call.callId === question.callId);
     options.write(
       `  ? ${question.step}: ${question.tool} needs your approval (call ${question.callId})`,
@@ -82,7 +103,9 @@ export function createTerminalApprover(options: TerminalApproverOptions): Termin
         `    arguments: ${shown.length > ARGUMENTS_SHOWN ? `${shown.slice(0, ARGUMENTS_SHOWN)}…` : shown}`,
       );
     }
-    const deadline = question.expiresAt ?? (entry && new Date(entry.expiresAt).toISOString());
+    const deadline =
+      question.expiresAt ??
+      (entry?.expiresAt === undefined ? undefined : new Date(entry.expiresAt).toISOString());
     if (deadline !== undefined) {
       options.write(
         `    denied at ${deadline} without an answer (AGENTIC_APPROVAL_TIMEOUT_SECONDS)`,
@@ -95,6 +118,22 @@ export function createTerminalApprover(options: TerminalApproverOptions): Termin
     // Only the call asked last is answered; a line typed before the next question is dropped.
     const question = queue[0];
     if (question === undefined || question.answered) return;
+    if (question.prompt !== undefined) {
+      let answer: unknown;
+      try {
+        answer = JSON.parse(line);
+      } catch {
+        options.write('    not JSON: answer with a JSON object, on one line');
+        return;
+      }
+      question.answered = true;
+      const outcome = options.approvals.respond(question.callId, answer);
+      if (typeof outcome === 'object') {
+        question.answered = false;
+        options.write(`    ${outcome.invalid}: try again`);
+      }
+      return;
+    }
     question.answered = true;
     const approve = /^\s*y(es)?\s*$/i.test(line);
     options.approvals.answer(
@@ -113,6 +152,9 @@ export function createTerminalApprover(options: TerminalApproverOptions): Termin
           tool: event.tool_name,
           expiresAt: event.expires_at,
           answered: false,
+          ...(event.kind === 'input'
+            ? { prompt: event.prompt ?? '', schema: event.schema ?? {} }
+            : {}),
         };
         queue.push(question);
         if (lines === undefined) {
@@ -126,7 +168,14 @@ export function createTerminalApprover(options: TerminalApproverOptions): Termin
       const index = queue.findIndex((entry) => entry.callId === event.call_id);
       if (index === -1) return;
       const [question] = queue.splice(index, 1);
-      const outcome = event.decision === 'approve' ? 'approved' : 'denied';
+      const outcome =
+        question?.prompt !== undefined
+          ? event.decision === 'approve'
+            ? 'answered'
+            : 'not answered'
+          : event.decision === 'approve'
+            ? 'approved'
+            : 'denied';
       options.write(
         question?.answered === true
           ? `    ${outcome}`

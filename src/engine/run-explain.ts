@@ -5,7 +5,7 @@
  * codes with details and a sentence each. Pure: the caller passes in the clock and the lookups.
  */
 import type { LlmRouter } from '../llm/router.js';
-import type { PendingApproval } from '../tools/index.js';
+import type { PendingRequest } from './runtime-approvals.js';
 import type {
   RunExplanationResponse,
   StepExplanation,
@@ -31,6 +31,7 @@ export const WAIT_REASONS = {
   DEPENDENCIES: 'dependencies',
   CONDITION_FALSE: 'condition_false',
   APPROVAL: 'approval',
+  INPUT: 'input',
   RETRY_BACKOFF: 'retry_backoff',
   CIRCUIT_OPEN: 'circuit_open',
   CONCURRENCY_LIMIT: 'concurrency_limit',
@@ -44,6 +45,7 @@ const PHRASES: Record<StepWait['reason'], string> = {
   dependencies: 'waits for its dependencies',
   condition_false: 'was skipped by its when:',
   approval: 'waits for an approval',
+  input: 'waits for an answer from a person',
   retry_backoff: 'waits to retry',
   circuit_open: 'has an open circuit breaker on its tier',
   concurrency_limit: 'waits for a free slot (max_concurrency)',
@@ -74,8 +76,8 @@ export type BreakerLookup = (tier: number, model: string | undefined) => HeldBre
 export interface ExplainContext {
   /** Epoch ms now. */
   now: number;
-  /** The run's tool calls waiting for a person. @default none */
-  approvals?: readonly PendingApproval[];
+  /** The run's tool calls and human steps' questions waiting for a person. @default none */
+  approvals?: readonly PendingRequest[];
   /** The approval provider's name (how a call is answered). @default 'http' */
   approvalProvider?: string;
   /** @default no breakers known */
@@ -145,19 +147,41 @@ export function endedWait(status: 'failed' | 'skipped', reason: string | null): 
       };
 }
 
-/** The wait of a step whose tool call `call` waits for a person. */
-export function approvalWait(call: PendingApproval, provider: string, now: number): StepWait {
+/** The wait of a step whose tool call `call` (or question) waits for a person. */
+export function approvalWait(call: PendingRequest, provider: string, now: number): StepWait {
+  if (call.kind === 'input') return inputWait(call, now);
   const answer =
     provider === 'http'
       ? `anyone with the service's API key answers it: POST /api/approvals/${call.callId} or agentic approvals approve|deny ${call.callId}`
       : `the ${provider} approval provider decides it`;
   return {
     reason: WAIT_REASONS.APPROVAL,
-    message: `tool call ${call.toolName} (${call.callId}) has waited ${duration(now - call.requestedAt)} for approval; ${answer}; denied at ${iso(call.expiresAt)} if nobody answers`,
+    message:
+      `tool call ${call.toolName} (${call.callId}) has waited ${duration(now - call.requestedAt)} for approval; ${answer}` +
+      (call.expiresAt === undefined ? '' : `; denied at ${iso(call.expiresAt)} if nobody answers`),
     call_id: call.callId,
     tool_name: call.toolName,
     since: iso(call.requestedAt),
-    expires_at: iso(call.expiresAt),
+    ...(call.expiresAt === undefined ? {} : { expires_at: iso(call.expiresAt) }),
+    answer,
+  };
+}
+
+/** The wait of a human step whose question `call` waits for an answer. */
+function inputWait(call: PendingRequest, now: number): StepWait {
+  const answer = `anyone with the service's API key answers it: POST /api/approvals/${call.callId} {"answer": {...}} matching its schema, or agentic approvals answer ${call.callId} '<json>'`;
+  const prompt = call.prompt ?? '';
+  return {
+    reason: WAIT_REASONS.INPUT,
+    message:
+      `question ${call.callId} has waited ${duration(now - call.requestedAt)} for an answer: "${prompt}"; ${answer}` +
+      (call.expiresAt === undefined
+        ? '; it waits until answered or the run ends'
+        : `; the step times out at ${iso(call.expiresAt)}`),
+    call_id: call.callId,
+    prompt,
+    since: iso(call.requestedAt),
+    ...(call.expiresAt === undefined ? {} : { expires_at: iso(call.expiresAt) }),
     answer,
   };
 }
@@ -209,7 +233,8 @@ function stepWaits(
       }
       break;
     case 'running':
-    case 'awaiting_approval': {
+    case 'awaiting_approval':
+    case 'awaiting_input': {
       const since = step.attemptStartedAt ?? now;
       waits.push({
         reason: WAIT_REASONS.RUNNING,
@@ -271,13 +296,18 @@ export function explainActiveRun(
 ): RunExplanationResponse {
   const { facts, workflow } = active;
   // Both engines report a step whose tool call waits as awaiting_approval (the shared core tracks
-  // the waits); the pending approvals say the same, also for a call the engine has not yet heard of.
-  const asking = new Set((context.approvals ?? []).map((call) => call.step));
+  // the waits); the pending requests say the same, also for a call the engine has not yet heard
+  // of, and a question to a person reads awaiting_input.
+  const asking = new Map((context.approvals ?? []).map((call) => [call.step, call.kind]));
   const steps: StepExplanation[] = facts.steps.map((step) => {
     const explained: StepExplanation = {
       step: step.name,
       status:
-        step.status === 'running' && asking.has(step.name) ? 'awaiting_approval' : step.status,
+        (step.status === 'running' || step.status === 'awaiting_approval') && asking.has(step.name)
+          ? asking.get(step.name) === 'input'
+            ? 'awaiting_input'
+            : 'awaiting_approval'
+          : step.status,
       waits: stepWaits(step, facts, workflow, context),
     };
     const items = step.status === 'running' ? active.items?.get(step.name) : undefined;

@@ -1,7 +1,8 @@
 /**
  * A runtime's approval gate: the provider chosen by its tool options, observed so every
  * question and answer becomes an `approval_required` / `approval_decision` event of the run,
- * and the pending calls of the `http` provider for `GET/POST /api/approvals`.
+ * and the pending calls of the `http` provider for `GET/POST /api/approvals`, listed with the
+ * questions of its runs' human steps (kinds/human-inbox.ts), answered through the same endpoint.
  */
 import type { ApprovalEventFields } from '../events/event-mapper.js';
 import {
@@ -12,15 +13,44 @@ import {
   type PendingApproval,
   type ToolsOptions,
 } from '../tools/index.js';
+import { HUMAN_LABEL } from '../workflow/step-kinds.js';
+import { createHumanInbox, type HumanInbox, type InputAnswer } from './kinds/human-inbox.js';
 
-/** Pending tool calls and their answers (docs/tools.md, "Approval"). */
+/**
+ * A request waiting for a person: a high-risk tool call (approved or denied), or a human step's
+ * question (`kind: 'input'`, answered with an object matching `schema`; `toolName` is `human`,
+ * `args` empty, `expiresAt` undefined when the step has no timeout).
+ */
+export interface PendingRequest extends Omit<PendingApproval, 'expiresAt'> {
+  /** Epoch ms: when the request ends unanswered; undefined: not before its run ends. */
+  expiresAt: number | undefined;
+  kind?: 'input';
+  /** A question's prompt, rendered. */
+  prompt?: string;
+  /** The JSON Schema a question's answer must match. */
+  schema?: Record<string, unknown>;
+}
+
+/**
+ * What answering a request did: `decided`, `unknown` (404), `already_decided` (409), or
+ * `invalid` (422, nothing changed: an answer that does not match the question's schema, or the
+ * wrong kind of answer: a decision for a question, an answer for a tool call).
+ */
+export type RequestAnswer = ApprovalAnswer | InputAnswer;
+
+/** Pending tool calls and human steps' questions, and their answers (docs/tools.md, "Approval"). */
 export interface RuntimeApprovals {
   /** The provider's name (`deny`, `auto`, `policy`, `http` or an embedder's). */
   readonly provider: string;
-  /** Calls waiting for a person, oldest first (empty unless the provider answers over HTTP). */
-  pending(): PendingApproval[];
-  /** Approves or denies a waiting call; `unknown` for ids never pending here. */
-  answer(callId: string, approve: boolean, reason?: string): ApprovalAnswer;
+  /**
+   * Requests waiting for a person, oldest first: tool calls (only when the provider answers over
+   * HTTP) and human steps' questions (whatever the provider).
+   */
+  pending(): PendingRequest[];
+  /** Approves or denies a waiting tool call; `unknown` for ids never pending here. */
+  answer(callId: string, approve: boolean, reason?: string): RequestAnswer;
+  /** Answers a human step's waiting question with `answer` (checked against its schema). */
+  respond(id: string, answer: unknown): RequestAnswer;
   /** Whether tool arguments are shown in events and listings (AGENTIC_APPROVAL_EVENT_ARGUMENTS). */
   readonly showArguments: boolean;
 }
@@ -29,7 +59,7 @@ export interface RuntimeApprovals {
 export function createRuntimeApprovals(
   tools: ToolsOptions | undefined,
   emit: (runId: string, event: ApprovalEventFields) => void,
-): { tools: ToolsOptions; approvals: RuntimeApprovals } {
+): { tools: ToolsOptions; approvals: RuntimeApprovals; inputs: HumanInbox } {
   const options = tools ?? {};
   const provider =
     typeof options.approval === 'object'
@@ -65,14 +95,50 @@ export function createRuntimeApprovals(
       });
     },
   });
+  const inputs = createHumanInbox();
+  const questions = (): PendingRequest[] =>
+    inputs.pending().map((entry) => ({
+      callId: entry.id,
+      runId: entry.runId,
+      workflow: entry.workflow,
+      step: entry.step,
+      toolName: HUMAN_LABEL,
+      args: {},
+      requestedAt: entry.requestedAt,
+      expiresAt: entry.expiresAt,
+      kind: 'input',
+      prompt: entry.prompt,
+      schema: entry.schema,
+    }));
   return {
     tools: { ...options, approval: observed },
+    inputs,
     approvals: {
       provider: provider.name,
       showArguments,
-      pending: () => queue?.pending() ?? [],
-      answer: (callId, approve, reason) =>
-        queue === undefined ? 'unknown' : queue.answer(callId, approve, reason),
+      pending() {
+        const calls: PendingRequest[] = queue?.pending() ?? [];
+        if (!inputs.hasPending()) return calls;
+        return [...calls, ...questions()].sort((x, y) => x.requestedAt - y.requestedAt);
+      },
+      answer(callId, approve, reason) {
+        if (inputs.has(callId)) return { invalid: questionNeedsAnswer(callId) };
+        const outcome = queue === undefined ? 'unknown' : queue.answer(callId, approve, reason);
+        return outcome === 'unknown' && inputs.ended(callId) ? 'already_decided' : outcome;
+      },
+      respond(id, answer) {
+        if (!inputs.has(id) && queue?.pending().some((call) => call.callId === id) === true) {
+          return {
+            invalid: `tool call ${id} waits for a decision: send {"decision": "approve"} or {"decision": "deny"}, not an answer`,
+          };
+        }
+        return inputs.answer(id, answer);
+      },
     },
   };
+}
+
+/** The 422 of a decision sent to a human step's question. */
+function questionNeedsAnswer(id: string): string {
+  return `request ${id} is a human step's question: send {"answer": {...}} matching its schema, not a decision`;
 }

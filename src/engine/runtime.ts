@@ -469,6 +469,14 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
                 holdOutput: (output) => heldBytes.hold(output),
               }
             : undefined,
+          human: {
+            runId,
+            workflow: workflow.name,
+            inbox: gate.inputs,
+            clock,
+            emit: (event) => made.session?.approval(event),
+            holdOutput: (output) => heldBytes.hold(output),
+          },
         }),
       ),
       retryDelayMs,

@@ -6,6 +6,7 @@
  */
 import type { AttemptRunner } from '../../machines/engine-contract.js';
 import type { StepKind } from '../workflow/step-kinds.js';
+import { createHumanExecutor, type HumanExecutorOptions } from './kinds/human.js';
 import { createAttemptRunner, type AttemptRunnerOptions } from './step-runner.js';
 import { createMapExecutor, type MapExecutorOptions } from './kinds/map.js';
 import { createWorkflowStepExecutor, type WorkflowStepOptions } from './kinds/workflow-step.js';
@@ -27,6 +28,8 @@ export interface StepExecutorOptions {
    * step's attempt fails (`sub-workflow steps need a runtime`)
    */
   workflow?: WorkflowStepOptions | undefined;
+  /** The human executor's options (a question to a person, see kinds/human.ts). */
+  human: HumanExecutorOptions;
 }
 
 const NO_RUNTIME = Object.freeze({
@@ -54,6 +57,7 @@ export function createStepExecutors(options: StepExecutorOptions): StepExecutors
       options.workflow === undefined
         ? () => Promise.resolve(NO_RUNTIME)
         : createWorkflowStepExecutor(options.workflow),
+    human: createHumanExecutor(options.human),
   };
   return executors;
 }

@@ -1,4 +1,4 @@
-import type { ApprovalAnswer, PendingApproval, ToolsOptions } from '../tools/index.js';
+import type { ToolsOptions } from '../tools/index.js';
 /**
  * The runtime's public contract: what the embedding API (`src/index.ts`) and the HTTP layer
  * use. Implemented by `createRuntime` in `src/engine/runtime.ts`.
@@ -18,7 +18,7 @@ import type { FileWriter } from '../store/write-thread.js';
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { EngineClock } from '../../machines/engine-contract.js';
 import type { RunActor } from '../../machines/run.logic.js';
-import type { RuntimeApprovals } from './runtime-approvals.js';
+import type { PendingRequest, RequestAnswer, RuntimeApprovals } from './runtime-approvals.js';
 import type { ActiveRunFacts } from './run-explain.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
@@ -301,12 +301,11 @@ export interface ValidationResult {
 export interface RunServiceApprovals {
   readonly provider: string;
   readonly showArguments: boolean;
-  pending(): PendingApproval[] | Promise<PendingApproval[]>;
-  answer(
-    callId: string,
-    approve: boolean,
-    reason?: string,
-  ): ApprovalAnswer | Promise<ApprovalAnswer>;
+  /** Tool calls and human steps' questions waiting, oldest first. */
+  pending(): PendingRequest[] | Promise<PendingRequest[]>;
+  answer(callId: string, approve: boolean, reason?: string): RequestAnswer | Promise<RequestAnswer>;
+  /** Answers a human step's question (docs/workflow-format.md, "Human steps"). */
+  respond(id: string, answer: unknown): RequestAnswer | Promise<RequestAnswer>;
 }
 
 /** A run a {@link RunService} accepted: its id, and its final record once it has ended. */

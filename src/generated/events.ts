@@ -307,6 +307,20 @@ export interface ApprovalRequiredEvent {
    * When an unanswered call is denied (provider http only).
    */
   expires_at?: string;
+  /**
+   * Absent for a tool call. input: a human step (kind human) asks a person for an answer; tool_name is then human, and call_id is answered with POST /api/approvals/{call_id} {"answer": {...}}.
+   */
+  kind?: 'input';
+  /**
+   * kind input: what the person is asked (the step's prompt, rendered).
+   */
+  prompt?: string;
+  /**
+   * kind input: the JSON Schema the answer must match.
+   */
+  schema?: {
+    [k: string]: unknown | undefined;
+  };
 }
 /**
  * The approval provider's answer to a high-risk tool call.
@@ -331,4 +345,14 @@ export interface ApprovalDecisionEvent {
    */
   provider: string;
   reason?: string;
+  /**
+   * Absent for a tool call. input: a human step's question ended: approve with the answer (or the default answer at its timeout), deny when it timed out or its run was cancelled.
+   */
+  kind?: 'input';
+  /**
+   * kind input, decision approve: the answer, which is the step's outputs.
+   */
+  answer?: {
+    [k: string]: unknown | undefined;
+  };
 }

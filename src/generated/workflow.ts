@@ -105,6 +105,7 @@ export interface WorkflowStep {
    * A sub-workflow step (kind workflow): the name of another workflow in the workflows directory, run as a child run. Its inputs are the step's inputs (checked against the child's declared inputs at load); its declared outputs are the step's outputs.
    */
   workflow?: string;
+  human?: HumanStep;
   description?: string;
   /**
    * Names of the steps that must finish first.
@@ -198,4 +199,33 @@ export interface WorkflowStep {
    * A map step: fail_fast (default) fails the step at the first failed item (its last attempt) and starts no more items; collect runs every item, puts each failed one in results as {error}, and succeeds.
    */
   on_item_failure?: 'fail_fast' | 'collect';
+}
+/**
+ * A step that waits for a person (kind human): the run pauses until someone answers the prompt over POST /api/approvals/{call_id} with an answer matching the schema, which becomes the step's outputs. A step sets exactly one kind key.
+ */
+export interface HumanStep {
+  /**
+   * What the person is asked: a template over the run (${inputs.x}, ${steps.s.outputs.y}, ${context.z}).
+   */
+  prompt: string;
+  /**
+   * JSON Schema (draft 2020-12) of the answer, an object (type: object); the answer becomes the step's outputs.
+   */
+  schema: {
+    [k: string]: unknown | undefined;
+  };
+  /**
+   * How long the step waits for an answer (at most 30 days). Without it the step waits until it is answered or its run is cancelled or times out.
+   */
+  timeout_seconds?: number;
+  /**
+   * When nobody answers in time: fail fails the step; default answers with default (which must match the schema).
+   */
+  on_timeout?: 'fail' | 'default';
+  /**
+   * The answer used when on_timeout is default.
+   */
+  default?: {
+    [k: string]: unknown | undefined;
+  };
 }

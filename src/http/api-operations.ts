@@ -577,9 +577,9 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/api/approvals',
     description:
-      '`{provider, approvals: [{call_id, run_id, workflow, step, tool_name, requested_at, expires_at, arguments?}]}`: tool calls waiting for a person, oldest first (empty unless `AGENTIC_APPROVAL_PROVIDER=http`; Approval)',
+      '`{provider, approvals: [{call_id, run_id, workflow, step, tool_name, requested_at, expires_at?, arguments?, kind?, prompt?, schema?}]}`: requests waiting for a person, oldest first: tool calls (only with `AGENTIC_APPROVAL_PROVIDER=http`; Approval) and human steps\' questions (`kind: "input"`, `tool_name: "human"`, with `prompt` and `schema`; `expires_at` only with a timeout; whatever the provider)',
     operationId: 'listApprovals',
-    summary: 'Tool calls waiting for approval (AGENTIC_APPROVAL_PROVIDER=http)',
+    summary: "Tool calls waiting for approval and human steps' questions",
     tag: 'approvals',
     responses: { '200': { description: 'Pending calls', schema: 'ApprovalsResponse' } },
   },
@@ -587,9 +587,9 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/approvals/{call_id}',
     description:
-      'body `{decision: "approve" | "deny", reason?}` → 200 `{call_id, decision}`; 404 no call waits with this id; 409 already decided, timed out or cancelled; 422 bad body',
+      'body `{decision: "approve" | "deny", reason?}` (a tool call) or `{answer: {...}}` (a human step\'s question: the answer must match its schema and becomes the step\'s outputs) → 200 `{call_id, decision, answer?}`; 404 nothing waits with this id; 409 already answered, timed out or cancelled; 422 bad body, an answer that does not match the schema (`detail` names what is wrong), or a decision for a question (an answer for a tool call)',
     operationId: 'decideApproval',
-    summary: 'Approve or deny a tool call waiting for approval',
+    summary: "Approve or deny a tool call waiting for approval, or answer a human step's question",
     tag: 'approvals',
     parameters: [
       {
@@ -603,8 +603,8 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     requestSchema: 'ApprovalDecisionRequest',
     responses: {
       '200': { description: 'Decided', schema: 'ApprovalDecisionResponse' },
-      '404': err('No call waits with this id'),
-      '409': err('Already decided, timed out or cancelled'),
+      '404': err('Nothing waits with this id'),
+      '409': err('Already answered, timed out or cancelled'),
       '422': invalid,
     },
   },

@@ -166,7 +166,18 @@ export function parseRerunRequest(body: unknown): WorkflowRerunRequest {
 
 /** Checks a `POST /api/approvals/{call_id}` body. */
 export function parseApprovalDecision(body: unknown): ApprovalDecisionRequest {
-  return check(validators.approval, body);
+  const request = check(validators.approval, body);
+  // A tool call is decided, a human step's question answered: one of the two, never both.
+  if ((request.decision === undefined) === (request.answer === undefined)) {
+    throw new ValidationError('invalid request body', [
+      {
+        loc: ['body'],
+        msg: "Give exactly one of decision (a tool call) or answer (a human step's question)",
+        type: request.decision === undefined ? 'missing' : 'value_error',
+      },
+    ]);
+  }
+  return request;
 }
 
 /** Checks a `PUT /api/workflows/{name}` or `POST /api/workflows/validate` body. */

@@ -12,15 +12,20 @@
  * queue takes the worker for dead and its runs end interrupted (run-worker.ts), and a call whose
  * run is no longer active (its claim released) is not listed even before. A killed worker's calls
  * thus leave the listing and Redis within that window. The arguments are stored only when the
- * events and the listing show them (AGENTIC_APPROVAL_EVENT_ARGUMENTS).
+ * events and the listing show them (AGENTIC_APPROVAL_EVENT_ARGUMENTS). Human steps' questions
+ * (kind input) go the same way: listed from the same hashes, their answers relayed with
+ * `answer` set, the 422 of an answer that does not match coming back as the reply's outcome.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { RuntimeApprovals } from '../engine/runtime-approvals.js';
+import type {
+  PendingRequest,
+  RequestAnswer,
+  RuntimeApprovals,
+} from '../engine/runtime-approvals.js';
 import type { RunServiceApprovals, Runtime } from '../engine/types.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { ApprovalAnswer, PendingApproval } from '../tools/index.js';
 import type { ScaleKeys } from './keys.js';
 import { CLOSE_WITH_REDIS_MS, settledWithin, unsubscribeQuietly } from './quiet-close.js';
 
@@ -64,13 +69,15 @@ interface AnswerMessage {
   callId: string;
   approve: boolean;
   reason?: string;
+  /** A human step's answer (the call is its question): `approve` and `reason` are ignored. */
+  answer?: unknown;
   replyTo: string;
   request: string;
 }
 
 interface ReplyMessage {
   request: string;
-  outcome: ApprovalAnswer;
+  outcome: RequestAnswer;
 }
 
 export interface ApprovalSharingOptions {
@@ -152,7 +159,7 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
   }
 
   /** What is stored of a waiting call: its arguments only where the events show them. */
-  function stored(entry: PendingApproval): Omit<PendingApproval, 'args'> & { args?: unknown } {
+  function stored(entry: PendingRequest): Omit<PendingRequest, 'args'> & { args?: unknown } {
     if (approvals.showArguments) return entry;
     const { args: _args, ...rest } = entry;
     return rest;
@@ -172,7 +179,10 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
     }
     // Only the worker holding the call answers; the others stay silent.
     if (!approvals.pending().some((p) => p.callId === answer.callId)) return;
-    const outcome = approvals.answer(answer.callId, answer.approve, answer.reason);
+    const outcome =
+      answer.answer === undefined
+        ? approvals.answer(answer.callId, answer.approve, answer.reason)
+        : approvals.respond(answer.callId, answer.answer);
     const reply: ReplyMessage = { request: answer.request, outcome };
     redis.publish(answer.replyTo, JSON.stringify(reply)).catch(warn('answer'));
   };
@@ -213,7 +223,7 @@ export function createSharedApprovals(
 ): RunServiceApprovals & { close(): Promise<void> } {
   const { redis, subscriber, keys, local } = options;
   const replyTo = keys.approvalsReply(randomUUID());
-  const waiting = new Map<string, (outcome: ApprovalAnswer | undefined) => void>();
+  const waiting = new Map<string, (outcome: RequestAnswer | undefined) => void>();
   const onMessage = (channel: string, message: string): void => {
     if (channel !== replyTo) return;
     try {
@@ -232,7 +242,7 @@ export function createSharedApprovals(
    * The calls waiting on the living workers whose runs are still active. Throws when Redis does
    * not answer.
    */
-  async function shared(): Promise<PendingApproval[]> {
+  async function shared(): Promise<PendingRequest[]> {
     const texts = (await redis.eval(
       LIST_WAITING,
       2,
@@ -240,10 +250,10 @@ export function createSharedApprovals(
       keys.claimsActive,
       keys.approvalsPending(''),
     )) as string[];
-    const entries: PendingApproval[] = [];
+    const entries: PendingRequest[] = [];
     for (const text of texts) {
       try {
-        const entry = JSON.parse(text) as Omit<PendingApproval, 'args'> & { args?: unknown };
+        const entry = JSON.parse(text) as Omit<PendingRequest, 'args'> & { args?: unknown };
         // Stored without arguments unless the events show them.
         entries.push({ ...entry, args: (entry.args ?? {}) as Record<string, unknown> });
       } catch {
@@ -253,13 +263,49 @@ export function createSharedApprovals(
     return entries;
   }
 
+  /**
+   * Hands an answer to the process holding request `callId`: this process's own worker directly,
+   * else the worker whose hash lists it, over the answers channel.
+   */
+  async function relay(
+    callId: string,
+    fields: Pick<AnswerMessage, 'approve' | 'reason' | 'answer'>,
+    own: (held: RuntimeApprovals) => RequestAnswer,
+  ): Promise<RequestAnswer> {
+    if (local?.pending().some((entry) => entry.callId === callId) === true) return own(local);
+    await subscribed;
+    try {
+      if (!(await shared()).some((entry) => entry.callId === callId)) {
+        return (await redis.exists(keys.approvalDecided(callId))) === 1
+          ? 'already_decided'
+          : 'unknown';
+      }
+    } catch (error) {
+      throw redisAway(error);
+    }
+    const request = randomUUID();
+    const outcome = await new Promise<RequestAnswer | undefined>((resolve) => {
+      const timer = setTimeout(() => settle(undefined), REPLY_TIMEOUT_MS);
+      function settle(value: RequestAnswer | undefined): void {
+        clearTimeout(timer);
+        waiting.delete(request);
+        resolve(value);
+      }
+      waiting.set(request, settle);
+      const message: AnswerMessage = { callId, ...fields, replyTo, request };
+      redis.publish(keys.approvalsAnswers, JSON.stringify(message)).catch(() => settle(undefined));
+    });
+    // No reply: no live worker holds the call (its worker died; the run ends interrupted).
+    return outcome ?? 'unknown';
+  }
+
   return {
     provider: options.provider,
     showArguments: options.showArguments,
     async pending() {
-      const entries: PendingApproval[] = [...(local?.pending() ?? [])];
+      const entries: PendingRequest[] = [...(local?.pending() ?? [])];
       const seen = new Set(entries.map((entry) => entry.callId));
-      let others: PendingApproval[];
+      let others: PendingRequest[];
       try {
         others = await shared();
       } catch (error) {
@@ -269,43 +315,12 @@ export function createSharedApprovals(
       for (const entry of others) if (!seen.has(entry.callId)) entries.push(entry);
       return entries.sort((x, y) => x.requestedAt - y.requestedAt);
     },
-    async answer(callId, approve, reason) {
-      if (local?.pending().some((entry) => entry.callId === callId) === true) {
-        return local.answer(callId, approve, reason);
-      }
-      await subscribed;
-      try {
-        if (!(await shared()).some((entry) => entry.callId === callId)) {
-          return (await redis.exists(keys.approvalDecided(callId))) === 1
-            ? 'already_decided'
-            : 'unknown';
-        }
-      } catch (error) {
-        throw redisAway(error);
-      }
-      const request = randomUUID();
-      const outcome = await new Promise<ApprovalAnswer | undefined>((resolve) => {
-        const timer = setTimeout(() => settle(undefined), REPLY_TIMEOUT_MS);
-        function settle(value: ApprovalAnswer | undefined): void {
-          clearTimeout(timer);
-          waiting.delete(request);
-          resolve(value);
-        }
-        waiting.set(request, settle);
-        const message: AnswerMessage = {
-          callId,
-          approve,
-          ...(reason === undefined ? {} : { reason }),
-          replyTo,
-          request,
-        };
-        redis
-          .publish(keys.approvalsAnswers, JSON.stringify(message))
-          .catch(() => settle(undefined));
-      });
-      // No reply: no live worker holds the call (its worker died; the run ends interrupted).
-      return outcome ?? 'unknown';
-    },
+    answer: (callId, approve, reason) =>
+      relay(callId, { approve, ...(reason === undefined ? {} : { reason }) }, (held) =>
+        held.answer(callId, approve, reason),
+      ),
+    respond: (id, answer) =>
+      relay(id, { approve: true, answer }, (held) => held.respond(id, answer)),
     async close() {
       for (const settle of [...waiting.values()]) settle(undefined);
       subscriber.off('message', onMessage);

@@ -21,6 +21,7 @@ import type {
   StepDocument,
   WorkflowDocument,
 } from './types.js';
+import { compileHuman } from './kinds/human.js';
 import { stepKindOf, type StepKindSpec } from './step-kinds.js';
 import { compileMapStep } from './kinds/map.js';
 import { validateWorkflow, type ValidateWorkflowOptions } from './validate.js';
@@ -75,11 +76,15 @@ function guardedOutputs(render: Evaluator): Evaluator {
   };
 }
 
-/** What each kind adds to a compiled step: one case per kind (step-kinds.ts). */
+/**
+ * What each kind adds to a compiled step: one case per kind (step-kinds.ts). Applied last, so a
+ * kind may also set what a field means for its steps (`render` compiles an input template).
+ */
 function compileKind(
   spec: StepKindSpec,
   step: StepDocument,
-): Pick<CompiledStep, 'kind' | 'agent' | 'tier' | 'workflowCall'> {
+  render: (template: unknown) => Evaluator,
+): Pick<CompiledStep, 'kind' | 'agent' | 'tier'> & Partial<CompiledStep> {
   switch (spec.kind) {
     // A map step compiles as its body's kind first (compileMapStep wraps it).
     case 'agent':
@@ -94,6 +99,19 @@ function compileKind(
         tier: 0,
         workflowCall: { workflow: step.workflow ?? '' },
       };
+    case 'human': {
+      const human = step.human!;
+      // Its input is its prompt, rendered when it starts (step_start's input, the run file's);
+      // it asks once: a timeout is the step's end, not an attempt to retry.
+      return {
+        kind: spec.kind,
+        agent: spec.label(step),
+        tier: 0,
+        human: compileHuman(human),
+        inputs: render({ prompt: human.prompt }),
+        maxAttempts: 1,
+      };
+    }
   }
 }
 
@@ -138,7 +156,6 @@ export function compileWorkflow(
     const compiled: CompiledStep = {
       name: step.name,
       index,
-      ...compileKind(kind, step),
       description: step.description ?? '',
       dependsOn,
       dependsOnIndex,
@@ -156,6 +173,9 @@ export function compileWorkflow(
       loopUntil,
       loopMax: loopUntil === undefined ? undefined : (step.loop_max ?? DEFAULT_LOOP_MAX),
       verify: step.verify === undefined ? undefined : compileVerify(step.verify),
+      ...compileKind(kind, step, (value) =>
+        boundedInputs(analyzeTemplate(value, template), limits.maxStepIoBytes),
+      ),
     };
     if (kind.kind !== 'map') return compiled;
     return compileMapStep(compiled, step, analyzeTemplate(step.for_each, template).evaluate);

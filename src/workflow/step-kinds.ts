@@ -10,8 +10,11 @@
  */
 import type { StepDocument } from './types.js';
 
+/** The `agent` label of a human step (events, run records, the DAG; `tool_name` of its question). */
+export const HUMAN_LABEL = 'human';
+
 /** The kinds, in the order their keys are looked for. */
-export const STEP_KINDS = ['agent', 'map', 'workflow'] as const;
+export const STEP_KINDS = ['agent', 'map', 'workflow', 'human'] as const;
 export type StepKind = (typeof STEP_KINDS)[number];
 
 export interface StepKindSpec {
@@ -37,6 +40,8 @@ export const STEP_KIND_SPECS: { readonly [K in StepKind]: StepKindSpec & { kind:
     key: 'workflow',
     label: (step) => `workflow:${step.workflow ?? ''}`,
   },
+  // A question to a person (src/workflow/kinds/human.ts): its steps are labelled `human`.
+  human: { kind: 'human', key: 'human', label: () => HUMAN_LABEL },
 };
 
 /** Kinds that wrap a body of another kind: looked for first (their key decides the kind). */

@@ -4,6 +4,7 @@
  * expressions are compiled once at load into {@link Evaluator} functions (no eval).
  */
 import type { StepKind } from './step-kinds.js';
+import type { CompiledHuman, HumanDocument } from './kinds/human.js';
 import type { CompiledVerify, VerifyDocument } from './verify.js';
 import type { CompiledMap, MapItemFailurePolicy } from './kinds/map.js';
 import type { CompiledWorkflowCall } from './kinds/workflow-call.js';
@@ -71,6 +72,8 @@ export interface StepDocument {
   agent?: string;
   /** The sub-workflow step's child workflow (the `workflow` kind's key, kinds/workflow-call.ts). */
   workflow?: string;
+  /** A human step's question (the `human` kind's key, src/workflow/kinds/human.ts). */
+  human?: HumanDocument;
   description?: string;
   depends_on?: string[];
   /** A condition (see `analyzeCondition`) or a YAML boolean (a constant). */
@@ -177,6 +180,8 @@ export interface CompiledStep {
   map?: CompiledMap;
   /** A sub-workflow step's call (kind `workflow`, kinds/workflow-call.ts). @default none */
   workflowCall?: CompiledWorkflowCall | undefined;
+  /** A human step's question (kind `human`); undefined for the other kinds. @default undefined */
+  human?: CompiledHuman | undefined;
 }
 
 export interface CompiledWorkflow {

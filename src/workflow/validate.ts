@@ -23,6 +23,7 @@ import {
 import { describeValue, matchesInputType, showValue, typeLabel } from './input-types.js';
 import { BUILT_IN_TOOLS, MCP_TOOL_PREFIX, parseMcpToolName } from '../tools/names.js';
 import { schemaErrors } from './schema-errors.js';
+import { checkHumanStep } from './kinds/human.js';
 import { kindKeyProblem } from './step-kinds.js';
 import { checkItemReferences, checkMapStep } from './kinds/map.js';
 import { workflowStepProblems } from './kinds/workflow-call.js';
@@ -387,6 +388,9 @@ export function validateWorkflow(
     checkMapStep(step, at, errors);
     checkTemplate(step.for_each, at('for_each'), 'for_each', errors, found, false);
     checkItemReferences(step, found, errors);
+    checkHumanStep(step, at, errors);
+    if (isPlainObject(step.human) && typeof step.human.prompt === 'string')
+      checkTemplate(step.human.prompt, at('human', 'prompt'), 'human.prompt', errors, found, false);
     const name = shapes[index]?.name;
     if (name !== undefined && graph.byName.get(name) === index) {
       checkStepReferences(index, name, found, graph, writers, shapes, errors);

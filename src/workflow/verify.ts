@@ -54,7 +54,7 @@ let ajv: Ajv2020 | undefined;
  * required then, synchronously, not at start-up: loading it cost every process about 0.1 s
  * (issue 25), and the shipped workflows have no `verify.schema`.
  */
-function compileSchema(schema: Record<string, unknown>): ValidateFunction {
+export function compileSchema(schema: Record<string, unknown>): ValidateFunction {
   if (ajv === undefined) {
     const require = createRequire(import.meta.url);
     const { Ajv2020: AjvClass } = require('ajv/dist/2020.js') as { Ajv2020: typeof Ajv2020 };

@@ -92,6 +92,17 @@ function sampleInputs(workflow: CompiledWorkflow): Record<string, unknown> {
   return input;
 }
 
+/** An answer with every required property of an object `schema`, of its type. */
+function sampleAnswer(schema: Record<string, unknown>): Record<string, unknown> {
+  const samples: Record<string, unknown> = { boolean: true, string: 'ok', number: 1, integer: 1 };
+  const properties = (schema.properties ?? {}) as Record<string, { type?: string }>;
+  const answer: Record<string, unknown> = {};
+  for (const name of (schema.required ?? []) as string[]) {
+    answer[name] = samples[properties[name]?.type ?? 'string'] ?? null;
+  }
+  return answer;
+}
+
 for (const adapter of ADAPTERS_UNDER_TEST) {
   describe(`engine conformance: ${adapter}`, () => {
     let runsDir: string;
@@ -663,6 +674,11 @@ steps:
 
     it('runs every shipped workflow end to end in no-LLM mode with non-null declared outputs', async () => {
       const rt = make({ persist: false });
+      // A human step's question (human_review) is answered as a person would, from its schema.
+      rt.subscribe((event) => {
+        if (event.type === 'approval_required' && event.kind === 'input')
+          rt.approvals.respond(event.call_id, sampleAnswer(event.schema ?? {}));
+      });
       const names = await rt.listWorkflows();
       expect(names.length).to.be.at.least(4);
       for (const name of names) {

@@ -103,6 +103,7 @@ describe('HTTP catalogue endpoints', () => {
       workflows: [
         'code_review',
         'conditional_branching',
+        'human_review',
         'map_demo',
         'parallel_analysis',
         'sub_workflow_demo',

@@ -247,16 +247,27 @@ describe('graph compiler', () => {
     const wf = workflow([
       { name: 'plain', agent: 'tier0_echo' },
       { name: 'tool', agent: 'tier0_tool', tools: ['file_write'] },
+      {
+        name: 'ask',
+        human: {
+          prompt: 'ok?',
+          schema: { type: 'object', properties: { ok: { type: 'boolean' } } },
+        },
+      },
     ]);
     const regions = (graphMachineDefinition(wf) as JsonNode).states!.running!.states!;
-    expect(Object.keys(regions.tool!.states!)).to.deep.equal(REGION_STATES.map((r) => r.state));
+    const without = (...states: string[]) =>
+      REGION_STATES.filter((r) => !states.includes(r.state)).map((r) => r.state);
+    expect(Object.keys(regions.tool!.states!)).to.deep.equal(without('awaiting_input'));
+    expect(Object.keys(regions.ask!.states!)).to.deep.equal(without('awaiting_approval'));
     expect(Object.keys(regions.plain!.states!)).to.deep.equal(
-      REGION_STATES.filter((r) => r.state !== 'awaiting_approval').map((r) => r.state),
+      without('awaiting_approval', 'awaiting_input'),
     );
     for (const row of REGION_STATES) {
+      const region = row.state === 'awaiting_input' ? regions.ask! : regions.tool!;
       for (const [from] of row.from ?? [])
-        expect(regions.tool!.states![from]!.always![0]!.target).to.equal(row.state);
-      expect(regions.tool!.states![row.state]!.type === 'final').to.equal(row.final === true);
+        expect(region.states![from]!.always![0]!.target).to.equal(row.state);
+      expect(region.states![row.state]!.type === 'final').to.equal(row.final === true);
     }
     // Every transition of every region leads to a state of that region.
     for (const region of Object.values(regions)) {

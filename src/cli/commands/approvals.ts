@@ -26,9 +26,9 @@ function withUrl(command: Command): Command {
 }
 
 /**
- * `agentic approvals list | approve <call_id> | deny <call_id>`: the tool calls a running
- * service holds for a person (AGENTIC_APPROVAL_PROVIDER=http), through `GET /api/approvals` and
- * `POST /api/approvals/{call_id}`.
+ * `agentic approvals list | approve <call_id> | deny <call_id> | answer <call_id> <json>`: the
+ * tool calls a running service holds for a person (AGENTIC_APPROVAL_PROVIDER=http) and the
+ * questions of its human steps, through `GET /api/approvals` and `POST /api/approvals/{call_id}`.
  */
 export function registerApprovals(program: Command, context: CliContext): void {
   const client = async (options: ServiceOptions): Promise<ServiceClient> => {
@@ -37,7 +37,9 @@ export function registerApprovals(program: Command, context: CliContext): void {
   };
   const approvals = program
     .command('approvals')
-    .description('list, approve or deny the tool calls a running service holds for approval');
+    .description(
+      "list, approve or deny the tool calls a running service holds for approval; answer its human steps' questions",
+    );
 
   withUrl(approvals.command('list').description('the tool calls waiting, oldest first'))
     .option('--json', 'print the answer of GET /api/approvals')
@@ -66,7 +68,7 @@ export function registerApprovals(program: Command, context: CliContext): void {
           call.workflow,
           call.step,
           call.tool_name,
-          call.expires_at,
+          call.expires_at ?? '-',
         ]),
       ];
       const widths = rows[0]!.map((_, column) =>
@@ -82,6 +84,45 @@ export function registerApprovals(program: Command, context: CliContext): void {
         );
       }
     });
+
+  withUrl(
+    approvals
+      .command('answer <call_id> <json>')
+      .description(
+        "answer a human step's question with a JSON object matching its schema (agentic approvals list --json shows the prompt and schema)",
+      ),
+  ).action(async (callId: string, json: string, options: ServiceOptions) => {
+    let answer: unknown;
+    try {
+      answer = JSON.parse(json);
+    } catch (error) {
+      throw new CliError(`the answer is not JSON: ${error instanceof Error ? error.message : ''}`);
+    }
+    if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) {
+      throw new CliError('the answer must be a JSON object, e.g. \'{"approved": true}\'');
+    }
+    const service = await client(options);
+    const request: ApprovalDecisionRequest = { answer: answer as Record<string, unknown> };
+    const { status, body } = await service.request(
+      'POST',
+      `/api/approvals/${encodeURIComponent(callId)}`,
+      request,
+    );
+    if (status === 200) {
+      out(`answered ${callId}`);
+      return;
+    }
+    if (status === 404) {
+      throw new CliError(
+        `no question waits for an answer with id ${callId} at ${service.url} (agentic approvals list shows the waiting ones)`,
+      );
+    }
+    throw new CliError(
+      status === 409 || status === 422
+        ? detailOf(body)
+        : `${service.url}: HTTP ${status}: ${detailOf(body)}`,
+    );
+  });
 
   for (const decision of ['approve', 'deny'] as const) {
     withUrl(

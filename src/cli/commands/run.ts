@@ -76,7 +76,13 @@ export function registerRun(program: Command, context: CliContext): void {
     const [
       { createLlmService },
       { composeCommandRuntime },
-      { createTerminalApprover, stepsNeedingApproval, unanswerableApprovals },
+      {
+        createTerminalApprover,
+        humanSteps,
+        stepsNeedingApproval,
+        unanswerableApprovals,
+        unanswerableQuestions,
+      },
     ] = await Promise.all([
       import('../../llm/llm-service.js'),
       import('../../service/compose.js'),
@@ -89,6 +95,7 @@ export function registerRun(program: Command, context: CliContext): void {
     const asking = runtime.approvals.provider === 'http';
     const interactive = process.stdin.isTTY && process.stderr.isTTY;
     let handle: RunHandle | undefined;
+    let asksPeople: boolean;
     let interrupted = false;
     const onSignal = (): void => {
       if (interrupted) process.exit(INTERRUPTED_EXIT);
@@ -101,9 +108,11 @@ export function registerRun(program: Command, context: CliContext): void {
       process.off('SIGTERM', onSignal);
     };
     try {
-      if (asking && !interactive) {
-        const { workflow: compiled } = await runtime.validate(source);
-        const needs = compiled === undefined ? [] : await stepsNeedingApproval(compiled);
+      const { workflow: compiled } = await runtime.validate(source);
+      asksPeople = compiled !== undefined && humanSteps(compiled).length > 0;
+      if (!interactive && compiled !== undefined) {
+        if (asksPeople) throw unanswerableQuestions(humanSteps(compiled));
+        const needs = asking ? await stepsNeedingApproval(compiled) : [];
         if (needs.length > 0) throw unanswerableApprovals(needs);
       }
       // Listening before the start: the run file exists once start() is under way, and a signal
@@ -127,7 +136,7 @@ export function registerRun(program: Command, context: CliContext): void {
     }
     if (interrupted) runtime.cancel(handle.runId, 'cancelled');
     const approver =
-      asking && interactive
+      (asking || asksPeople) && interactive
         ? createTerminalApprover({ approvals: runtime.approvals, input: process.stdin, write: err })
         : undefined;
     // The process lives until the run has ended and its file is written: what a run waits on

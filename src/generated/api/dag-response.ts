@@ -21,7 +21,7 @@ export interface DagNode {
    */
   agent: string | null;
   /**
-   * What the step is: agent, map or workflow (additive to the spec's node; docs/workflow-format.md, Step kinds).
+   * What the step is: agent, map, workflow or human (additive to the spec's node; docs/workflow-format.md, Step kinds).
    */
   kind?: string;
   description: string;

@@ -64,7 +64,14 @@ export interface RunExplanationResponse {
 export interface StepExplanation {
   step: string;
   status:
-    'pending' | 'running' | 'awaiting_approval' | 'retrying' | 'success' | 'failed' | 'skipped';
+    | 'pending'
+    | 'running'
+    | 'awaiting_approval'
+    | 'awaiting_input'
+    | 'retrying'
+    | 'success'
+    | 'failed'
+    | 'skipped';
   /**
    * What the step waits for (or why it ended), most telling first.
    */
@@ -77,12 +84,13 @@ export interface StepExplanation {
  */
 export interface StepWait {
   /**
-   * dependencies: unfinished dependencies; condition_false: its when: was false (skipped); approval: a tool call waits for a person; retry_backoff: the next attempt waits for its backoff; circuit_open: an open circuit breaker on a model of its tier; concurrency_limit: ready, held by max_concurrency; running: its attempt is in flight; failed / skipped: how it ended.
+   * dependencies: unfinished dependencies; condition_false: its when: was false (skipped); approval: a tool call waits for a person; input: a human step's question waits for an answer; retry_backoff: the next attempt waits for its backoff; circuit_open: an open circuit breaker on a model of its tier; concurrency_limit: ready, held by max_concurrency; running: its attempt is in flight; failed / skipped: how it ended.
    */
   reason:
     | 'dependencies'
     | 'condition_false'
     | 'approval'
+    | 'input'
     | 'retry_backoff'
     | 'circuit_open'
     | 'concurrency_limit'
@@ -106,6 +114,10 @@ export interface StepWait {
   };
   call_id?: string;
   tool_name?: string;
+  /**
+   * input: what the person is asked.
+   */
+  prompt?: string;
   since?: string;
   expires_at?: string;
   /**

@@ -7,12 +7,17 @@ const schema31 = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   $id: 'https://agentic-runtime.dev/schemas/api/approval-decision-request.schema.json',
   title: 'ApprovalDecisionRequest',
-  description: 'The answer to a tool call waiting for approval (provider http).',
+  description:
+    "The answer to a request waiting for a person: a decision for a tool call waiting for approval (provider http), an answer for a human step's question (kind input). Exactly one of decision and answer.",
   type: 'object',
-  required: ['decision'],
   additionalProperties: false,
   properties: {
-    decision: { enum: ['approve', 'deny'] },
+    decision: { enum: ['approve', 'deny'], description: "A tool call's decision." },
+    answer: {
+      type: 'object',
+      description:
+        "A human step's answer: it must match the step's schema (else 422 naming what is wrong) and becomes the step's outputs.",
+    },
     reason: {
       type: 'string',
       maxLength: 2000,
@@ -37,29 +42,32 @@ function validate20(
     evaluated0.items = undefined;
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
-    if (data.decision === undefined) {
-      const err0 = {
-        instancePath,
-        schemaPath: '#/required',
-        keyword: 'required',
-        params: { missingProperty: 'decision' },
-        message: "must have required property '" + 'decision' + "'",
-      };
-      if (vErrors === null) {
-        vErrors = [err0];
-      } else {
-        vErrors.push(err0);
-      }
-      errors++;
-    }
     for (const key0 in data) {
-      if (!(key0 === 'decision' || key0 === 'reason')) {
-        const err1 = {
+      if (!(key0 === 'decision' || key0 === 'answer' || key0 === 'reason')) {
+        const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
           keyword: 'additionalProperties',
           params: { additionalProperty: key0 },
           message: 'must NOT have additional properties',
+        };
+        if (vErrors === null) {
+          vErrors = [err0];
+        } else {
+          vErrors.push(err0);
+        }
+        errors++;
+      }
+    }
+    if (data.decision !== undefined) {
+      let data0 = data.decision;
+      if (!(data0 === 'approve' || data0 === 'deny')) {
+        const err1 = {
+          instancePath: instancePath + '/decision',
+          schemaPath: '#/properties/decision/enum',
+          keyword: 'enum',
+          params: { allowedValues: schema31.properties.decision.enum },
+          message: 'must be equal to one of the allowed values',
         };
         if (vErrors === null) {
           vErrors = [err1];
@@ -69,15 +77,15 @@ function validate20(
         errors++;
       }
     }
-    if (data.decision !== undefined) {
-      let data0 = data.decision;
-      if (!(data0 === 'approve' || data0 === 'deny')) {
+    if (data.answer !== undefined) {
+      let data1 = data.answer;
+      if (!(data1 && typeof data1 == 'object' && !Array.isArray(data1))) {
         const err2 = {
-          instancePath: instancePath + '/decision',
-          schemaPath: '#/properties/decision/enum',
-          keyword: 'enum',
-          params: { allowedValues: schema31.properties.decision.enum },
-          message: 'must be equal to one of the allowed values',
+          instancePath: instancePath + '/answer',
+          schemaPath: '#/properties/answer/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
         };
         if (vErrors === null) {
           vErrors = [err2];
@@ -88,9 +96,9 @@ function validate20(
       }
     }
     if (data.reason !== undefined) {
-      let data1 = data.reason;
-      if (typeof data1 === 'string') {
-        if (func1(data1) > 2000) {
+      let data2 = data.reason;
+      if (typeof data2 === 'string') {
+        if (func1(data2) > 2000) {
           const err3 = {
             instancePath: instancePath + '/reason',
             schemaPath: '#/properties/reason/maxLength',

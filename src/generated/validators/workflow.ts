@@ -129,6 +129,41 @@ const schema31 = {
           pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$',
           maxLength: 128,
         },
+        human: {
+          type: 'object',
+          title: 'HumanStep',
+          description:
+            "A step that waits for a person (kind human): the run pauses until someone answers the prompt over POST /api/approvals/{call_id} with an answer matching the schema, which becomes the step's outputs. A step sets exactly one kind key.",
+          required: ['prompt', 'schema'],
+          additionalProperties: false,
+          properties: {
+            prompt: {
+              type: 'string',
+              minLength: 1,
+              description:
+                'What the person is asked: a template over the run (${inputs.x}, ${steps.s.outputs.y}, ${context.z}).',
+            },
+            schema: {
+              type: 'object',
+              description:
+                "JSON Schema (draft 2020-12) of the answer, an object (type: object); the answer becomes the step's outputs.",
+            },
+            timeout_seconds: {
+              type: 'number',
+              exclusiveMinimum: 0,
+              maximum: 2592000,
+              description:
+                'How long the step waits for an answer (at most 30 days). Without it the step waits until it is answered or its run is cancelled or times out.',
+            },
+            on_timeout: {
+              enum: ['fail', 'default'],
+              default: 'fail',
+              description:
+                'When nobody answers in time: fail fails the step; default answers with default (which must match the schema).',
+            },
+            default: { type: 'object', description: 'The answer used when on_timeout is default.' },
+          },
+        },
         description: { type: 'string' },
         depends_on: {
           type: 'array',
@@ -323,6 +358,41 @@ const schema35 = {
         "A sub-workflow step (kind workflow): the name of another workflow in the workflows directory, run as a child run. Its inputs are the step's inputs (checked against the child's declared inputs at load); its declared outputs are the step's outputs.",
       pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$',
       maxLength: 128,
+    },
+    human: {
+      type: 'object',
+      title: 'HumanStep',
+      description:
+        "A step that waits for a person (kind human): the run pauses until someone answers the prompt over POST /api/approvals/{call_id} with an answer matching the schema, which becomes the step's outputs. A step sets exactly one kind key.",
+      required: ['prompt', 'schema'],
+      additionalProperties: false,
+      properties: {
+        prompt: {
+          type: 'string',
+          minLength: 1,
+          description:
+            'What the person is asked: a template over the run (${inputs.x}, ${steps.s.outputs.y}, ${context.z}).',
+        },
+        schema: {
+          type: 'object',
+          description:
+            "JSON Schema (draft 2020-12) of the answer, an object (type: object); the answer becomes the step's outputs.",
+        },
+        timeout_seconds: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 2592000,
+          description:
+            'How long the step waits for an answer (at most 30 days). Without it the step waits until it is answered or its run is cancelled or times out.',
+        },
+        on_timeout: {
+          enum: ['fail', 'default'],
+          default: 'fail',
+          description:
+            'When nobody answers in time: fail fails the step; default answers with default (which must match the schema).',
+        },
+        default: { type: 'object', description: 'The answer used when on_timeout is default.' },
+      },
     },
     description: { type: 'string' },
     depends_on: {
@@ -1874,177 +1944,165 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.description !== undefined) {
-              let data38 = data34.description;
-              if (typeof data38 !== 'string') {
-                const err66 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/description',
-                  schemaPath: '#/$defs/step/properties/description/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.description.type,
-                  parentSchema: schema35.properties.description,
-                  data: data38,
-                };
-                if (vErrors === null) {
-                  vErrors = [err66];
-                } else {
-                  vErrors.push(err66);
+            if (data34.human !== undefined) {
+              let data38 = data34.human;
+              if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
+                if (data38.prompt === undefined) {
+                  const err66 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/human',
+                    schemaPath: '#/$defs/step/properties/human/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'prompt' },
+                    message: "must have required property '" + 'prompt' + "'",
+                    schema: schema35.properties.human.required,
+                    parentSchema: schema35.properties.human,
+                    data: data38,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err66];
+                  } else {
+                    vErrors.push(err66);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data34.depends_on !== undefined) {
-              let data39 = data34.depends_on;
-              if (Array.isArray(data39)) {
-                const len6 = data39.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data40 = data39[i6];
-                  if (typeof data40 !== 'string') {
-                    const err67 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
-                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.depends_on.items.type,
-                      parentSchema: schema35.properties.depends_on.items,
-                      data: data40,
+                if (data38.schema === undefined) {
+                  const err67 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/human',
+                    schemaPath: '#/$defs/step/properties/human/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema35.properties.human.required,
+                    parentSchema: schema35.properties.human,
+                    data: data38,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err67];
+                  } else {
+                    vErrors.push(err67);
+                  }
+                  errors++;
+                }
+                for (const key10 in data38) {
+                  if (!(
+                    key10 === 'prompt' ||
+                    key10 === 'schema' ||
+                    key10 === 'timeout_seconds' ||
+                    key10 === 'on_timeout' ||
+                    key10 === 'default'
+                  )) {
+                    const err68 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human',
+                      schemaPath: '#/$defs/step/properties/human/additionalProperties',
+                      keyword: 'additionalProperties',
+                      params: { additionalProperty: key10 },
+                      message: 'must NOT have additional properties',
+                      schema: false,
+                      parentSchema: schema35.properties.human,
+                      data: data38,
                     };
                     if (vErrors === null) {
-                      vErrors = [err67];
+                      vErrors = [err68];
                     } else {
-                      vErrors.push(err67);
+                      vErrors.push(err68);
                     }
                     errors++;
                   }
                 }
-              } else {
-                const err68 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
-                  schemaPath: '#/$defs/step/properties/depends_on/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.depends_on.type,
-                  parentSchema: schema35.properties.depends_on,
-                  data: data39,
-                };
-                if (vErrors === null) {
-                  vErrors = [err68];
-                } else {
-                  vErrors.push(err68);
-                }
-                errors++;
-              }
-            }
-            if (data34.when !== undefined) {
-              let data41 = data34.when;
-              if (typeof data41 !== 'string' && typeof data41 !== 'boolean') {
-                const err69 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/when',
-                  schemaPath: '#/$defs/step/properties/when/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.when.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.when.type,
-                  parentSchema: schema35.properties.when,
-                  data: data41,
-                };
-                if (vErrors === null) {
-                  vErrors = [err69];
-                } else {
-                  vErrors.push(err69);
-                }
-                errors++;
-              }
-            }
-            if (data34.inputs !== undefined) {
-              let data42 = data34.inputs;
-              if (!(data42 && typeof data42 == 'object' && !Array.isArray(data42))) {
-                const err70 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/inputs',
-                  schemaPath: '#/$defs/step/properties/inputs/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.inputs.type,
-                  parentSchema: schema35.properties.inputs,
-                  data: data42,
-                };
-                if (vErrors === null) {
-                  vErrors = [err70];
-                } else {
-                  vErrors.push(err70);
-                }
-                errors++;
-              }
-            }
-            if (data34.outputs !== undefined) {
-              let data43 = data34.outputs;
-              if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
-                for (const key10 in data43) {
-                  const _errs103 = errors;
-                  if (typeof key10 === 'string') {
-                    if (!pattern5.test(key10)) {
-                      const err71 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                        schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9_-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                        schema: '^[A-Za-z0-9_-]+$',
-                        parentSchema: schema35.properties.outputs.propertyNames,
-                        data: key10,
-                        propertyName: key10,
+                if (data38.prompt !== undefined) {
+                  let data39 = data38.prompt;
+                  if (typeof data39 === 'string') {
+                    if (func1(data39) < 1) {
+                      const err69 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/human/prompt',
+                        schemaPath: '#/$defs/step/properties/human/properties/prompt/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema35.properties.human.properties.prompt,
+                        data: data39,
                       };
                       if (vErrors === null) {
-                        vErrors = [err71];
+                        vErrors = [err69];
                       } else {
-                        vErrors.push(err71);
+                        vErrors.push(err69);
                       }
                       errors++;
                     }
-                  }
-                  var valid28 = _errs103 === errors;
-                  if (!valid28) {
-                    const err72 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                      schemaPath: '#/$defs/step/properties/outputs/propertyNames',
-                      keyword: 'propertyNames',
-                      params: { propertyName: key10 },
-                      message: 'property name must be valid',
-                      schema: schema35.properties.outputs.propertyNames,
-                      parentSchema: schema35.properties.outputs,
-                      data: data43,
+                  } else {
+                    const err70 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/prompt',
+                      schemaPath: '#/$defs/step/properties/human/properties/prompt/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.human.properties.prompt.type,
+                      parentSchema: schema35.properties.human.properties.prompt,
+                      data: data39,
                     };
                     if (vErrors === null) {
-                      vErrors = [err72];
+                      vErrors = [err70];
                     } else {
-                      vErrors.push(err72);
+                      vErrors.push(err70);
                     }
                     errors++;
                   }
                 }
-                for (const key11 in data43) {
-                  let data44 = data43[key11];
-                  if (typeof data44 === 'string') {
-                    if (!pattern5.test(data44)) {
+                if (data38.schema !== undefined) {
+                  let data40 = data38.schema;
+                  if (!(data40 && typeof data40 == 'object' && !Array.isArray(data40))) {
+                    const err71 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/schema',
+                      schemaPath: '#/$defs/step/properties/human/properties/schema/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema35.properties.human.properties.schema.type,
+                      parentSchema: schema35.properties.human.properties.schema,
+                      data: data40,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err71];
+                    } else {
+                      vErrors.push(err71);
+                    }
+                    errors++;
+                  }
+                }
+                if (data38.timeout_seconds !== undefined) {
+                  let data41 = data38.timeout_seconds;
+                  if (typeof data41 == 'number') {
+                    if (data41 > 2592000 || isNaN(data41)) {
+                      const err72 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                        schemaPath:
+                          '#/$defs/step/properties/human/properties/timeout_seconds/maximum',
+                        keyword: 'maximum',
+                        params: { comparison: '<=', limit: 2592000 },
+                        message: 'must be <= 2592000',
+                        schema: 2592000,
+                        parentSchema: schema35.properties.human.properties.timeout_seconds,
+                        data: data41,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err72];
+                      } else {
+                        vErrors.push(err72);
+                      }
+                      errors++;
+                    }
+                    if (data41 <= 0 || isNaN(data41)) {
                       const err73 = {
-                        instancePath:
-                          instancePath +
-                          '/steps/' +
-                          i5 +
-                          '/outputs/' +
-                          key11.replace(/~/g, '~0').replace(/\//g, '~1'),
-                        schemaPath: '#/$defs/step/properties/outputs/additionalProperties/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9_-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                        schema: '^[A-Za-z0-9_-]+$',
-                        parentSchema: schema35.properties.outputs.additionalProperties,
-                        data: data44,
+                        instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                        schemaPath:
+                          '#/$defs/step/properties/human/properties/timeout_seconds/exclusiveMinimum',
+                        keyword: 'exclusiveMinimum',
+                        params: { comparison: '>', limit: 0 },
+                        message: 'must be > 0',
+                        schema: 0,
+                        parentSchema: schema35.properties.human.properties.timeout_seconds,
+                        data: data41,
                       };
                       if (vErrors === null) {
                         vErrors = [err73];
@@ -2055,19 +2113,14 @@ function validate20(
                     }
                   } else {
                     const err74 = {
-                      instancePath:
-                        instancePath +
-                        '/steps/' +
-                        i5 +
-                        '/outputs/' +
-                        key11.replace(/~/g, '~0').replace(/\//g, '~1'),
-                      schemaPath: '#/$defs/step/properties/outputs/additionalProperties/type',
+                      instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                      schemaPath: '#/$defs/step/properties/human/properties/timeout_seconds/type',
                       keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.outputs.additionalProperties.type,
-                      parentSchema: schema35.properties.outputs.additionalProperties,
-                      data: data44,
+                      params: { type: 'number' },
+                      message: 'must be number',
+                      schema: schema35.properties.human.properties.timeout_seconds.type,
+                      parentSchema: schema35.properties.human.properties.timeout_seconds,
+                      data: data41,
                     };
                     if (vErrors === null) {
                       vErrors = [err74];
@@ -2077,79 +2130,81 @@ function validate20(
                     errors++;
                   }
                 }
-              } else {
-                const err75 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                  schemaPath: '#/$defs/step/properties/outputs/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.outputs.type,
-                  parentSchema: schema35.properties.outputs,
-                  data: data43,
-                };
-                if (vErrors === null) {
-                  vErrors = [err75];
-                } else {
-                  vErrors.push(err75);
-                }
-                errors++;
-              }
-            }
-            if (data34.tools !== undefined) {
-              let data45 = data34.tools;
-              if (Array.isArray(data45)) {
-                const len7 = data45.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data46 = data45[i7];
-                  if (typeof data46 === 'string') {
-                    if (func1(data46) < 1) {
-                      const err76 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema35.properties.tools.items,
-                        data: data46,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err76];
-                      } else {
-                        vErrors.push(err76);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err77 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                      schemaPath: '#/$defs/step/properties/tools/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.tools.items.type,
-                      parentSchema: schema35.properties.tools.items,
-                      data: data46,
+                if (data38.on_timeout !== undefined) {
+                  let data42 = data38.on_timeout;
+                  if (!(data42 === 'fail' || data42 === 'default')) {
+                    const err75 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/on_timeout',
+                      schemaPath: '#/$defs/step/properties/human/properties/on_timeout/enum',
+                      keyword: 'enum',
+                      params: {
+                        allowedValues: schema35.properties.human.properties.on_timeout.enum,
+                      },
+                      message: 'must be equal to one of the allowed values',
+                      schema: schema35.properties.human.properties.on_timeout.enum,
+                      parentSchema: schema35.properties.human.properties.on_timeout,
+                      data: data42,
                     };
                     if (vErrors === null) {
-                      vErrors = [err77];
+                      vErrors = [err75];
                     } else {
-                      vErrors.push(err77);
+                      vErrors.push(err75);
+                    }
+                    errors++;
+                  }
+                }
+                if (data38.default !== undefined) {
+                  let data43 = data38.default;
+                  if (!(data43 && typeof data43 == 'object' && !Array.isArray(data43))) {
+                    const err76 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/default',
+                      schemaPath: '#/$defs/step/properties/human/properties/default/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema35.properties.human.properties.default.type,
+                      parentSchema: schema35.properties.human.properties.default,
+                      data: data43,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err76];
+                    } else {
+                      vErrors.push(err76);
                     }
                     errors++;
                   }
                 }
               } else {
-                const err78 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/tools',
-                  schemaPath: '#/$defs/step/properties/tools/type',
+                const err77 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/human',
+                  schemaPath: '#/$defs/step/properties/human/type',
                   keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.tools.type,
-                  parentSchema: schema35.properties.tools,
-                  data: data45,
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.human.type,
+                  parentSchema: schema35.properties.human,
+                  data: data38,
+                };
+                if (vErrors === null) {
+                  vErrors = [err77];
+                } else {
+                  vErrors.push(err77);
+                }
+                errors++;
+              }
+            }
+            if (data34.description !== undefined) {
+              let data44 = data34.description;
+              if (typeof data44 !== 'string') {
+                const err78 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/description',
+                  schemaPath: '#/$defs/step/properties/description/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.description.type,
+                  parentSchema: schema35.properties.description,
+                  data: data44,
                 };
                 if (vErrors === null) {
                   vErrors = [err78];
@@ -2159,37 +2214,41 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.model !== undefined) {
-              let data47 = data34.model;
-              if (typeof data47 === 'string') {
-                if (!pattern12.test(data47)) {
-                  const err79 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/model',
-                    schemaPath: '#/$defs/step/properties/model/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
-                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
-                    schema: '^[^\\s:](\\S*[^\\s:])?$',
-                    parentSchema: schema35.properties.model,
-                    data: data47,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err79];
-                  } else {
-                    vErrors.push(err79);
+            if (data34.depends_on !== undefined) {
+              let data45 = data34.depends_on;
+              if (Array.isArray(data45)) {
+                const len6 = data45.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data46 = data45[i6];
+                  if (typeof data46 !== 'string') {
+                    const err79 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
+                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.depends_on.items.type,
+                      parentSchema: schema35.properties.depends_on.items,
+                      data: data46,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err79];
+                    } else {
+                      vErrors.push(err79);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
               } else {
                 const err80 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/model',
-                  schemaPath: '#/$defs/step/properties/model/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
+                  schemaPath: '#/$defs/step/properties/depends_on/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.model.type,
-                  parentSchema: schema35.properties.model,
-                  data: data47,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema35.properties.depends_on.type,
+                  parentSchema: schema35.properties.depends_on,
+                  data: data45,
                 };
                 if (vErrors === null) {
                   vErrors = [err80];
@@ -2199,18 +2258,18 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.max_attempts !== undefined) {
-              let data48 = data34.max_attempts;
-              if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48))) {
+            if (data34.when !== undefined) {
+              let data47 = data34.when;
+              if (typeof data47 !== 'string' && typeof data47 !== 'boolean') {
                 const err81 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/when',
+                  schemaPath: '#/$defs/step/properties/when/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.max_attempts.type,
-                  parentSchema: schema35.properties.max_attempts,
-                  data: data48,
+                  params: { type: schema35.properties.when.type },
+                  message: 'must be string,boolean',
+                  schema: schema35.properties.when.type,
+                  parentSchema: schema35.properties.when,
+                  data: data47,
                 };
                 if (vErrors === null) {
                   vErrors = [err81];
@@ -2219,178 +2278,197 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data48 == 'number') {
-                if (data48 > 100 || isNaN(data48)) {
-                  const err82 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 100 },
-                    message: 'must be <= 100',
-                    schema: 100,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data48,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err82];
-                  } else {
-                    vErrors.push(err82);
-                  }
-                  errors++;
+            }
+            if (data34.inputs !== undefined) {
+              let data48 = data34.inputs;
+              if (!(data48 && typeof data48 == 'object' && !Array.isArray(data48))) {
+                const err82 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/inputs',
+                  schemaPath: '#/$defs/step/properties/inputs/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.inputs.type,
+                  parentSchema: schema35.properties.inputs,
+                  data: data48,
+                };
+                if (vErrors === null) {
+                  vErrors = [err82];
+                } else {
+                  vErrors.push(err82);
                 }
-                if (data48 < 1 || isNaN(data48)) {
-                  const err83 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data48,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err83];
-                  } else {
-                    vErrors.push(err83);
-                  }
-                  errors++;
-                }
+                errors++;
               }
             }
-            if (data34.resume !== undefined) {
-              let data49 = data34.resume;
-              if (!(data49 === 'retry' || data49 === 'fail')) {
-                const err84 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/resume',
-                  schemaPath: '#/$defs/step/properties/resume/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema35.properties.resume.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema35.properties.resume.enum,
-                  parentSchema: schema35.properties.resume,
+            if (data34.outputs !== undefined) {
+              let data49 = data34.outputs;
+              if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
+                for (const key11 in data49) {
+                  const _errs115 = errors;
+                  if (typeof key11 === 'string') {
+                    if (!pattern5.test(key11)) {
+                      const err83 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                        schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9_-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                        schema: '^[A-Za-z0-9_-]+$',
+                        parentSchema: schema35.properties.outputs.propertyNames,
+                        data: key11,
+                        propertyName: key11,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err83];
+                      } else {
+                        vErrors.push(err83);
+                      }
+                      errors++;
+                    }
+                  }
+                  var valid29 = _errs115 === errors;
+                  if (!valid29) {
+                    const err84 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                      schemaPath: '#/$defs/step/properties/outputs/propertyNames',
+                      keyword: 'propertyNames',
+                      params: { propertyName: key11 },
+                      message: 'property name must be valid',
+                      schema: schema35.properties.outputs.propertyNames,
+                      parentSchema: schema35.properties.outputs,
+                      data: data49,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err84];
+                    } else {
+                      vErrors.push(err84);
+                    }
+                    errors++;
+                  }
+                }
+                for (const key12 in data49) {
+                  let data50 = data49[key12];
+                  if (typeof data50 === 'string') {
+                    if (!pattern5.test(data50)) {
+                      const err85 = {
+                        instancePath:
+                          instancePath +
+                          '/steps/' +
+                          i5 +
+                          '/outputs/' +
+                          key12.replace(/~/g, '~0').replace(/\//g, '~1'),
+                        schemaPath: '#/$defs/step/properties/outputs/additionalProperties/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9_-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                        schema: '^[A-Za-z0-9_-]+$',
+                        parentSchema: schema35.properties.outputs.additionalProperties,
+                        data: data50,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err85];
+                      } else {
+                        vErrors.push(err85);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err86 = {
+                      instancePath:
+                        instancePath +
+                        '/steps/' +
+                        i5 +
+                        '/outputs/' +
+                        key12.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/step/properties/outputs/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.outputs.additionalProperties.type,
+                      parentSchema: schema35.properties.outputs.additionalProperties,
+                      data: data50,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err86];
+                    } else {
+                      vErrors.push(err86);
+                    }
+                    errors++;
+                  }
+                }
+              } else {
+                const err87 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                  schemaPath: '#/$defs/step/properties/outputs/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema35.properties.outputs.type,
+                  parentSchema: schema35.properties.outputs,
                   data: data49,
                 };
                 if (vErrors === null) {
-                  vErrors = [err84];
+                  vErrors = [err87];
                 } else {
-                  vErrors.push(err84);
+                  vErrors.push(err87);
                 }
                 errors++;
               }
             }
-            if (data34.critical !== undefined) {
-              let data50 = data34.critical;
-              if (typeof data50 !== 'boolean') {
-                const err85 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/critical',
-                  schemaPath: '#/$defs/step/properties/critical/type',
-                  keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema35.properties.critical.type,
-                  parentSchema: schema35.properties.critical,
-                  data: data50,
-                };
-                if (vErrors === null) {
-                  vErrors = [err85];
-                } else {
-                  vErrors.push(err85);
-                }
-                errors++;
-              }
-            }
-            if (data34.timeout_seconds !== undefined) {
-              let data51 = data34.timeout_seconds;
-              if (typeof data51 == 'number') {
-                if (data51 > 86400 || isNaN(data51)) {
-                  const err86 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 86400 },
-                    message: 'must be <= 86400',
-                    schema: 86400,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data51,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err86];
+            if (data34.tools !== undefined) {
+              let data51 = data34.tools;
+              if (Array.isArray(data51)) {
+                const len7 = data51.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data52 = data51[i7];
+                  if (typeof data52 === 'string') {
+                    if (func1(data52) < 1) {
+                      const err88 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema35.properties.tools.items,
+                        data: data52,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err88];
+                      } else {
+                        vErrors.push(err88);
+                      }
+                      errors++;
+                    }
                   } else {
-                    vErrors.push(err86);
+                    const err89 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                      schemaPath: '#/$defs/step/properties/tools/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema35.properties.tools.items.type,
+                      parentSchema: schema35.properties.tools.items,
+                      data: data52,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err89];
+                    } else {
+                      vErrors.push(err89);
+                    }
+                    errors++;
                   }
-                  errors++;
-                }
-                if (data51 <= 0 || isNaN(data51)) {
-                  const err87 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                    schema: 0,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data51,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err87];
-                  } else {
-                    vErrors.push(err87);
-                  }
-                  errors++;
                 }
               } else {
-                const err88 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
-                  keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema35.properties.timeout_seconds.type,
-                  parentSchema: schema35.properties.timeout_seconds,
-                  data: data51,
-                };
-                if (vErrors === null) {
-                  vErrors = [err88];
-                } else {
-                  vErrors.push(err88);
-                }
-                errors++;
-              }
-            }
-            if (data34.loop_until !== undefined) {
-              let data52 = data34.loop_until;
-              if (typeof data52 !== 'string' && typeof data52 !== 'boolean') {
-                const err89 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
-                  schemaPath: '#/$defs/step/properties/loop_until/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.loop_until.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.loop_until.type,
-                  parentSchema: schema35.properties.loop_until,
-                  data: data52,
-                };
-                if (vErrors === null) {
-                  vErrors = [err89];
-                } else {
-                  vErrors.push(err89);
-                }
-                errors++;
-              }
-            }
-            if (data34.loop_max !== undefined) {
-              let data53 = data34.loop_max;
-              if (!(typeof data53 == 'number' && !(data53 % 1) && !isNaN(data53))) {
                 const err90 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/tools',
+                  schemaPath: '#/$defs/step/properties/tools/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.loop_max.type,
-                  parentSchema: schema35.properties.loop_max,
-                  data: data53,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema35.properties.tools.type,
+                  parentSchema: schema35.properties.tools,
+                  data: data51,
                 };
                 if (vErrors === null) {
                   vErrors = [err90];
@@ -2399,16 +2477,19 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data53 == 'number') {
-                if (data53 > 1000 || isNaN(data53)) {
+            }
+            if (data34.model !== undefined) {
+              let data53 = data34.model;
+              if (typeof data53 === 'string') {
+                if (!pattern12.test(data53)) {
                   const err91 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema35.properties.loop_max,
+                    instancePath: instancePath + '/steps/' + i5 + '/model',
+                    schemaPath: '#/$defs/step/properties/model/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
+                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
+                    schema: '^[^\\s:](\\S*[^\\s:])?$',
+                    parentSchema: schema35.properties.model,
                     data: data53,
                   };
                   if (vErrors === null) {
@@ -2418,64 +2499,55 @@ function validate20(
                   }
                   errors++;
                 }
-                if (data53 < 1 || isNaN(data53)) {
-                  const err92 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.loop_max,
-                    data: data53,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err92];
-                  } else {
-                    vErrors.push(err92);
-                  }
-                  errors++;
+              } else {
+                const err92 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/model',
+                  schemaPath: '#/$defs/step/properties/model/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema35.properties.model.type,
+                  parentSchema: schema35.properties.model,
+                  data: data53,
+                };
+                if (vErrors === null) {
+                  vErrors = [err92];
+                } else {
+                  vErrors.push(err92);
                 }
+                errors++;
               }
             }
-            if (data34.verify !== undefined) {
-              let data54 = data34.verify;
-              const _errs126 = errors;
-              let valid32 = false;
-              const _errs127 = errors;
-              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-                if (data54.criteria === undefined) {
-                  const err93 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'criteria' },
-                    message: "must have required property '" + 'criteria' + "'",
-                    schema: schema35.properties.verify.anyOf[0].required,
-                    parentSchema: schema35.properties.verify.anyOf[0],
-                    data: data54,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err93];
-                  } else {
-                    vErrors.push(err93);
-                  }
-                  errors++;
+            if (data34.max_attempts !== undefined) {
+              let data54 = data34.max_attempts;
+              if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54))) {
+                const err93 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.max_attempts.type,
+                  parentSchema: schema35.properties.max_attempts,
+                  data: data54,
+                };
+                if (vErrors === null) {
+                  vErrors = [err93];
+                } else {
+                  vErrors.push(err93);
                 }
+                errors++;
               }
-              var _valid0 = _errs127 === errors;
-              valid32 = valid32 || _valid0;
-              const _errs128 = errors;
-              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-                if (data54.schema === undefined) {
+              if (typeof data54 == 'number') {
+                if (data54 > 100 || isNaN(data54)) {
                   const err94 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'schema' },
-                    message: "must have required property '" + 'schema' + "'",
-                    schema: schema35.properties.verify.anyOf[1].required,
-                    parentSchema: schema35.properties.verify.anyOf[1],
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 100 },
+                    message: 'must be <= 100',
+                    schema: 100,
+                    parentSchema: schema35.properties.max_attempts,
                     data: data54,
                   };
                   if (vErrors === null) {
@@ -2485,11 +2557,258 @@ function validate20(
                   }
                   errors++;
                 }
+                if (data54 < 1 || isNaN(data54)) {
+                  const err95 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.max_attempts,
+                    data: data54,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err95];
+                  } else {
+                    vErrors.push(err95);
+                  }
+                  errors++;
+                }
               }
-              var _valid0 = _errs128 === errors;
-              valid32 = valid32 || _valid0;
-              if (!valid32) {
-                const err95 = {
+            }
+            if (data34.resume !== undefined) {
+              let data55 = data34.resume;
+              if (!(data55 === 'retry' || data55 === 'fail')) {
+                const err96 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/resume',
+                  schemaPath: '#/$defs/step/properties/resume/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema35.properties.resume.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema35.properties.resume.enum,
+                  parentSchema: schema35.properties.resume,
+                  data: data55,
+                };
+                if (vErrors === null) {
+                  vErrors = [err96];
+                } else {
+                  vErrors.push(err96);
+                }
+                errors++;
+              }
+            }
+            if (data34.critical !== undefined) {
+              let data56 = data34.critical;
+              if (typeof data56 !== 'boolean') {
+                const err97 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/critical',
+                  schemaPath: '#/$defs/step/properties/critical/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema35.properties.critical.type,
+                  parentSchema: schema35.properties.critical,
+                  data: data56,
+                };
+                if (vErrors === null) {
+                  vErrors = [err97];
+                } else {
+                  vErrors.push(err97);
+                }
+                errors++;
+              }
+            }
+            if (data34.timeout_seconds !== undefined) {
+              let data57 = data34.timeout_seconds;
+              if (typeof data57 == 'number') {
+                if (data57 > 86400 || isNaN(data57)) {
+                  const err98 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 86400 },
+                    message: 'must be <= 86400',
+                    schema: 86400,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data57,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err98];
+                  } else {
+                    vErrors.push(err98);
+                  }
+                  errors++;
+                }
+                if (data57 <= 0 || isNaN(data57)) {
+                  const err99 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                    schema: 0,
+                    parentSchema: schema35.properties.timeout_seconds,
+                    data: data57,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err99];
+                  } else {
+                    vErrors.push(err99);
+                  }
+                  errors++;
+                }
+              } else {
+                const err100 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema35.properties.timeout_seconds.type,
+                  parentSchema: schema35.properties.timeout_seconds,
+                  data: data57,
+                };
+                if (vErrors === null) {
+                  vErrors = [err100];
+                } else {
+                  vErrors.push(err100);
+                }
+                errors++;
+              }
+            }
+            if (data34.loop_until !== undefined) {
+              let data58 = data34.loop_until;
+              if (typeof data58 !== 'string' && typeof data58 !== 'boolean') {
+                const err101 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
+                  schemaPath: '#/$defs/step/properties/loop_until/type',
+                  keyword: 'type',
+                  params: { type: schema35.properties.loop_until.type },
+                  message: 'must be string,boolean',
+                  schema: schema35.properties.loop_until.type,
+                  parentSchema: schema35.properties.loop_until,
+                  data: data58,
+                };
+                if (vErrors === null) {
+                  vErrors = [err101];
+                } else {
+                  vErrors.push(err101);
+                }
+                errors++;
+              }
+            }
+            if (data34.loop_max !== undefined) {
+              let data59 = data34.loop_max;
+              if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
+                const err102 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema35.properties.loop_max.type,
+                  parentSchema: schema35.properties.loop_max,
+                  data: data59,
+                };
+                if (vErrors === null) {
+                  vErrors = [err102];
+                } else {
+                  vErrors.push(err102);
+                }
+                errors++;
+              }
+              if (typeof data59 == 'number') {
+                if (data59 > 1000 || isNaN(data59)) {
+                  const err103 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema35.properties.loop_max,
+                    data: data59,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err103];
+                  } else {
+                    vErrors.push(err103);
+                  }
+                  errors++;
+                }
+                if (data59 < 1 || isNaN(data59)) {
+                  const err104 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema35.properties.loop_max,
+                    data: data59,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err104];
+                  } else {
+                    vErrors.push(err104);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data34.verify !== undefined) {
+              let data60 = data34.verify;
+              const _errs138 = errors;
+              let valid33 = false;
+              const _errs139 = errors;
+              if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+                if (data60.criteria === undefined) {
+                  const err105 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'criteria' },
+                    message: "must have required property '" + 'criteria' + "'",
+                    schema: schema35.properties.verify.anyOf[0].required,
+                    parentSchema: schema35.properties.verify.anyOf[0],
+                    data: data60,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err105];
+                  } else {
+                    vErrors.push(err105);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs139 === errors;
+              valid33 = valid33 || _valid0;
+              const _errs140 = errors;
+              if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+                if (data60.schema === undefined) {
+                  const err106 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema35.properties.verify.anyOf[1].required,
+                    parentSchema: schema35.properties.verify.anyOf[1],
+                    data: data60,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err106];
+                  } else {
+                    vErrors.push(err106);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs140 === errors;
+              valid33 = valid33 || _valid0;
+              if (!valid33) {
+                const err107 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/anyOf',
                   keyword: 'anyOf',
@@ -2497,58 +2816,58 @@ function validate20(
                   message: 'must match a schema in anyOf',
                   schema: schema35.properties.verify.anyOf,
                   parentSchema: schema35.properties.verify,
-                  data: data54,
+                  data: data60,
                 };
                 if (vErrors === null) {
-                  vErrors = [err95];
+                  vErrors = [err107];
                 } else {
-                  vErrors.push(err95);
+                  vErrors.push(err107);
                 }
                 errors++;
               } else {
-                errors = _errs126;
+                errors = _errs138;
                 if (vErrors !== null) {
-                  if (_errs126) {
-                    vErrors.length = _errs126;
+                  if (_errs138) {
+                    vErrors.length = _errs138;
                   } else {
                     vErrors = null;
                   }
                 }
               }
-              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
-                for (const key12 in data54) {
+              if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
+                for (const key13 in data60) {
                   if (!(
-                    key12 === 'criteria' ||
-                    key12 === 'critical' ||
-                    key12 === 'schema' ||
-                    key12 === 'max_correction_attempts' ||
-                    key12 === 'require_all_criteria' ||
-                    key12 === 'halt_on_critical' ||
-                    key12 === 'timeout_seconds'
+                    key13 === 'criteria' ||
+                    key13 === 'critical' ||
+                    key13 === 'schema' ||
+                    key13 === 'max_correction_attempts' ||
+                    key13 === 'require_all_criteria' ||
+                    key13 === 'halt_on_critical' ||
+                    key13 === 'timeout_seconds'
                   )) {
-                    const err96 = {
+                    const err108 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify',
                       schemaPath: '#/$defs/step/properties/verify/additionalProperties',
                       keyword: 'additionalProperties',
-                      params: { additionalProperty: key12 },
+                      params: { additionalProperty: key13 },
                       message: 'must NOT have additional properties',
                       schema: false,
                       parentSchema: schema35.properties.verify,
-                      data: data54,
+                      data: data60,
                     };
                     if (vErrors === null) {
-                      vErrors = [err96];
+                      vErrors = [err108];
                     } else {
-                      vErrors.push(err96);
+                      vErrors.push(err108);
                     }
                     errors++;
                   }
                 }
-                if (data54.criteria !== undefined) {
-                  let data55 = data54.criteria;
-                  if (data55 && typeof data55 == 'object' && !Array.isArray(data55)) {
-                    if (Object.keys(data55).length < 1) {
-                      const err97 = {
+                if (data60.criteria !== undefined) {
+                  let data61 = data60.criteria;
+                  if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
+                    if (Object.keys(data61).length < 1) {
+                      const err109 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/criteria/minProperties',
@@ -2557,20 +2876,20 @@ function validate20(
                         message: 'must NOT have fewer than 1 properties',
                         schema: 1,
                         parentSchema: schema35.properties.verify.properties.criteria,
-                        data: data55,
+                        data: data61,
                       };
                       if (vErrors === null) {
-                        vErrors = [err97];
+                        vErrors = [err109];
                       } else {
-                        vErrors.push(err97);
+                        vErrors.push(err109);
                       }
                       errors++;
                     }
-                    for (const key13 in data55) {
-                      const _errs132 = errors;
-                      if (typeof key13 === 'string') {
-                        if (!pattern5.test(key13)) {
-                          const err98 = {
+                    for (const key14 in data61) {
+                      const _errs144 = errors;
+                      if (typeof key14 === 'string') {
+                        if (!pattern5.test(key14)) {
+                          const err110 = {
                             instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                             schemaPath:
                               '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
@@ -2580,48 +2899,48 @@ function validate20(
                             schema: '^[A-Za-z0-9_-]+$',
                             parentSchema:
                               schema35.properties.verify.properties.criteria.propertyNames,
-                            data: key13,
-                            propertyName: key13,
+                            data: key14,
+                            propertyName: key14,
                           };
                           if (vErrors === null) {
-                            vErrors = [err98];
+                            vErrors = [err110];
                           } else {
-                            vErrors.push(err98);
+                            vErrors.push(err110);
                           }
                           errors++;
                         }
                       }
-                      var valid34 = _errs132 === errors;
-                      if (!valid34) {
-                        const err99 = {
+                      var valid35 = _errs144 === errors;
+                      if (!valid35) {
+                        const err111 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/propertyNames',
                           keyword: 'propertyNames',
-                          params: { propertyName: key13 },
+                          params: { propertyName: key14 },
                           message: 'property name must be valid',
                           schema: schema35.properties.verify.properties.criteria.propertyNames,
                           parentSchema: schema35.properties.verify.properties.criteria,
-                          data: data55,
+                          data: data61,
                         };
                         if (vErrors === null) {
-                          vErrors = [err99];
+                          vErrors = [err111];
                         } else {
-                          vErrors.push(err99);
+                          vErrors.push(err111);
                         }
                         errors++;
                       }
                     }
-                    for (const key14 in data55) {
-                      let data56 = data55[key14];
-                      if (typeof data56 !== 'string' && typeof data56 !== 'boolean') {
-                        const err100 = {
+                    for (const key15 in data61) {
+                      let data62 = data61[key15];
+                      if (typeof data62 !== 'string' && typeof data62 !== 'boolean') {
+                        const err112 = {
                           instancePath:
                             instancePath +
                             '/steps/' +
                             i5 +
                             '/verify/criteria/' +
-                            key14.replace(/~/g, '~0').replace(/\//g, '~1'),
+                            key15.replace(/~/g, '~0').replace(/\//g, '~1'),
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/criteria/additionalProperties/type',
                           keyword: 'type',
@@ -2635,18 +2954,18 @@ function validate20(
                               .type,
                           parentSchema:
                             schema35.properties.verify.properties.criteria.additionalProperties,
-                          data: data56,
+                          data: data62,
                         };
                         if (vErrors === null) {
-                          vErrors = [err100];
+                          vErrors = [err112];
                         } else {
-                          vErrors.push(err100);
+                          vErrors.push(err112);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err101 = {
+                    const err113 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                       schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
                       keyword: 'type',
@@ -2654,24 +2973,24 @@ function validate20(
                       message: 'must be object',
                       schema: schema35.properties.verify.properties.criteria.type,
                       parentSchema: schema35.properties.verify.properties.criteria,
-                      data: data55,
+                      data: data61,
                     };
                     if (vErrors === null) {
-                      vErrors = [err101];
+                      vErrors = [err113];
                     } else {
-                      vErrors.push(err101);
+                      vErrors.push(err113);
                     }
                     errors++;
                   }
                 }
-                if (data54.critical !== undefined) {
-                  let data57 = data54.critical;
-                  if (Array.isArray(data57)) {
-                    const len8 = data57.length;
+                if (data60.critical !== undefined) {
+                  let data63 = data60.critical;
+                  if (Array.isArray(data63)) {
+                    const len8 = data63.length;
                     for (let i8 = 0; i8 < len8; i8++) {
-                      let data58 = data57[i8];
-                      if (typeof data58 !== 'string') {
-                        const err102 = {
+                      let data64 = data63[i8];
+                      if (typeof data64 !== 'string') {
+                        const err114 = {
                           instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
                           schemaPath:
                             '#/$defs/step/properties/verify/properties/critical/items/type',
@@ -2680,18 +2999,18 @@ function validate20(
                           message: 'must be string',
                           schema: schema35.properties.verify.properties.critical.items.type,
                           parentSchema: schema35.properties.verify.properties.critical.items,
-                          data: data58,
+                          data: data64,
                         };
                         if (vErrors === null) {
-                          vErrors = [err102];
+                          vErrors = [err114];
                         } else {
-                          vErrors.push(err102);
+                          vErrors.push(err114);
                         }
                         errors++;
                       }
                     }
                   } else {
-                    const err103 = {
+                    const err115 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
                       keyword: 'type',
@@ -2699,20 +3018,20 @@ function validate20(
                       message: 'must be array',
                       schema: schema35.properties.verify.properties.critical.type,
                       parentSchema: schema35.properties.verify.properties.critical,
-                      data: data57,
+                      data: data63,
                     };
                     if (vErrors === null) {
-                      vErrors = [err103];
+                      vErrors = [err115];
                     } else {
-                      vErrors.push(err103);
+                      vErrors.push(err115);
                     }
                     errors++;
                   }
                 }
-                if (data54.schema !== undefined) {
-                  let data59 = data54.schema;
-                  if (!(data59 && typeof data59 == 'object' && !Array.isArray(data59))) {
-                    const err104 = {
+                if (data60.schema !== undefined) {
+                  let data65 = data60.schema;
+                  if (!(data65 && typeof data65 == 'object' && !Array.isArray(data65))) {
+                    const err116 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
                       schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
                       keyword: 'type',
@@ -2720,20 +3039,20 @@ function validate20(
                       message: 'must be object',
                       schema: schema35.properties.verify.properties.schema.type,
                       parentSchema: schema35.properties.verify.properties.schema,
-                      data: data59,
+                      data: data65,
                     };
                     if (vErrors === null) {
-                      vErrors = [err104];
+                      vErrors = [err116];
                     } else {
-                      vErrors.push(err104);
+                      vErrors.push(err116);
                     }
                     errors++;
                   }
                 }
-                if (data54.max_correction_attempts !== undefined) {
-                  let data60 = data54.max_correction_attempts;
-                  if (!(typeof data60 == 'number' && !(data60 % 1) && !isNaN(data60))) {
-                    const err105 = {
+                if (data60.max_correction_attempts !== undefined) {
+                  let data66 = data60.max_correction_attempts;
+                  if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66))) {
+                    const err117 = {
                       instancePath:
                         instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                       schemaPath:
@@ -2743,18 +3062,18 @@ function validate20(
                       message: 'must be integer',
                       schema: schema35.properties.verify.properties.max_correction_attempts.type,
                       parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                      data: data60,
+                      data: data66,
                     };
                     if (vErrors === null) {
-                      vErrors = [err105];
+                      vErrors = [err117];
                     } else {
-                      vErrors.push(err105);
+                      vErrors.push(err117);
                     }
                     errors++;
                   }
-                  if (typeof data60 == 'number') {
-                    if (data60 > 20 || isNaN(data60)) {
-                      const err106 = {
+                  if (typeof data66 == 'number') {
+                    if (data66 > 20 || isNaN(data66)) {
+                      const err118 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2764,17 +3083,17 @@ function validate20(
                         message: 'must be <= 20',
                         schema: 20,
                         parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data60,
+                        data: data66,
                       };
                       if (vErrors === null) {
-                        vErrors = [err106];
+                        vErrors = [err118];
                       } else {
-                        vErrors.push(err106);
+                        vErrors.push(err118);
                       }
                       errors++;
                     }
-                    if (data60 < 0 || isNaN(data60)) {
-                      const err107 = {
+                    if (data66 < 0 || isNaN(data66)) {
+                      const err119 = {
                         instancePath:
                           instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
                         schemaPath:
@@ -2784,21 +3103,21 @@ function validate20(
                         message: 'must be >= 0',
                         schema: 0,
                         parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data60,
+                        data: data66,
                       };
                       if (vErrors === null) {
-                        vErrors = [err107];
+                        vErrors = [err119];
                       } else {
-                        vErrors.push(err107);
+                        vErrors.push(err119);
                       }
                       errors++;
                     }
                   }
                 }
-                if (data54.require_all_criteria !== undefined) {
-                  let data61 = data54.require_all_criteria;
-                  if (typeof data61 !== 'boolean') {
-                    const err108 = {
+                if (data60.require_all_criteria !== undefined) {
+                  let data67 = data60.require_all_criteria;
+                  if (typeof data67 !== 'boolean') {
+                    const err120 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
                       schemaPath:
                         '#/$defs/step/properties/verify/properties/require_all_criteria/type',
@@ -2807,20 +3126,20 @@ function validate20(
                       message: 'must be boolean',
                       schema: schema35.properties.verify.properties.require_all_criteria.type,
                       parentSchema: schema35.properties.verify.properties.require_all_criteria,
-                      data: data61,
+                      data: data67,
                     };
                     if (vErrors === null) {
-                      vErrors = [err108];
+                      vErrors = [err120];
                     } else {
-                      vErrors.push(err108);
+                      vErrors.push(err120);
                     }
                     errors++;
                   }
                 }
-                if (data54.halt_on_critical !== undefined) {
-                  let data62 = data54.halt_on_critical;
-                  if (typeof data62 !== 'boolean') {
-                    const err109 = {
+                if (data60.halt_on_critical !== undefined) {
+                  let data68 = data60.halt_on_critical;
+                  if (typeof data68 !== 'boolean') {
+                    const err121 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
                       keyword: 'type',
@@ -2828,20 +3147,20 @@ function validate20(
                       message: 'must be boolean',
                       schema: schema35.properties.verify.properties.halt_on_critical.type,
                       parentSchema: schema35.properties.verify.properties.halt_on_critical,
-                      data: data62,
+                      data: data68,
                     };
                     if (vErrors === null) {
-                      vErrors = [err109];
+                      vErrors = [err121];
                     } else {
-                      vErrors.push(err109);
+                      vErrors.push(err121);
                     }
                     errors++;
                   }
                 }
-                if (data54.timeout_seconds !== undefined) {
-                  let data63 = data54.timeout_seconds;
-                  if (!(typeof data63 == 'number') && data63 !== null) {
-                    const err110 = {
+                if (data60.timeout_seconds !== undefined) {
+                  let data69 = data60.timeout_seconds;
+                  if (!(typeof data69 == 'number') && data69 !== null) {
+                    const err122 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                       schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
                       keyword: 'type',
@@ -2849,18 +3168,18 @@ function validate20(
                       message: 'must be number,null',
                       schema: schema35.properties.verify.properties.timeout_seconds.type,
                       parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                      data: data63,
+                      data: data69,
                     };
                     if (vErrors === null) {
-                      vErrors = [err110];
+                      vErrors = [err122];
                     } else {
-                      vErrors.push(err110);
+                      vErrors.push(err122);
                     }
                     errors++;
                   }
-                  if (typeof data63 == 'number') {
-                    if (data63 > 86400 || isNaN(data63)) {
-                      const err111 = {
+                  if (typeof data69 == 'number') {
+                    if (data69 > 86400 || isNaN(data69)) {
+                      const err123 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/maximum',
@@ -2869,17 +3188,17 @@ function validate20(
                         message: 'must be <= 86400',
                         schema: 86400,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data63,
+                        data: data69,
                       };
                       if (vErrors === null) {
-                        vErrors = [err111];
+                        vErrors = [err123];
                       } else {
-                        vErrors.push(err111);
+                        vErrors.push(err123);
                       }
                       errors++;
                     }
-                    if (data63 <= 0 || isNaN(data63)) {
-                      const err112 = {
+                    if (data69 <= 0 || isNaN(data69)) {
+                      const err124 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
@@ -2888,19 +3207,19 @@ function validate20(
                         message: 'must be > 0',
                         schema: 0,
                         parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data63,
+                        data: data69,
                       };
                       if (vErrors === null) {
-                        vErrors = [err112];
+                        vErrors = [err124];
                       } else {
-                        vErrors.push(err112);
+                        vErrors.push(err124);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err113 = {
+                const err125 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/type',
                   keyword: 'type',
@@ -2908,20 +3227,20 @@ function validate20(
                   message: 'must be object',
                   schema: schema35.properties.verify.type,
                   parentSchema: schema35.properties.verify,
-                  data: data54,
+                  data: data60,
                 };
                 if (vErrors === null) {
-                  vErrors = [err113];
+                  vErrors = [err125];
                 } else {
-                  vErrors.push(err113);
+                  vErrors.push(err125);
                 }
                 errors++;
               }
             }
             if (data34.for_each !== undefined) {
-              let data64 = data34.for_each;
-              if (typeof data64 !== 'string' && !Array.isArray(data64)) {
-                const err114 = {
+              let data70 = data34.for_each;
+              if (typeof data70 !== 'string' && !Array.isArray(data70)) {
+                const err126 = {
                   instancePath: instancePath + '/steps/' + i5 + '/for_each',
                   schemaPath: '#/$defs/step/properties/for_each/type',
                   keyword: 'type',
@@ -2929,21 +3248,21 @@ function validate20(
                   message: 'must be string,array',
                   schema: schema35.properties.for_each.type,
                   parentSchema: schema35.properties.for_each,
-                  data: data64,
+                  data: data70,
                 };
                 if (vErrors === null) {
-                  vErrors = [err114];
+                  vErrors = [err126];
                 } else {
-                  vErrors.push(err114);
+                  vErrors.push(err126);
                 }
                 errors++;
               }
             }
             if (data34.as !== undefined) {
-              let data65 = data34.as;
-              if (typeof data65 === 'string') {
-                if (func1(data65) > 64) {
-                  const err115 = {
+              let data71 = data34.as;
+              if (typeof data71 === 'string') {
+                if (func1(data71) > 64) {
+                  const err127 = {
                     instancePath: instancePath + '/steps/' + i5 + '/as',
                     schemaPath: '#/$defs/step/properties/as/maxLength',
                     keyword: 'maxLength',
@@ -2951,17 +3270,17 @@ function validate20(
                     message: 'must NOT have more than 64 characters',
                     schema: 64,
                     parentSchema: schema35.properties.as,
-                    data: data65,
+                    data: data71,
                   };
                   if (vErrors === null) {
-                    vErrors = [err115];
+                    vErrors = [err127];
                   } else {
-                    vErrors.push(err115);
+                    vErrors.push(err127);
                   }
                   errors++;
                 }
-                if (!pattern14.test(data65)) {
-                  const err116 = {
+                if (!pattern14.test(data71)) {
+                  const err128 = {
                     instancePath: instancePath + '/steps/' + i5 + '/as',
                     schemaPath: '#/$defs/step/properties/as/pattern',
                     keyword: 'pattern',
@@ -2969,17 +3288,17 @@ function validate20(
                     message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
                     schema: '^[A-Za-z_][A-Za-z0-9_]*$',
                     parentSchema: schema35.properties.as,
-                    data: data65,
+                    data: data71,
                   };
                   if (vErrors === null) {
-                    vErrors = [err116];
+                    vErrors = [err128];
                   } else {
-                    vErrors.push(err116);
+                    vErrors.push(err128);
                   }
                   errors++;
                 }
               } else {
-                const err117 = {
+                const err129 = {
                   instancePath: instancePath + '/steps/' + i5 + '/as',
                   schemaPath: '#/$defs/step/properties/as/type',
                   keyword: 'type',
@@ -2987,20 +3306,20 @@ function validate20(
                   message: 'must be string',
                   schema: schema35.properties.as.type,
                   parentSchema: schema35.properties.as,
-                  data: data65,
+                  data: data71,
                 };
                 if (vErrors === null) {
-                  vErrors = [err117];
+                  vErrors = [err129];
                 } else {
-                  vErrors.push(err117);
+                  vErrors.push(err129);
                 }
                 errors++;
               }
             }
             if (data34.max_concurrency !== undefined) {
-              let data66 = data34.max_concurrency;
-              if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66))) {
-                const err118 = {
+              let data72 = data34.max_concurrency;
+              if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72))) {
+                const err130 = {
                   instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
                   schemaPath: '#/$defs/step/properties/max_concurrency/type',
                   keyword: 'type',
@@ -3008,18 +3327,18 @@ function validate20(
                   message: 'must be integer',
                   schema: schema35.properties.max_concurrency.type,
                   parentSchema: schema35.properties.max_concurrency,
-                  data: data66,
+                  data: data72,
                 };
                 if (vErrors === null) {
-                  vErrors = [err118];
+                  vErrors = [err130];
                 } else {
-                  vErrors.push(err118);
+                  vErrors.push(err130);
                 }
                 errors++;
               }
-              if (typeof data66 == 'number') {
-                if (data66 > 1000 || isNaN(data66)) {
-                  const err119 = {
+              if (typeof data72 == 'number') {
+                if (data72 > 1000 || isNaN(data72)) {
+                  const err131 = {
                     instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
                     schemaPath: '#/$defs/step/properties/max_concurrency/maximum',
                     keyword: 'maximum',
@@ -3027,17 +3346,17 @@ function validate20(
                     message: 'must be <= 1000',
                     schema: 1000,
                     parentSchema: schema35.properties.max_concurrency,
-                    data: data66,
+                    data: data72,
                   };
                   if (vErrors === null) {
-                    vErrors = [err119];
+                    vErrors = [err131];
                   } else {
-                    vErrors.push(err119);
+                    vErrors.push(err131);
                   }
                   errors++;
                 }
-                if (data66 < 1 || isNaN(data66)) {
-                  const err120 = {
+                if (data72 < 1 || isNaN(data72)) {
+                  const err132 = {
                     instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
                     schemaPath: '#/$defs/step/properties/max_concurrency/minimum',
                     keyword: 'minimum',
@@ -3045,21 +3364,21 @@ function validate20(
                     message: 'must be >= 1',
                     schema: 1,
                     parentSchema: schema35.properties.max_concurrency,
-                    data: data66,
+                    data: data72,
                   };
                   if (vErrors === null) {
-                    vErrors = [err120];
+                    vErrors = [err132];
                   } else {
-                    vErrors.push(err120);
+                    vErrors.push(err132);
                   }
                   errors++;
                 }
               }
             }
             if (data34.on_item_failure !== undefined) {
-              let data67 = data34.on_item_failure;
-              if (!(data67 === 'fail_fast' || data67 === 'collect')) {
-                const err121 = {
+              let data73 = data34.on_item_failure;
+              if (!(data73 === 'fail_fast' || data73 === 'collect')) {
+                const err133 = {
                   instancePath: instancePath + '/steps/' + i5 + '/on_item_failure',
                   schemaPath: '#/$defs/step/properties/on_item_failure/enum',
                   keyword: 'enum',
@@ -3067,18 +3386,18 @@ function validate20(
                   message: 'must be equal to one of the allowed values',
                   schema: schema35.properties.on_item_failure.enum,
                   parentSchema: schema35.properties.on_item_failure,
-                  data: data67,
+                  data: data73,
                 };
                 if (vErrors === null) {
-                  vErrors = [err121];
+                  vErrors = [err133];
                 } else {
-                  vErrors.push(err121);
+                  vErrors.push(err133);
                 }
                 errors++;
               }
             }
           } else {
-            const err122 = {
+            const err134 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
@@ -3089,15 +3408,15 @@ function validate20(
               data: data34,
             };
             if (vErrors === null) {
-              vErrors = [err122];
+              vErrors = [err134];
             } else {
-              vErrors.push(err122);
+              vErrors.push(err134);
             }
             errors++;
           }
         }
       } else {
-        const err123 = {
+        const err135 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -3108,15 +3427,15 @@ function validate20(
           data: data33,
         };
         if (vErrors === null) {
-          vErrors = [err123];
+          vErrors = [err135];
         } else {
-          vErrors.push(err123);
+          vErrors.push(err135);
         }
         errors++;
       }
     }
   } else {
-    const err124 = {
+    const err136 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3127,9 +3446,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err124];
+      vErrors = [err136];
     } else {
-      vErrors.push(err124);
+      vErrors.push(err136);
     }
     errors++;
   }

@@ -1,11 +1,14 @@
 /**
- * Human approval of high-risk tool calls (provider `http`): `GET /api/approvals` lists the
- * calls waiting, `POST /api/approvals/{call_id}` answers one. Unknown ids are 404, a call
- * already answered (or timed out, or cancelled) is 409.
+ * Requests waiting for a person: `GET /api/approvals` lists the high-risk tool calls waiting
+ * for approval (provider `http`) and the questions of human steps (`kind: "input"`, whatever the
+ * provider); `POST /api/approvals/{call_id}` answers one, a tool call with a decision, a question
+ * with an answer matching its schema. Unknown ids are 404, a request already answered (or timed
+ * out, or cancelled) is 409, an answer that does not match (or the wrong kind of answer) is 422.
  */
 import type Router from '@koa/router';
+import type { RequestAnswer } from '../../engine/runtime-approvals.js';
 import type { RunService } from '../../engine/types.js';
-import { ConflictError, ERROR_CODES, NotFoundError } from '../../errors.js';
+import { ConflictError, ERROR_CODES, NotFoundError, ValidationError } from '../../errors.js';
 import type { ApprovalDecisionResponse } from '../../generated/api/approval-decision-response.js';
 import type { ApprovalsResponse } from '../../generated/api/approvals-response.js';
 import { param, requestBody } from '../context.js';
@@ -28,8 +31,13 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
         step: entry.step,
         tool_name: entry.toolName,
         requested_at: new Date(entry.requestedAt).toISOString(),
-        expires_at: new Date(entry.expiresAt).toISOString(),
-        ...(approvals.showArguments ? { arguments: entry.args } : {}),
+        ...(entry.expiresAt === undefined
+          ? {}
+          : { expires_at: new Date(entry.expiresAt).toISOString() }),
+        ...(approvals.showArguments && entry.kind === undefined ? { arguments: entry.args } : {}),
+        ...(entry.kind === undefined
+          ? {}
+          : { kind: entry.kind, prompt: entry.prompt ?? '', schema: entry.schema ?? {} }),
       })),
     };
     ctx.body = body;
@@ -38,17 +46,45 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
   router.post('/api/approvals/:call_id', async (ctx) => {
     const callId = param(ctx, 'call_id');
     const request = parseApprovalDecision(requestBody(ctx));
-    const outcome = await approvals.answer(callId, request.decision === 'approve', request.reason);
-    if (outcome === 'unknown') {
-      throw new NotFoundError(
-        'No tool call waits for approval with this id',
-        ERROR_CODES.APPROVAL_NOT_FOUND,
-      );
+    if (request.answer !== undefined) {
+      const outcome = await approvals.respond(callId, request.answer);
+      settled(outcome, callId, 'answer');
+      const body: ApprovalDecisionResponse = {
+        call_id: callId,
+        decision: 'approve',
+        answer: request.answer,
+      };
+      ctx.body = body;
+      return;
     }
-    if (outcome === 'already_decided') {
-      throw new ConflictError(`tool call ${callId} has already been decided`);
-    }
-    const body: ApprovalDecisionResponse = { call_id: callId, decision: request.decision };
+    const decision = request.decision ?? 'deny';
+    const outcome = await approvals.answer(callId, decision === 'approve', request.reason);
+    settled(outcome, callId, 'decision');
+    const body: ApprovalDecisionResponse = { call_id: callId, decision };
     ctx.body = body;
   });
+}
+
+/** Throws the 404, 409 or 422 of an answer that changed nothing. */
+function settled(outcome: RequestAnswer, callId: string, field: 'answer' | 'decision'): void {
+  if (outcome === 'decided') return;
+  // A decision keeps the tool calls' words (clients match them); an answer is a question's.
+  if (outcome === 'unknown') {
+    throw new NotFoundError(
+      field === 'decision'
+        ? 'No tool call waits for approval with this id'
+        : 'No question waits for an answer with this id',
+      ERROR_CODES.APPROVAL_NOT_FOUND,
+    );
+  }
+  if (outcome === 'already_decided') {
+    throw new ConflictError(
+      field === 'decision'
+        ? `tool call ${callId} has already been decided`
+        : `question ${callId} has already been answered`,
+    );
+  }
+  throw new ValidationError(`invalid ${field}`, [
+    { loc: ['body', field], msg: outcome.invalid, type: `value_error.${field}` },
+  ]);
 }

@@ -84,7 +84,7 @@ async function explainPlace(
     .filter((call) => call.runId === runId)
     .map((call) => ({
       step: call.step,
-      status: 'awaiting_approval',
+      status: call.kind === 'input' ? 'awaiting_input' : 'awaiting_approval',
       waits: [approvalWait(call, approvals.provider, now)],
     }));
   return {
@@ -93,7 +93,7 @@ async function explainPlace(
     status: 'running',
     reason: 'on_worker',
     source: 'queue',
-    message: `${named} runs on worker ${place.worker ?? '(taking it now)'}; its steps are known there (its events stream through GET /api/runs/${runId}/stream)${steps.length === 0 ? '' : `; ${steps.map((s) => `${s.step} waits for an approval`).join('; ')}`}.`,
+    message: `${named} runs on worker ${place.worker ?? '(taking it now)'}; its steps are known there (its events stream through GET /api/runs/${runId}/stream)${steps.length === 0 ? '' : `; ${steps.map((s) => `${s.step} ${s.status === 'awaiting_input' ? 'waits for an answer' : 'waits for an approval'}`).join('; ')}`}.`,
     ...(place.worker === undefined ? {} : { worker: place.worker }),
     steps,
   };

@@ -33,11 +33,13 @@ describe('createTerminalApprover (agentic run asking at its terminal)', () => {
   let input: PassThrough;
   let lines: string[];
   let answers: [string, boolean, string | undefined][];
+  let responses: [string, unknown][];
   const pending: PendingApproval[] = [];
   beforeEach(() => {
     input = new PassThrough();
     lines = [];
     answers = [];
+    responses = [];
   });
 
   const approver = () =>
@@ -47,6 +49,12 @@ describe('createTerminalApprover (agentic run asking at its terminal)', () => {
         answer: (callId, approve, reason) => {
           answers.push([callId, approve, reason]);
           return 'decided';
+        },
+        respond: (callId, answer) => {
+          responses.push([callId, answer]);
+          return (answer as { ok?: unknown }).ok === true
+            ? 'decided'
+            : { invalid: '/ok must be boolean' };
         },
       },
       input,
@@ -83,6 +91,41 @@ describe('createTerminalApprover (agentic run asking at its terminal)', () => {
     ]);
     await type('no thanks');
     expect(answers[1]).to.deep.equal(['c2', false, 'denied at the terminal']);
+    asker.close();
+  });
+
+  it("asks a human step's question for a JSON object, again until it matches its schema", async () => {
+    const asker = approver();
+    asker.onEvent({
+      type: 'approval_required',
+      run_id: 'r1',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      seq: 1,
+      step: 'sign_off',
+      tool_name: 'human',
+      call_id: 'q1',
+      expires_at: '2026-01-01T00:05:00.000Z',
+      kind: 'input',
+      prompt: 'Ship it?',
+      schema: { type: 'object' },
+    });
+    expect(lines).to.deep.equal([
+      '  ? sign_off: Ship it? (question q1)',
+      '    answer with a JSON object matching: {"type":"object"}',
+      '    times out at 2026-01-01T00:05:00.000Z',
+    ]);
+    await type('yes');
+    expect(lines.at(-1)).to.equal('    not JSON: answer with a JSON object, on one line');
+    await type('{"ok": "sure"}');
+    expect(lines.at(-1)).to.equal('    /ok must be boolean: try again');
+    await type('{"ok": true}');
+    expect(responses).to.deep.equal([
+      ['q1', { ok: 'sure' }],
+      ['q1', { ok: true }],
+    ]);
+    expect(answers).to.deep.equal([]);
+    asker.onEvent(decided('q1', 'approve', 'answered'));
+    expect(lines.at(-1)).to.equal('    answered');
     asker.close();
   });
 

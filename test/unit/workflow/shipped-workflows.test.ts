@@ -17,6 +17,7 @@ describe('shipped workflows', () => {
     expect(await registry.list()).to.deep.equal([
       'code_review',
       'conditional_branching',
+      'human_review',
       'map_demo',
       'parallel_analysis',
       'sub_workflow_demo',

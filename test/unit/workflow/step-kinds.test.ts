@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { AttemptResult } from '../../../machines/engine-contract.js';
 import { createStepExecutors, dispatchAttempts } from '../../../src/engine/step-executors.js';
+import { createHumanInbox } from '../../../src/engine/kinds/human-inbox.js';
 import { systemClock } from '../../../src/engine/system-clock.js';
 import { compileWorkflow } from '../../../src/workflow/compile.js';
 import { STEP_KIND_KEYS, kindKeyProblem } from '../../../src/workflow/step-kinds.js';
@@ -48,6 +49,13 @@ describe('step kinds', () => {
               tokensUsed: null,
             });
         },
+      },
+      human: {
+        runId: 'r',
+        workflow: 'k',
+        inbox: createHumanInbox(),
+        clock: systemClock,
+        emit: () => undefined,
       },
     });
     const result: AttemptResult = await dispatchAttempts(executors)({

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { ErrorDetail } from '../../../src/errors.js';
 import { validateWorkflow } from '../../../src/workflow/validate.js';
+import { STEP_KIND_KEYS } from '../../../src/workflow/step-kinds.js';
 
 type Doc = Record<string, unknown>;
 
@@ -73,7 +74,7 @@ describe('validateWorkflow', () => {
       ]);
       expect(only(workflow([{ name: 'a' }]))).to.deep.equal({
         loc: ['steps', 0, 'agent'],
-        msg: "one of agent, for_each, workflow is required (the step's kind)",
+        msg: `one of ${STEP_KIND_KEYS.join(', ')} is required (the step's kind)`,
         type: 'missing',
       });
     });
@@ -96,7 +97,7 @@ describe('validateWorkflow', () => {
         [['steps', 0, 'retries'], 'extra_forbidden'],
       ]);
       expect(errors[5]?.msg).to.match(
-        /^unknown key 'retries' \(allowed: name, agent, workflow, description, depends_on/,
+        /^unknown key 'retries' \(allowed: name, agent, (\w+, )*description, depends_on/,
       );
     });
 
