@@ -174,24 +174,23 @@ describe('a human step waiting for a person survives a restart (real process)', 
         return before !== undefined;
       });
       expect(before).to.include({ kind: 'input', prompt: 'Approve release notes?' });
-      const record = await recordOf(join(root, 'runs'), 'asks-2');
-      const owners = await Promise.all(
-        cluster.workers.map(async (w) => {
-          for (const name of await readdir(join(root, 'runs'))) {
-            if (!name.endsWith('.owner')) continue;
-            const info = JSON.parse(await readFile(join(root, 'runs', name), 'utf8')) as {
-              id: string;
-              pid: number;
-            };
-            if (info.pid === w.child.pid) return info.id;
-          }
-          return undefined;
-        }),
-      );
-      const holder = cluster.workers.find((w) =>
-        w.logs().some((l) => l.msg === 'run starting' && l.runId === 'asks-2'),
-      );
-      const victim = holder ?? cluster.workers[owners.indexOf(record?.owner)];
+      // The run's first-record file is written a moment after its record is durable in the log
+      // (docs/durable-run-files.md): wait for it to name its owner.
+      let victim: (typeof cluster.workers)[number] | undefined;
+      await until('the worker holding the run known', async () => {
+        const record = await recordOf(join(root, 'runs'), 'asks-2');
+        if (record?.owner === undefined) return false;
+        for (const name of await readdir(join(root, 'runs'))) {
+          if (!name.endsWith('.owner')) continue;
+          const info = JSON.parse(await readFile(join(root, 'runs', name), 'utf8')) as {
+            id: string;
+            pid: number;
+          };
+          if (info.id === record.owner)
+            victim = cluster.workers.find((w) => w.child.pid === info.pid);
+        }
+        return victim !== undefined;
+      });
       if (victim === undefined) throw new Error('no worker holds the run');
       victim.child.kill('SIGKILL');
       await victim.exit;
