@@ -10,4 +10,8 @@ module.exports = {
   timeout: 20000,
   reporter: 'spec',
   forbidOnly: Boolean(process.env.CI),
+  // End the process once the summary is printed: after this session's merges something of the
+  // ~1,400 tests (not found yet: each new suite alone exits) keeps the event loop alive, and a
+  // run that never ends would stall CI. The leak is noted in the issue to be found.
+  exit: true,
 };
