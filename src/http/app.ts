@@ -135,7 +135,19 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
       ? {}
       : { tracing: { tracer: deps.tracer, sensitive: config.traceSensitive } }),
   });
-  registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
+  // A workflow saved over the API tells MCP clients their tool list changed (the endpoint is
+  // made below; the route only runs once the app serves).
+  const notifyingRegistry: WorkflowRegistry = Object.assign(Object.create(registry) as object, {
+    save: async (name: string, yamlText: string) => {
+      const saved = await registry.save(name, yamlText);
+      mcp.toolsChanged();
+      return saved;
+    },
+  }) as WorkflowRegistry;
+  registerWorkflowRoutes(router, {
+    registry: notifyingRegistry,
+    machineDefinition: deps.machineDefinition,
+  });
   router.get(
     '/api/runs/:run_id/stream',
     createStreamRoute({

@@ -3,7 +3,7 @@
  * official SDK's client (`@modelcontextprotocol/client`) against a real service on port 0.
  */
 import { expect } from 'chai';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/client';
@@ -239,17 +239,17 @@ describe('MCP server (/mcp, Streamable HTTP)', function () {
       expect(record.error).to.match(/cancel/);
     });
 
-    it('a workflow saved over the API shows up in the list; a deleted one goes', async () => {
+    it('a workflow saved over the API shows up in the list (list_changed sent); a deleted one goes', async () => {
+      const changed = new Promise<void>((resolve) => {
+        client.setNotificationHandler('notifications/tools/list_changed', () => resolve());
+      });
       const yaml = SLOW.replace('name: slow', 'name: fresh');
       const saved = await call(svc.url, 'PUT', '/api/workflows/fresh', { yaml_text: yaml });
       expect(saved.status, saved.text).to.equal(200);
-      const { client: second, close } = await connect(svc);
-      try {
-        const listed = (await second.listTools()).tools.map((t) => t.name);
-        expect(listed).to.include('fresh');
-      } finally {
-        await close();
-      }
+      await changed;
+      expect((await client.listTools()).tools.map((t) => t.name)).to.include('fresh');
+      await rm(join(svc.workflowsDir, 'fresh.yaml'));
+      expect((await client.listTools()).tools.map((t) => t.name)).not.to.include('fresh');
     });
 
     it('bad JSON-RPC gets JSON-RPC errors, never a stack trace', async () => {
