@@ -43,6 +43,11 @@ export interface LegacySessionsOptions {
   sdk: ServerModule;
   createServer: () => Server;
   maxRequestBodySize: number;
+  /** @default {@link MAX_LEGACY_SESSIONS} */
+  maxSessions?: number;
+  /** @default {@link LEGACY_SESSION_IDLE_MS} */
+  idleMs?: number;
+  /** Injectable clock (ms). @default Date.now */
   now?: () => number;
   onerror: (error: unknown) => void;
 }
@@ -57,6 +62,8 @@ function sessionNotFound(): Response {
 export function createLegacySessions(options: LegacySessionsOptions): LegacySessions {
   const { sdk } = options;
   const now = options.now ?? Date.now;
+  const maxSessions = options.maxSessions ?? MAX_LEGACY_SESSIONS;
+  const idleMs = options.idleMs ?? LEGACY_SESSION_IDLE_MS;
   const sessions = new Map<string, Session>();
 
   const drop = (id: string): void => {
@@ -67,10 +74,10 @@ export function createLegacySessions(options: LegacySessionsOptions): LegacySess
   };
 
   const makeRoom = (): void => {
-    const idleSince = now() - LEGACY_SESSION_IDLE_MS;
+    const idleSince = now() - idleMs;
     for (const [id, session] of sessions) if (session.lastUsed < idleSince) drop(id);
     // Map order is insertion order; lastUsed refreshes re-insert, so the first is the stalest.
-    while (sessions.size >= MAX_LEGACY_SESSIONS) {
+    while (sessions.size >= maxSessions) {
       const oldest = sessions.keys().next().value;
       if (oldest === undefined) break;
       drop(oldest);
