@@ -388,10 +388,28 @@ describe('MCP server (/mcp, Streamable HTTP)', function () {
     });
   });
 
-  describe('rate limit', () => {
+  describe('rate limit and quotas', () => {
     let svc: TestService;
     afterEach(async () => {
       await svc.dispose();
+    });
+
+    it('the active-run quota refuses a call as POST /api/run (a tool error with its detail)', async () => {
+      svc = await startTestService({ env: { AGENTIC_MAX_ACTIVE_RUNS: '1' } });
+      await writeFile(join(svc.workflowsDir, 'slow.yaml'), SLOW);
+      const started = await call(svc.url, 'POST', '/api/run', { workflow: 'slow' });
+      expect(started.status, started.text).to.equal(200);
+      const { client, close } = await connect(svc);
+      try {
+        const refused = await client.callTool({ name: 'test_deterministic', arguments: {} });
+        expect(refused.isError).to.equal(true);
+        expect(textOf(refused)).to.equal(
+          'too many active runs: 1 are running, the most this service runs at once; try again later',
+        );
+      } finally {
+        await close();
+        await svc.runtime.cancel((started.body as { run_id: string }).run_id);
+      }
     });
 
     it('counts each MCP request against the same per-client limit as the API (429)', async () => {

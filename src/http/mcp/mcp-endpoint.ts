@@ -28,7 +28,7 @@ import { requestLog } from '../context.js';
 import { traceContextOf } from '../middleware/tracing.js';
 import { createLegacySessions, type LegacySessions } from './legacy-sessions.js';
 import { toWebRequest, writeWebResponse } from './web-bridge.js';
-import { callWorkflow, type WorkflowCallDeps } from './workflow-call.js';
+import { callWorkflow, type WorkflowCallDeps, type WorkflowCallOutcome } from './workflow-call.js';
 import { toolOf, type WorkflowToolDefinition } from './workflow-tool.js';
 
 /** The path the endpoint answers (exact). */
@@ -97,21 +97,28 @@ export function createMcpEndpoint(deps: McpEndpointDeps): McpEndpoint {
         const token = ctx.mcpReq._meta?.progressToken;
         const http = ctx.http?.req;
         const traceContext = http === undefined ? undefined : traces.get(http);
-        const outcome = await callWorkflow(deps, {
-          name,
-          ...(traceContext === undefined ? {} : { traceContext }),
-          arguments: request.params.arguments,
-          signal: ctx.mcpReq.signal,
-          ...(token === undefined
-            ? {}
-            : {
-                progress: (progress) =>
-                  ctx.mcpReq.notify({
-                    method: 'notifications/progress',
-                    params: { progressToken: token, ...progress },
-                  }),
-              }),
-        });
+        let outcome: WorkflowCallOutcome;
+        try {
+          outcome = await callWorkflow(deps, {
+            name,
+            ...(traceContext === undefined ? {} : { traceContext }),
+            arguments: request.params.arguments,
+            signal: ctx.mcpReq.signal,
+            ...(token === undefined
+              ? {}
+              : {
+                  progress: (progress) =>
+                    ctx.mcpReq.notify({
+                      method: 'notifications/progress',
+                      params: { progressToken: token, ...progress },
+                    }),
+                }),
+          });
+        } catch (error) {
+          // As the error funnel does for a route: logged whole, never sent (no message, no stack).
+          deps.logger.error({ err: error, tool: name }, 'MCP: tools/call failed');
+          throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InternalError, 'Internal error');
+        }
         if (outcome.kind === 'unknown_tool') {
           throw new sdk.ProtocolError(sdk.ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
         }

@@ -81,9 +81,12 @@ export function describeRefusal(error: AppError): string {
     : `${error.message}\n${problems.map((p) => `- ${p}`).join('\n')}`;
 }
 
-/** A 4xx the client may read (the service would answer it as `{detail}`). */
+/**
+ * An error the service would answer as its `{detail}` (a 4xx, or an exposed 503 such as
+ * `runs_budget_spent`): the call's answer is a tool error saying it. Anything else is thrown.
+ */
 function isRefusal(error: unknown): error is AppError {
-  return error instanceof AppError && error.expose && error.status < 500;
+  return error instanceof AppError && error.expose;
 }
 
 export async function callWorkflow(
