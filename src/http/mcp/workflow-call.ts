@@ -71,14 +71,18 @@ export function toolError(text: string, runId?: string): WorkflowCallResult {
 
 /** A refusal as its `{detail}` would say it, with each 422 problem and where it is. */
 export function describeRefusal(error: AppError): string {
-  const problems = (error.details ?? []).map((detail) => {
+  const details = error.details ?? [];
+  const problems = details.map((detail) => {
     const where = detail.loc.filter((part) => part !== 'body' && part !== 'input_data');
     return where.length === 0 ? detail.msg : `${where.join('.')}: ${detail.msg}`;
   });
+  const [only] = details;
+  // One problem the message already says: said once, with where it is.
+  if (problems.length === 1 && only !== undefined && error.message.includes(only.msg)) {
+    return problems[0] ?? error.message;
+  }
   if (problems.length === 0) return error.message;
-  return problems.length === 1 && problems[0]?.endsWith(error.message) === true
-    ? (problems[0] ?? error.message)
-    : `${error.message}\n${problems.map((p) => `- ${p}`).join('\n')}`;
+  return `${error.message}\n${problems.map((p) => `- ${p}`).join('\n')}`;
 }
 
 /**
