@@ -67,10 +67,10 @@ describe('MCP server on an api instance with runs queued to workers (real Redis)
 
   it('a call runs on the worker and answers its outputs, with progress over Redis', async () => {
     const seen: Progress[] = [];
-    const result = (await client.callTool(
+    const result = await client.callTool(
       { name: 'two', arguments: { text: 'queued' } },
       { onprogress: (progress) => seen.push(progress) },
-    ));
+    );
     expect(result.isError ?? false, JSON.stringify(result)).to.equal(false);
     expect(result.structuredContent).to.deep.equal({ said: 'queued' });
     expect(seen.map(({ progress, total }) => [progress, total])).to.deep.equal([
