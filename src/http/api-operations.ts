@@ -703,6 +703,42 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     },
   },
   {
+    method: 'post',
+    path: '/mcp',
+    description:
+      'MCP over Streamable HTTP (JSON-RPC 2.0; answered by the official SDK, `@modelcontextprotocol/server`): every workflow is a tool; `tools/call` starts a run as `POST /api/run` does (same sanitization, validation, rate limit, run file) and answers its outputs. 2026-07-28 clients stateless, 2025-era clients with an `Mcp-Session-Id` session. Malformed messages get JSON-RPC errors. See docs/mcp.md',
+    operationId: 'mcp',
+    summary:
+      'MCP server endpoint (Streamable HTTP): the workflows as tools, with progress notifications and cancellation',
+    tag: 'runs',
+    responses: {
+      '200': {
+        description: 'A JSON-RPC response, or an SSE stream of notifications then the response',
+        contentType: 'text/event-stream',
+      },
+      '202': { description: 'A notification or response accepted' },
+      '401': err('Missing or invalid API key'),
+      '404': { description: 'Unknown MCP session (the client initializes again)' },
+      '429': err('The rate limit or auth lockout applies'),
+    },
+  },
+  {
+    method: 'get',
+    path: '/mcp',
+    description:
+      "a 2025-era session's stream of server notifications (`notifications/tools/list_changed`), with `Mcp-Session-Id`; 405 without a session. See docs/mcp.md",
+    operationId: 'mcpStream',
+    summary: 'MCP session stream (Streamable HTTP, server-to-client notifications)',
+    tag: 'runs',
+    responses: {
+      '200': {
+        description: 'SSE stream of JSON-RPC notifications',
+        contentType: 'text/event-stream',
+      },
+      '401': err('Missing or invalid API key'),
+    },
+  },
+  {
     method: 'get',
     path: '/metrics',
     description:

@@ -29,7 +29,7 @@ import { createErrorFunnel } from './middleware/errors.js';
 import { countRefusals, countSanitizerFindings, createHttpMetrics } from './middleware/metrics.js';
 import { createRateLimiter, type RateLimiter } from './middleware/rate-limit.js';
 import { createRequestContext } from './middleware/request-context.js';
-import { createSanitizer } from './middleware/sanitize.js';
+import { createBodySanitizer, createSanitizer } from './middleware/sanitize.js';
 import { createHttpTracing } from './middleware/tracing.js';
 import { sliceRequests } from './middleware/turn-slice.js';
 import { securityHeaders } from './middleware/security-headers.js';
@@ -49,6 +49,7 @@ import type { BreakerLookup } from '../engine/run-explain.js';
 import { createStreamRoute } from './routes/stream.js';
 import { registerWorkflowRoutes } from './routes/workflows.js';
 import { createSpaFallback } from './spa.js';
+import { createMcpEndpoint, type McpEndpoint } from './mcp/mcp-endpoint.js';
 
 export interface AppDeps {
   logger: Logger;
@@ -103,8 +104,11 @@ export interface AppDeps {
   slicer?: TurnSlicer;
 }
 
-/** The app plus its router (tests check every route against the OpenAPI document). */
-export type AgenticApp = Koa & { router: Router };
+/**
+ * The app plus its router (tests check every route against the OpenAPI document) and its MCP
+ * endpoint (`/mcp`, closed at shutdown).
+ */
+export type AgenticApp = Koa & { router: Router; mcp: McpEndpoint };
 
 export function createApp(runtime: RunService, config: Config, deps: AppDeps): AgenticApp {
   const { logger, history, hub, registry, metrics } = deps;
@@ -131,7 +135,19 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
       ? {}
       : { tracing: { tracer: deps.tracer, sensitive: config.traceSensitive } }),
   });
-  registerWorkflowRoutes(router, { registry, machineDefinition: deps.machineDefinition });
+  // A workflow saved over the API tells MCP clients their tool list changed (the endpoint is
+  // made below; the route only runs once the app serves).
+  const notifyingRegistry: WorkflowRegistry = Object.assign(Object.create(registry) as object, {
+    save: async (name: string, yamlText: string) => {
+      const saved = await registry.save(name, yamlText);
+      mcp.toolsChanged();
+      return saved;
+    },
+  }) as WorkflowRegistry;
+  registerWorkflowRoutes(router, {
+    registry: notifyingRegistry,
+    machineDefinition: deps.machineDefinition,
+  });
   router.get(
     '/api/runs/:run_id/stream',
     createStreamRoute({
@@ -142,12 +158,23 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
       ...(metrics === undefined ? {} : { metrics }),
     }),
   );
-  registerRunRoutes(router, {
+  const runRoutes = {
     runtime,
     history,
     config,
     ...(deps.evaluator !== undefined ? { evaluator: deps.evaluator } : {}),
     ...(deps.admitRun !== undefined ? { admitRun: deps.admitRun } : {}),
+  };
+  registerRunRoutes(router, runRoutes);
+  // Its tools/call starts runs through the same path as POST /api/run (runRoutes).
+  const mcp = createMcpEndpoint({
+    config,
+    registry,
+    runtime,
+    hub,
+    runs: runRoutes,
+    sanitizeBody: createBodySanitizer(config, logger),
+    logger,
   });
   registerExplainRoute(router, { runtime, history, ...deps.explain });
   registerRunEvaluationRoute(router, { history });
@@ -183,11 +210,13 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
       ? deps.guard.middleware
       : countRefusals(metrics, deps.guard.middleware, 'lockout'),
   );
+  // Before the body parser: the SDK reads and parses MCP messages itself (JSON-RPC errors).
+  app.use(mcp.middleware);
   app.use(createBodyParser(config));
   if (metrics !== undefined) app.use(countSanitizerFindings(metrics));
   app.use(createSanitizer(config, logger));
   app.use(createSpaFallback(config.frontendDir));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
-  return Object.assign(app, { router });
+  return Object.assign(app, { router, mcp });
 }

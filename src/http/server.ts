@@ -372,6 +372,8 @@ async function startWith(
       logger.info({ active, graceSeconds: config.shutdownGraceSeconds }, 'waiting for runs');
     const batchesClosed = batches.close();
     await runtime.shutdown({ graceMs: config.shutdownGraceSeconds * 1000, exiting });
+    // MCP calls waiting for their runs have their answers by now; sessions and streams close.
+    await app.mcp.close();
     await dispatch?.close(config.shutdownGraceSeconds * 1000, exiting);
     await historyLoaded;
     await retention.stop();

@@ -141,7 +141,7 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
 }
 
 /**
- * Whether a request needs the key: everything under `/api` (and `/ws`) except the exact
+ * Whether a request needs the key: everything under `/api` (and `/ws`, `/mcp`) except the exact
  * public paths. The path is percent-decoded, slash-collapsed and lower-cased before the
  * prefix test, so `/API/runs`, `//api/runs` or `/%61pi/runs` (which a case-insensitive
  * router may still route) cannot slip past; the public test uses the raw path, so
@@ -152,7 +152,14 @@ export function requiresKey(method: string, rawPath: string, protectMetrics = tr
   if ((method === 'GET' || method === 'HEAD') && PUBLIC_PATHS.has(rawPath)) return false;
   const path = normalizePath(rawPath);
   if (path === '/metrics' || path.startsWith('/metrics/')) return protectMetrics;
-  return path === '/api' || path.startsWith('/api/') || path === '/ws' || path.startsWith('/ws/');
+  return (
+    path === '/api' ||
+    path.startsWith('/api/') ||
+    path === '/ws' ||
+    path.startsWith('/ws/') ||
+    path === '/mcp' ||
+    path.startsWith('/mcp/')
+  );
 }
 
 function normalizePath(rawPath: string): string {

@@ -33,25 +33,33 @@ export interface SanitizationState {
  * unsanitized with an error log. Bodies nested deeper than the sanitizer walks are a 400
  * in both modes.
  */
-export function createSanitizer(
+/** What {@link SanitizeBody} made of a body: the body routes see and the classification. */
+export interface SanitizedBody {
+  /** The body to go on with: the cleaned copy when something was redacted. */
+  body: unknown;
+  /** Undefined when the sanitizer failed and AGENTIC_SANITIZER_FAIL_OPEN let the body through. */
+  result: SanitizationResult | undefined;
+  /** The `X-Sanitization` header value, when the body was changed or flagged. */
+  header: string | undefined;
+}
+
+/**
+ * The policy of {@link createSanitizer} for one parsed body, without Koa: throws the same
+ * 400/500 AppErrors, logs the same lines. The MCP server (src/http/mcp) runs a tool call's
+ * arguments through it, so they are sanitized exactly as a `POST /api/run` body is.
+ */
+export type SanitizeBody = (body: unknown, raw: string | Uint8Array | undefined) => SanitizedBody;
+
+export function createBodySanitizer(
   config: Config,
   logger: Logger,
   opts: SanitizerOptions = {},
-): Middleware {
+): SanitizeBody {
   const run =
     opts.sanitize ??
     ((value: unknown, raw: string | Uint8Array | undefined) =>
       sanitize(value, raw === undefined ? {} : { raw }));
-  return async (ctx, next) => {
-    const body: unknown = ctx.request.body;
-    // The raw bytes (from createBodyParser; a raw string from another parser) must not outlive
-    // this point: routes only ever see the cleaned body.
-    const raw = takeRawBody(ctx.request) ?? ctx.request.rawBody;
-    delete ctx.request.rawBody;
-    if (body === undefined) {
-      await next();
-      return;
-    }
+  return (body, raw) => {
     let result: SanitizationResult;
     try {
       result = run(body, raw);
@@ -63,12 +71,10 @@ export function createSanitizer(
       }
       if (config.sanitizerFailOpen) {
         logger.error({ err: error }, 'sanitizer failed; request let through (fail-open)');
-        await next();
-        return;
+        return { body, result: undefined, header: undefined };
       }
       throw new AppError(ERROR_CODES.INTERNAL, 'Sanitizer failed', { status: 500, cause: error });
     }
-    (ctx.state as SanitizationState).sanitization = result;
     const summary = result.findings.map((f) => ({
       category: f.category,
       pattern_name: f.pattern_name,
@@ -90,21 +96,42 @@ export function createSanitizer(
           { findings: summary, input_hash: result.input_hash },
           'request flagged for review',
         );
-        ctx.request.body = result.cleaned_value as RequestBody;
-        ctx.set('X-Sanitization', result.classification);
-        break;
+        return { body: result.cleaned_value, result, header: result.classification };
       case CLASSIFICATIONS.REDACTED:
         logger.info({ findings: summary, input_hash: result.input_hash }, 'request redacted');
-        ctx.request.body = result.cleaned_value as RequestBody;
-        ctx.set('X-Sanitization', result.classification);
-        break;
+        return { body: result.cleaned_value, result, header: result.classification };
       case CLASSIFICATIONS.CLEAN:
-        break;
+        return { body, result, header: undefined };
       default: {
         const exhaustive: never = result.classification;
         throw new Error(`unknown classification ${String(exhaustive)}`);
       }
     }
+  };
+}
+
+export function createSanitizer(
+  config: Config,
+  logger: Logger,
+  opts: SanitizerOptions = {},
+): Middleware {
+  const sanitizeBody = createBodySanitizer(config, logger, opts);
+  return async (ctx, next) => {
+    const body: unknown = ctx.request.body;
+    // The raw bytes (from createBodyParser; a raw string from another parser) must not outlive
+    // this point: routes only ever see the cleaned body.
+    const raw = takeRawBody(ctx.request) ?? ctx.request.rawBody;
+    delete ctx.request.rawBody;
+    if (body === undefined) {
+      await next();
+      return;
+    }
+    const sanitized = sanitizeBody(body, raw);
+    if (sanitized.result !== undefined) {
+      (ctx.state as SanitizationState).sanitization = sanitized.result;
+    }
+    if (sanitized.body !== body) ctx.request.body = sanitized.body as RequestBody;
+    if (sanitized.header !== undefined) ctx.set('X-Sanitization', sanitized.header);
     await next();
   };
 }

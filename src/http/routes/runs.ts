@@ -4,6 +4,7 @@
  * answers come from the in-memory index, never from re-reading the run files.
  */
 import type Router from '@koa/router';
+import type { Context } from '@opentelemetry/api';
 import type { Config } from '../../config/index.js';
 import {
   AppError,
@@ -111,77 +112,95 @@ async function loadForEvaluation(
 /** Where `POST /api/run` locates an input in its 422 list (`loc`: this, then the input name). */
 export const RUN_INPUT_LOC = ['body', 'input_data'] as const;
 
+/**
+ * What `POST /api/run` does with a parsed request: admission, the workflow reference and run id
+ * checks, evaluation, then the runtime's start (which validates the inputs: 422 naming them).
+ * The MCP server's `tools/call` (src/http/mcp) starts runs through here too, so a run started
+ * from an MCP client is checked, recorded and followed exactly as one started over HTTP.
+ */
+export async function startRequestedRun(
+  deps: RunRouteDeps,
+  request: WorkflowRunRequest,
+  traceContext: Context | undefined,
+): Promise<StartedRun> {
+  const { runtime, history } = deps;
+  deps.admitRun?.();
+  // Names and YAML paths only: anything else (YAML text, odd characters) is an unknown workflow.
+  if (!isWorkflowReference(request.workflow)) throw workflowNotFound(request.workflow);
+  if (request.run_id !== undefined && request.run_id !== null) {
+    // Ids name one run: reusing a finished run's id would hide it from id lookups.
+    await history.whenLoaded();
+    if (history.hasRunId(request.run_id)) {
+      throw new ConflictError(
+        `run '${request.run_id}' already exists; choose another run_id (or omit it)`,
+      );
+    }
+  }
+  const profile = profileOf(request);
+  const extra: Record<string, unknown> = {};
+  if (profile !== undefined) extra.execution_profile = profile;
+  let input = request.input_data ?? {};
+  let evaluated: { workflow: CompiledWorkflow; prepared: PreparedEvaluation } | undefined;
+  if (request.evaluation?.enabled === true) {
+    const { evaluator } = deps;
+    if (evaluator === undefined) {
+      throw new AppError(ERROR_CODES.VALIDATION, 'evaluation is not available in this service', {
+        status: 422,
+      });
+    }
+    const workflow = await loadForEvaluation(runtime, request.workflow);
+    const prepared = await evaluator.prepare(workflow, request.evaluation, input, [
+      'body',
+      'evaluation',
+    ]);
+    input = prepared.input;
+    extra.evaluation = prepared.settings;
+    evaluated = { workflow, prepared };
+  } else if (request.evaluation !== undefined && request.evaluation !== null) {
+    extra.evaluation = request.evaluation;
+  }
+  // The runtime resolves the workflow (contained in the workflows dir, cached until the file
+  // changes) and validates the inputs before it answers, so the workflow is looked up once
+  // per request: 422 for an unknown workflow or bad inputs, 409 for an active run_id.
+  let handle: StartedRun;
+  try {
+    handle = await runtime.start({
+      workflow: request.workflow,
+      input,
+      inputLocPrefix: [...RUN_INPUT_LOC],
+      adapter: request.adapter ?? deps.config.defaultAdapter,
+      ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
+      ...(traceContext !== undefined ? { traceContext } : {}),
+      ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
+      ...(profile?.max_duration_minutes != null
+        ? { timeoutMs: profile.max_duration_minutes * 60_000 }
+        : {}),
+      extra,
+      // Clients follow runs through the event hub (WebSocket, SSE): a buffer of every event
+      // for the handle, which nothing here reads, would hold them all until the run ends.
+      events: false,
+    });
+  } catch (error) {
+    if (error instanceof NotFoundError && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
+      throw workflowNotFound(request.workflow);
+    }
+    throw error;
+  }
+  if (evaluated !== undefined) {
+    void deps.evaluator?.complete(handle.done, evaluated.workflow, evaluated.prepared);
+  }
+  return handle;
+}
+
 export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   const { runtime, history } = deps;
 
   router.post('/api/run', async (ctx) => {
-    const request = parseRunRequest(requestBody(ctx));
-    deps.admitRun?.();
-    // Names and YAML paths only: anything else (YAML text, odd characters) is an unknown workflow.
-    if (!isWorkflowReference(request.workflow)) throw workflowNotFound(request.workflow);
-    if (request.run_id !== undefined && request.run_id !== null) {
-      // Ids name one run: reusing a finished run's id would hide it from id lookups.
-      await history.whenLoaded();
-      if (history.hasRunId(request.run_id)) {
-        throw new ConflictError(
-          `run '${request.run_id}' already exists; choose another run_id (or omit it)`,
-        );
-      }
-    }
-    const profile = profileOf(request);
-    const extra: Record<string, unknown> = {};
-    if (profile !== undefined) extra.execution_profile = profile;
-    let input = request.input_data ?? {};
-    let evaluated: { workflow: CompiledWorkflow; prepared: PreparedEvaluation } | undefined;
-    if (request.evaluation?.enabled === true) {
-      const { evaluator } = deps;
-      if (evaluator === undefined) {
-        throw new AppError(ERROR_CODES.VALIDATION, 'evaluation is not available in this service', {
-          status: 422,
-        });
-      }
-      const workflow = await loadForEvaluation(runtime, request.workflow);
-      const prepared = await evaluator.prepare(workflow, request.evaluation, input, [
-        'body',
-        'evaluation',
-      ]);
-      input = prepared.input;
-      extra.evaluation = prepared.settings;
-      evaluated = { workflow, prepared };
-    } else if (request.evaluation !== undefined && request.evaluation !== null) {
-      extra.evaluation = request.evaluation;
-    }
-    // The runtime resolves the workflow (contained in the workflows dir, cached until the file
-    // changes) and validates the inputs before it answers, so the workflow is looked up once
-    // per request: 422 for an unknown workflow or bad inputs, 409 for an active run_id.
-    let handle: StartedRun;
-    const traceContext = traceContextOf(ctx);
-    try {
-      handle = await runtime.start({
-        workflow: request.workflow,
-        input,
-        inputLocPrefix: [...RUN_INPUT_LOC],
-        adapter: request.adapter ?? deps.config.defaultAdapter,
-        ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
-        ...(traceContext !== undefined ? { traceContext } : {}),
-        ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
-        ...(profile?.max_duration_minutes != null
-          ? { timeoutMs: profile.max_duration_minutes * 60_000 }
-          : {}),
-        extra,
-        // Clients follow runs through the event hub (WebSocket, SSE): a buffer of every event
-        // for the handle, which nothing here reads, would hold them all until the run ends.
-        events: false,
-      });
-    } catch (error) {
-      if (error instanceof NotFoundError && error.code === ERROR_CODES.WORKFLOW_NOT_FOUND) {
-        throw workflowNotFound(request.workflow);
-      }
-      throw error;
-    }
-    if (evaluated !== undefined) {
-      void deps.evaluator?.complete(handle.done, evaluated.workflow, evaluated.prepared);
-    }
+    const handle = await startRequestedRun(
+      deps,
+      parseRunRequest(requestBody(ctx)),
+      traceContextOf(ctx),
+    );
     const body: WorkflowRunResponse = { run_id: handle.runId, status: 'pending' };
     ctx.body = body;
   });
