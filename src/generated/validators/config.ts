@@ -572,6 +572,12 @@ const schema31 = {
       default: './frontend/dist',
       description: 'Compiled single-page app served when its index.html exists.',
     },
+    AGENTIC_CONSOLE: {
+      type: 'boolean',
+      default: true,
+      description:
+        '1 serves the built-in web console (dist/console, built by npm run build) at / when AGENTIC_FRONTEND_DIR has no index.html; 0: unmatched paths are a JSON 404.',
+    },
     AGENTIC_SHUTDOWN_GRACE_SECONDS: {
       type: 'number',
       minimum: 0,
@@ -943,6 +949,9 @@ function validate20(
     }
     if (data.AGENTIC_FRONTEND_DIR === undefined) {
       data.AGENTIC_FRONTEND_DIR = './frontend/dist';
+    }
+    if (data.AGENTIC_CONSOLE === undefined) {
+      data.AGENTIC_CONSOLE = true;
     }
     if (data.AGENTIC_SHUTDOWN_GRACE_SECONDS === undefined) {
       data.AGENTIC_SHUTDOWN_GRACE_SECONDS = 10;
@@ -5201,24 +5210,21 @@ function validate20(
         errors++;
       }
     }
-    let data88 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
-    if (!(typeof data88 == 'number')) {
-      let dataType88 = typeof data88;
+    let data88 = data.AGENTIC_CONSOLE;
+    if (typeof data88 !== 'boolean') {
       let coerced88 = undefined;
       if (!(coerced88 !== undefined)) {
-        if (
-          dataType88 == 'boolean' ||
-          data88 === null ||
-          (dataType88 == 'string' && data88 && data88 == +data88)
-        ) {
-          coerced88 = +data88;
+        if (data88 === 'false' || data88 === 0 || data88 === null) {
+          coerced88 = false;
+        } else if (data88 === 'true' || data88 === 1) {
+          coerced88 = true;
         } else {
           const err165 = {
-            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_CONSOLE',
+            schemaPath: '#/properties/AGENTIC_CONSOLE/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err165];
@@ -5231,48 +5237,33 @@ function validate20(
       if (coerced88 !== undefined) {
         data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced88;
+          data['AGENTIC_CONSOLE'] = coerced88;
         }
       }
     }
-    if (typeof data88 == 'number') {
-      if (data88 < 0 || isNaN(data88)) {
-        const err166 = {
-          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err166];
-        } else {
-          vErrors.push(err166);
-        }
-        errors++;
-      }
-    }
-    let data89 = data.AGENTIC_RESUME;
-    if (typeof data89 !== 'string') {
+    let data89 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
+    if (!(typeof data89 == 'number')) {
       let dataType89 = typeof data89;
       let coerced89 = undefined;
       if (!(coerced89 !== undefined)) {
-        if (dataType89 == 'number' || dataType89 == 'boolean') {
-          coerced89 = '' + data89;
-        } else if (data89 === null) {
-          coerced89 = '';
+        if (
+          dataType89 == 'boolean' ||
+          data89 === null ||
+          (dataType89 == 'string' && data89 && data89 == +data89)
+        ) {
+          coerced89 = +data89;
         } else {
-          const err167 = {
-            instancePath: instancePath + '/AGENTIC_RESUME',
-            schemaPath: '#/properties/AGENTIC_RESUME/type',
+          const err166 = {
+            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err167];
+            vErrors = [err166];
           } else {
-            vErrors.push(err167);
+            vErrors.push(err166);
           }
           errors++;
         }
@@ -5280,48 +5271,48 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_RESUME'] = coerced89;
+          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced89;
         }
       }
     }
-    if (!(data89 === 'auto' || data89 === 'manual' || data89 === 'off')) {
-      const err168 = {
-        instancePath: instancePath + '/AGENTIC_RESUME',
-        schemaPath: '#/properties/AGENTIC_RESUME/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err168];
-      } else {
-        vErrors.push(err168);
+    if (typeof data89 == 'number') {
+      if (data89 < 0 || isNaN(data89)) {
+        const err167 = {
+          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err167];
+        } else {
+          vErrors.push(err167);
+        }
+        errors++;
       }
-      errors++;
     }
-    let data90 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data90 == 'number' && !(data90 % 1) && !isNaN(data90))) {
+    let data90 = data.AGENTIC_RESUME;
+    if (typeof data90 !== 'string') {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
-        if (
-          dataType90 === 'boolean' ||
-          data90 === null ||
-          (dataType90 === 'string' && data90 && data90 == +data90 && !(data90 % 1))
-        ) {
-          coerced90 = +data90;
+        if (dataType90 == 'number' || dataType90 == 'boolean') {
+          coerced90 = '' + data90;
+        } else if (data90 === null) {
+          coerced90 = '';
         } else {
-          const err169 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+          const err168 = {
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err169];
+            vErrors = [err168];
           } else {
-            vErrors.push(err169);
+            vErrors.push(err168);
           }
           errors++;
         }
@@ -5329,28 +5320,26 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced90;
+          data['AGENTIC_RESUME'] = coerced90;
         }
       }
     }
-    if (typeof data90 == 'number') {
-      if (data90 < 0 || isNaN(data90)) {
-        const err170 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err170];
-        } else {
-          vErrors.push(err170);
-        }
-        errors++;
+    if (!(data90 === 'auto' || data90 === 'manual' || data90 === 'off')) {
+      const err169 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err169];
+      } else {
+        vErrors.push(err169);
       }
+      errors++;
     }
-    let data91 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data91 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data91 == 'number' && !(data91 % 1) && !isNaN(data91))) {
       let dataType91 = typeof data91;
       let coerced91 = undefined;
@@ -5362,17 +5351,17 @@ function validate20(
         ) {
           coerced91 = +data91;
         } else {
-          const err171 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+          const err170 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err171];
+            vErrors = [err170];
           } else {
-            vErrors.push(err171);
+            vErrors.push(err170);
           }
           errors++;
         }
@@ -5380,50 +5369,50 @@ function validate20(
       if (coerced91 !== undefined) {
         data91 = coerced91;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced91;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced91;
         }
       }
     }
     if (typeof data91 == 'number') {
-      if (data91 < 1024 || isNaN(data91)) {
-        const err172 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+      if (data91 < 0 || isNaN(data91)) {
+        const err171 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err172];
+          vErrors = [err171];
         } else {
-          vErrors.push(err172);
+          vErrors.push(err171);
         }
         errors++;
       }
     }
-    let data92 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data92 == 'number')) {
+    let data92 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92))) {
       let dataType92 = typeof data92;
       let coerced92 = undefined;
       if (!(coerced92 !== undefined)) {
         if (
-          dataType92 == 'boolean' ||
+          dataType92 === 'boolean' ||
           data92 === null ||
-          (dataType92 == 'string' && data92 && data92 == +data92)
+          (dataType92 === 'string' && data92 && data92 == +data92 && !(data92 % 1))
         ) {
           coerced92 = +data92;
         } else {
-          const err173 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+          const err172 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err173];
+            vErrors = [err172];
           } else {
-            vErrors.push(err173);
+            vErrors.push(err172);
           }
           errors++;
         }
@@ -5431,50 +5420,50 @@ function validate20(
       if (coerced92 !== undefined) {
         data92 = coerced92;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced92;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced92;
         }
       }
     }
     if (typeof data92 == 'number') {
-      if (data92 <= 0 || isNaN(data92)) {
-        const err174 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+      if (data92 < 1024 || isNaN(data92)) {
+        const err173 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err174];
+          vErrors = [err173];
         } else {
-          vErrors.push(err174);
+          vErrors.push(err173);
         }
         errors++;
       }
     }
-    let data93 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93))) {
+    let data93 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data93 == 'number')) {
       let dataType93 = typeof data93;
       let coerced93 = undefined;
       if (!(coerced93 !== undefined)) {
         if (
-          dataType93 === 'boolean' ||
+          dataType93 == 'boolean' ||
           data93 === null ||
-          (dataType93 === 'string' && data93 && data93 == +data93 && !(data93 % 1))
+          (dataType93 == 'string' && data93 && data93 == +data93)
         ) {
           coerced93 = +data93;
         } else {
-          const err175 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+          const err174 = {
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err175];
+            vErrors = [err174];
           } else {
-            vErrors.push(err175);
+            vErrors.push(err174);
           }
           errors++;
         }
@@ -5482,13 +5471,64 @@ function validate20(
       if (coerced93 !== undefined) {
         data93 = coerced93;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced93;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced93;
         }
       }
     }
     if (typeof data93 == 'number') {
-      if (data93 < 0 || isNaN(data93)) {
-        const err176 = {
+      if (data93 <= 0 || isNaN(data93)) {
+        const err175 = {
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err175];
+        } else {
+          vErrors.push(err175);
+        }
+        errors++;
+      }
+    }
+    let data94 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94))) {
+      let dataType94 = typeof data94;
+      let coerced94 = undefined;
+      if (!(coerced94 !== undefined)) {
+        if (
+          dataType94 === 'boolean' ||
+          data94 === null ||
+          (dataType94 === 'string' && data94 && data94 == +data94 && !(data94 % 1))
+        ) {
+          coerced94 = +data94;
+        } else {
+          const err176 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err176];
+          } else {
+            vErrors.push(err176);
+          }
+          errors++;
+        }
+      }
+      if (coerced94 !== undefined) {
+        data94 = coerced94;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced94;
+        }
+      }
+    }
+    if (typeof data94 == 'number') {
+      if (data94 < 0 || isNaN(data94)) {
+        const err177 = {
           instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
           schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
           keyword: 'minimum',
@@ -5496,25 +5536,25 @@ function validate20(
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err176];
+          vErrors = [err177];
         } else {
-          vErrors.push(err176);
+          vErrors.push(err177);
         }
         errors++;
       }
     }
     if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data94 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data94 !== 'string') {
-        let dataType94 = typeof data94;
-        let coerced94 = undefined;
-        if (!(coerced94 !== undefined)) {
-          if (dataType94 == 'number' || dataType94 == 'boolean') {
-            coerced94 = '' + data94;
-          } else if (data94 === null) {
-            coerced94 = '';
+      let data95 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data95 !== 'string') {
+        let dataType95 = typeof data95;
+        let coerced95 = undefined;
+        if (!(coerced95 !== undefined)) {
+          if (dataType95 == 'number' || dataType95 == 'boolean') {
+            coerced95 = '' + data95;
+          } else if (data95 === null) {
+            coerced95 = '';
           } else {
-            const err177 = {
+            const err178 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5522,54 +5562,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err177];
+              vErrors = [err178];
             } else {
-              vErrors.push(err177);
+              vErrors.push(err178);
             }
             errors++;
           }
         }
-        if (coerced94 !== undefined) {
-          data94 = coerced94;
+        if (coerced95 !== undefined) {
+          data95 = coerced95;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced94;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced95;
           }
         }
       }
-      if (typeof data94 === 'string') {
-        if (!pattern6.test(data94)) {
-          const err178 = {
+      if (typeof data95 === 'string') {
+        if (!pattern6.test(data95)) {
+          const err179 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
             params: { pattern: '^https?://[^\\s]+$' },
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err178];
-          } else {
-            vErrors.push(err178);
-          }
-          errors++;
-        }
-      }
-    }
-    let data95 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data95 !== 'string') {
-      let dataType95 = typeof data95;
-      let coerced95 = undefined;
-      if (!(coerced95 !== undefined)) {
-        if (dataType95 == 'number' || dataType95 == 'boolean') {
-          coerced95 = '' + data95;
-        } else if (data95 === null) {
-          coerced95 = '';
-        } else {
-          const err179 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err179];
@@ -5579,29 +5593,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced95 !== undefined) {
-        data95 = coerced95;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced95;
-        }
-      }
     }
-    if (!(data95 === 'grpc' || data95 === 'http/protobuf')) {
-      const err180 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err180];
-      } else {
-        vErrors.push(err180);
-      }
-      errors++;
-    }
-    let data96 = data.OTEL_TRACES_SAMPLER;
+    let data96 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data96 !== 'string') {
       let dataType96 = typeof data96;
       let coerced96 = undefined;
@@ -5611,17 +5604,17 @@ function validate20(
         } else if (data96 === null) {
           coerced96 = '';
         } else {
-          const err181 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+          const err180 = {
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err181];
+            vErrors = [err180];
           } else {
-            vErrors.push(err181);
+            vErrors.push(err180);
           }
           errors++;
         }
@@ -5629,55 +5622,46 @@ function validate20(
       if (coerced96 !== undefined) {
         data96 = coerced96;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced96;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced96;
         }
       }
     }
-    if (!(
-      data96 === 'always_on' ||
-      data96 === 'always_off' ||
-      data96 === 'traceidratio' ||
-      data96 === 'parentbased_always_on' ||
-      data96 === 'parentbased_always_off' ||
-      data96 === 'parentbased_traceidratio'
-    )) {
-      const err182 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+    if (!(data96 === 'grpc' || data96 === 'http/protobuf')) {
+      const err181 = {
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err182];
+        vErrors = [err181];
       } else {
-        vErrors.push(err182);
+        vErrors.push(err181);
       }
       errors++;
     }
-    let data97 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data97 == 'number')) {
+    let data97 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data97 !== 'string') {
       let dataType97 = typeof data97;
       let coerced97 = undefined;
       if (!(coerced97 !== undefined)) {
-        if (
-          dataType97 == 'boolean' ||
-          data97 === null ||
-          (dataType97 == 'string' && data97 && data97 == +data97)
-        ) {
-          coerced97 = +data97;
+        if (dataType97 == 'number' || dataType97 == 'boolean') {
+          coerced97 = '' + data97;
+        } else if (data97 === null) {
+          coerced97 = '';
         } else {
-          const err183 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+          const err182 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err183];
+            vErrors = [err182];
           } else {
-            vErrors.push(err183);
+            vErrors.push(err182);
           }
           errors++;
         }
@@ -5685,33 +5669,74 @@ function validate20(
       if (coerced97 !== undefined) {
         data97 = coerced97;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced97;
+          data['OTEL_TRACES_SAMPLER'] = coerced97;
         }
       }
     }
-    if (typeof data97 == 'number') {
-      if (data97 > 1 || isNaN(data97)) {
-        const err184 = {
+    if (!(
+      data97 === 'always_on' ||
+      data97 === 'always_off' ||
+      data97 === 'traceidratio' ||
+      data97 === 'parentbased_always_on' ||
+      data97 === 'parentbased_always_off' ||
+      data97 === 'parentbased_traceidratio'
+    )) {
+      const err183 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err183];
+      } else {
+        vErrors.push(err183);
+      }
+      errors++;
+    }
+    let data98 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data98 == 'number')) {
+      let dataType98 = typeof data98;
+      let coerced98 = undefined;
+      if (!(coerced98 !== undefined)) {
+        if (
+          dataType98 == 'boolean' ||
+          data98 === null ||
+          (dataType98 == 'string' && data98 && data98 == +data98)
+        ) {
+          coerced98 = +data98;
+        } else {
+          const err184 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err184];
+          } else {
+            vErrors.push(err184);
+          }
+          errors++;
+        }
+      }
+      if (coerced98 !== undefined) {
+        data98 = coerced98;
+        if (data !== undefined) {
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced98;
+        }
+      }
+    }
+    if (typeof data98 == 'number') {
+      if (data98 > 1 || isNaN(data98)) {
+        const err185 = {
           instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
           schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err184];
-        } else {
-          vErrors.push(err184);
-        }
-        errors++;
-      }
-      if (data97 < 0 || isNaN(data97)) {
-        const err185 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err185];
@@ -5720,55 +5745,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data98 = data.LOG_FORMAT;
-    if (typeof data98 !== 'string') {
-      let dataType98 = typeof data98;
-      let coerced98 = undefined;
-      if (!(coerced98 !== undefined)) {
-        if (dataType98 == 'number' || dataType98 == 'boolean') {
-          coerced98 = '' + data98;
-        } else if (data98 === null) {
-          coerced98 = '';
+      if (data98 < 0 || isNaN(data98)) {
+        const err186 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err186];
         } else {
-          const err186 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err186];
-          } else {
-            vErrors.push(err186);
-          }
-          errors++;
+          vErrors.push(err186);
         }
-      }
-      if (coerced98 !== undefined) {
-        data98 = coerced98;
-        if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced98;
-        }
+        errors++;
       }
     }
-    if (!(data98 === 'json' || data98 === 'text')) {
-      const err187 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err187];
-      } else {
-        vErrors.push(err187);
-      }
-      errors++;
-    }
-    let data99 = data.LOG_LEVEL;
+    let data99 = data.LOG_FORMAT;
     if (typeof data99 !== 'string') {
       let dataType99 = typeof data99;
       let coerced99 = undefined;
@@ -5778,17 +5771,17 @@ function validate20(
         } else if (data99 === null) {
           coerced99 = '';
         } else {
-          const err188 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+          const err187 = {
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err188];
+            vErrors = [err187];
           } else {
-            vErrors.push(err188);
+            vErrors.push(err187);
           }
           errors++;
         }
@@ -5796,20 +5789,67 @@ function validate20(
       if (coerced99 !== undefined) {
         data99 = coerced99;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced99;
+          data['LOG_FORMAT'] = coerced99;
+        }
+      }
+    }
+    if (!(data99 === 'json' || data99 === 'text')) {
+      const err188 = {
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err188];
+      } else {
+        vErrors.push(err188);
+      }
+      errors++;
+    }
+    let data100 = data.LOG_LEVEL;
+    if (typeof data100 !== 'string') {
+      let dataType100 = typeof data100;
+      let coerced100 = undefined;
+      if (!(coerced100 !== undefined)) {
+        if (dataType100 == 'number' || dataType100 == 'boolean') {
+          coerced100 = '' + data100;
+        } else if (data100 === null) {
+          coerced100 = '';
+        } else {
+          const err189 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err189];
+          } else {
+            vErrors.push(err189);
+          }
+          errors++;
+        }
+      }
+      if (coerced100 !== undefined) {
+        data100 = coerced100;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced100;
         }
       }
     }
     if (!(
-      data99 === 'trace' ||
-      data99 === 'debug' ||
-      data99 === 'info' ||
-      data99 === 'warn' ||
-      data99 === 'error' ||
-      data99 === 'fatal' ||
-      data99 === 'silent'
+      data100 === 'trace' ||
+      data100 === 'debug' ||
+      data100 === 'info' ||
+      data100 === 'warn' ||
+      data100 === 'error' ||
+      data100 === 'fatal' ||
+      data100 === 'silent'
     )) {
-      const err189 = {
+      const err190 = {
         instancePath: instancePath + '/LOG_LEVEL',
         schemaPath: '#/properties/LOG_LEVEL/enum',
         keyword: 'enum',
@@ -5817,24 +5857,24 @@ function validate20(
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err189];
+        vErrors = [err190];
       } else {
-        vErrors.push(err189);
+        vErrors.push(err190);
       }
       errors++;
     }
     if (data.REDIS_URL !== undefined) {
-      let data100 = data.REDIS_URL;
-      if (typeof data100 !== 'string') {
-        let dataType100 = typeof data100;
-        let coerced100 = undefined;
-        if (!(coerced100 !== undefined)) {
-          if (dataType100 == 'number' || dataType100 == 'boolean') {
-            coerced100 = '' + data100;
-          } else if (data100 === null) {
-            coerced100 = '';
+      let data101 = data.REDIS_URL;
+      if (typeof data101 !== 'string') {
+        let dataType101 = typeof data101;
+        let coerced101 = undefined;
+        if (!(coerced101 !== undefined)) {
+          if (dataType101 == 'number' || dataType101 == 'boolean') {
+            coerced101 = '' + data101;
+          } else if (data101 === null) {
+            coerced101 = '';
           } else {
-            const err190 = {
+            const err191 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5842,54 +5882,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err190];
+              vErrors = [err191];
             } else {
-              vErrors.push(err190);
+              vErrors.push(err191);
             }
             errors++;
           }
         }
-        if (coerced100 !== undefined) {
-          data100 = coerced100;
+        if (coerced101 !== undefined) {
+          data101 = coerced101;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced100;
+            data['REDIS_URL'] = coerced101;
           }
         }
       }
-      if (typeof data100 === 'string') {
-        if (!pattern7.test(data100)) {
-          const err191 = {
+      if (typeof data101 === 'string') {
+        if (!pattern7.test(data101)) {
+          const err192 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
             params: { pattern: '^rediss?://' },
             message: 'must match pattern "' + '^rediss?://' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err191];
-          } else {
-            vErrors.push(err191);
-          }
-          errors++;
-        }
-      }
-    }
-    let data101 = data.AGENTIC_ROLE;
-    if (typeof data101 !== 'string') {
-      let dataType101 = typeof data101;
-      let coerced101 = undefined;
-      if (!(coerced101 !== undefined)) {
-        if (dataType101 == 'number' || dataType101 == 'boolean') {
-          coerced101 = '' + data101;
-        } else if (data101 === null) {
-          coerced101 = '';
-        } else {
-          const err192 = {
-            instancePath: instancePath + '/AGENTIC_ROLE',
-            schemaPath: '#/properties/AGENTIC_ROLE/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err192];
@@ -5899,51 +5913,28 @@ function validate20(
           errors++;
         }
       }
-      if (coerced101 !== undefined) {
-        data101 = coerced101;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced101;
-        }
-      }
     }
-    if (!(data101 === 'all' || data101 === 'api' || data101 === 'worker')) {
-      const err193 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err193];
-      } else {
-        vErrors.push(err193);
-      }
-      errors++;
-    }
-    let data102 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data102 == 'number' && !(data102 % 1) && !isNaN(data102))) {
+    let data102 = data.AGENTIC_ROLE;
+    if (typeof data102 !== 'string') {
       let dataType102 = typeof data102;
       let coerced102 = undefined;
       if (!(coerced102 !== undefined)) {
-        if (
-          dataType102 === 'boolean' ||
-          data102 === null ||
-          (dataType102 === 'string' && data102 && data102 == +data102 && !(data102 % 1))
-        ) {
-          coerced102 = +data102;
+        if (dataType102 == 'number' || dataType102 == 'boolean') {
+          coerced102 = '' + data102;
+        } else if (data102 === null) {
+          coerced102 = '';
         } else {
-          const err194 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+          const err193 = {
+            instancePath: instancePath + '/AGENTIC_ROLE',
+            schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err194];
+            vErrors = [err193];
           } else {
-            vErrors.push(err194);
+            vErrors.push(err193);
           }
           errors++;
         }
@@ -5951,33 +5942,67 @@ function validate20(
       if (coerced102 !== undefined) {
         data102 = coerced102;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced102;
+          data['AGENTIC_ROLE'] = coerced102;
         }
       }
     }
-    if (typeof data102 == 'number') {
-      if (data102 > 10000 || isNaN(data102)) {
-        const err195 = {
+    if (!(data102 === 'all' || data102 === 'api' || data102 === 'worker')) {
+      const err194 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err194];
+      } else {
+        vErrors.push(err194);
+      }
+      errors++;
+    }
+    let data103 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
+      let dataType103 = typeof data103;
+      let coerced103 = undefined;
+      if (!(coerced103 !== undefined)) {
+        if (
+          dataType103 === 'boolean' ||
+          data103 === null ||
+          (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
+        ) {
+          coerced103 = +data103;
+        } else {
+          const err195 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err195];
+          } else {
+            vErrors.push(err195);
+          }
+          errors++;
+        }
+      }
+      if (coerced103 !== undefined) {
+        data103 = coerced103;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced103;
+        }
+      }
+    }
+    if (typeof data103 == 'number') {
+      if (data103 > 10000 || isNaN(data103)) {
+        const err196 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 10000 },
           message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err195];
-        } else {
-          vErrors.push(err195);
-        }
-        errors++;
-      }
-      if (data102 < 1 || isNaN(data102)) {
-        const err196 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err196];
@@ -5986,21 +6011,36 @@ function validate20(
         }
         errors++;
       }
+      if (data103 < 1 || isNaN(data103)) {
+        const err197 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err197];
+        } else {
+          vErrors.push(err197);
+        }
+        errors++;
+      }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data103 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
-        let dataType103 = typeof data103;
-        let coerced103 = undefined;
-        if (!(coerced103 !== undefined)) {
+      let data104 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
+        let dataType104 = typeof data104;
+        let coerced104 = undefined;
+        if (!(coerced104 !== undefined)) {
           if (
-            dataType103 === 'boolean' ||
-            data103 === null ||
-            (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
+            dataType104 === 'boolean' ||
+            data104 === null ||
+            (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
           ) {
-            coerced103 = +data103;
+            coerced104 = +data104;
           } else {
-            const err197 = {
+            const err198 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -6008,43 +6048,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err197];
+              vErrors = [err198];
             } else {
-              vErrors.push(err197);
+              vErrors.push(err198);
             }
             errors++;
           }
         }
-        if (coerced103 !== undefined) {
-          data103 = coerced103;
+        if (coerced104 !== undefined) {
+          data104 = coerced104;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced103;
+            data['AGENTIC_WORKER_PORT'] = coerced104;
           }
         }
       }
-      if (typeof data103 == 'number') {
-        if (data103 > 65535 || isNaN(data103)) {
-          const err198 = {
+      if (typeof data104 == 'number') {
+        if (data104 > 65535 || isNaN(data104)) {
+          const err199 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err198];
-          } else {
-            vErrors.push(err198);
-          }
-          errors++;
-        }
-        if (data103 < 0 || isNaN(data103)) {
-          const err199 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err199];
@@ -6053,26 +6078,13 @@ function validate20(
           }
           errors++;
         }
-      }
-    }
-    let data104 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
-      let dataType104 = typeof data104;
-      let coerced104 = undefined;
-      if (!(coerced104 !== undefined)) {
-        if (
-          dataType104 === 'boolean' ||
-          data104 === null ||
-          (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
-        ) {
-          coerced104 = +data104;
-        } else {
+        if (data104 < 0 || isNaN(data104)) {
           const err200 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err200];
@@ -6082,46 +6094,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced104 !== undefined) {
-        data104 = coerced104;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced104;
-        }
-      }
     }
-    if (typeof data104 == 'number') {
-      if (data104 > 3600 || isNaN(data104)) {
-        const err201 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err201];
-        } else {
-          vErrors.push(err201);
-        }
-        errors++;
-      }
-      if (data104 < 1 || isNaN(data104)) {
-        const err202 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err202];
-        } else {
-          vErrors.push(err202);
-        }
-        errors++;
-      }
-    }
-    let data105 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data105 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
       let dataType105 = typeof data105;
       let coerced105 = undefined;
@@ -6133,17 +6107,17 @@ function validate20(
         ) {
           coerced105 = +data105;
         } else {
-          const err203 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err201 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err203];
+            vErrors = [err201];
           } else {
-            vErrors.push(err203);
+            vErrors.push(err201);
           }
           errors++;
         }
@@ -6151,33 +6125,84 @@ function validate20(
       if (coerced105 !== undefined) {
         data105 = coerced105;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced105;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced105;
         }
       }
     }
     if (typeof data105 == 'number') {
-      if (data105 > 2592000 || isNaN(data105)) {
-        const err204 = {
+      if (data105 > 3600 || isNaN(data105)) {
+        const err202 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err202];
+        } else {
+          vErrors.push(err202);
+        }
+        errors++;
+      }
+      if (data105 < 1 || isNaN(data105)) {
+        const err203 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err203];
+        } else {
+          vErrors.push(err203);
+        }
+        errors++;
+      }
+    }
+    let data106 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data106 == 'number' && !(data106 % 1) && !isNaN(data106))) {
+      let dataType106 = typeof data106;
+      let coerced106 = undefined;
+      if (!(coerced106 !== undefined)) {
+        if (
+          dataType106 === 'boolean' ||
+          data106 === null ||
+          (dataType106 === 'string' && data106 && data106 == +data106 && !(data106 % 1))
+        ) {
+          coerced106 = +data106;
+        } else {
+          const err204 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err204];
+          } else {
+            vErrors.push(err204);
+          }
+          errors++;
+        }
+      }
+      if (coerced106 !== undefined) {
+        data106 = coerced106;
+        if (data !== undefined) {
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced106;
+        }
+      }
+    }
+    if (typeof data106 == 'number') {
+      if (data106 > 2592000 || isNaN(data106)) {
+        const err205 = {
           instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
           schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 2592000 },
           message: 'must be <= 2592000',
-        };
-        if (vErrors === null) {
-          vErrors = [err204];
-        } else {
-          vErrors.push(err204);
-        }
-        errors++;
-      }
-      if (data105 < 1 || isNaN(data105)) {
-        const err205 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err205];
@@ -6186,18 +6211,33 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data106 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data106 !== 'string') {
-      let dataType106 = typeof data106;
-      let coerced106 = undefined;
-      if (!(coerced106 !== undefined)) {
-        if (dataType106 == 'number' || dataType106 == 'boolean') {
-          coerced106 = '' + data106;
-        } else if (data106 === null) {
-          coerced106 = '';
+      if (data106 < 1 || isNaN(data106)) {
+        const err206 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err206];
         } else {
-          const err206 = {
+          vErrors.push(err206);
+        }
+        errors++;
+      }
+    }
+    let data107 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data107 !== 'string') {
+      let dataType107 = typeof data107;
+      let coerced107 = undefined;
+      if (!(coerced107 !== undefined)) {
+        if (dataType107 == 'number' || dataType107 == 'boolean') {
+          coerced107 = '' + data107;
+        } else if (data107 === null) {
+          coerced107 = '';
+        } else {
+          const err207 = {
             instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
             schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
             keyword: 'type',
@@ -6205,23 +6245,23 @@ function validate20(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err206];
+            vErrors = [err207];
           } else {
-            vErrors.push(err206);
+            vErrors.push(err207);
           }
           errors++;
         }
       }
-      if (coerced106 !== undefined) {
-        data106 = coerced106;
+      if (coerced107 !== undefined) {
+        data107 = coerced107;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced106;
+          data['AGENTIC_REDIS_PREFIX'] = coerced107;
         }
       }
     }
-    if (typeof data106 === 'string') {
-      if (!pattern8.test(data106)) {
-        const err207 = {
+    if (typeof data107 === 'string') {
+      if (!pattern8.test(data107)) {
+        const err208 = {
           instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
           schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
           keyword: 'pattern',
@@ -6229,15 +6269,15 @@ function validate20(
           message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
         };
         if (vErrors === null) {
-          vErrors = [err207];
+          vErrors = [err208];
         } else {
-          vErrors.push(err207);
+          vErrors.push(err208);
         }
         errors++;
       }
     }
   } else {
-    const err208 = {
+    const err209 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6245,9 +6285,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err208];
+      vErrors = [err209];
     } else {
-      vErrors.push(err208);
+      vErrors.push(err209);
     }
     errors++;
   }
@@ -6344,6 +6384,7 @@ validate20.evaluated = {
     AGENTIC_MAX_DATASET_BYTES: true,
     AGENTIC_DATASET_CACHE_BYTES: true,
     AGENTIC_FRONTEND_DIR: true,
+    AGENTIC_CONSOLE: true,
     AGENTIC_SHUTDOWN_GRACE_SECONDS: true,
     AGENTIC_RESUME: true,
     AGENTIC_FINISHED_BUFFERS: true,
