@@ -3,6 +3,8 @@
  * a page reached only through links (a live run) has none. Rows are tried in order.
  */
 import type { ComponentChildren } from 'preact';
+import { LiveRunPage } from './pages/live-run';
+import { WorkflowPage } from './pages/workflow';
 import { WorkflowsPage } from './pages/workflows';
 
 export interface Route {
@@ -26,5 +28,15 @@ export const ROUTES: readonly Route[] = [
     title: () => 'Workflows',
     render: () => <WorkflowsPage />,
     nav: { label: 'Workflows', href: '#/workflows' },
+  },
+  {
+    pattern: '/workflows/:name',
+    title: ({ name }) => `Workflow ${name ?? ''}`,
+    render: ({ name }) => <WorkflowPage key={name} name={name ?? ''} />,
+  },
+  {
+    pattern: '/runs/:runId/live',
+    title: ({ runId }) => `Run ${runId ?? ''}`,
+    render: ({ runId }) => <LiveRunPage key={runId} runId={runId ?? ''} />,
   },
 ];

@@ -66,7 +66,7 @@ export function startConsoleService(options: TestServiceOptions = {}): Promise<T
 
 export interface ConsolePage {
   page: Page;
-  /** Every request URL the page made (the key must never be in one). */
+  /** Every request and WebSocket URL the page opened (the key must never be in one). */
   readonly requestUrls: readonly string[];
   /** Allows responses of `status` whose URL matches `url` (an expected 401, 404 or 409). */
   expectResponse(status: number, url: RegExp): void;
@@ -93,6 +93,7 @@ export async function openConsole(
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('request', (request) => requestUrls.push(request.url()));
+  page.on('websocket', (socket) => requestUrls.push(socket.url()));
   page.on('response', (response) => {
     if (response.status() >= 400) {
       failedResponses.push({ status: response.status(), url: response.url() });

@@ -37,7 +37,103 @@ describe('console: Workflows page (browser)', function () {
     const list = tab.page.getByRole('list', { name: 'Workflows' });
     await list.getByRole('link', { name: 'test_deterministic' }).waitFor();
     const names = await list.getByRole('link').allTextContents();
-    expect(names).to.include.members(['code_review', 'map_demo', 'test_deterministic']);
+    expect(names).to.include.members([
+      'code_review',
+      'human_review',
+      'map_demo',
+      'sub_workflow_demo',
+      'test_deterministic',
+    ]);
     expect(await tab.page.title()).to.equal('Workflows · agentic-runtime');
+  });
+
+  it("draws a workflow's DAG and its inputs as a form from their types, enums and defaults", async () => {
+    tab = await openConsole(browser, svc, '/');
+    const { page } = tab;
+    await page.getByRole('link', { name: 'map_demo' }).click();
+    const dag = page.getByRole('group', { name: 'DAG of map_demo' });
+    await dag.waitFor();
+    const steps = await dag
+      .locator('[data-step]')
+      .evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-step')));
+    expect(steps).to.have.members(['list', 'trim_each', 'count_each']);
+    expect(await dag.locator('polyline.dag-edge').count()).to.equal(2);
+    // An array input is a JSON field holding its default.
+    const files = page.getByLabel('files *').or(page.getByLabel('files'));
+    expect(JSON.parse(await files.inputValue())).to.deep.equal([
+      '  README.md ',
+      ' docs/limits.md',
+      'src/index.ts  ',
+      ' package.json ',
+    ]);
+
+    await page.goto(`${svc.url}/#/workflows/test_deterministic`);
+    const label = page.getByLabel('label', { exact: true });
+    await label.waitFor();
+    // An enum is a choice of its values, the default chosen.
+    expect(await label.evaluate((node) => node.tagName)).to.equal('SELECT');
+    expect(await label.inputValue()).to.equal('smoke');
+    expect(await label.locator('option').allTextContents()).to.include.members([
+      'smoke',
+      'demo',
+      'ci',
+    ]);
+    expect(await page.getByLabel('text', { exact: true }).inputValue()).to.equal(
+      '  Hello, agentic runtime!  ',
+    );
+    const adapters = await page.getByLabel('Adapter').locator('option').allTextContents();
+    expect(adapters).to.include.members(['service default', 'graph', 'native']);
+  });
+
+  it('is usable on a phone-sized screen: no sideways scrolling, the form within reach', async () => {
+    tab = await openConsole(browser, svc, '/');
+    const { page } = tab;
+    await page.setViewportSize({ width: 375, height: 740 });
+    await page.goto(`${svc.url}/#/workflows/code_review`);
+    await page.getByRole('group', { name: 'DAG of code_review' }).waitFor();
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).to.equal(0);
+    const start = await page.getByRole('button', { name: 'Start run' }).boundingBox();
+    expect(start?.x).to.be.at.least(0);
+    expect((start?.x ?? 0) + (start?.width ?? 0)).to.be.at.most(375);
+  });
+
+  it('is usable with the keyboard alone: Tab reaches a workflow, Enter opens it, Tab reaches Start run', async () => {
+    tab = await openConsole(browser, svc, '/');
+    const { page } = tab;
+    await page.getByRole('link', { name: 'test_deterministic' }).waitFor();
+    let focused = '';
+    for (let i = 0; i < 40 && focused !== 'test_deterministic'; i += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+    }
+    expect(focused).to.equal('test_deterministic');
+    await page.keyboard.press('Enter');
+    await page.getByRole('group', { name: 'DAG of test_deterministic' }).waitFor();
+    for (let i = 0; i < 40 && focused !== 'Start run'; i += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.textContent ?? '');
+    }
+    expect(focused).to.equal('Start run');
+    // The focus is visible: the focused element draws an outline.
+    const outline = await page.evaluate(() =>
+      document.activeElement === null
+        ? 'none'
+        : getComputedStyle(document.activeElement).outlineStyle,
+    );
+    expect(outline).not.to.equal('none');
+  });
+
+  it('fails a page that logs a console error (the harness checks every page)', async () => {
+    const probe = await openConsole(browser, svc, '/');
+    try {
+      await probe.page.evaluate(() => console.error('probe error'));
+      await probe.page.waitForFunction(() => true);
+      expect(() => probe.assertClean()).to.throw(/console error: probe error/);
+    } finally {
+      await probe.close();
+    }
   });
 });
