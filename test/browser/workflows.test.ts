@@ -85,6 +85,36 @@ describe('console: Workflows page (browser)', function () {
     expect(adapters).to.include.members(['service default', 'graph', 'native']);
   });
 
+  it('previews a dataset sample as the inputs, fills the form with it and starts a scored run', async () => {
+    tab = await openConsole(browser, svc, '/#/workflows/code_review');
+    const { page } = tab;
+    await page.getByText('Evaluation and dataset samples').click();
+    const dataset = page.getByLabel('Dataset');
+    const choice = await dataset
+      .locator('option', { hasText: 'Code review samples' })
+      .getAttribute('value');
+    await dataset.selectOption(choice ?? '');
+    await page.getByLabel('Sample index').fill('0');
+    await page.getByRole('button', { name: 'Preview sample' }).click();
+    await page.getByText('The sample fits the workflow.').waitFor();
+    await page.getByRole('button', { name: 'Use these inputs' }).click();
+    expect(await page.getByLabel('code', { exact: true }).inputValue()).to.include(
+      "os.system('tar czf /backups/' + name",
+    );
+    expect(await page.getByLabel('focus', { exact: true }).inputValue()).to.equal('security');
+    await page.getByLabel('Score the run against this sample').check();
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await page.waitForURL(/#\/runs\/[^/]+\/live$/);
+    const runId = decodeURIComponent(/#\/runs\/([^/]+)\/live$/.exec(page.url())?.[1] ?? '');
+    await page.getByTestId('run-status').filter({ hasText: 'success' }).waitFor();
+    await page.getByText(/^Evaluation: score/).waitFor();
+    const record = await svc.finished(runId);
+    expect(record.extra?.evaluation).to.include({
+      enabled: true,
+      dataset_id: choice?.split('/')[1],
+    });
+  });
+
   it('is usable on a phone-sized screen: no sideways scrolling, the form within reach', async () => {
     tab = await openConsole(browser, svc, '/');
     const { page } = tab;
