@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { packageRoot } from '../../src/config/index.js';
@@ -149,6 +149,31 @@ describe('console: Live run page (browser)', function () {
     await child.click();
     await page.waitForURL(/-summarise-1\/live$/);
     await page.getByTestId('run-status').filter({ hasText: 'success' }).waitFor();
+  });
+
+  it('shows a failed step with its attempts and error, and a step skipped by its condition', async () => {
+    await writeFile(
+      join(svc.workflowsDir, 'console_failing.yaml'),
+      `name: console_failing
+steps:
+  - { name: first, agent: tier0_echo, inputs: { go: false } }
+  - { name: gated, agent: tier0_echo, depends_on: [first], when: '\${steps.first.outputs.go}' }
+  - { name: bad, agent: tier0_fail, depends_on: [first], max_attempts: 2, inputs: { message: boom } }
+`,
+    );
+    tab = await openConsole(browser, svc, '/');
+    const { page } = tab;
+    const runId = await startFromForm(page, svc.url, 'console_failing');
+    await page.getByTestId('run-status').filter({ hasText: 'failed' }).waitFor();
+    await waitForState(page, 'first', 'success');
+    await waitForState(page, 'gated', 'skipped');
+    await waitForState(page, 'bad', 'failed');
+    expect(await stepState(page, 'bad').textContent()).to.include('attempt 2');
+    await page.getByRole('button', { name: /^bad/ }).first().click();
+    const detail = page.locator('.step-detail');
+    expect(await detail.locator('[data-fact="error"]').textContent()).to.include('boom');
+    expect(await detail.locator('[data-fact="Attempt"]').textContent()).to.equal('2');
+    expect((await svc.finished(runId)).status).to.equal('failed');
   });
 
   it('cancels a running run: the run ends failed, cancelled', async () => {
