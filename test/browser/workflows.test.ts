@@ -98,8 +98,9 @@ describe('console: Workflows page (browser)', function () {
     await page.getByRole('button', { name: 'Preview sample' }).click();
     await page.getByText('The sample fits the workflow.').waitFor();
     await page.getByRole('button', { name: 'Use these inputs' }).click();
+    // Multi-line text keeps its line breaks (a text area, not a one-line input).
     expect(await page.getByLabel('code', { exact: true }).inputValue()).to.include(
-      "os.system('tar czf /backups/' + name",
+      "import os\n\ndef archive(name):\n    os.system('tar czf /backups/' + name",
     );
     expect(await page.getByLabel('focus', { exact: true }).inputValue()).to.equal('security');
     await page.getByLabel('Score the run against this sample').check();

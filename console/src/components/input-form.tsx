@@ -123,7 +123,12 @@ export function InputFields({ inputs, values, onChange }: InputFieldsProps) {
               onChange={(event) => onChange(input.name, event.currentTarget.checked)}
             />
           );
-        } else if (input.type === 'object' || input.type === 'array') {
+        } else if (
+          input.type === 'object' ||
+          input.type === 'array' ||
+          // A text input drops line breaks from its value: multi-line text gets a text area.
+          (input.type === 'string' && (String(value ?? '').includes('\n') || multiLine(input)))
+        ) {
           field = (
             <textarea
               {...common}
@@ -170,4 +175,8 @@ export function InputFields({ inputs, values, onChange }: InputFieldsProps) {
       })}
     </>
   );
+}
+
+function multiLine(input: InputDescriptor): boolean {
+  return typeof input.default === 'string' && input.default.includes('\n');
 }
