@@ -8,6 +8,8 @@ export const REDACT_PATHS = [
   'req.headers["x-api-key"]',
   'headers.authorization',
   'headers["x-api-key"]',
+  'req.headers["sec-websocket-protocol"]',
+  'headers["sec-websocket-protocol"]',
   'apiKey',
   '*.apiKey',
   '*.api_key',

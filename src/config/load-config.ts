@@ -1,5 +1,5 @@
 import type { ValidateFunction } from 'ajv';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
 import schema from '../../schemas/config.schema.json' with { type: 'json' };
 import { ConfigError } from '../errors.js';
@@ -12,7 +12,7 @@ import { childProcessEnv } from './child-env.js';
 import type { AdapterName } from './adapter-names.js';
 import type { WriteSyncMode } from './write-sync-modes.js';
 import type { ResumePolicy } from './resume-policy.js';
-import { shippedPricesFile } from './package-info.js';
+import { packageRoot, shippedPricesFile } from './package-info.js';
 import {
   resolveTraceSampler,
   type TraceSamplerName,
@@ -132,6 +132,8 @@ export interface Config {
   /** Bytes of dataset indexes and parsed JSON datasets kept (`AGENTIC_DATASET_CACHE_BYTES`). */
   datasetCacheBytes: number;
   frontendDir: string;
+  /** The built-in console's build (`dist/console`), or undefined when `AGENTIC_CONSOLE=0`. */
+  consoleDir: string | undefined;
   shutdownGraceSeconds: number;
   /** What becomes of a run whose process stopped (`AGENTIC_RESUME`, docs/durable-runs.md). */
   resume: ResumePolicy;
@@ -357,6 +359,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     maxDatasetBytes: num('AGENTIC_MAX_DATASET_BYTES'),
     datasetCacheBytes: num('AGENTIC_DATASET_CACHE_BYTES'),
     frontendDir: path('AGENTIC_FRONTEND_DIR') ?? resolve(cwd, 'frontend/dist'),
+    consoleDir: bool('AGENTIC_CONSOLE') ? join(packageRoot, 'dist', 'console') : undefined,
     shutdownGraceSeconds: num('AGENTIC_SHUTDOWN_GRACE_SECONDS'),
     resume: raw.AGENTIC_RESUME as ResumePolicy,
     finishedBuffers: num('AGENTIC_FINISHED_BUFFERS'),

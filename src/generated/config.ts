@@ -361,6 +361,10 @@ export interface Environment {
    */
   AGENTIC_FRONTEND_DIR?: string;
   /**
+   * 1 serves the built-in web console (dist/console, built by npm run build) at / when AGENTIC_FRONTEND_DIR has no index.html; 0: unmatched paths are a JSON 404.
+   */
+  AGENTIC_CONSOLE?: boolean;
+  /**
    * How long running runs may finish after SIGTERM.
    */
   AGENTIC_SHUTDOWN_GRACE_SECONDS?: number;

@@ -215,7 +215,7 @@ export function createApp(runtime: RunService, config: Config, deps: AppDeps): A
   app.use(createBodyParser(config));
   if (metrics !== undefined) app.use(countSanitizerFindings(metrics));
   app.use(createSanitizer(config, logger));
-  app.use(createSpaFallback(config.frontendDir));
+  app.use(createSpaFallback([config.frontendDir, config.consoleDir]));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
   return Object.assign(app, { router, mcp });

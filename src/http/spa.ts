@@ -1,9 +1,10 @@
 /**
- * The last middleware (spec endpoint 26). When `frontendDir/index.html` exists, `/assets/*`
- * serves files from `frontendDir/assets` and every other unmatched GET/HEAD gets the index (run
- * pages linked as `/runs/<file>.json` included). `/api/*`, `/ws/*`, `/assets/*` misses and the
- * documentation paths never fall back: they, and everything when no frontend is built, get a
- * JSON 404.
+ * The last middleware (spec endpoint 26). The frontend is the first of `frontendDirs` whose
+ * `index.html` exists: `AGENTIC_FRONTEND_DIR` (another compiled UI, e.g. the Python service's),
+ * then the built-in console (`dist/console`, unless `AGENTIC_CONSOLE=0`). `/assets/*` serves files
+ * from its `assets` and every other unmatched GET/HEAD gets its index (run pages linked as
+ * `/runs/<file>.json` included). `/api/*`, `/ws/*`, `/assets/*` misses and the documentation
+ * paths never fall back: they, and everything when no frontend is built, get a JSON 404.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,14 +15,18 @@ import { safeDecode } from './safe-decode.js';
 
 const NEVER_SPA = /^\/(api|ws|docs|redoc)(\/|$)|^\/openapi\.json$/;
 
-export function createSpaFallback(frontendDir: string): Middleware {
+export function createSpaFallback(frontendDirs: readonly (string | undefined)[]): Middleware {
+  const dirs = frontendDirs.filter((dir): dir is string => dir !== undefined);
   return async (ctx, next) => {
     await next();
     if (ctx.body !== undefined || ctx.status !== 404) return;
     const readable = ctx.method === 'GET' || ctx.method === 'HEAD';
-    const index = join(frontendDir, 'index.html');
     // Checked per request: a frontend built after start-up is picked up without a restart.
-    if (readable && !NEVER_SPA.test(ctx.path) && existsSync(index)) {
+    const frontendDir =
+      readable && !NEVER_SPA.test(ctx.path)
+        ? dirs.find((dir) => existsSync(join(dir, 'index.html')))
+        : undefined;
+    if (frontendDir !== undefined) {
       if (ctx.path.startsWith('/assets/')) {
         const relative = safeDecode(ctx.path.slice('/assets/'.length));
         const file =
@@ -33,7 +38,7 @@ export function createSpaFallback(frontendDir: string): Middleware {
           return;
         }
       } else {
-        await sendFile(ctx, index, 'no-cache');
+        await sendFile(ctx, join(frontendDir, 'index.html'), 'no-cache');
         return;
       }
     }

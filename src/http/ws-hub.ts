@@ -6,6 +6,7 @@ import type { Config } from '../config/index.js';
 import type { TurnSlicer } from '../engine/turn-slicer.js';
 import { errorMessage } from '../errors.js';
 import { queryCarriesKey } from '../security/query-key-params.js';
+import { selectProtocol } from '../security/ws-protocol-key.js';
 import { attachFeed } from '../events/feed.js';
 import type { EventHub, RunHistoryLookup } from '../events/hub.js';
 import type { Logger } from '../log.js';
@@ -133,6 +134,8 @@ export function attachWebSocketHub(server: Server, options: WebSocketHubOptions)
     noServer: true,
     perMessageDeflate: false,
     maxPayload: options.maxPayload ?? DEFAULT_WS_MAX_PAYLOAD,
+    // `ws` would echo the first offered protocol, which may be the key (ws-protocol-key.ts).
+    handleProtocols: (offered) => selectProtocol(offered),
   });
   const heartbeat = startHeartbeat(wss.clients, options.pingIntervalMs ?? config.wsPingIntervalMs);
   const disconnectListeners = new Set<() => void>();

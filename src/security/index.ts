@@ -9,6 +9,12 @@ export {
 export { AuthLockout, type LockoutOptions, type LockoutStore } from './lockout.js';
 export { QUERY_KEY_PARAMS, queryCarriesKey } from './query-key-params.js';
 export {
+  WS_KEY_PROTOCOL_PREFIX,
+  WS_PROTOCOL,
+  offeredProtocols,
+  selectProtocol,
+} from './ws-protocol-key.js';
+export {
   PathEscapeError,
   isSafeRunId,
   resolveContained,

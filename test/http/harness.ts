@@ -50,6 +50,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     AGENTIC_NO_LLM: '1',
     AGENTIC_RATE_LIMIT_DEFAULT: '100000/second',
     AGENTIC_SHUTDOWN_GRACE_SECONDS: '0',
+    // Unmatched paths stay JSON 404s unless a test builds a frontend (or turns the console on).
+    AGENTIC_CONSOLE: '0',
     ...options.env,
   });
   const running = await startServer({

@@ -577,6 +577,12 @@ const schema31 = {
       default: './frontend/dist',
       description: 'Compiled single-page app served when its index.html exists.',
     },
+    AGENTIC_CONSOLE: {
+      type: 'boolean',
+      default: true,
+      description:
+        '1 serves the built-in web console (dist/console, built by npm run build) at / when AGENTIC_FRONTEND_DIR has no index.html; 0: unmatched paths are a JSON 404.',
+    },
     AGENTIC_SHUTDOWN_GRACE_SECONDS: {
       type: 'number',
       minimum: 0,
@@ -948,6 +954,9 @@ function validate20(
     }
     if (data.AGENTIC_FRONTEND_DIR === undefined) {
       data.AGENTIC_FRONTEND_DIR = './frontend/dist';
+    }
+    if (data.AGENTIC_CONSOLE === undefined) {
+      data.AGENTIC_CONSOLE = true;
     }
     if (data.AGENTIC_SHUTDOWN_GRACE_SECONDS === undefined) {
       data.AGENTIC_SHUTDOWN_GRACE_SECONDS = 10;
@@ -5240,24 +5249,21 @@ function validate20(
         errors++;
       }
     }
-    let data89 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
-    if (!(typeof data89 == 'number')) {
-      let dataType89 = typeof data89;
+    let data89 = data.AGENTIC_CONSOLE;
+    if (typeof data89 !== 'boolean') {
       let coerced89 = undefined;
       if (!(coerced89 !== undefined)) {
-        if (
-          dataType89 == 'boolean' ||
-          data89 === null ||
-          (dataType89 == 'string' && data89 && data89 == +data89)
-        ) {
-          coerced89 = +data89;
+        if (data89 === 'false' || data89 === 0 || data89 === null) {
+          coerced89 = false;
+        } else if (data89 === 'true' || data89 === 1) {
+          coerced89 = true;
         } else {
           const err166 = {
-            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_CONSOLE',
+            schemaPath: '#/properties/AGENTIC_CONSOLE/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err166];
@@ -5270,48 +5276,33 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced89;
+          data['AGENTIC_CONSOLE'] = coerced89;
         }
       }
     }
-    if (typeof data89 == 'number') {
-      if (data89 < 0 || isNaN(data89)) {
-        const err167 = {
-          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err167];
-        } else {
-          vErrors.push(err167);
-        }
-        errors++;
-      }
-    }
-    let data90 = data.AGENTIC_RESUME;
-    if (typeof data90 !== 'string') {
+    let data90 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
+    if (!(typeof data90 == 'number')) {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
-        if (dataType90 == 'number' || dataType90 == 'boolean') {
-          coerced90 = '' + data90;
-        } else if (data90 === null) {
-          coerced90 = '';
+        if (
+          dataType90 == 'boolean' ||
+          data90 === null ||
+          (dataType90 == 'string' && data90 && data90 == +data90)
+        ) {
+          coerced90 = +data90;
         } else {
-          const err168 = {
-            instancePath: instancePath + '/AGENTIC_RESUME',
-            schemaPath: '#/properties/AGENTIC_RESUME/type',
+          const err167 = {
+            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err168];
+            vErrors = [err167];
           } else {
-            vErrors.push(err168);
+            vErrors.push(err167);
           }
           errors++;
         }
@@ -5319,48 +5310,48 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_RESUME'] = coerced90;
+          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced90;
         }
       }
     }
-    if (!(data90 === 'auto' || data90 === 'manual' || data90 === 'off')) {
-      const err169 = {
-        instancePath: instancePath + '/AGENTIC_RESUME',
-        schemaPath: '#/properties/AGENTIC_RESUME/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err169];
-      } else {
-        vErrors.push(err169);
+    if (typeof data90 == 'number') {
+      if (data90 < 0 || isNaN(data90)) {
+        const err168 = {
+          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err168];
+        } else {
+          vErrors.push(err168);
+        }
+        errors++;
       }
-      errors++;
     }
-    let data91 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data91 == 'number' && !(data91 % 1) && !isNaN(data91))) {
+    let data91 = data.AGENTIC_RESUME;
+    if (typeof data91 !== 'string') {
       let dataType91 = typeof data91;
       let coerced91 = undefined;
       if (!(coerced91 !== undefined)) {
-        if (
-          dataType91 === 'boolean' ||
-          data91 === null ||
-          (dataType91 === 'string' && data91 && data91 == +data91 && !(data91 % 1))
-        ) {
-          coerced91 = +data91;
+        if (dataType91 == 'number' || dataType91 == 'boolean') {
+          coerced91 = '' + data91;
+        } else if (data91 === null) {
+          coerced91 = '';
         } else {
-          const err170 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+          const err169 = {
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err170];
+            vErrors = [err169];
           } else {
-            vErrors.push(err170);
+            vErrors.push(err169);
           }
           errors++;
         }
@@ -5368,28 +5359,26 @@ function validate20(
       if (coerced91 !== undefined) {
         data91 = coerced91;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced91;
+          data['AGENTIC_RESUME'] = coerced91;
         }
       }
     }
-    if (typeof data91 == 'number') {
-      if (data91 < 0 || isNaN(data91)) {
-        const err171 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err171];
-        } else {
-          vErrors.push(err171);
-        }
-        errors++;
+    if (!(data91 === 'auto' || data91 === 'manual' || data91 === 'off')) {
+      const err170 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err170];
+      } else {
+        vErrors.push(err170);
       }
+      errors++;
     }
-    let data92 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data92 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92))) {
       let dataType92 = typeof data92;
       let coerced92 = undefined;
@@ -5401,17 +5390,17 @@ function validate20(
         ) {
           coerced92 = +data92;
         } else {
-          const err172 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+          const err171 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err172];
+            vErrors = [err171];
           } else {
-            vErrors.push(err172);
+            vErrors.push(err171);
           }
           errors++;
         }
@@ -5419,50 +5408,50 @@ function validate20(
       if (coerced92 !== undefined) {
         data92 = coerced92;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced92;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced92;
         }
       }
     }
     if (typeof data92 == 'number') {
-      if (data92 < 1024 || isNaN(data92)) {
-        const err173 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+      if (data92 < 0 || isNaN(data92)) {
+        const err172 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err173];
+          vErrors = [err172];
         } else {
-          vErrors.push(err173);
+          vErrors.push(err172);
         }
         errors++;
       }
     }
-    let data93 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data93 == 'number')) {
+    let data93 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93))) {
       let dataType93 = typeof data93;
       let coerced93 = undefined;
       if (!(coerced93 !== undefined)) {
         if (
-          dataType93 == 'boolean' ||
+          dataType93 === 'boolean' ||
           data93 === null ||
-          (dataType93 == 'string' && data93 && data93 == +data93)
+          (dataType93 === 'string' && data93 && data93 == +data93 && !(data93 % 1))
         ) {
           coerced93 = +data93;
         } else {
-          const err174 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+          const err173 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err174];
+            vErrors = [err173];
           } else {
-            vErrors.push(err174);
+            vErrors.push(err173);
           }
           errors++;
         }
@@ -5470,50 +5459,50 @@ function validate20(
       if (coerced93 !== undefined) {
         data93 = coerced93;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced93;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced93;
         }
       }
     }
     if (typeof data93 == 'number') {
-      if (data93 <= 0 || isNaN(data93)) {
-        const err175 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+      if (data93 < 1024 || isNaN(data93)) {
+        const err174 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err175];
+          vErrors = [err174];
         } else {
-          vErrors.push(err175);
+          vErrors.push(err174);
         }
         errors++;
       }
     }
-    let data94 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94))) {
+    let data94 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data94 == 'number')) {
       let dataType94 = typeof data94;
       let coerced94 = undefined;
       if (!(coerced94 !== undefined)) {
         if (
-          dataType94 === 'boolean' ||
+          dataType94 == 'boolean' ||
           data94 === null ||
-          (dataType94 === 'string' && data94 && data94 == +data94 && !(data94 % 1))
+          (dataType94 == 'string' && data94 && data94 == +data94)
         ) {
           coerced94 = +data94;
         } else {
-          const err176 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+          const err175 = {
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err176];
+            vErrors = [err175];
           } else {
-            vErrors.push(err176);
+            vErrors.push(err175);
           }
           errors++;
         }
@@ -5521,13 +5510,64 @@ function validate20(
       if (coerced94 !== undefined) {
         data94 = coerced94;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced94;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced94;
         }
       }
     }
     if (typeof data94 == 'number') {
-      if (data94 < 0 || isNaN(data94)) {
-        const err177 = {
+      if (data94 <= 0 || isNaN(data94)) {
+        const err176 = {
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err176];
+        } else {
+          vErrors.push(err176);
+        }
+        errors++;
+      }
+    }
+    let data95 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data95 == 'number' && !(data95 % 1) && !isNaN(data95))) {
+      let dataType95 = typeof data95;
+      let coerced95 = undefined;
+      if (!(coerced95 !== undefined)) {
+        if (
+          dataType95 === 'boolean' ||
+          data95 === null ||
+          (dataType95 === 'string' && data95 && data95 == +data95 && !(data95 % 1))
+        ) {
+          coerced95 = +data95;
+        } else {
+          const err177 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err177];
+          } else {
+            vErrors.push(err177);
+          }
+          errors++;
+        }
+      }
+      if (coerced95 !== undefined) {
+        data95 = coerced95;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced95;
+        }
+      }
+    }
+    if (typeof data95 == 'number') {
+      if (data95 < 0 || isNaN(data95)) {
+        const err178 = {
           instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
           schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
           keyword: 'minimum',
@@ -5535,25 +5575,25 @@ function validate20(
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err177];
+          vErrors = [err178];
         } else {
-          vErrors.push(err177);
+          vErrors.push(err178);
         }
         errors++;
       }
     }
     if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data95 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data95 !== 'string') {
-        let dataType95 = typeof data95;
-        let coerced95 = undefined;
-        if (!(coerced95 !== undefined)) {
-          if (dataType95 == 'number' || dataType95 == 'boolean') {
-            coerced95 = '' + data95;
-          } else if (data95 === null) {
-            coerced95 = '';
+      let data96 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data96 !== 'string') {
+        let dataType96 = typeof data96;
+        let coerced96 = undefined;
+        if (!(coerced96 !== undefined)) {
+          if (dataType96 == 'number' || dataType96 == 'boolean') {
+            coerced96 = '' + data96;
+          } else if (data96 === null) {
+            coerced96 = '';
           } else {
-            const err178 = {
+            const err179 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5561,54 +5601,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err178];
+              vErrors = [err179];
             } else {
-              vErrors.push(err178);
+              vErrors.push(err179);
             }
             errors++;
           }
         }
-        if (coerced95 !== undefined) {
-          data95 = coerced95;
+        if (coerced96 !== undefined) {
+          data96 = coerced96;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced95;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced96;
           }
         }
       }
-      if (typeof data95 === 'string') {
-        if (!pattern6.test(data95)) {
-          const err179 = {
+      if (typeof data96 === 'string') {
+        if (!pattern6.test(data96)) {
+          const err180 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
             params: { pattern: '^https?://[^\\s]+$' },
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err179];
-          } else {
-            vErrors.push(err179);
-          }
-          errors++;
-        }
-      }
-    }
-    let data96 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data96 !== 'string') {
-      let dataType96 = typeof data96;
-      let coerced96 = undefined;
-      if (!(coerced96 !== undefined)) {
-        if (dataType96 == 'number' || dataType96 == 'boolean') {
-          coerced96 = '' + data96;
-        } else if (data96 === null) {
-          coerced96 = '';
-        } else {
-          const err180 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err180];
@@ -5618,29 +5632,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced96 !== undefined) {
-        data96 = coerced96;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced96;
-        }
-      }
     }
-    if (!(data96 === 'grpc' || data96 === 'http/protobuf')) {
-      const err181 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err181];
-      } else {
-        vErrors.push(err181);
-      }
-      errors++;
-    }
-    let data97 = data.OTEL_TRACES_SAMPLER;
+    let data97 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data97 !== 'string') {
       let dataType97 = typeof data97;
       let coerced97 = undefined;
@@ -5650,17 +5643,17 @@ function validate20(
         } else if (data97 === null) {
           coerced97 = '';
         } else {
-          const err182 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+          const err181 = {
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err182];
+            vErrors = [err181];
           } else {
-            vErrors.push(err182);
+            vErrors.push(err181);
           }
           errors++;
         }
@@ -5668,55 +5661,46 @@ function validate20(
       if (coerced97 !== undefined) {
         data97 = coerced97;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced97;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced97;
         }
       }
     }
-    if (!(
-      data97 === 'always_on' ||
-      data97 === 'always_off' ||
-      data97 === 'traceidratio' ||
-      data97 === 'parentbased_always_on' ||
-      data97 === 'parentbased_always_off' ||
-      data97 === 'parentbased_traceidratio'
-    )) {
-      const err183 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+    if (!(data97 === 'grpc' || data97 === 'http/protobuf')) {
+      const err182 = {
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err183];
+        vErrors = [err182];
       } else {
-        vErrors.push(err183);
+        vErrors.push(err182);
       }
       errors++;
     }
-    let data98 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data98 == 'number')) {
+    let data98 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data98 !== 'string') {
       let dataType98 = typeof data98;
       let coerced98 = undefined;
       if (!(coerced98 !== undefined)) {
-        if (
-          dataType98 == 'boolean' ||
-          data98 === null ||
-          (dataType98 == 'string' && data98 && data98 == +data98)
-        ) {
-          coerced98 = +data98;
+        if (dataType98 == 'number' || dataType98 == 'boolean') {
+          coerced98 = '' + data98;
+        } else if (data98 === null) {
+          coerced98 = '';
         } else {
-          const err184 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+          const err183 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err184];
+            vErrors = [err183];
           } else {
-            vErrors.push(err184);
+            vErrors.push(err183);
           }
           errors++;
         }
@@ -5724,33 +5708,74 @@ function validate20(
       if (coerced98 !== undefined) {
         data98 = coerced98;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced98;
+          data['OTEL_TRACES_SAMPLER'] = coerced98;
         }
       }
     }
-    if (typeof data98 == 'number') {
-      if (data98 > 1 || isNaN(data98)) {
-        const err185 = {
+    if (!(
+      data98 === 'always_on' ||
+      data98 === 'always_off' ||
+      data98 === 'traceidratio' ||
+      data98 === 'parentbased_always_on' ||
+      data98 === 'parentbased_always_off' ||
+      data98 === 'parentbased_traceidratio'
+    )) {
+      const err184 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err184];
+      } else {
+        vErrors.push(err184);
+      }
+      errors++;
+    }
+    let data99 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data99 == 'number')) {
+      let dataType99 = typeof data99;
+      let coerced99 = undefined;
+      if (!(coerced99 !== undefined)) {
+        if (
+          dataType99 == 'boolean' ||
+          data99 === null ||
+          (dataType99 == 'string' && data99 && data99 == +data99)
+        ) {
+          coerced99 = +data99;
+        } else {
+          const err185 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err185];
+          } else {
+            vErrors.push(err185);
+          }
+          errors++;
+        }
+      }
+      if (coerced99 !== undefined) {
+        data99 = coerced99;
+        if (data !== undefined) {
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced99;
+        }
+      }
+    }
+    if (typeof data99 == 'number') {
+      if (data99 > 1 || isNaN(data99)) {
+        const err186 = {
           instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
           schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err185];
-        } else {
-          vErrors.push(err185);
-        }
-        errors++;
-      }
-      if (data98 < 0 || isNaN(data98)) {
-        const err186 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err186];
@@ -5759,55 +5784,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data99 = data.LOG_FORMAT;
-    if (typeof data99 !== 'string') {
-      let dataType99 = typeof data99;
-      let coerced99 = undefined;
-      if (!(coerced99 !== undefined)) {
-        if (dataType99 == 'number' || dataType99 == 'boolean') {
-          coerced99 = '' + data99;
-        } else if (data99 === null) {
-          coerced99 = '';
+      if (data99 < 0 || isNaN(data99)) {
+        const err187 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err187];
         } else {
-          const err187 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err187];
-          } else {
-            vErrors.push(err187);
-          }
-          errors++;
+          vErrors.push(err187);
         }
-      }
-      if (coerced99 !== undefined) {
-        data99 = coerced99;
-        if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced99;
-        }
+        errors++;
       }
     }
-    if (!(data99 === 'json' || data99 === 'text')) {
-      const err188 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err188];
-      } else {
-        vErrors.push(err188);
-      }
-      errors++;
-    }
-    let data100 = data.LOG_LEVEL;
+    let data100 = data.LOG_FORMAT;
     if (typeof data100 !== 'string') {
       let dataType100 = typeof data100;
       let coerced100 = undefined;
@@ -5817,17 +5810,17 @@ function validate20(
         } else if (data100 === null) {
           coerced100 = '';
         } else {
-          const err189 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+          const err188 = {
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err189];
+            vErrors = [err188];
           } else {
-            vErrors.push(err189);
+            vErrors.push(err188);
           }
           errors++;
         }
@@ -5835,20 +5828,67 @@ function validate20(
       if (coerced100 !== undefined) {
         data100 = coerced100;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced100;
+          data['LOG_FORMAT'] = coerced100;
+        }
+      }
+    }
+    if (!(data100 === 'json' || data100 === 'text')) {
+      const err189 = {
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err189];
+      } else {
+        vErrors.push(err189);
+      }
+      errors++;
+    }
+    let data101 = data.LOG_LEVEL;
+    if (typeof data101 !== 'string') {
+      let dataType101 = typeof data101;
+      let coerced101 = undefined;
+      if (!(coerced101 !== undefined)) {
+        if (dataType101 == 'number' || dataType101 == 'boolean') {
+          coerced101 = '' + data101;
+        } else if (data101 === null) {
+          coerced101 = '';
+        } else {
+          const err190 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err190];
+          } else {
+            vErrors.push(err190);
+          }
+          errors++;
+        }
+      }
+      if (coerced101 !== undefined) {
+        data101 = coerced101;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced101;
         }
       }
     }
     if (!(
-      data100 === 'trace' ||
-      data100 === 'debug' ||
-      data100 === 'info' ||
-      data100 === 'warn' ||
-      data100 === 'error' ||
-      data100 === 'fatal' ||
-      data100 === 'silent'
+      data101 === 'trace' ||
+      data101 === 'debug' ||
+      data101 === 'info' ||
+      data101 === 'warn' ||
+      data101 === 'error' ||
+      data101 === 'fatal' ||
+      data101 === 'silent'
     )) {
-      const err190 = {
+      const err191 = {
         instancePath: instancePath + '/LOG_LEVEL',
         schemaPath: '#/properties/LOG_LEVEL/enum',
         keyword: 'enum',
@@ -5856,24 +5896,24 @@ function validate20(
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err190];
+        vErrors = [err191];
       } else {
-        vErrors.push(err190);
+        vErrors.push(err191);
       }
       errors++;
     }
     if (data.REDIS_URL !== undefined) {
-      let data101 = data.REDIS_URL;
-      if (typeof data101 !== 'string') {
-        let dataType101 = typeof data101;
-        let coerced101 = undefined;
-        if (!(coerced101 !== undefined)) {
-          if (dataType101 == 'number' || dataType101 == 'boolean') {
-            coerced101 = '' + data101;
-          } else if (data101 === null) {
-            coerced101 = '';
+      let data102 = data.REDIS_URL;
+      if (typeof data102 !== 'string') {
+        let dataType102 = typeof data102;
+        let coerced102 = undefined;
+        if (!(coerced102 !== undefined)) {
+          if (dataType102 == 'number' || dataType102 == 'boolean') {
+            coerced102 = '' + data102;
+          } else if (data102 === null) {
+            coerced102 = '';
           } else {
-            const err191 = {
+            const err192 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5881,54 +5921,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err191];
+              vErrors = [err192];
             } else {
-              vErrors.push(err191);
+              vErrors.push(err192);
             }
             errors++;
           }
         }
-        if (coerced101 !== undefined) {
-          data101 = coerced101;
+        if (coerced102 !== undefined) {
+          data102 = coerced102;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced101;
+            data['REDIS_URL'] = coerced102;
           }
         }
       }
-      if (typeof data101 === 'string') {
-        if (!pattern7.test(data101)) {
-          const err192 = {
+      if (typeof data102 === 'string') {
+        if (!pattern7.test(data102)) {
+          const err193 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
             params: { pattern: '^rediss?://' },
             message: 'must match pattern "' + '^rediss?://' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err192];
-          } else {
-            vErrors.push(err192);
-          }
-          errors++;
-        }
-      }
-    }
-    let data102 = data.AGENTIC_ROLE;
-    if (typeof data102 !== 'string') {
-      let dataType102 = typeof data102;
-      let coerced102 = undefined;
-      if (!(coerced102 !== undefined)) {
-        if (dataType102 == 'number' || dataType102 == 'boolean') {
-          coerced102 = '' + data102;
-        } else if (data102 === null) {
-          coerced102 = '';
-        } else {
-          const err193 = {
-            instancePath: instancePath + '/AGENTIC_ROLE',
-            schemaPath: '#/properties/AGENTIC_ROLE/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err193];
@@ -5938,51 +5952,28 @@ function validate20(
           errors++;
         }
       }
-      if (coerced102 !== undefined) {
-        data102 = coerced102;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced102;
-        }
-      }
     }
-    if (!(data102 === 'all' || data102 === 'api' || data102 === 'worker')) {
-      const err194 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err194];
-      } else {
-        vErrors.push(err194);
-      }
-      errors++;
-    }
-    let data103 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data103 == 'number' && !(data103 % 1) && !isNaN(data103))) {
+    let data103 = data.AGENTIC_ROLE;
+    if (typeof data103 !== 'string') {
       let dataType103 = typeof data103;
       let coerced103 = undefined;
       if (!(coerced103 !== undefined)) {
-        if (
-          dataType103 === 'boolean' ||
-          data103 === null ||
-          (dataType103 === 'string' && data103 && data103 == +data103 && !(data103 % 1))
-        ) {
-          coerced103 = +data103;
+        if (dataType103 == 'number' || dataType103 == 'boolean') {
+          coerced103 = '' + data103;
+        } else if (data103 === null) {
+          coerced103 = '';
         } else {
-          const err195 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+          const err194 = {
+            instancePath: instancePath + '/AGENTIC_ROLE',
+            schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err195];
+            vErrors = [err194];
           } else {
-            vErrors.push(err195);
+            vErrors.push(err194);
           }
           errors++;
         }
@@ -5990,33 +5981,67 @@ function validate20(
       if (coerced103 !== undefined) {
         data103 = coerced103;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced103;
+          data['AGENTIC_ROLE'] = coerced103;
         }
       }
     }
-    if (typeof data103 == 'number') {
-      if (data103 > 10000 || isNaN(data103)) {
-        const err196 = {
+    if (!(data103 === 'all' || data103 === 'api' || data103 === 'worker')) {
+      const err195 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err195];
+      } else {
+        vErrors.push(err195);
+      }
+      errors++;
+    }
+    let data104 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
+      let dataType104 = typeof data104;
+      let coerced104 = undefined;
+      if (!(coerced104 !== undefined)) {
+        if (
+          dataType104 === 'boolean' ||
+          data104 === null ||
+          (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
+        ) {
+          coerced104 = +data104;
+        } else {
+          const err196 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err196];
+          } else {
+            vErrors.push(err196);
+          }
+          errors++;
+        }
+      }
+      if (coerced104 !== undefined) {
+        data104 = coerced104;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced104;
+        }
+      }
+    }
+    if (typeof data104 == 'number') {
+      if (data104 > 10000 || isNaN(data104)) {
+        const err197 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 10000 },
           message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err196];
-        } else {
-          vErrors.push(err196);
-        }
-        errors++;
-      }
-      if (data103 < 1 || isNaN(data103)) {
-        const err197 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err197];
@@ -6025,21 +6050,36 @@ function validate20(
         }
         errors++;
       }
+      if (data104 < 1 || isNaN(data104)) {
+        const err198 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err198];
+        } else {
+          vErrors.push(err198);
+        }
+        errors++;
+      }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data104 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
-        let dataType104 = typeof data104;
-        let coerced104 = undefined;
-        if (!(coerced104 !== undefined)) {
+      let data105 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
+        let dataType105 = typeof data105;
+        let coerced105 = undefined;
+        if (!(coerced105 !== undefined)) {
           if (
-            dataType104 === 'boolean' ||
-            data104 === null ||
-            (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
+            dataType105 === 'boolean' ||
+            data105 === null ||
+            (dataType105 === 'string' && data105 && data105 == +data105 && !(data105 % 1))
           ) {
-            coerced104 = +data104;
+            coerced105 = +data105;
           } else {
-            const err198 = {
+            const err199 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -6047,43 +6087,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err198];
+              vErrors = [err199];
             } else {
-              vErrors.push(err198);
+              vErrors.push(err199);
             }
             errors++;
           }
         }
-        if (coerced104 !== undefined) {
-          data104 = coerced104;
+        if (coerced105 !== undefined) {
+          data105 = coerced105;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced104;
+            data['AGENTIC_WORKER_PORT'] = coerced105;
           }
         }
       }
-      if (typeof data104 == 'number') {
-        if (data104 > 65535 || isNaN(data104)) {
-          const err199 = {
+      if (typeof data105 == 'number') {
+        if (data105 > 65535 || isNaN(data105)) {
+          const err200 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err199];
-          } else {
-            vErrors.push(err199);
-          }
-          errors++;
-        }
-        if (data104 < 0 || isNaN(data104)) {
-          const err200 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err200];
@@ -6092,26 +6117,13 @@ function validate20(
           }
           errors++;
         }
-      }
-    }
-    let data105 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
-      let dataType105 = typeof data105;
-      let coerced105 = undefined;
-      if (!(coerced105 !== undefined)) {
-        if (
-          dataType105 === 'boolean' ||
-          data105 === null ||
-          (dataType105 === 'string' && data105 && data105 == +data105 && !(data105 % 1))
-        ) {
-          coerced105 = +data105;
-        } else {
+        if (data105 < 0 || isNaN(data105)) {
           const err201 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err201];
@@ -6121,46 +6133,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced105 !== undefined) {
-        data105 = coerced105;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced105;
-        }
-      }
     }
-    if (typeof data105 == 'number') {
-      if (data105 > 3600 || isNaN(data105)) {
-        const err202 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err202];
-        } else {
-          vErrors.push(err202);
-        }
-        errors++;
-      }
-      if (data105 < 1 || isNaN(data105)) {
-        const err203 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err203];
-        } else {
-          vErrors.push(err203);
-        }
-        errors++;
-      }
-    }
-    let data106 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data106 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data106 == 'number' && !(data106 % 1) && !isNaN(data106))) {
       let dataType106 = typeof data106;
       let coerced106 = undefined;
@@ -6172,17 +6146,17 @@ function validate20(
         ) {
           coerced106 = +data106;
         } else {
-          const err204 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err202 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err204];
+            vErrors = [err202];
           } else {
-            vErrors.push(err204);
+            vErrors.push(err202);
           }
           errors++;
         }
@@ -6190,33 +6164,84 @@ function validate20(
       if (coerced106 !== undefined) {
         data106 = coerced106;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced106;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced106;
         }
       }
     }
     if (typeof data106 == 'number') {
-      if (data106 > 2592000 || isNaN(data106)) {
-        const err205 = {
+      if (data106 > 3600 || isNaN(data106)) {
+        const err203 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err203];
+        } else {
+          vErrors.push(err203);
+        }
+        errors++;
+      }
+      if (data106 < 1 || isNaN(data106)) {
+        const err204 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err204];
+        } else {
+          vErrors.push(err204);
+        }
+        errors++;
+      }
+    }
+    let data107 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data107 == 'number' && !(data107 % 1) && !isNaN(data107))) {
+      let dataType107 = typeof data107;
+      let coerced107 = undefined;
+      if (!(coerced107 !== undefined)) {
+        if (
+          dataType107 === 'boolean' ||
+          data107 === null ||
+          (dataType107 === 'string' && data107 && data107 == +data107 && !(data107 % 1))
+        ) {
+          coerced107 = +data107;
+        } else {
+          const err205 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err205];
+          } else {
+            vErrors.push(err205);
+          }
+          errors++;
+        }
+      }
+      if (coerced107 !== undefined) {
+        data107 = coerced107;
+        if (data !== undefined) {
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced107;
+        }
+      }
+    }
+    if (typeof data107 == 'number') {
+      if (data107 > 2592000 || isNaN(data107)) {
+        const err206 = {
           instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
           schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 2592000 },
           message: 'must be <= 2592000',
-        };
-        if (vErrors === null) {
-          vErrors = [err205];
-        } else {
-          vErrors.push(err205);
-        }
-        errors++;
-      }
-      if (data106 < 1 || isNaN(data106)) {
-        const err206 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err206];
@@ -6225,18 +6250,33 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data107 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data107 !== 'string') {
-      let dataType107 = typeof data107;
-      let coerced107 = undefined;
-      if (!(coerced107 !== undefined)) {
-        if (dataType107 == 'number' || dataType107 == 'boolean') {
-          coerced107 = '' + data107;
-        } else if (data107 === null) {
-          coerced107 = '';
+      if (data107 < 1 || isNaN(data107)) {
+        const err207 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err207];
         } else {
-          const err207 = {
+          vErrors.push(err207);
+        }
+        errors++;
+      }
+    }
+    let data108 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data108 !== 'string') {
+      let dataType108 = typeof data108;
+      let coerced108 = undefined;
+      if (!(coerced108 !== undefined)) {
+        if (dataType108 == 'number' || dataType108 == 'boolean') {
+          coerced108 = '' + data108;
+        } else if (data108 === null) {
+          coerced108 = '';
+        } else {
+          const err208 = {
             instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
             schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
             keyword: 'type',
@@ -6244,23 +6284,23 @@ function validate20(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err207];
+            vErrors = [err208];
           } else {
-            vErrors.push(err207);
+            vErrors.push(err208);
           }
           errors++;
         }
       }
-      if (coerced107 !== undefined) {
-        data107 = coerced107;
+      if (coerced108 !== undefined) {
+        data108 = coerced108;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced107;
+          data['AGENTIC_REDIS_PREFIX'] = coerced108;
         }
       }
     }
-    if (typeof data107 === 'string') {
-      if (!pattern8.test(data107)) {
-        const err208 = {
+    if (typeof data108 === 'string') {
+      if (!pattern8.test(data108)) {
+        const err209 = {
           instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
           schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
           keyword: 'pattern',
@@ -6268,15 +6308,15 @@ function validate20(
           message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
         };
         if (vErrors === null) {
-          vErrors = [err208];
+          vErrors = [err209];
         } else {
-          vErrors.push(err208);
+          vErrors.push(err209);
         }
         errors++;
       }
     }
   } else {
-    const err209 = {
+    const err210 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6284,9 +6324,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err209];
+      vErrors = [err210];
     } else {
-      vErrors.push(err209);
+      vErrors.push(err210);
     }
     errors++;
   }
@@ -6384,6 +6424,7 @@ validate20.evaluated = {
     AGENTIC_MAX_DATASET_BYTES: true,
     AGENTIC_DATASET_CACHE_BYTES: true,
     AGENTIC_FRONTEND_DIR: true,
+    AGENTIC_CONSOLE: true,
     AGENTIC_SHUTDOWN_GRACE_SECONDS: true,
     AGENTIC_RESUME: true,
     AGENTIC_FINISHED_BUFFERS: true,

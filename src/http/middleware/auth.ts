@@ -6,7 +6,9 @@ import type { Logger } from '../../log.js';
 import {
   AuthLockout,
   constantTimeEqual,
+  offeredProtocols,
   queryCarriesKey,
+  WS_KEY_PROTOCOL_PREFIX,
   type LockoutStore,
 } from '../../security/index.js';
 import { clientIp } from '../client-ip.js';
@@ -39,7 +41,10 @@ export type UpgradeCheck =
 export interface AuthGuard {
   /** Koa middleware: API key + lockout for `/api/` routes (public paths excepted). */
   middleware: Middleware;
-  /** The same key and lockout rules for a WebSocket upgrade request. */
+  /**
+   * The same key and lockout rules for a WebSocket upgrade request; the key may also come as a
+   * subprotocol (`security/ws-protocol-key.ts`), the one way a browser can send it.
+   */
   checkUpgrade(req: IncomingMessage): Promise<UpgradeCheck>;
   /** True when AGENTIC_API_KEY is unset. */
   readonly openMode: boolean;
@@ -73,9 +78,18 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
     );
   }
 
-  const presentedKeyMatches = (headers: IncomingMessage['headers']): boolean => {
+  const presentedKeyMatches = (headers: IncomingMessage['headers'], upgrade = false): boolean => {
     if (apiKey === undefined) return true;
     let ok = false;
+    // Only an upgrade reads the subprotocol key: a browser's WebSocket cannot send headers.
+    if (upgrade) {
+      for (const protocol of offeredProtocols(headers['sec-websocket-protocol'])) {
+        if (!protocol.startsWith(WS_KEY_PROTOCOL_PREFIX)) continue;
+        const encoded = protocol.slice(WS_KEY_PROTOCOL_PREFIX.length);
+        const key = Buffer.from(encoded, 'base64url').toString('utf8');
+        if (constantTimeEqual(key, apiKey)) ok = true;
+      }
+    }
     const authorization = headers.authorization;
     if (typeof authorization === 'string') {
       const match = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization);
@@ -90,12 +104,13 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
   const authenticate = async (
     client: string,
     headers: IncomingMessage['headers'],
+    upgrade = false,
   ): Promise<void> => {
     const lockedFor = await lockout.lockedFor(client);
     if (lockedFor > 0) {
       throw new RateLimitedError('Too many failed authentication attempts', lockedFor);
     }
-    if (presentedKeyMatches(headers)) {
+    if (presentedKeyMatches(headers, upgrade)) {
       await lockout.recordSuccess(client);
       return;
     }
@@ -122,7 +137,7 @@ export function createAuth(config: Config, opts: AuthOptions = {}): AuthGuard {
     }
     if (apiKey === undefined) return { ok: true };
     try {
-      await authenticate(clientIp(req, config), req.headers);
+      await authenticate(clientIp(req, config), req.headers, true);
       return { ok: true };
     } catch (error) {
       if (error instanceof RateLimitedError) {
