@@ -23,6 +23,8 @@ import type { RunHandle } from './types.js';
 export interface ChildLaunch {
   parent: RunSession;
   step: string;
+  /** The step's index: the child's run actor is announced to the parent's engine with it. */
+  index: number;
 }
 
 /**
@@ -96,7 +98,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
       (record.status === 'failed' && record.error === INTERRUPTED);
     if (!interrupted) return undefined;
     try {
-      const handle = await options.resume(runId, { parent, step: step.name });
+      const handle = await options.resume(runId, { parent, step: step.name, index: step.index });
       return handleOf(parent, runId, handle.done);
     } catch (error) {
       // Not resumable (its workflow gone, its process alive): the attempt starts a new child.
@@ -116,7 +118,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
       if (found !== undefined) return found;
       const handle = await options.launch(
         { workflow: step.workflowCall!.workflow, input, runId },
-        { parent, step: step.name },
+        { parent, step: step.name, index: step.index },
       );
       return handleOf(parent, runId, handle.done);
     };

@@ -54,6 +54,7 @@ import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createStepExecutors, dispatchAttempts } from './step-executors.js';
 import { childExtra, createChildRuns, type ChildLaunch } from './child-runs.js';
+import { childActorId, STEP_CHILD } from '../../machines/view-events.js';
 import { systemClock } from './system-clock.js';
 import {
   type AdapterName,
@@ -498,8 +499,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       heldBytes,
       logic: runLogicFor(adapter.createLogic(workflow)),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
-      // A child run's actor is its parent run actor's child (the inspector shows it under it).
-      parent: child?.parent.actor ?? root,
+      // A child run's actor is the invoked child of its step's running state: the parent's engine
+      // actor's child, with the invoke's id (docs/engine.md, "Kinds in the machine").
+      parent: child === undefined ? root : child.parent.engineActor,
+      ...(child === undefined ? {} : { actorId: childActorId(child.step) }),
       persist: resolved.persist,
       writer,
       journal,
@@ -524,6 +527,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           : (event) => child.parent.forwardChild(child.step, runId, event),
     });
     made.session = session;
+    // The parent's engine lists it among its children while the step runs (view-events.ts).
+    if (child !== undefined)
+      child.parent.engineActor.send({ type: STEP_CHILD, index: child.index, child: session.actor });
     return session;
   }
 

@@ -151,12 +151,19 @@ for (const adapter of ADAPTERS) {
 
     it('runs the child as a child run: the parent sequence, the child file, links both ways, the actor under the parent', async () => {
       const calls: string[] = [];
-      const actors = new Map<string, string | undefined>();
+      type Ref = { id: string; _parent?: Ref; logic: { config?: { id?: string } } };
+      const actors: Ref[] = [];
+      // The children listed by each snapshot of the actor the child run is the child of.
+      const listed: string[][] = [];
       const rt = make(agentsOf(calls, { held: false }), {
         inspect: (event: InspectionEvent) => {
-          if (event.type !== '@xstate.actor') return;
-          const ref = event.actorRef as unknown as { id: string; _parent?: { id: string } };
-          actors.set(ref.id, ref._parent?.id);
+          if (event.type === '@xstate.actor') actors.push(event.actorRef as unknown as Ref);
+          if (event.type !== '@xstate.snapshot') return;
+          const ref = event.actorRef as unknown as Ref;
+          if (ref.id !== 'engine' || ref._parent?.id !== 'run-p1') return;
+          const children = (event.snapshot as { children?: Record<string, unknown> }).children;
+          const keys = Object.keys(children ?? {});
+          if (JSON.stringify(listed.at(-1)) !== JSON.stringify(keys)) listed.push(keys);
         },
       });
       const handle = await rt.start({ workflow: 'parent', runId: 'p1' });
@@ -212,8 +219,18 @@ for (const adapter of ADAPTERS) {
         status: 'success',
         output: { shout: 'HI!' },
       });
-      // The inspector sees the child's run actor under the parent's.
-      expect(actors.get(`run-${child}`)).to.equal('run-p1');
+      // The inspector sees the child's run actor as the invoked child of the step: the parent's
+      // engine actor's child, with the invoke's id; its own engine runs the child workflow.
+      const childActor = actors.find((ref) => ref.id === 'child:call')!;
+      expect(childActor._parent?.id).to.equal('engine');
+      expect(childActor._parent?._parent?.id).to.equal('run-p1');
+      const childEngine = actors.find((ref) => ref._parent === childActor)!;
+      expect(childEngine.logic.config?.id).to.equal(
+        adapter === 'graph' ? 'graph_child' : 'native-scheduler',
+      );
+      // The graph machine lists it in its snapshot while the step runs (the native scheduler
+      // has no states to draw it in).
+      expect(listed).to.deep.equal(adapter === 'graph' ? [[], ['child:call'], []] : [[]]);
 
       // The parent's file replays the parent's own events (the child's are in its own file),
       // numbered from 0 as a replay from a file is.
