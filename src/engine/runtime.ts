@@ -53,7 +53,7 @@ import { stopRuns } from './runtime-shutdown.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createStepExecutors, dispatchAttempts } from './step-executors.js';
-import { childExtra, createChildRuns, type ChildLaunch } from './child-runs.js';
+import { childExtra, createChildRuns, resumedChildRunIds, type ChildLaunch } from './child-runs.js';
 import { childActorId, STEP_CHILD } from '../../machines/view-events.js';
 import { systemClock } from './system-clock.js';
 import {
@@ -372,6 +372,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       const owner = await persistence.lease;
       if (closed) throw runtimeClosed();
       const catalogue = agents.hasLlmSteps(run.workflow) ? await agents.personas() : [];
+      // Children started before the interruption stay linked (the interrupted record has none).
+      const children =
+        resolved.persist && run.workflow.steps.some((step) => step.workflowCall !== undefined)
+          ? await resumedChildRunIds(
+              resolved.runsDir,
+              run.runId,
+              run.workflow,
+              run.steps,
+              run.extra.child_run_ids,
+            )
+          : [];
+      const extra = children.length === 0 ? run.extra : { ...run.extra, child_run_ids: children };
       observer = tracing?.runs.observe({
         runId: run.runId,
         workflow: run.workflow,
@@ -392,7 +404,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           observer,
           seed: run.seed,
           startTime: run.startTime,
-          extra: run.extra,
+          extra,
           resumed: { filename: run.filename, steps: run.steps },
           child,
         },

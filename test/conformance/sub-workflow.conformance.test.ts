@@ -63,6 +63,17 @@ steps:
   - { name: call, workflow: child, timeout_seconds: 0.3, inputs: { text: hi } }
 `;
 
+const QUICK_CHILD = `name: quick_child
+steps:
+  - { name: only, agent: counted, inputs: { text: quick } }
+`;
+
+const TWO_CALLS = `name: two_calls
+steps:
+  - { name: first_call, workflow: quick_child }
+  - { name: second_call, workflow: child, depends_on: [first_call], inputs: { text: hi } }
+`;
+
 const ADAPTERS: readonly AdapterName[] = ['native', 'graph'];
 
 function record(calls: string[], step: string): void {
@@ -130,6 +141,8 @@ for (const adapter of ADAPTERS) {
       await writeFile(join(workflowsDir, 'failing_child.yaml'), FAILING_CHILD);
       await writeFile(join(workflowsDir, 'failing_parent.yaml'), FAILING_PARENT);
       await writeFile(join(workflowsDir, 'timed_parent.yaml'), TIMED_PARENT);
+      await writeFile(join(workflowsDir, 'quick_child.yaml'), QUICK_CHILD);
+      await writeFile(join(workflowsDir, 'two_calls.yaml'), TWO_CALLS);
     });
     afterEach(async () => {
       for (const rt of runtimes.splice(0)) await rt.shutdown({ graceMs: 0 });
@@ -367,6 +380,31 @@ for (const adapter of ADAPTERS) {
         'step_end:after=success',
         'workflow_end=success',
       ]);
+    });
+
+    it('a resumed parent lists every child in child_run_ids: those of the interrupted run too', async () => {
+      let called!: () => void;
+      const gateCalled = new Promise<void>((resolve) => (called = resolve));
+      const first = make(agentsOf([], { held: true, called }));
+      await first.start({ workflow: 'two_calls', runId: 'pt' });
+      await gateCalled;
+      await first.shutdown({ graceMs: 0 });
+      runtimes.splice(runtimes.indexOf(first), 1);
+      for (const name of await readdir(runsDir)) {
+        if (name.endsWith('.owner')) await unlink(join(runsDir, name));
+      }
+      const rt = make(agentsOf([], { held: false }), { resume: 'manual' });
+      await rt.recovery;
+      const done = await (await rt.resume('pt')).done;
+      expect(done.status, done.error ?? '').to.equal('success');
+      // pt-first_call-1 finished before the interruption; pt-second_call-1 was resumed by the step.
+      expect(done.extra).to.deep.include({
+        child_run_ids: ['pt-first_call-1', 'pt-second_call-1'],
+      });
+      const file = await fileOf(runsDir, 'pt');
+      expect(file.record.extra).to.deep.include({
+        child_run_ids: ['pt-first_call-1', 'pt-second_call-1'],
+      });
     });
 
     it('a resumed parent reuses a child that had finished: it does not run again', async () => {
