@@ -19,7 +19,7 @@ import {
   errorMessage,
 } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { RunRecord } from '../generated/run-record.js';
+import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import { createIsoTime } from '../store/run-record.js';
 import { writeInterruptedRecord } from '../store/startup-recovery.js';
 import { WORKFLOW_HASH_KEY } from '../store/workflow-pins.js';
@@ -85,6 +85,18 @@ function runtimeClosed(): AppError {
  * background: run files left `running` by processes that are gone are marked failed
  * (`interrupted`), with the steps their journals recorded (see {@link Runtime.recovery}).
  */
+/**
+ * When a resumed run's human steps first put their questions, from its start record's steps
+ * (`metadata.requested_at`, store/resume-plan.ts); undefined for a step without one.
+ */
+function askedAtOf(steps: readonly StepRecord[]): (step: string) => number | undefined {
+  return (step) => {
+    const at = steps.find((entry) => entry.step_name === step)?.metadata.requested_at;
+    const time = at === undefined ? Number.NaN : Date.parse(at);
+    return Number.isFinite(time) ? time : undefined;
+  };
+}
+
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const resolved = resolveRuntimeOptions(options);
   const log = resolved.logger;
@@ -489,6 +501,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
             clock,
             emit: (event) => made.session?.approval(event),
             holdOutput: (output) => heldBytes.hold(output),
+            askedAt: launch.resumed === undefined ? undefined : askedAtOf(launch.resumed.steps),
           },
         }),
       ),
