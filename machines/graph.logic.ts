@@ -250,6 +250,25 @@ export function createGraphLogic(
     return runningAt(context, log, log.mark(), 'active', run.children);
   };
 
+  /**
+   * A view event (`view-events.ts`) or a child's end, off the step events' path: the snapshot
+   * it makes; undefined for any other event (XState's generic transition takes it).
+   */
+  const viewed = (
+    snapshot: GraphSnapshot,
+    run: GraphRun,
+    log: RegionLog,
+    event: GraphMachineEvent,
+  ): GraphSnapshot | undefined => {
+    const type = event.type;
+    if (type === STEP_CHILD)
+      return adoptChild(snapshot, run, log, event as unknown as StepChildEvent);
+    if (type === STEP_ITEMS) return counted(snapshot, run, log, event as unknown as StepItemsEvent);
+    if (type.startsWith(CHILD_DONE) || type.startsWith(CHILD_ERROR))
+      return dropChild(snapshot, run, log, type);
+    return undefined;
+  };
+
   return {
     machine,
     config: machine.config,
@@ -282,16 +301,9 @@ export function createGraphLogic(
           // The same state, stopped. Its children (child runs) are runs of their own: their
           // sessions end them (cancel reaches them through the step's signal), not this stop.
           return runningAt(snapshot.context, log, log.mark(), 'stopped', run.children);
-        case STEP_CHILD:
-          return adoptChild(snapshot, run, log, event as unknown as StepChildEvent);
-        case STEP_ITEMS:
-          return counted(snapshot, run, log, event as unknown as StepItemsEvent);
         default:
-          if (!isStepEvent(event)) {
-            if (event.type.startsWith(CHILD_DONE) || event.type.startsWith(CHILD_ERROR))
-              return dropChild(snapshot, run, log, event.type);
-            return machine.transition(snapshot, event, scope);
-          }
+          if (!isStepEvent(event))
+            return viewed(snapshot, run, log, event) ?? machine.transition(snapshot, event, scope);
           if (!wellFormed(event)) return snapshot;
           run.receive(event);
           // An approval wait changes the step's status without an engine event.
