@@ -265,7 +265,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
    * Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession);
    * `seed` starts it with steps already finished (see `EngineSeed`); `child`: a sub-workflow
    * step's child run (child-runs.ts), admitted past the active-run cap (its parent holds a slot),
-   * on its parent's adapter, its actor a child of the parent's run actor.
+   * on its parent's adapter, its actor the invoked child of the step (a child of the parent's engine actor).
    */
   async function launch(
     request: RunRequest,
