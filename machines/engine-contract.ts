@@ -94,6 +94,8 @@ export type AttemptRunner = (request: {
   input: Record<string, unknown>;
   scope: EvalScope;
   attempt: number;
+  /** When the attempt started (epoch ms): its `step.started` time. */
+  startedAt?: number;
   /** The run's abort signal. The engines make it when first read (see `aborted`). */
   signal: AbortSignal;
   /**

@@ -28,6 +28,9 @@ export {
   type StepEvent,
 } from './scheduler/step-events.js';
 
+/** No children (every run starts with this object; XState copies it before changing it). */
+export const NO_CHILDREN: Readonly<Record<string, AnyActorRef>> = Object.freeze({});
+
 /** What the graph run needs besides its input (truthiness of `when:` values). */
 export type GraphRunDeps = SchedulerDeps;
 
@@ -40,6 +43,11 @@ export class GraphRun extends SchedulerCore {
    * keeps them in its own snapshots and leaves this unset).
    */
   regions: RegionLog | undefined = undefined;
+  /**
+   * The invoked children on the runtime path (`graph.logic.ts`): the sub-workflow steps' child
+   * run actors by invoke id (`view-events.ts`), a new frozen object per change.
+   */
+  children: Readonly<Record<string, AnyActorRef>> = NO_CHILDREN;
 
   constructor(
     input: EngineInput,
@@ -67,6 +75,11 @@ export class GraphRun extends SchedulerCore {
   override abort(reason: string): void {
     this.finishSent = true;
     super.abort(reason);
+  }
+
+  /** The name of step `index` (undefined for an index out of range). */
+  stepName(index: number): string | undefined {
+    return this.steps[index]?.name;
   }
 
   /** As an observer of its engine actor: the actor completed (done, or stopped mid-run). */

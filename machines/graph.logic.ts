@@ -54,14 +54,21 @@ import {
   type GraphMachine,
   type GraphMachineEvent,
 } from './graph.machine.js';
-import { GraphRun, type GraphRunDeps } from './graph-run.js';
+import { GraphRun, NO_CHILDREN, type GraphRunDeps } from './graph-run.js';
 import { RegionLog, type RegionMark } from './graph-regions.js';
 import { isStepEvent, type StepEvent } from './scheduler/step-events.js';
+import { STEP_CHILD, STEP_ITEMS, type StepChildEvent, type StepItemsEvent } from './view-events.js';
+import { countedItems } from './graph.machine.js';
 
 const ENGINE_START = 'engine.start';
 const ENGINE_FINISHED = 'engine.finished';
 const ENGINE_ABORT = 'engine.abort';
 const XSTATE_STOP = 'xstate.stop';
+/** What XState sends a parent when its child actor ended (the id follows). */
+const CHILD_DONE = 'xstate.done.actor.';
+const CHILD_ERROR = 'xstate.error.actor.';
+/** Region states in which a step's invoked child may be listed (it is running). */
+const RUNS_CHILD: ReadonlySet<string> = new Set(['running']);
 
 /** A snapshot of the graph machine. */
 type GraphSnapshot = Parameters<GraphMachine['transition']>[0];
@@ -79,7 +86,6 @@ export interface GraphLogic {
 }
 
 /** Immutable empties every running snapshot shares (XState copies these before changing them). */
-const NO_CHILDREN = Object.freeze({});
 const NO_HISTORY = Object.freeze({});
 
 /** Whether any state node under `node` has tags (the compiled graph machine has none). */
@@ -152,6 +158,7 @@ export function createGraphLogic(
     log: RegionLog,
     mark: RegionMark,
     status: 'active' | 'stopped' = 'active',
+    children: Readonly<Record<string, unknown>> = NO_CHILDREN,
   ): GraphSnapshot => {
     let value: StateValue | undefined;
     let resolved: GraphSnapshot | undefined;
@@ -164,7 +171,7 @@ export function createGraphLogic(
       error: undefined,
       machine,
       context,
-      children: NO_CHILDREN,
+      children,
       historyValue: NO_HISTORY,
       get value() {
         return valueOf();
@@ -198,6 +205,70 @@ export function createGraphLogic(
   const follow = (run: GraphRun, log: RegionLog, index: number): boolean =>
     index >= 0 && index < stepNames.length && log.move(index, run.stepStatus(index));
 
+  /** `step.child`: the step's child run joins `children` while the step runs (view-events.ts). */
+  const adoptChild = (
+    snapshot: GraphSnapshot,
+    run: GraphRun,
+    log: RegionLog,
+    event: StepChildEvent,
+  ): GraphSnapshot => {
+    const state = log.stateOf(event.index);
+    const child = event.child;
+    if (state === undefined || !RUNS_CHILD.has(state) || child === undefined) return snapshot;
+    run.children = Object.freeze({ ...run.children, [child.id]: child });
+    return runningAt(snapshot.context, log, log.mark(), 'active', run.children);
+  };
+
+  /** XState's done / error event of a child: it ended, so it leaves `children`. */
+  const dropChild = (
+    snapshot: GraphSnapshot,
+    run: GraphRun,
+    log: RegionLog,
+    type: string,
+  ): GraphSnapshot => {
+    const id = type.slice(type.startsWith(CHILD_DONE) ? CHILD_DONE.length : CHILD_ERROR.length);
+    if (!(id in run.children)) return snapshot;
+    const rest: Record<string, unknown> = { ...run.children };
+    delete rest[id];
+    run.children = Object.freeze(rest) as GraphRun['children'];
+    return runningAt(snapshot.context, log, log.mark(), 'active', run.children);
+  };
+
+  /** `step.items`: a map step's counter, in a new context (view-events.ts). */
+  const counted = (
+    snapshot: GraphSnapshot,
+    run: GraphRun,
+    log: RegionLog,
+    event: StepItemsEvent,
+  ): GraphSnapshot => {
+    const name = run.stepName(event.index);
+    if (name === undefined || event.items === undefined) return snapshot;
+    const context: GraphContext = Object.freeze({
+      ...snapshot.context,
+      items: countedItems(snapshot.context.items, name, event.items),
+    });
+    return runningAt(context, log, log.mark(), 'active', run.children);
+  };
+
+  /**
+   * A view event (`view-events.ts`) or a child's end, off the step events' path: the snapshot
+   * it makes; undefined for any other event (XState's generic transition takes it).
+   */
+  const viewed = (
+    snapshot: GraphSnapshot,
+    run: GraphRun,
+    log: RegionLog,
+    event: GraphMachineEvent,
+  ): GraphSnapshot | undefined => {
+    const type = event.type;
+    if (type === STEP_CHILD)
+      return adoptChild(snapshot, run, log, event as unknown as StepChildEvent);
+    if (type === STEP_ITEMS) return counted(snapshot, run, log, event as unknown as StepItemsEvent);
+    if (type.startsWith(CHILD_DONE) || type.startsWith(CHILD_ERROR))
+      return dropChild(snapshot, run, log, type);
+    return undefined;
+  };
+
   return {
     machine,
     config: machine.config,
@@ -227,10 +298,12 @@ export function createGraphLogic(
           emitPending(run, scope);
           return finalAt(snapshot.context, 'aborted');
         case XSTATE_STOP:
-          // No children to stop: the same state, stopped.
-          return runningAt(snapshot.context, log, log.mark(), 'stopped');
+          // The same state, stopped. Its children (child runs) are runs of their own: their
+          // sessions end them (cancel reaches them through the step's signal), not this stop.
+          return runningAt(snapshot.context, log, log.mark(), 'stopped', run.children);
         default:
-          if (!isStepEvent(event)) return machine.transition(snapshot, event, scope);
+          if (!isStepEvent(event))
+            return viewed(snapshot, run, log, event) ?? machine.transition(snapshot, event, scope);
           if (!wellFormed(event)) return snapshot;
           run.receive(event);
           // An approval wait changes the step's status without an engine event.
@@ -242,7 +315,9 @@ export function createGraphLogic(
           if (follow(run, log, engineEvent.index)) moved = true;
         });
       // No region moved: the state is the same (a loop iteration, a late result).
-      return moved ? runningAt(snapshot.context, log, log.mark()) : snapshot;
+      return moved
+        ? runningAt(snapshot.context, log, log.mark(), 'active', run.children)
+        : snapshot;
     },
     // As the machine's `requestStart` entry action does: steps start on the first event.
     start: (snapshot, scope) => {

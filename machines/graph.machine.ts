@@ -49,13 +49,22 @@
  *
  * Pure: imports xstate and types only; truthiness comes in through {@link GraphRunDeps}.
  */
-import { assign, createMachine, emit, setup, type AnyActorRef, type AnyStateMachine } from 'xstate';
+import {
+  assign,
+  createMachine,
+  emit,
+  fromCallback,
+  setup,
+  type AnyActorRef,
+  type AnyStateMachine,
+} from 'xstate';
 import type { AttemptResult, EngineEmitted, EngineInput, EngineOutput } from './engine-contract.js';
 import type { CompiledStep, CompiledWorkflow } from '../src/workflow/types.js';
 import { stepWords, type StepWords } from './graph-descriptions.js';
 import { GraphRun, type GraphRunDeps } from './graph-run.js';
 import type { StepRegionState } from './scheduler/scheduler-core.js';
 import { SKIP_CONDITION_FALSE } from './scheduler/skip-propagation.js';
+import { childActorId, STEP_ITEMS, type ItemCounter } from './view-events.js';
 
 export { GraphRun, SKIP_CONDITION_FALSE, SKIP_UNMET_DEPENDENCIES } from './graph-run.js';
 export type { GraphRunDeps } from './graph-run.js';
@@ -82,11 +91,18 @@ export interface GraphMachineEvent {
   output?: Record<string, unknown> | null;
   /** `xstate.init`: the engine input. */
   input?: EngineInput;
+  /** `step.items` (`view-events.ts`): a map step's item counts. */
+  items?: ItemCounter;
 }
 
 /** The machine's context: the run's scheduler core (made by the root's `createRun` entry). */
 export interface GraphContext {
   run: GraphRun | undefined;
+  /**
+   * The map steps' item counters by step name (`step.items`, `view-events.ts`): each update is a
+   * new frozen object, so a snapshot keeps the counts it had. Absent until a map step begins.
+   */
+  items?: Readonly<Record<string, Readonly<ItemCounter>>>;
 }
 
 /** Parameters of the per-step guards (visible in the machine's JSON); `step` is the index. */
@@ -139,8 +155,11 @@ interface RegionExit {
  * status the core reports, so a step kind adds a state with one row here (and the status in
  * `StepRegionState`): `has` selects the steps that have it, `from` lists the states it is entered
  * from (its transition is put first in theirs), `exits` where it goes next. Rows are in the order
- * the states appear in the machine. A state is a view of the core: no entry or exit actions, no
- * invoke (the fast path moves regions without running them); a kind's work lives in its executor.
+ * the states appear in the machine. A state is a view of the core: no entry or exit actions (the
+ * fast path moves regions without running them); a kind's work lives in its executor. A state may
+ * declare an `invoke` for the actor that work runs as (a sub-workflow step's child run): the
+ * executor makes that actor the engine's child under the invoke's id and reports it
+ * (`view-events.ts`), so the live snapshot lists it in `children` while the state is active.
  */
 export interface RegionStateRow {
   state: StepRegionState;
@@ -153,6 +172,8 @@ export interface RegionStateRow {
   from?: readonly (readonly [StepRegionState, string])[];
   /** Where it goes next, in guard order (targets the step lacks are left out). */
   exits?: readonly RegionExit[];
+  /** The actor the state invokes for this step, if any (see above). */
+  invoke?: (step: CompiledStep) => Record<string, unknown> | undefined;
 }
 
 /** The states of a step region, in the machine's order. */
@@ -174,6 +195,17 @@ export const REGION_STATES: readonly RegionStateRow[] = [
   {
     state: 'running',
     describe: (w) => w.running,
+    // A sub-workflow step's child run: the runtime makes its run actor the engine's child with
+    // this id (docs/engine.md, "Kinds in the machine").
+    invoke: (step) =>
+      step.workflowCall === undefined
+        ? undefined
+        : {
+            id: childActorId(step.name),
+            src: 'workflowRun',
+            input: { step: step.name, workflow: step.workflowCall.workflow },
+            description: `The child run of workflow '${step.workflowCall.workflow}' (its own run id and run file), started by the step's executor; the step settles with it.`,
+          },
     exits: [
       { target: 'retrying', why: 'The attempt failed with attempts left.' },
       { target: 'success', why: 'The attempt succeeded.' },
@@ -280,7 +312,12 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
       .filter((exit) => present.has(exit.target))
       .filter((exit) => exit.guard !== 'conditionFalse' || when !== undefined)
       .map(transition);
-    states[row.state] = { description: row.describe(words), always: [...entries, ...exits] };
+    const invoke = row.invoke?.(step);
+    states[row.state] = {
+      description: row.describe(words),
+      ...(invoke === undefined ? {} : { invoke: [invoke] }),
+      always: [...entries, ...exits],
+    };
   }
   return {
     initial: 'pending',
@@ -301,6 +338,8 @@ function stepRegion(workflow: CompiledWorkflow, index: number): Record<string, u
               as: step.map.as,
               maxConcurrency: step.map.maxConcurrency,
               onItemFailure: step.map.onItemFailure,
+              // Where the live snapshot keeps its item counts (step.items → countItems).
+              counter: `context.items.${name}`,
             },
           }),
     },
@@ -368,6 +407,15 @@ export function graphMachineConfig(workflow: CompiledWorkflow): GraphMachineConf
             description:
               'A tool call of a step started or stopped waiting for the approval gate (its region shows awaiting_approval meanwhile).',
           },
+          ...(workflow.steps.some((step) => step.map !== undefined)
+            ? {
+                [STEP_ITEMS]: {
+                  actions: [{ type: 'countItems' }],
+                  description:
+                    "A map step began or some of its items settled (about 100 updates for any list): context.items.<step> = {total, done, failed, running}, the region's counter.",
+                },
+              }
+            : {}),
           'engine.finished': {
             target: 'completed',
             description: 'The last step finished (the run sends this once).',
@@ -393,6 +441,19 @@ export function graphMachineConfig(workflow: CompiledWorkflow): GraphMachineConf
       },
     },
   };
+}
+
+/** The item counters with step `name`'s set to `items`: new frozen objects (snapshots are values). */
+export function countedItems(
+  counters: GraphContext['items'],
+  name: string,
+  items: ItemCounter,
+): Readonly<Record<string, Readonly<ItemCounter>>> {
+  const { total, done, failed, running } = items;
+  return Object.freeze({
+    ...counters,
+    [name]: Object.freeze({ total, done, failed, running }),
+  });
 }
 
 /** What the guards and actions read. */
@@ -462,6 +523,17 @@ export function graphMachineImplementations(deps: GraphRunDeps) {
         runOf(context).approval(event.index ?? -1, event.attempt, event.waiting === true);
       },
       abortRun: ({ context, event }: Args) => runOf(context).abort(event.reason ?? 'aborted'),
+      countItems: assign(({ context, event }: Args) => {
+        const name = runOf(context).stepName(event.index ?? -1);
+        if (name === undefined || event.items === undefined) return {};
+        return { items: countedItems(context.items, name, event.items) };
+      }),
+    },
+    actors: {
+      // What runs is the child run the step's executor starts (the runtime path lists that actor
+      // under the invoke's id); a machine loaded from its JSON has no runtime to start runs, so
+      // its invoke starts this stand-in, stopped when the state exits.
+      workflowRun: fromCallback(() => undefined),
     },
   };
 }

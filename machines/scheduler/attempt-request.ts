@@ -21,6 +21,7 @@ export class Attempt implements AttemptRequest {
     readonly scope: EvalScope,
     readonly attempt: number,
     runAbort: RunAbort,
+    readonly startedAt: number,
   ) {
     this.#runAbort = runAbort;
   }

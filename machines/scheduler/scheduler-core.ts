@@ -608,6 +608,7 @@ export abstract class SchedulerCore {
       this.scope,
       attempt,
       this.runAbort,
+      time,
     );
     if (step.loopUntil !== undefined)
       request.onIteration = (iteration, output) =>

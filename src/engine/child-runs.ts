@@ -10,10 +10,10 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage } from '../errors.js';
-import type { RunRecord } from '../generated/run-record.js';
+import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { INTERRUPTED } from '../store/interrupted-record.js';
-import type { CompiledStep } from '../workflow/types.js';
+import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';
 import type { ChildRun, StartChildRun } from './kinds/workflow-step.js';
 import { MAX_RUN_ID_LENGTH } from './run-id.js';
 import type { RunSession } from './run-session.js';
@@ -23,6 +23,8 @@ import type { RunHandle } from './types.js';
 export interface ChildLaunch {
   parent: RunSession;
   step: string;
+  /** The step's index: the child's run actor is announced to the parent's engine with it. */
+  index: number;
 }
 
 /**
@@ -96,7 +98,7 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
       (record.status === 'failed' && record.error === INTERRUPTED);
     if (!interrupted) return undefined;
     try {
-      const handle = await options.resume(runId, { parent, step: step.name });
+      const handle = await options.resume(runId, { parent, step: step.name, index: step.index });
       return handleOf(parent, runId, handle.done);
     } catch (error) {
       // Not resumable (its workflow gone, its process alive): the attempt starts a new child.
@@ -116,10 +118,56 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
       if (found !== undefined) return found;
       const handle = await options.launch(
         { workflow: step.workflowCall!.workflow, input, runId },
-        { parent, step: step.name },
+        { parent, step: step.name, index: step.index },
       );
       return handleOf(parent, runId, handle.done);
     };
+}
+
+/**
+ * The `extra.child_run_ids` of a resumed parent: those its record lists, and every child its
+ * sub-workflow steps' attempts had started whose run file is in `runsDir` (a record written
+ * before the interruption, the start record with the journal folded in, lists none: children
+ * are linked after it). An attempt's child has a known id ({@link childRunId}) and writes its
+ * file before it runs, so one directory listing finds them; in the order they started (their
+ * file names begin with the start time), the listed ones first.
+ */
+export async function resumedChildRunIds(
+  runsDir: string,
+  parentRunId: string,
+  workflow: CompiledWorkflow,
+  steps: readonly StepRecord[],
+  listed: unknown,
+): Promise<string[]> {
+  const ids = Array.isArray(listed) ? listed.filter((id) => typeof id === 'string') : [];
+  const wanted = new Map<string, string>();
+  workflow.steps.forEach((step, i) => {
+    const call = step.workflowCall;
+    if (call === undefined) return;
+    const entry = steps[i];
+    const counted = entry?.metadata.attempts;
+    const attempts = Math.max(
+      typeof counted === 'number' ? counted : 0,
+      (entry?.retry_count ?? 0) + 1,
+    );
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const id = childRunId(parentRunId, step.name, attempt);
+      // A run file is `<start time>_<workflow>_<run id>.json` (store/run-files.ts).
+      wanted.set(`${call.workflow}_${id}.json`, id);
+    }
+  });
+  let names: string[];
+  try {
+    names = await readdir(runsDir);
+  } catch {
+    return ids;
+  }
+  const found = names
+    .filter((name) => !name.startsWith('.'))
+    .sort()
+    .map((name) => wanted.get(name.slice(name.indexOf('_') + 1)))
+    .filter((id): id is string => id !== undefined && !ids.includes(id));
+  return [...ids, ...found];
 }
 
 /** The record of run `runId` in `runsDir`, if its file is there and reads as JSON. */

@@ -4,7 +4,8 @@
  * here is dropped when the run ends (the runtime keeps no per-run state after that).
  */
 import { createActor, type Actor, type AnyActorRef } from 'xstate';
-import type { RunLogic, RunResult } from '../../machines/run.logic.js';
+import { runEngineOf, type RunLogic, type RunResult } from '../../machines/run.logic.js';
+import { STEP_ITEMS, type StepItemsEvent } from '../../machines/view-events.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import {
   RunEventMapper,
@@ -49,8 +50,13 @@ export interface RunSessionOptions {
   /** The run actor's logic, given this run's engine (`createRunLogic(engine)`). */
   logic: RunLogic;
   timeoutMs: number | undefined;
-  /** The runtime's root actor: run actors are its children (one XState system per runtime). */
+  /**
+   * The run actor's parent: the runtime's root actor (one XState system per runtime), or, for a
+   * sub-workflow step's child run, its parent run's engine actor.
+   */
   parent: AnyActorRef;
+  /** The run actor's id. @default `run-<run id>` (a child run: its step's invoke id) */
+  actorId?: string | undefined;
   persist: boolean;
   /** The runtime's write queue (present when `persist` is on). */
   writer: RunWriter | undefined;
@@ -167,7 +173,7 @@ export class RunSession implements MapItemListener {
       parent: options.parent,
       // No `systemId`: nothing looks runs up in the system, and registering one cost a Map and a
       // WeakMap entry per run (the sessions are the runtime's registry, run-registry.ts).
-      id: `run-${base.runId}`,
+      id: options.actorId ?? `run-${base.runId}`,
       input: { runId: base.runId, timeoutMs: options.timeoutMs, engine: options.engineInput },
     });
     // The session is the actor's observer (`next`, `error`): XState binds those two methods
@@ -224,14 +230,38 @@ export class RunSession implements MapItemListener {
     this.deltas.push(step, text);
   }
 
-  /** A map step's attempt began: its live counts (`GET /api/runs/{id}/explain`). */
+  /**
+   * The engine actor of this run (what a sub-workflow step's child run is the invoked child of);
+   * the run actor itself before its engine exists.
+   */
+  get engineActor(): AnyActorRef {
+    return runEngineOf(this.actor.getSnapshot()) ?? this.actor;
+  }
+
+  /**
+   * A map step's attempt began: its live counts (`GET /api/runs/{id}/explain`, and the graph
+   * machine's counter: `step.items`).
+   */
   started(step: CompiledStep, progress: Readonly<MapProgress>): void {
     (this.mapProgress ??= new Map()).set(step.index, progress);
+    this.countItems(step, progress);
+  }
+
+  /** Hands the engine actor a map step's counts (the graph machine's `context.items.<step>`). */
+  private countItems(step: CompiledStep, progress: Readonly<MapProgress>): void {
+    const { total, done, failed, running } = progress;
+    const event: StepItemsEvent = {
+      type: STEP_ITEMS,
+      index: step.index,
+      items: { total, done, failed, running },
+    };
+    runEngineOf(this.actor.getSnapshot())?.send(event);
   }
 
   /** An item of a map step finished: a `step_complete` frame, for a bounded share of them. */
   itemEnded(step: CompiledStep, end: MapItemEnd, progress: Readonly<MapProgress>): void {
     if (this.ending || !framesItem(progress)) return;
+    this.countItems(step, progress);
     const item = { index: end.index, status: end.status, attempts: end.attempts };
     this.mapper.mapItem(step.index, end.error === null ? item : { ...item, error: end.error }, {
       total: progress.total,

@@ -19,7 +19,7 @@ import {
   errorMessage,
 } from '../errors.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { RunRecord } from '../generated/run-record.js';
+import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import { createIsoTime } from '../store/run-record.js';
 import { writeInterruptedRecord } from '../store/startup-recovery.js';
 import { WORKFLOW_HASH_KEY } from '../store/workflow-pins.js';
@@ -53,7 +53,8 @@ import { stopRuns } from './runtime-shutdown.js';
 import { resolveRuntimeOptions } from './runtime-options.js';
 import { createRuntimeApprovals } from './runtime-approvals.js';
 import { createStepExecutors, dispatchAttempts } from './step-executors.js';
-import { childExtra, createChildRuns, type ChildLaunch } from './child-runs.js';
+import { childExtra, createChildRuns, resumedChildRunIds, type ChildLaunch } from './child-runs.js';
+import { childActorId, STEP_CHILD } from '../../machines/view-events.js';
 import { systemClock } from './system-clock.js';
 import {
   type AdapterName,
@@ -84,6 +85,18 @@ function runtimeClosed(): AppError {
  * background: run files left `running` by processes that are gone are marked failed
  * (`interrupted`), with the steps their journals recorded (see {@link Runtime.recovery}).
  */
+/**
+ * When a resumed run's human steps first put their questions, from its start record's steps
+ * (`metadata.requested_at`, store/resume-plan.ts); undefined for a step without one.
+ */
+function askedAtOf(steps: readonly StepRecord[]): (step: string) => number | undefined {
+  return (step) => {
+    const at = steps.find((entry) => entry.step_name === step)?.metadata.requested_at;
+    const time = at === undefined ? Number.NaN : Date.parse(at);
+    return Number.isFinite(time) ? time : undefined;
+  };
+}
+
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const resolved = resolveRuntimeOptions(options);
   const log = resolved.logger;
@@ -252,7 +265,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
    * Starts a run; `bufferEvents` keeps every event for the handle's `events` (see RunSession);
    * `seed` starts it with steps already finished (see `EngineSeed`); `child`: a sub-workflow
    * step's child run (child-runs.ts), admitted past the active-run cap (its parent holds a slot),
-   * on its parent's adapter, its actor a child of the parent's run actor.
+   * on its parent's adapter, its actor the invoked child of the step (a child of the parent's engine actor).
    */
   async function launch(
     request: RunRequest,
@@ -371,6 +384,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       const owner = await persistence.lease;
       if (closed) throw runtimeClosed();
       const catalogue = agents.hasLlmSteps(run.workflow) ? await agents.personas() : [];
+      // Children started before the interruption stay linked (the interrupted record has none).
+      const children =
+        resolved.persist && run.workflow.steps.some((step) => step.workflowCall !== undefined)
+          ? await resumedChildRunIds(
+              resolved.runsDir,
+              run.runId,
+              run.workflow,
+              run.steps,
+              run.extra.child_run_ids,
+            )
+          : [];
+      const extra = children.length === 0 ? run.extra : { ...run.extra, child_run_ids: children };
       observer = tracing?.runs.observe({
         runId: run.runId,
         workflow: run.workflow,
@@ -391,7 +416,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           observer,
           seed: run.seed,
           startTime: run.startTime,
-          extra: run.extra,
+          extra,
           resumed: { filename: run.filename, steps: run.steps },
           child,
         },
@@ -476,6 +501,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
             clock,
             emit: (event) => made.session?.approval(event),
             holdOutput: (output) => heldBytes.hold(output),
+            askedAt: launch.resumed === undefined ? undefined : askedAtOf(launch.resumed.steps),
           },
         }),
       ),
@@ -498,8 +524,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       heldBytes,
       logic: runLogicFor(adapter.createLogic(workflow)),
       timeoutMs: request.timeoutMs ?? resolved.timeoutMs,
-      // A child run's actor is its parent run actor's child (the inspector shows it under it).
-      parent: child?.parent.actor ?? root,
+      // A child run's actor is the invoked child of its step's running state: the parent's engine
+      // actor's child, with the invoke's id (docs/engine.md, "Kinds in the machine").
+      parent: child === undefined ? root : child.parent.engineActor,
+      ...(child === undefined ? {} : { actorId: childActorId(child.step) }),
       persist: resolved.persist,
       writer,
       journal,
@@ -524,6 +552,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           : (event) => child.parent.forwardChild(child.step, runId, event),
     });
     made.session = session;
+    // The parent's engine lists it among its children while the step runs (view-events.ts).
+    if (child !== undefined)
+      child.parent.engineActor.send({ type: STEP_CHILD, index: child.index, child: session.actor });
     return session;
   }
 

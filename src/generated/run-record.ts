@@ -140,6 +140,10 @@ export interface StepRecord {
      * How many times the step's attempt was interrupted (its process stopped) and the run resumed; in a resumed run's start record, for the step it retries (docs/durable-runs.md).
      */
     interruptions?: number;
+    /**
+     * A human step interrupted while its question waited: when the question was first put (a resumed run asks again with this time, and its timeout_seconds counts from it); in a resumed run's start record (docs/durable-runs.md).
+     */
+    requested_at?: string;
     [k: string]: unknown | undefined;
   };
 }

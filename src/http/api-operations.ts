@@ -438,7 +438,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/api/workflows/{name}/machine',
     description:
-      'the compiled graph state machine as XState JSON (for visualizers); 501 when the graph adapter is unavailable',
+      'the compiled graph state machine as XState JSON (for visualizers): a region per step; a sub-workflow step invokes its child run (`child:<step>`), a map step names its counter (`context.items.<step>`); 501 when the graph adapter is unavailable',
     operationId: 'getWorkflowMachine',
     summary: 'The compiled graph machine definition (XState JSON)',
     tag: 'workflows',

@@ -83,7 +83,13 @@ export function resumePlan(record: RunRecord, workflow: CompiledWorkflow): Resum
     attempts.set(step.name, begun);
     interruptions.set(step.name, times);
     interrupted.push(step.name);
-    return pendingRecord(entry, { attempts: begun + 1, interruptions: times });
+    // A human step's question was put when it first started: it keeps that time (human.ts).
+    const asked = step.kind === 'human' ? (entry.metadata.requested_at ?? entry.start_time) : null;
+    return pendingRecord(entry, {
+      attempts: begun + 1,
+      interruptions: times,
+      ...(asked === null ? {} : { requested_at: asked }),
+    });
   });
   return { seed: { steps: finished, attempts, interruptions }, steps, interrupted };
 }

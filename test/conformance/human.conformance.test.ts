@@ -8,7 +8,9 @@
 import { expect } from 'chai';
 import { mkdir, readdir, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { EngineClock } from '../../machines/engine-contract.js';
 import { humanRequestId } from '../../src/engine/kinds/human.js';
+import { systemClock } from '../../src/engine/system-clock.js';
 import { createRuntime } from '../../src/engine/runtime.js';
 import type {
   AdapterName,
@@ -308,6 +310,54 @@ for (const adapter of ADAPTERS) {
         decision: 'deny',
         reason: 'not needed any more while waiting for an answer',
       });
+    });
+
+    it('a resumed question keeps its first requested_at, and its timeout counts from it', async () => {
+      const workflowsDir = join(runsDir, '..', `${adapter}-human-timed-workflows`);
+      await mkdir(workflowsDir, { recursive: true });
+      await writeFile(join(workflowsDir, 'timed_fail.yaml'), TIMED('fail'));
+      // The process was down a while: each restart's clock is ahead of the real one (real timers).
+      const ahead = (ms: number): EngineClock => ({ ...systemClock, now: () => Date.now() + ms });
+      let requestedAt: number | undefined;
+      try {
+        for (const [restart, downMs] of [0, 1000, 600_000].entries()) {
+          const rt = make({ workflowsDir, resume: 'auto', clock: ahead(downMs) });
+          const ended = nextEvent(
+            (listener) => rt.subscribe(listener),
+            (event) => event.type === 'workflow_end' && event.run_id === 'timed-1',
+          );
+          const question = nextEvent(
+            (listener) => rt.subscribe(listener),
+            (event) => event.type === 'approval_required' && event.run_id === 'timed-1',
+          );
+          if (restart === 0) await rt.start({ workflow: 'timed_fail', runId: 'timed-1' });
+          const asked = await question;
+          if (restart === 2) {
+            // Its 5 s ran out while the process was down: it times out as soon as it is asked.
+            expect(await ended).to.include({ status: 'failed' });
+            break;
+          }
+          const [pending] = rt.approvals.pending();
+          requestedAt ??= pending!.requestedAt;
+          // Asked again at a restart, with the first ask's time and deadline.
+          expect(pending).to.include({ requestedAt, expiresAt: requestedAt + 5000 });
+          expect(asked).to.include({ expires_at: new Date(requestedAt + 5000).toISOString() });
+          await rt.shutdown({ graceMs: 0 });
+          runtimes.splice(runtimes.indexOf(rt), 1);
+          for (const name of await readdir(runsDir)) {
+            if (name.endsWith('.owner')) await unlink(join(runsDir, name));
+          }
+        }
+        const files = await runFiles(runsDir);
+        const { record } = files.find((f) => f.record.run_id === 'timed-1')!;
+        expect(validateRecord(record), JSON.stringify(validateRecord.errors)).to.equal(true);
+        expect(record.steps[0]).to.include({
+          status: 'failed',
+          error: 'no answer within 5s (timed out)',
+        });
+      } finally {
+        await removeDir(workflowsDir);
+      }
     });
 
     it('a run left waiting at a shutdown asks again with the same id when resumed, twice, and takes the answer', async () => {

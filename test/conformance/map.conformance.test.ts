@@ -320,6 +320,48 @@ steps:
       );
     });
 
+    it('shows the counter in the engine snapshots, about 100 updates for 1000 items (the graph machine draws it)', async () => {
+      // The counters the engine actor's snapshots carry (context.items.each), in order of change.
+      const counters: unknown[] = [];
+      runtime = createRuntime({
+        runsDir,
+        noLlm: true,
+        defaultAdapter: adapter,
+        agents,
+        inspect: (event) => {
+          if (
+            event.type !== '@xstate.snapshot' ||
+            (event.actorRef as { id?: string }).id !== 'engine'
+          )
+            return;
+          const context = (event.snapshot as { context?: { items?: { each?: unknown } } }).context;
+          const counter = context?.items?.each;
+          if (counter !== undefined && counter !== counters.at(-1)) counters.push(counter);
+        },
+      });
+      const { record } = await run(
+        `
+name: map_counted
+inputs: { n: { type: array } }
+steps:
+  - { name: each, for_each: '\${inputs.n}', max_concurrency: 8, agent: tier0_echo, inputs: { v: '\${item.value}' } }
+`,
+        { n: Array.from({ length: 1000 }, (_, i) => i) },
+      );
+      expect(record.status).to.equal('success');
+      if (adapter === 'native') {
+        // The native scheduler has no states: nothing draws the counter.
+        expect(counters).to.deep.equal([]);
+        return;
+      }
+      // The first when the map began, then one per item frame: 101 for 1000 items.
+      expect(counters).to.have.length(101);
+      expect(counters[0]).to.deep.equal({ total: 1000, done: 0, failed: 0, running: 0 });
+      expect(counters.at(-1)).to.deep.equal({ total: 1000, done: 1000, failed: 0, running: 0 });
+      const done = counters.map((c) => (c as { done: number }).done);
+      expect(done).to.deep.equal([...done].sort((x, y) => x - y));
+    });
+
     it("holds each item's output against the run's byte budget: past it, markers", async () => {
       runtime = createRuntime({
         runsDir,

@@ -63,6 +63,17 @@ steps:
   - { name: call, workflow: child, timeout_seconds: 0.3, inputs: { text: hi } }
 `;
 
+const QUICK_CHILD = `name: quick_child
+steps:
+  - { name: only, agent: counted, inputs: { text: quick } }
+`;
+
+const TWO_CALLS = `name: two_calls
+steps:
+  - { name: first_call, workflow: quick_child }
+  - { name: second_call, workflow: child, depends_on: [first_call], inputs: { text: hi } }
+`;
+
 const ADAPTERS: readonly AdapterName[] = ['native', 'graph'];
 
 function record(calls: string[], step: string): void {
@@ -130,6 +141,8 @@ for (const adapter of ADAPTERS) {
       await writeFile(join(workflowsDir, 'failing_child.yaml'), FAILING_CHILD);
       await writeFile(join(workflowsDir, 'failing_parent.yaml'), FAILING_PARENT);
       await writeFile(join(workflowsDir, 'timed_parent.yaml'), TIMED_PARENT);
+      await writeFile(join(workflowsDir, 'quick_child.yaml'), QUICK_CHILD);
+      await writeFile(join(workflowsDir, 'two_calls.yaml'), TWO_CALLS);
     });
     afterEach(async () => {
       for (const rt of runtimes.splice(0)) await rt.shutdown({ graceMs: 0 });
@@ -151,12 +164,19 @@ for (const adapter of ADAPTERS) {
 
     it('runs the child as a child run: the parent sequence, the child file, links both ways, the actor under the parent', async () => {
       const calls: string[] = [];
-      const actors = new Map<string, string | undefined>();
+      type Ref = { id: string; _parent?: Ref; logic: { config?: { id?: string } } };
+      const actors: Ref[] = [];
+      // The children listed by each snapshot of the actor the child run is the child of.
+      const listed: string[][] = [];
       const rt = make(agentsOf(calls, { held: false }), {
         inspect: (event: InspectionEvent) => {
-          if (event.type !== '@xstate.actor') return;
-          const ref = event.actorRef as unknown as { id: string; _parent?: { id: string } };
-          actors.set(ref.id, ref._parent?.id);
+          if (event.type === '@xstate.actor') actors.push(event.actorRef as unknown as Ref);
+          if (event.type !== '@xstate.snapshot') return;
+          const ref = event.actorRef as unknown as Ref;
+          if (ref.id !== 'engine' || ref._parent?.id !== 'run-p1') return;
+          const children = (event.snapshot as { children?: Record<string, unknown> }).children;
+          const keys = Object.keys(children ?? {});
+          if (JSON.stringify(listed.at(-1)) !== JSON.stringify(keys)) listed.push(keys);
         },
       });
       const handle = await rt.start({ workflow: 'parent', runId: 'p1' });
@@ -212,8 +232,18 @@ for (const adapter of ADAPTERS) {
         status: 'success',
         output: { shout: 'HI!' },
       });
-      // The inspector sees the child's run actor under the parent's.
-      expect(actors.get(`run-${child}`)).to.equal('run-p1');
+      // The inspector sees the child's run actor as the invoked child of the step: the parent's
+      // engine actor's child, with the invoke's id; its own engine runs the child workflow.
+      const childActor = actors.find((ref) => ref.id === 'child:call')!;
+      expect(childActor._parent?.id).to.equal('engine');
+      expect(childActor._parent?._parent?.id).to.equal('run-p1');
+      const childEngine = actors.find((ref) => ref._parent === childActor)!;
+      expect(childEngine.logic.config?.id).to.equal(
+        adapter === 'graph' ? 'graph_child' : 'native-scheduler',
+      );
+      // The graph machine lists it in its snapshot while the step runs (the native scheduler
+      // has no states to draw it in).
+      expect(listed).to.deep.equal(adapter === 'graph' ? [[], ['child:call'], []] : [[]]);
 
       // The parent's file replays the parent's own events (the child's are in its own file),
       // numbered from 0 as a replay from a file is.
@@ -350,6 +380,31 @@ for (const adapter of ADAPTERS) {
         'step_end:after=success',
         'workflow_end=success',
       ]);
+    });
+
+    it('a resumed parent lists every child in child_run_ids: those of the interrupted run too', async () => {
+      let called!: () => void;
+      const gateCalled = new Promise<void>((resolve) => (called = resolve));
+      const first = make(agentsOf([], { held: true, called }));
+      await first.start({ workflow: 'two_calls', runId: 'pt' });
+      await gateCalled;
+      await first.shutdown({ graceMs: 0 });
+      runtimes.splice(runtimes.indexOf(first), 1);
+      for (const name of await readdir(runsDir)) {
+        if (name.endsWith('.owner')) await unlink(join(runsDir, name));
+      }
+      const rt = make(agentsOf([], { held: false }), { resume: 'manual' });
+      await rt.recovery;
+      const done = await (await rt.resume('pt')).done;
+      expect(done.status, done.error ?? '').to.equal('success');
+      // pt-first_call-1 finished before the interruption; pt-second_call-1 was resumed by the step.
+      expect(done.extra).to.deep.include({
+        child_run_ids: ['pt-first_call-1', 'pt-second_call-1'],
+      });
+      const file = await fileOf(runsDir, 'pt');
+      expect(file.record.extra).to.deep.include({
+        child_run_ids: ['pt-first_call-1', 'pt-second_call-1'],
+      });
     });
 
     it('a resumed parent reuses a child that had finished: it does not run again', async () => {

@@ -66,8 +66,12 @@ describe('map steps over HTTP', function () {
         as: 'file',
         maxConcurrency: 2,
         onItemFailure: 'collect',
+        counter: 'context.items.trim_each',
       },
     });
+    // The counter's event and action are in the machine (the running state updates it).
+    const root = body.states.running as unknown as { on: Record<string, unknown> };
+    expect(root.on['step.items']).to.deep.include({ actions: [{ type: 'countItems' }] });
     const running = region.states.running as { description: string };
     expect(running.description).to.match(
       /^Running the items of \$\{steps\.list\.outputs\.files\} through agent tier0_process, up to 2 at once/,

@@ -190,4 +190,20 @@ steps:
     expect(text).to.include('workflow:test_deterministic');
     expect(text).to.include("child run of workflow 'test_deterministic'");
   });
+
+  it('GET /api/workflows/{name}/machine draws the child run as the invoked child of the running state', async () => {
+    const res = await call(svc.url, 'GET', '/api/workflows/sub_workflow_demo/machine');
+    expect(res.status).to.equal(200);
+    type Node = { states?: Record<string, Node>; invoke?: unknown };
+    const regions = (res.body as Node).states!.running!.states!;
+    const running = regions.summarise!.states!.running!;
+    expect(running.invoke).to.have.length(1);
+    const [invoke] = running.invoke as Record<string, unknown>[];
+    expect(invoke).to.include({ id: 'child:summarise', src: 'workflowRun' });
+    expect(invoke!.input).to.deep.equal({ step: 'summarise', workflow: 'test_deterministic' });
+    expect(invoke!.description).to.match(/child run of workflow 'test_deterministic'/);
+    // Only the sub-workflow step's running state invokes anything.
+    expect(regions.report!.states!.running!.invoke).to.equal(undefined);
+    expect(regions.summarise!.states!.pending!.invoke).to.equal(undefined);
+  });
 });

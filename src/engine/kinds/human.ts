@@ -35,6 +35,12 @@ export interface HumanExecutorOptions {
    * @default keeps every answer
    */
   holdOutput?: (output: Record<string, unknown>) => Record<string, unknown>;
+  /**
+   * When a resumed run's step first put its question (epoch ms; its start record's
+   * `metadata.requested_at`): asked again with that time, its timeout counting from it.
+   * @default none: the question is put when the attempt starts
+   */
+  askedAt?: ((step: string) => number | undefined) | undefined;
 }
 
 /**
@@ -51,7 +57,7 @@ export function humanRequestId(runId: string, step: string): string {
 
 /** The executor of a run's human steps. Never rejects. */
 export function createHumanExecutor(options: HumanExecutorOptions): AttemptRunner {
-  const { runId, workflow, inbox, clock, emit, holdOutput } = options;
+  const { runId, workflow, inbox, clock, emit, holdOutput, askedAt } = options;
   return (request) => {
     const step = request.step;
     const human = step.human;
@@ -71,7 +77,9 @@ export function createHumanExecutor(options: HumanExecutorOptions): AttemptRunne
       return failure(errorMessage(request.signal.reason));
     const id = humanRequestId(runId, step.name);
     const prompt = typeof request.input.prompt === 'string' ? request.input.prompt : '';
-    const requestedAt = clock.now();
+    // The question's time is its step's start (what the run file records), or, resumed, the
+    // first ask's: a restart neither moves it nor gives the person a new timeout.
+    const requestedAt = askedAt?.(step.name) ?? request.startedAt ?? clock.now();
     const seconds = human.timeoutSeconds;
     const expiresAt = seconds === undefined ? undefined : requestedAt + seconds * 1000;
     const signal = request.signal;
@@ -129,13 +137,14 @@ export function createHumanExecutor(options: HumanExecutorOptions): AttemptRunne
       request.onApproval?.(true);
       signal.addEventListener('abort', onAbort, { once: true });
       if (seconds !== undefined) {
+        const left = Math.max(0, requestedAt + seconds * 1000 - clock.now());
         timer = clock.setTimeout(() => {
           const why = `no answer within ${seconds}s (timed out)`;
           const fallback = human.defaultAnswer;
           if (human.onTimeout === 'default' && fallback !== undefined) {
             answered(structuredClone(fallback), `${why}: the default answer`);
           } else finish(failure(why), 'deny', why);
-        }, seconds * 1000);
+        }, left);
       }
     });
   }

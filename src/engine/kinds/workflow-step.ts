@@ -1,7 +1,8 @@
 /**
  * The executor of sub-workflow steps (kind `workflow`, docs/workflow-format.md "Sub-workflow
  * steps"): each attempt is a child run of the child workflow, started through the runtime (its
- * own run id, run file and run actor, the actor a child of the parent run's), with the step's
+ * own run id, run file and run actor, the actor the invoked child of the step's running state:
+ * a child of the parent run's engine actor, docs/engine.md "Kinds in the machine"), with the step's
  * rendered inputs as its inputs. The attempt ends with the child: its `final_output` is the
  * step's output; a failed child fails the attempt with the child's error and run id. The run's
  * abort (cancel, run timeout) and the step's `timeout_seconds` cancel the child, which ends
