@@ -23,6 +23,9 @@ import {
 } from '../components/run-facts';
 import { href, navigate } from '../router';
 
+/** Wait reasons a person answers in the Inbox (`budget`: a run paused at its budget). */
+const WAITS_FOR_A_PERSON: ReadonlySet<string> = new Set(['approval', 'input', 'budget']);
+
 const moving = (status: string | undefined): boolean =>
   status === 'running' || status === 'pending';
 
@@ -207,7 +210,7 @@ function Explain({ runId, status }: { runId: string; status: string }) {
                     {step.waits.map((wait, i) => (
                       <li key={i}>
                         <code>{wait.reason}</code>: {wait.message}
-                        {wait.reason === 'approval' || wait.reason === 'input' ? (
+                        {WAITS_FOR_A_PERSON.has(wait.reason) ? (
                           <>
                             {' '}
                             <a href="#/inbox">Answer in the Inbox</a>
