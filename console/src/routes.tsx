@@ -6,6 +6,11 @@ import type { ComponentChildren } from 'preact';
 import { LiveRunPage } from './pages/live-run';
 import { WorkflowPage } from './pages/workflow';
 import { WorkflowsPage } from './pages/workflows';
+import { DatasetPage, DatasetsPage } from './pages/datasets';
+import { InboxPage } from './pages/inbox';
+import { ModelsPage } from './pages/models';
+import { RunDetailPage } from './pages/run-detail';
+import { RunsPage } from './pages/runs';
 
 export interface Route {
   /** `/a/:param` */
@@ -38,5 +43,45 @@ export const ROUTES: readonly Route[] = [
     pattern: '/runs/:runId/live',
     title: ({ runId }) => `Run ${runId ?? ''}`,
     render: ({ runId }) => <LiveRunPage key={runId} runId={runId ?? ''} />,
+  },
+  {
+    pattern: '/inbox',
+    title: () => 'Inbox',
+    render: () => <InboxPage />,
+    nav: { label: 'Inbox', href: '#/inbox' },
+  },
+  {
+    pattern: '/runs',
+    title: () => 'Runs',
+    render: () => <RunsPage />,
+    nav: { label: 'Runs', href: '#/runs' },
+  },
+  {
+    pattern: '/runs/:runId',
+    title: ({ runId }) => `Run ${runId ?? ''}`,
+    render: ({ runId }) => <RunDetailPage key={runId} runId={runId ?? ''} />,
+  },
+  {
+    pattern: '/datasets',
+    title: () => 'Datasets',
+    render: () => <DatasetsPage />,
+    nav: { label: 'Datasets', href: '#/datasets' },
+  },
+  {
+    pattern: '/datasets/:source/:datasetId',
+    title: ({ datasetId }) => `Dataset ${datasetId ?? ''}`,
+    render: ({ source, datasetId }) => (
+      <DatasetPage
+        key={`${source}/${datasetId}`}
+        source={source ?? ''}
+        datasetId={datasetId ?? ''}
+      />
+    ),
+  },
+  {
+    pattern: '/models',
+    title: () => 'Models',
+    render: () => <ModelsPage />,
+    nav: { label: 'Models', href: '#/models' },
   },
 ];

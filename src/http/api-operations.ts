@@ -345,6 +345,16 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     responses: { '200': { description: 'Probe result', schema: 'ModelProbeResponse' } },
   },
   {
+    method: 'get',
+    path: '/api/models/tiers',
+    description:
+      '`{tiers: [{tier: "1", models: [{model, provider, circuit: closed|open|half_open, retry_in_ms}]}], providers: [{provider, circuit}]}`: tiers 1–5 with their fallback chains in the order a request tries them, each model\'s circuit breaker and each provider\'s connection circuit, as this process routes (no provider asked, no tokens spent); see LLM providers',
+    operationId: 'modelTiers',
+    summary: "The tier chains with each model's circuit breaker state (no provider asked)",
+    tag: 'models',
+    responses: { '200': { description: 'Tier chains', schema: 'ModelTiersResponse' } },
+  },
+  {
     method: 'post',
     path: '/api/chat',
     description:
@@ -612,7 +622,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/api/runs',
     description:
-      'bare array of run summaries `{filename, run_id, workflow_name, status, success_rate, total_duration_ms, step_count, failed_step_count, start_time, end_time, evaluation_score, evaluation_grade}`, newest first; `limit` 1–1000 (default 50, otherwise 422); `workflow` is an exact match',
+      'bare array of run summaries `{filename, run_id, workflow_name, status, success_rate, total_duration_ms, step_count, failed_step_count, start_time, end_time, evaluation_score, evaluation_grade}`, newest first; `limit` 1–1000 (default 50, otherwise 422); `workflow` is an exact match; `status` one of `pending`, `running`, `success`, `failed`; `since`/`until` ISO 8601 date-times bounding `start_time` (inclusive); 422 for any other value',
     operationId: 'listRuns',
     summary: 'Run summaries, newest first',
     tag: 'runs',
@@ -623,6 +633,24 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
         in: 'query',
         description: 'Most entries returned.',
         schema: { type: 'integer', minimum: 1, maximum: 1000, default: 50 },
+      },
+      {
+        name: 'status',
+        in: 'query',
+        description: 'Only runs with this status.',
+        schema: { type: 'string', enum: ['pending', 'running', 'success', 'failed'] },
+      },
+      {
+        name: 'since',
+        in: 'query',
+        description: 'Only runs started at or after this ISO 8601 date-time.',
+        schema: { type: 'string', format: 'date-time' },
+      },
+      {
+        name: 'until',
+        in: 'query',
+        description: 'Only runs started at or before this ISO 8601 date-time.',
+        schema: { type: 'string', format: 'date-time' },
       },
     ],
     responses: {

@@ -32,6 +32,7 @@ import { createEventHub, type EventHub } from '../events/hub.js';
 import type { LlmClient } from '../llm/index.js';
 import type { LlmService } from '../llm/llm-service.js';
 import { createNoLlmClient } from '../llm/no-llm.js';
+import { describeTierCircuits } from '../llm/tier-circuits.js';
 import type { Logger } from '../log.js';
 import { countEvaluation } from '../metrics/eval-observer.js';
 import { observeRuntime } from '../metrics/run-observer.js';
@@ -291,6 +292,7 @@ async function startWith(
     batches,
     llm: {
       probe: (signal) => llm.probe(signal),
+      tiers: () => describeTierCircuits(llm.chains, llm.router),
       client: config.noLlm ? createNoLlmClient() : llm.router,
     },
     ...(options.stream !== undefined ? { stream: options.stream } : {}),

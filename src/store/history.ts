@@ -61,7 +61,16 @@ export interface HistoryIndex {
   /** Forgets a run whose file was removed (retention). */
   remove(runId: string, filename: string): void;
   /** Newest first; `workflow` is an exact match. */
-  list(options?: { limit?: number; workflow?: string | undefined }): RunSummary[];
+  list(options?: {
+    limit?: number;
+    workflow?: string | undefined;
+    /** Only runs with this status. */
+    status?: RunSummary['status'] | undefined;
+    /** Only runs started at or after this epoch ms. */
+    since?: number | undefined;
+    /** Only runs started at or before this epoch ms. */
+    until?: number | undefined;
+  }): RunSummary[];
   summary(options?: { workflow?: string | undefined }): RunsSummary;
   /** The newest run with this id, or undefined. */
   getByRunId(runId: string): Promise<RunLookup | undefined>;
@@ -354,11 +363,18 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
       markLoaded();
     },
     upsert,
-    list({ limit = 50, workflow } = {}) {
+    list({ limit = 50, workflow, status, since, until } = {}) {
       const out: RunSummary[] = [];
+      const timed = since !== undefined || until !== undefined;
       for (let i = entries.length - 1; i >= 0 && out.length < limit; i--) {
         const entry = entries[i] as Entry;
         if (workflow !== undefined && entry.summary.workflow_name !== workflow) continue;
+        if (status !== undefined && entry.summary.status !== status) continue;
+        if (timed) {
+          const started = Date.parse(entry.summary.start_time);
+          if (since !== undefined && !(started >= since)) continue;
+          if (until !== undefined && !(started <= until)) continue;
+        }
         out.push(entry.summary);
       }
       return out;

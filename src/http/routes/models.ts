@@ -1,5 +1,6 @@
 /**
- * `GET /api/models/probe` and `POST /api/chat` (spec endpoints 4 and 5). The probe asks every
+ * `GET /api/models/probe` and `POST /api/chat` (spec endpoints 4 and 5), and
+ * `GET /api/models/tiers` (the tier chains with their circuit breakers, for the console). The probe asks every
  * configured provider for its model list; chat streams one completion as SSE frames: `route`
  * (tier requests, each candidate tried), `token` per chunk, then `done` or one terminal `error`
  * (a provider failure is an HTTP 200 stream ending in an error frame). A client that goes away
@@ -11,6 +12,7 @@ import type { Tracer } from '@opentelemetry/api';
 import { errorMessage, isAppError } from '../../errors.js';
 import type { ChatStreamFrame } from '../../generated/api/chat-frame.js';
 import type { ModelProbeResponse } from '../../generated/api/model-probe-response.js';
+import type { ModelTiersResponse } from '../../generated/api/model-tiers-response.js';
 import { LlmError } from '../../llm/llm-error.js';
 import type { ChatMessage, LlmClient, LlmResponse } from '../../llm/types.js';
 import { usageCost, usageRecord } from '../../llm/usage-record.js';
@@ -23,6 +25,8 @@ import { SseWriter } from '../sse.js';
 export interface ModelRouteDeps {
   /** Runs the provider probe (aborted when the client goes away). */
   probe: (signal: AbortSignal) => Promise<ModelProbeResponse>;
+  /** The tier chains with their circuits now (`GET /api/models/tiers`; nothing asked). */
+  tiers: () => ModelTiersResponse;
   /** The client chat goes through: the tier router, or the placeholder one in no-LLM mode. */
   client: LlmClient;
   logger: Logger;
@@ -45,6 +49,10 @@ export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void 
     } finally {
       ctx.res.off('close', onClose);
     }
+  });
+
+  router.get('/api/models/tiers', (ctx) => {
+    ctx.body = deps.tiers();
   });
 
   router.post('/api/chat', async (ctx) => {

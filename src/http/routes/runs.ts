@@ -85,6 +85,32 @@ function parseLimit(raw: string | undefined): number {
   return limit;
 }
 
+const RUN_STATUSES = ['pending', 'running', 'success', 'failed'] as const;
+
+/** `GET /api/runs?status=`: one of the run statuses (else 422 at `["query", "status"]`). */
+function parseStatusFilter(raw: string | undefined): (typeof RUN_STATUSES)[number] | undefined {
+  if (raw === undefined) return undefined;
+  const status = RUN_STATUSES.find((s) => s === raw);
+  if (status === undefined) {
+    const msg = `status must be one of ${RUN_STATUSES.join(', ')}`;
+    throw new ValidationError(msg, [{ loc: ['query', 'status'], msg, type: 'enum' }]);
+  }
+  return status;
+}
+
+/** `GET /api/runs?since=&until=`: an ISO 8601 date-time (or date), as epoch ms (else 422). */
+function parseTimeFilter(name: 'since' | 'until', raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const ms = /^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(raw)
+    ? Date.parse(raw)
+    : Number.NaN;
+  if (Number.isNaN(ms)) {
+    const msg = `${name} must be an ISO 8601 date-time (2026-11-28T04:00:00Z)`;
+    throw new ValidationError(msg, [{ loc: ['query', name], msg, type: 'datetime_parsing' }]);
+  }
+  return ms;
+}
+
 function workflowNotFound(workflow: string): ValidationError {
   const msg = `workflow not found: ${workflow}`;
   return new ValidationError(
@@ -264,7 +290,13 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
   router.get('/api/runs', (ctx) => {
     if (!history.loaded) throw historyLoading();
     const limit = parseLimit(queryString(ctx.query.limit));
-    ctx.body = history.list({ limit, workflow: queryString(ctx.query.workflow) });
+    ctx.body = history.list({
+      limit,
+      workflow: queryString(ctx.query.workflow),
+      status: parseStatusFilter(queryString(ctx.query.status)),
+      since: parseTimeFilter('since', queryString(ctx.query.since)),
+      until: parseTimeFilter('until', queryString(ctx.query.until)),
+    });
   });
 
   router.get('/api/runs/summary', (ctx) => {
