@@ -131,6 +131,8 @@ export class RunSession implements MapItemListener {
   private endSent = false;
   /** Made on a run's first streamed chunk (most runs have no LLM steps). */
   private deltas: TokenCoalescer | undefined;
+  /** The child run ids linked (made by the first child). */
+  private childIds: Set<string> | undefined;
   /** The running map steps' live item counts, by step index (made by the first map step). */
   private mapProgress: Map<number, Readonly<MapProgress>> | undefined;
 
@@ -208,9 +210,15 @@ export class RunSession implements MapItemListener {
    * each child's `extra.parent_run_id` names this run).
    */
   linkChild(childRunId: string): void {
+    // A Set beside the list: a map over a sub-workflow links one child per item (O(1) each).
     const extra = this.options.base.extra;
-    const ids = Array.isArray(extra.child_run_ids) ? (extra.child_run_ids as string[]) : [];
-    if (!ids.includes(childRunId)) extra.child_run_ids = [...ids, childRunId];
+    const linked = (this.childIds ??= new Set(
+      Array.isArray(extra.child_run_ids) ? (extra.child_run_ids as string[]) : [],
+    ));
+    if (linked.has(childRunId)) return;
+    linked.add(childRunId);
+    if (Array.isArray(extra.child_run_ids)) (extra.child_run_ids as string[]).push(childRunId);
+    else extra.child_run_ids = [childRunId];
   }
 
   /** A chunk of a step's streamed model output (coalesced into `token_delta` events). */
@@ -288,6 +296,11 @@ export class RunSession implements MapItemListener {
   /** Whether the run is ending (its end record being written) or was abandoned. */
   get isEnding(): boolean {
     return this.ending;
+  }
+
+  /** Whether the run was left where it is at shutdown (see `abandon`). */
+  get isAbandoned(): boolean {
+    return this.abandoned;
   }
 
   /** The run's adapter (a sub-workflow step's child runs on its parent's). */

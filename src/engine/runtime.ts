@@ -25,6 +25,7 @@ import { writeInterruptedRecord } from '../store/startup-recovery.js';
 import { WORKFLOW_HASH_KEY } from '../store/workflow-pins.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
+import { calledWorkflow } from '../workflow/kinds/workflow-call.js';
 import type {
   EngineClock,
   EngineInput,
@@ -311,7 +312,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       const linked =
         child === undefined
           ? request.extra
-          : { ...request.extra, ...childExtra(child.parent.runId, child.step) };
+          : { ...request.extra, ...childExtra(child.parent.runId, child.step, child.item) };
       const extra = pinned === undefined ? linked : { ...linked, ...pinned };
       session = createSession(runId, workflow, adapter, inputs, request, {
         catalogue,
@@ -426,7 +427,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     },
   ): RunSession {
     const { catalogue, bufferEvents, owner, observer, seed, child } = launch;
-    const hasCalls = workflow.steps.some((step) => step.workflowCall !== undefined);
+    const hasCalls = workflow.steps.some((step) => calledWorkflow(step) !== undefined);
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
     const made: { session?: RunSession } = {};
@@ -518,8 +519,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       observer,
       slicer,
       resumed: launch.resumed,
+      // A map item's child keeps its events to its own stream: the parent's has the item frames.
       forward:
-        child === undefined
+        child === undefined || child.item !== undefined
           ? undefined
           : (event) => child.parent.forwardChild(child.step, runId, event),
     });

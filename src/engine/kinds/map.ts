@@ -197,7 +197,7 @@ class MapAttempt {
     }
     for (let attempt = first; ; attempt++) {
       const result = await this.options.runBody(
-        new ItemAttempt(this.body, input, scope, attempt, this),
+        new ItemAttempt(this.body, input, scope, attempt, this, index, this.request.attempt),
       );
       this.tokens = addUsage(this.tokens, result.tokensUsed);
       if (result.modelUsed !== null) this.model = result.modelUsed;
@@ -294,13 +294,18 @@ class MapAttempt {
 
 /** One attempt of the body for one item; its signal is the map's (made when first read). */
 class ItemAttempt {
+  readonly item: { index: number; stepAttempt: number };
   constructor(
     readonly step: CompiledStep,
     readonly input: Record<string, unknown>,
     readonly scope: EvalScope,
     readonly attempt: number,
     private readonly map: MapAttempt,
-  ) {}
+    index: number,
+    stepAttempt: number,
+  ) {
+    this.item = { index, stepAttempt };
+  }
 
   get signal(): AbortSignal {
     return this.map.itemSignal();
