@@ -13,7 +13,13 @@ import {
 } from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { MapItemsSummary, RunRecord, StepRecord } from '../generated/run-record.js';
+import type {
+  FinishedMapItem,
+  MapItemsSummary,
+  RunRecord,
+  StepRecord,
+} from '../generated/run-record.js';
+import { finishedItems } from '../store/resume-plan.js';
 import type { Logger } from '../log.js';
 import { boundRunRecord } from '../store/record-bounds.js';
 import { runFileName } from '../store/run-files.js';
@@ -239,7 +245,16 @@ export class RunSession implements MapItemListener {
 
   /** An item of a map step finished: a `step_complete` frame, for a bounded share of them. */
   itemEnded(step: CompiledStep, end: MapItemEnd, progress: Readonly<MapProgress>): void {
-    if (this.ending || !framesItem(progress)) return;
+    if (this.ending) return;
+    // Durable with the journal's next group commit, so a resume does not run it again.
+    this.options.journal?.itemFinished(
+      this,
+      step.index,
+      end.error === null
+        ? { index: end.index, attempts: end.attempts, output: end.output ?? null }
+        : { index: end.index, attempts: end.attempts, error: end.error },
+    );
+    if (!framesItem(progress)) return;
     const item = { index: end.index, status: end.status, attempts: end.attempts };
     this.mapper.mapItem(step.index, end.error === null ? item : { ...item, error: end.error }, {
       total: progress.total,
@@ -247,6 +262,12 @@ export class RunSession implements MapItemListener {
       failed: progress.failed,
       running: progress.running,
     });
+  }
+
+  /** The items of map step `step` a resumed run had finished (its start record lists them). */
+  finishedItems(step: CompiledStep): readonly FinishedMapItem[] | undefined {
+    const record = this.options.resumed?.steps[step.index];
+    return record === undefined ? undefined : finishedItems(record);
   }
 
   /** The running map steps' item counts, by step name. */

@@ -461,6 +461,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
               started: (step, progress) => made.session?.started(step, progress),
               itemEnded: (step, end, progress) => made.session?.itemEnded(step, end, progress),
             },
+            finishedItems:
+              launch.resumed === undefined
+                ? undefined
+                : (step) => made.session?.finishedItems(step),
           },
           workflow: hasCalls
             ? {
