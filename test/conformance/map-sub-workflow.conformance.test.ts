@@ -326,6 +326,18 @@ steps:
       expect(indirect.map((e) => e.msg)).to.include(
         'recursive sub-workflows: parent → loop_child → parent',
       );
+      // What the parent reads of an item's result is the child's declared outputs.
+      const reads = parent().replace(
+        "inputs: { text: '${steps.each.outputs.failed}' }",
+        "inputs: { text: '${steps.each.outputs.results[0].shout} ${steps.each.outputs.results[1].whisper}' }",
+      );
+      expect(await check(reads)).to.deep.equal([
+        {
+          loc: ['steps', 1, 'inputs', 'text'],
+          msg: "workflow 'child' declares no output 'whisper' (its outputs: shout)",
+          type: 'value_error.unknown_output',
+        },
+      ]);
       const withTools = await check(
         parent().replace('workflow: child', 'workflow: child\n    tools: [http_get]'),
       );

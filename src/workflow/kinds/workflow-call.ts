@@ -122,6 +122,7 @@ export async function workflowCallProblems(
     errors.push(...inputProblems(root, step.index, child));
     // A map's outputs are its {results, failed}, each result the child's outputs.
     if (step.map === undefined) errors.push(...outputProblems(root, step.name, step.index, child));
+    else errors.push(...itemOutputProblems(root, step.name, child));
     const chain = await chainProblem([root.name, name], child, find, { visits: 0 });
     if (chain !== undefined) errors.push({ loc: at('workflow'), ...chain });
   }
@@ -186,6 +187,36 @@ function outputProblems(
   }
   for (const { loc, text } of expressionTexts(root)) {
     for (const key of outputKeysRead(text, stepName)) unknown(loc, key);
+  }
+  return errors;
+}
+
+/**
+ * What the parent reads of one item's result of a map over `child`
+ * (`steps.<step>.outputs.results[<n>].K`) against the child's declared outputs.
+ */
+function itemOutputProblems(
+  root: CompiledWorkflow,
+  stepName: string,
+  child: CompiledWorkflow,
+): ErrorDetail[] {
+  const declared = new Set(child.outputNames);
+  const errors: ErrorDetail[] = [];
+  for (const { loc, text } of expressionTexts(root)) {
+    if (!text.includes(stepName)) continue;
+    const pattern = new RegExp(
+      `(?<![\\w.])steps\\.${stepName}\\.outputs\\.results\\[\\s*\\d+\\s*\\](?:\\.([A-Za-z0-9_-]+)|\\[\\s*(['"])(.*?)\\2\\s*\\])`,
+      'g',
+    );
+    for (const match of text.matchAll(pattern)) {
+      const key = match[1] ?? match[3] ?? '';
+      if (declared.has(key)) continue;
+      errors.push({
+        loc,
+        msg: `workflow '${child.name}' declares no output '${key}' (its outputs: ${child.outputNames.join(', ') || 'none'})`,
+        type: 'value_error.unknown_output',
+      });
+    }
   }
   return errors;
 }
