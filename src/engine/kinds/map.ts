@@ -246,6 +246,24 @@ class MapAttempt {
     }
   }
 
+  /** Items with a tool call waiting for approval (their body has `tools:`). */
+  private approvalsWaiting = 0;
+
+  /**
+   * The attempt's `onApproval` for its items (a body with `tools:`): the map step waits for an
+   * approval while any of its items does, so explain and the graph machine say so.
+   */
+  get itemApproval(): ((waiting: boolean) => void) | undefined {
+    const report = this.request.onApproval;
+    if (report === undefined) return undefined;
+    return (waiting) => {
+      const before = this.approvalsWaiting;
+      this.approvalsWaiting = Math.max(0, before + (waiting ? 1 : -1));
+      if (before > 0 !== this.approvalsWaiting > 0 && !this.settled)
+        report(this.approvalsWaiting > 0);
+    };
+  }
+
   /** Whether the items are aborted: the run was, or an item failed under fail_fast. */
   get itemsAborted(): boolean {
     return (this.request.aborted ?? this.request.signal.aborted) || this.stopped !== undefined;
@@ -346,7 +364,14 @@ class ItemAttempt {
   get aborted(): boolean {
     return this.map.itemsAborted;
   }
+
+  get onApproval(): (waiting: boolean) => void {
+    return this.map.itemApproval ?? ignoreApproval;
+  }
 }
+
+/** An item's approval waits when its map step's attempt reports none (a body without tools). */
+function ignoreApproval(): void {}
 
 function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
