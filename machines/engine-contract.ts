@@ -107,6 +107,11 @@ export type AttemptRunner = (request: {
   onIteration?: (iteration: number, output: Record<string, unknown> | null) => void;
   /** Called when a tool call of the attempt starts (`true`) or stops waiting for approval. */
   onApproval?: (waiting: boolean) => void;
+  /**
+   * The map item this attempt of a map step's body is for: its index in the list, and the map
+   * step's own attempt (above 1 only in a resumed run). @default none (not a map's body)
+   */
+  item?: { index: number; stepAttempt: number };
 }) => Promise<AttemptResult>;
 
 /** Timer functions, injectable so tests can drive time. */

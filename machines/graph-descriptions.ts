@@ -38,10 +38,18 @@ function mapRunning(quoted: string, agent: string, map: CompiledMap): string {
       ? 'every item runs; a failed item is {error} in results and the step succeeds'
       : 'the first failed item fails the step and no more items start';
   return (
-    `Running the items of ${map.source} through agent ${agent}, up to ${map.maxConcurrency} at once ` +
+    `Running the items of ${map.source} through ${bodyWords(agent, map)}, up to ${map.maxConcurrency} at once ` +
     `(max_concurrency); each item retries up to the step's max_attempts. ${sentence(rule[0]!.toUpperCase() + rule.slice(1))} ` +
     `Step ${quoted} ends when every item has; its live item counts are in GET /api/runs/{run_id}/explain.`
   );
+}
+
+/** A map's body: an agent, or a sub-workflow whose every item is a child run. */
+function bodyWords(agent: string, map: CompiledMap): string {
+  const child = map.body.workflowCall?.workflow;
+  return child === undefined
+    ? `agent ${agent}`
+    : `workflow '${child}' (each item a child run with its own run id and run file)`;
 }
 
 /** Describes step `index` of `workflow`. */
@@ -84,7 +92,7 @@ export function stepWords(workflow: CompiledWorkflow, index: number): StepWords 
       human !== undefined
         ? `${asks}${what}`
         : map !== undefined
-          ? `Step ${quoted} maps agent ${step.agent} over each item of ${map.source} (item.${map.as})${what}`
+          ? `Step ${quoted} maps ${bodyWords(step.agent, map)} over each item of ${map.source} (item.${map.as})${what}`
           : child !== undefined
             ? `Step ${quoted} runs workflow '${child}' as a child run${what}`
             : `Step ${quoted} runs agent ${step.agent}${what}`,

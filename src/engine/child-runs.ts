@@ -14,6 +14,7 @@ import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { INTERRUPTED } from '../store/interrupted-record.js';
 import type { CompiledStep, CompiledWorkflow } from '../workflow/types.js';
+import { calledWorkflow } from '../workflow/kinds/workflow-call.js';
 import type { ChildRun, StartChildRun } from './kinds/workflow-step.js';
 import { MAX_RUN_ID_LENGTH } from './run-id.js';
 import type { RunSession } from './run-session.js';
@@ -23,8 +24,16 @@ import type { RunHandle } from './types.js';
 export interface ChildLaunch {
   parent: RunSession;
   step: string;
-  /** The step's index: the child's run actor is announced to the parent's engine with it. */
-  index: number;
+  /**
+   * The step's index: the child's run actor is announced to the parent's engine with it (the
+   * step's invoked child). A map item's child has none: the map's region draws a counter.
+   */
+  index?: number | undefined;
+  /**
+   * The map item the child runs for (a map step whose body is a sub-workflow): its events stay on
+   * its own stream (the parent's has the map's item frames). @default none
+   */
+  item?: number | undefined;
 }
 
 /**
@@ -38,9 +47,43 @@ export function childRunId(parentRunId: string, step: string, attempt: number): 
   return `sub-${digest.slice(0, 32)}-${attempt}`;
 }
 
-/** The `extra` entries of a child run's records. */
-export function childExtra(parentRunId: string, step: string): Record<string, string> {
-  return { parent_run_id: parentRunId, parent_step: step };
+/** Longest item index and attempt suffix kept readable in an item's child run id (`i<index>-<attempt>`). */
+const ITEM_SUFFIX_ROOM = 24;
+
+/**
+ * What the run ids of the children of map step `step`'s items start with: `<parent>-<step>-i`, or,
+ * when that leaves too little room for the item's index and attempt, `sub-<32 hex>-i`.
+ */
+export function childItemRunPrefix(parentRunId: string, step: string): string {
+  const prefix = `${parentRunId}-${step}-i`;
+  if (prefix.length + ITEM_SUFFIX_ROOM <= MAX_RUN_ID_LENGTH) return prefix;
+  const digest = createHash('sha256').update(`${parentRunId}\0${step}\0items`).digest('hex');
+  return `sub-${digest.slice(0, 32)}-i`;
+}
+
+/**
+ * The run id of the child of item `index` of map step `step`, attempt `attempt` of that item:
+ * `<parent>-<step>-i<index>-<attempt>` (see {@link childItemRunPrefix}). It does not name the map
+ * step's attempt, so a resumed map finds the children its items had started.
+ */
+export function childItemRunId(
+  parentRunId: string,
+  step: string,
+  index: number,
+  attempt: number,
+): string {
+  return `${childItemRunPrefix(parentRunId, step)}${index}-${attempt}`;
+}
+
+/** The `extra` entries of a child run's records (`parent_item`: a map item's child). */
+export function childExtra(
+  parentRunId: string,
+  step: string,
+  item?: number,
+): Record<string, string | number> {
+  return item === undefined
+    ? { parent_run_id: parentRunId, parent_step: step }
+    : { parent_run_id: parentRunId, parent_step: step, parent_item: item };
 }
 
 export interface ChildRunsOptions {
@@ -68,7 +111,9 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
     cancel: (reason) => {
       // A parent left at shutdown (abandoned: its file stays running for the next start) leaves
       // its child the same way: the shutdown leaves it too, and the next start resumes both.
-      if (!parent.isEnding) options.cancel(runId, reason);
+      // A parent ending otherwise (cancelled, timed out: a map's items abort after the step ended)
+      // still cancels its children.
+      if (!parent.isAbandoned) options.cancel(runId, reason);
     },
   });
 
@@ -110,8 +155,80 @@ export function createChildRuns(options: ChildRunsOptions): (parent: RunSession)
     }
   }
 
+  /**
+   * The run files of a resumed map step's item children, by run id: one directory read per map
+   * step of a parent (not one per item), kept while the parent runs.
+   */
+  const itemFiles = new WeakMap<RunSession, Map<string, Promise<Map<string, string>>>>();
+  function itemFilesOf(parent: RunSession, step: string, runsDir: string) {
+    let steps = itemFiles.get(parent);
+    if (steps === undefined) {
+      steps = new Map();
+      itemFiles.set(parent, steps);
+    }
+    let files = steps.get(step);
+    if (files === undefined) {
+      files = listChildFiles(runsDir, childItemRunPrefix(parent.runId, step));
+      steps.set(step, files);
+    }
+    return files;
+  }
+
+  /**
+   * The child a resumed map item had started for this attempt, when there is one: still active
+   * (taken over), finished (reused, `success` or its own failure, which then counts as this
+   * attempt's), or interrupted (resumed under its id).
+   */
+  async function previousItem(
+    parent: RunSession,
+    step: CompiledStep,
+    runId: string,
+  ): Promise<ChildRun | undefined> {
+    const runsDir = options.runsDir;
+    if (runsDir === undefined) return undefined;
+    const running = options.active(runId);
+    if (running !== undefined) return handleOf(parent, runId, running.done);
+    const name = (await itemFilesOf(parent, step.name, runsDir)).get(runId);
+    if (name === undefined) return undefined;
+    const record = await readRecordFile(runsDir, name);
+    if (record === undefined) return undefined;
+    const interrupted =
+      record.status === 'running' ||
+      record.status === 'pending' ||
+      (record.status === 'failed' && record.error === INTERRUPTED);
+    if (!interrupted) {
+      options.logger.info(
+        { runId: parent.runId, step: step.name, child: runId },
+        'child run reused',
+      );
+      return handleOf(parent, runId, Promise.resolve(record));
+    }
+    try {
+      const handle = await options.resume(runId, { parent, step: step.name });
+      return handleOf(parent, runId, handle.done);
+    } catch (error) {
+      options.logger.warn(
+        { runId: parent.runId, step: step.name, child: runId, err: errorMessage(error) },
+        'child run not resumed',
+      );
+      throw error;
+    }
+  }
+
   return (parent) =>
-    async ({ step, input, attempt }) => {
+    async ({ step, input, attempt, item }) => {
+      if (item !== undefined) {
+        const runId = childItemRunId(parent.runId, step.name, item.index, attempt);
+        parent.linkChild(runId);
+        // Only a resumed map (its step's attempt past the first) can find children of its items.
+        const found = item.stepAttempt > 1 ? await previousItem(parent, step, runId) : undefined;
+        if (found !== undefined) return found;
+        const handle = await options.launch(
+          { workflow: calledWorkflow(step)!, input, runId },
+          { parent, step: step.name, item: item.index },
+        );
+        return handleOf(parent, runId, handle.done);
+      }
       const found = await previous(parent, step, attempt);
       const runId = found?.runId ?? childRunId(parent.runId, step.name, attempt);
       parent.linkChild(runId);
@@ -168,6 +285,33 @@ export async function resumedChildRunIds(
     .map((name) => wanted.get(name.slice(name.indexOf('_') + 1)))
     .filter((id): id is string => id !== undefined && !ids.includes(id));
   return [...ids, ...found];
+}
+
+/** The run files of `runsDir` whose run id starts with `prefix`, by run id. */
+async function listChildFiles(runsDir: string, prefix: string): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  let names: string[];
+  try {
+    names = await readdir(runsDir);
+  } catch {
+    return found;
+  }
+  const marker = `_${prefix}`;
+  for (const name of names) {
+    if (name.startsWith('.') || !name.endsWith('.json')) continue;
+    const at = name.lastIndexOf(marker);
+    if (at >= 0) found.set(name.slice(at + 1, -'.json'.length), name);
+  }
+  return found;
+}
+
+/** A run file's record, if it reads as JSON. */
+async function readRecordFile(runsDir: string, name: string): Promise<RunRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(join(runsDir, name), 'utf8')) as RunRecord;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The record of run `runId` in `runsDir`, if its file is there and reads as JSON. */

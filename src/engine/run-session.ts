@@ -14,7 +14,13 @@ import {
 } from '../events/event-mapper.js';
 import { TokenCoalescer } from '../events/token-coalescer.js';
 import type { WorkflowEvent } from '../generated/events.js';
-import type { MapItemsSummary, RunRecord, StepRecord } from '../generated/run-record.js';
+import type {
+  FinishedMapItem,
+  MapItemsSummary,
+  RunRecord,
+  StepRecord,
+} from '../generated/run-record.js';
+import { finishedItems } from '../store/resume-plan.js';
 import type { Logger } from '../log.js';
 import { boundRunRecord } from '../store/record-bounds.js';
 import { runFileName } from '../store/run-files.js';
@@ -137,6 +143,8 @@ export class RunSession implements MapItemListener {
   private endSent = false;
   /** Made on a run's first streamed chunk (most runs have no LLM steps). */
   private deltas: TokenCoalescer | undefined;
+  /** The child run ids linked (made by the first child). */
+  private childIds: Set<string> | undefined;
   /** The running map steps' live item counts, by step index (made by the first map step). */
   private mapProgress: Map<number, Readonly<MapProgress>> | undefined;
 
@@ -214,9 +222,15 @@ export class RunSession implements MapItemListener {
    * each child's `extra.parent_run_id` names this run).
    */
   linkChild(childRunId: string): void {
+    // A Set beside the list: a map over a sub-workflow links one child per item (O(1) each).
     const extra = this.options.base.extra;
-    const ids = Array.isArray(extra.child_run_ids) ? (extra.child_run_ids as string[]) : [];
-    if (!ids.includes(childRunId)) extra.child_run_ids = [...ids, childRunId];
+    const linked = (this.childIds ??= new Set(
+      Array.isArray(extra.child_run_ids) ? (extra.child_run_ids as string[]) : [],
+    ));
+    if (linked.has(childRunId)) return;
+    linked.add(childRunId);
+    if (Array.isArray(extra.child_run_ids)) (extra.child_run_ids as string[]).push(childRunId);
+    else extra.child_run_ids = [childRunId];
   }
 
   /** A chunk of a step's streamed model output (coalesced into `token_delta` events). */
@@ -260,7 +274,16 @@ export class RunSession implements MapItemListener {
 
   /** An item of a map step finished: a `step_complete` frame, for a bounded share of them. */
   itemEnded(step: CompiledStep, end: MapItemEnd, progress: Readonly<MapProgress>): void {
-    if (this.ending || !framesItem(progress)) return;
+    if (this.ending) return;
+    // Durable with the journal's next group commit, so a resume does not run it again.
+    this.options.journal?.itemFinished(
+      this,
+      step.index,
+      end.error === null
+        ? { index: end.index, attempts: end.attempts, output: end.output ?? null }
+        : { index: end.index, attempts: end.attempts, error: end.error },
+    );
+    if (!framesItem(progress)) return;
     this.countItems(step, progress);
     const item = { index: end.index, status: end.status, attempts: end.attempts };
     this.mapper.mapItem(step.index, end.error === null ? item : { ...item, error: end.error }, {
@@ -269,6 +292,12 @@ export class RunSession implements MapItemListener {
       failed: progress.failed,
       running: progress.running,
     });
+  }
+
+  /** The items of map step `step` a resumed run had finished (its start record lists them). */
+  finishedItems(step: CompiledStep): readonly FinishedMapItem[] | undefined {
+    const record = this.options.resumed?.steps[step.index];
+    return record === undefined ? undefined : finishedItems(record);
   }
 
   /** The running map steps' item counts, by step name. */
@@ -318,6 +347,11 @@ export class RunSession implements MapItemListener {
   /** Whether the run is ending (its end record being written) or was abandoned. */
   get isEnding(): boolean {
     return this.ending;
+  }
+
+  /** Whether the run was left where it is at shutdown (see `abandon`). */
+  get isAbandoned(): boolean {
+    return this.abandoned;
   }
 
   /** The run's adapter (a sub-workflow step's child runs on its parent's). */

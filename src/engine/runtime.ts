@@ -25,6 +25,7 @@ import { writeInterruptedRecord } from '../store/startup-recovery.js';
 import { WORKFLOW_HASH_KEY } from '../store/workflow-pins.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import type { CompiledWorkflow } from '../workflow/types.js';
+import { calledWorkflow } from '../workflow/kinds/workflow-call.js';
 import type {
   EngineClock,
   EngineInput,
@@ -324,7 +325,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       const linked =
         child === undefined
           ? request.extra
-          : { ...request.extra, ...childExtra(child.parent.runId, child.step) };
+          : { ...request.extra, ...childExtra(child.parent.runId, child.step, child.item) };
       const extra = pinned === undefined ? linked : { ...linked, ...pinned };
       session = createSession(runId, workflow, adapter, inputs, request, {
         catalogue,
@@ -451,7 +452,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     },
   ): RunSession {
     const { catalogue, bufferEvents, owner, observer, seed, child } = launch;
-    const hasCalls = workflow.steps.some((step) => step.workflowCall !== undefined);
+    const hasCalls = workflow.steps.some((step) => calledWorkflow(step) !== undefined);
     const maxAttempts = request.maxAttempts ?? resolved.maxAttempts;
     // Filled just below: the runner's delta sink reaches the session made after it.
     const made: { session?: RunSession } = {};
@@ -485,6 +486,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
               started: (step, progress) => made.session?.started(step, progress),
               itemEnded: (step, end, progress) => made.session?.itemEnded(step, end, progress),
             },
+            finishedItems:
+              launch.resumed === undefined
+                ? undefined
+                : (step) => made.session?.finishedItems(step),
           },
           workflow: hasCalls
             ? {
@@ -527,7 +532,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       // A child run's actor is the invoked child of its step's running state: the parent's engine
       // actor's child, with the invoke's id (docs/engine.md, "Kinds in the machine").
       parent: child === undefined ? root : child.parent.engineActor,
-      ...(child === undefined ? {} : { actorId: childActorId(child.step) }),
+      // A map item's child is one of many of its step: its own id, not drawn as the step's invoke.
+      ...(child === undefined
+        ? {}
+        : {
+            actorId:
+              child.item === undefined
+                ? childActorId(child.step)
+                : `${childActorId(child.step)}#${child.item}`,
+          }),
       persist: resolved.persist,
       writer,
       journal,
@@ -546,14 +559,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       observer,
       slicer,
       resumed: launch.resumed,
+      // A map item's child keeps its events to its own stream: the parent's has the item frames.
       forward:
-        child === undefined
+        child === undefined || child.item !== undefined
           ? undefined
           : (event) => child.parent.forwardChild(child.step, runId, event),
     });
     made.session = session;
     // The parent's engine lists it among its children while the step runs (view-events.ts).
-    if (child !== undefined)
+    if (child?.index !== undefined)
       child.parent.engineActor.send({ type: STEP_CHILD, index: child.index, child: session.actor });
     return session;
   }

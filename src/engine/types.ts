@@ -20,6 +20,7 @@ import type { EngineClock } from '../../machines/engine-contract.js';
 import type { RunActor } from '../../machines/run.logic.js';
 import type { PendingRequest, RequestAnswer, RuntimeApprovals } from './runtime-approvals.js';
 import type { ActiveRunFacts } from './run-explain.js';
+import type { MapProgress } from './kinds/map.js';
 
 export type { WorkflowEvent } from '../generated/events.js';
 export type { RunRecord, StepRecord } from '../generated/run-record.js';
@@ -384,7 +385,16 @@ export interface RunService {
 /** Where a run queued to the workers is ({@link RunService.locate}). */
 export type RunPlace =
   | { state: 'queued'; position: number; waiting: number; workflow: string | null }
-  | { state: 'running'; worker: string | undefined; workflow: string | null };
+  | {
+      state: 'running';
+      worker: string | undefined;
+      workflow: string | null;
+      /**
+       * Its running map steps' item counts, by step name, from the latest item frame of each in
+       * the run's event stream. @default none
+       */
+      items?: ReadonlyMap<string, Readonly<MapProgress>>;
+    };
 
 /**
  * A runtime made by `createRuntime`: one XState system running workflows, in this process. What

@@ -1,5 +1,6 @@
 import type { CompiledWorkflow, WorkflowDocument } from '../workflow/types.js';
 import type { WorkflowRegistry } from '../workflow/index.js';
+import { calledWorkflow } from '../workflow/kinds/workflow-call.js';
 
 const YAML_FILE = /\.ya?ml$/;
 const NAME_OR_PATH = /^[A-Za-z0-9_./-]+$/;
@@ -46,7 +47,7 @@ export async function loadWorkflowSource(
   }
   if (json !== undefined) cache?.rememberDocument(source as WorkflowDocument, json, compiled);
   // Its sub-workflow steps are checked against the directory every time (children change).
-  if (checkCalls && compiled.steps.some((step) => step.workflowCall !== undefined)) {
+  if (checkCalls && compiled.steps.some((step) => calledWorkflow(step) !== undefined)) {
     await registry.checkCalls(compiled);
   }
   return compiled;

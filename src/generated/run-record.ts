@@ -42,7 +42,11 @@ export interface RunRecord {
      */
     parent_step?: string;
     /**
-     * A run with sub-workflow steps: the run ids of its child runs, in the order its steps started (or reused) them; each child's extra.parent_run_id names this run back.
+     * A child run of a map step whose body is a sub-workflow: the index of the item it runs for (its run id is <parent>-<step>-i<item>-<attempt>).
+     */
+    parent_item?: number;
+    /**
+     * A run with sub-workflow steps (or maps over a sub-workflow: one child per item attempt): the run ids of its child runs, in the order its steps started (or reused) them; each child's extra.parent_run_id names this run back.
      */
     child_run_ids?: string[];
     /**
@@ -118,6 +122,14 @@ export interface StepRecord {
     attempts?: number;
     iterations?: number;
     items?: MapItemsSummary;
+    /**
+     * A map step interrupted mid-list (docs/durable-runs.md): the items that had finished before the interruption, by item index, each with its output (or its error, a failed item under collect) and its attempts. A resumed run does not run them again; present only on a step that has not finished.
+     */
+    finished_items?: FinishedMapItem[];
+    /**
+     * A map step of a resumed run's start record: how many of its items had finished (finished_items) when it was resumed; a later resume with more counts its interruptions afresh.
+     */
+    items_resumed?: number;
     /**
      * A step of a fork reused from the source run (docs/rerun.md), not executed in this run: the source run's id and the tokens it spent on the step. This run's `tokens_used` for the step is null (it called no model), so the tokens of a run's steps add up to what the run spent.
      */
@@ -226,4 +238,10 @@ export interface MapItemsSummary {
     index: number;
     error: string;
   }[];
+}
+export interface FinishedMapItem {
+  index: number;
+  attempts: number;
+  output?: unknown;
+  error?: string;
 }

@@ -184,7 +184,7 @@ export interface WorkflowStep {
     timeout_seconds?: number | null;
   };
   /**
-   * A map step (kind map): runs its body (its agent:) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.
+   * A map step (kind map): runs its body (its agent:, or its workflow: each item a child run of that workflow) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.
    */
   for_each?: string | unknown[];
   /**

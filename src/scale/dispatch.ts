@@ -11,7 +11,7 @@ import { createRuntime } from '../engine/runtime.js';
 import type { RunService, Runtime, RuntimeOptions } from '../engine/types.js';
 import type { Logger } from '../log.js';
 import { createQueuedRuntime } from './queued-runtime.js';
-import { createScaleKeys } from './keys.js';
+import { RUN_STREAM_MAXLEN, createScaleKeys } from './keys.js';
 import { closeConnection, closeWithin } from './quiet-close.js';
 import { openRedis } from './redis-connection.js';
 import { createRunClaims, type RunClaims } from './run-claims.js';
@@ -164,6 +164,19 @@ export function startDispatch(options: DispatchOptions): Dispatch {
           queue,
           claims,
           subscriber: connections.changes,
+          recentEvents: async (runId) => {
+            const entries = await connections.commands.xrevrange(
+              keys.runEvents(runId),
+              '+',
+              '-',
+              'COUNT',
+              RUN_STREAM_MAXLEN,
+            );
+            return entries.flatMap(([id, fields]) => {
+              const event = decodeStreamEntry(id, fields)?.event;
+              return event === undefined ? [] : [event];
+            });
+          },
           // Until the deployment's event streams carry them, the runs this process executes.
           ...(worker === undefined ? {} : { events: worker }),
         });

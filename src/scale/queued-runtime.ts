@@ -49,6 +49,7 @@ import { failedWithoutSteps } from '../store/not-started-record.js';
 import { createWorkflowRegistry, resolveRunInputs } from '../workflow/index.js';
 import { parseClaimChange, type RunClaims } from './run-claims.js';
 import type { RunJob } from './run-queue.js';
+import { runningMapItems } from './map-items.js';
 import { createActiveMirror } from './active-mirror.js';
 import { persistently } from './persistently.js';
 import { unsubscribeQuietly } from './quiet-close.js';
@@ -70,6 +71,11 @@ export interface QueuedRuntimeOptions {
    * @default none waiting here
    */
   approvals?: (provider: string, showArguments: boolean) => RunService['approvals'];
+  /**
+   * The run's latest events, newest first (its Redis stream): a run on a worker is explained
+   * with its running map steps' item counts. @default none: no counts
+   */
+  recentEvents?: (runId: string) => Promise<WorkflowEvent[]>;
 }
 
 /** Seconds a run refused while the runtime shuts down is told to wait. */
@@ -331,7 +337,19 @@ export function createQueuedRuntime(options: QueuedRuntimeOptions): RunService {
     },
     isActive: (runId) => mirror.has(runId),
     activeRuns: () => mirror.list(),
-    locate: (runId) => locate(queue, claims, runId),
+    async locate(runId) {
+      const place = await locate(queue, claims, runId);
+      if (place?.state !== 'running' || options.recentEvents === undefined) return place;
+      let events: WorkflowEvent[];
+      try {
+        events = await options.recentEvents(runId);
+      } catch (error) {
+        log.warn({ runId, err: errorMessage(error) }, 'run events not read for explain');
+        return place;
+      }
+      const items = runningMapItems(events);
+      return items.size === 0 ? place : { ...place, items };
+    },
     async getWorkflow(name) {
       return (await registry.get(name)).compiled;
     },

@@ -10,7 +10,7 @@
  */
 import { open, rename } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import type { FinishedMapItem, RunRecord, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { CONTENT_LIMIT_VARIABLES } from '../workflow/limits.js';
 import { journalFileName, type JournalLine } from './run-journal.js';
@@ -33,6 +33,10 @@ function isJournalLine(value: unknown): value is JournalLine {
   if (line.full === true) return typeof line.bytes === 'number';
   if (!Number.isInteger(line.i)) return false;
   if (typeof line.started === 'string') return true;
+  if (typeof line.item === 'object' && line.item !== null) {
+    const item = line.item as Record<string, unknown>;
+    return Number.isInteger(item.index) && Number.isInteger(item.attempts);
+  }
   const step = line.step as Record<string, unknown> | undefined;
   return typeof step === 'object' && step !== null && typeof step.step_name === 'string';
 }
@@ -78,6 +82,8 @@ export function foldJournalLines(
 ): { record: RunRecord; warning: string | undefined } {
   const steps = [...record.steps];
   let full: number | undefined;
+  /** Map items finished, by step index then item index (applied last, to unfinished steps). */
+  let items: Map<number, Map<number, FinishedMapItem>> | undefined;
   for (const line of lines) {
     if ('full' in line) {
       full = line.bytes;
@@ -85,7 +91,15 @@ export function foldJournalLines(
     }
     const current = steps[line.i];
     if (current === undefined) continue;
-    if ('step' in line) {
+    if ('item' in line) {
+      items ??= new Map();
+      let step = items.get(line.i);
+      if (step === undefined) {
+        step = new Map();
+        items.set(line.i, step);
+      }
+      step.set(line.item.index, line.item);
+    } else if ('step' in line) {
       if (line.step.step_name === current.step_name) steps[line.i] = line.step;
     } else if (current.status === STEP_STATUS.PENDING || current.status === STEP_STATUS.RUNNING) {
       // A started line of a later attempt (a resumed run) raises the count of attempts begun.
@@ -99,6 +113,19 @@ export function foldJournalLines(
           ? { metadata: { ...current.metadata, attempts: begun } }
           : {}),
       };
+    }
+  }
+  if (items !== undefined) {
+    for (const [i, finished] of items) {
+      const current = steps[i]!;
+      if (current.status !== STEP_STATUS.PENDING && current.status !== STEP_STATUS.RUNNING)
+        continue;
+      // The items a resumed run's start record carried, then those its journal adds.
+      const merged = new Map<number, FinishedMapItem>();
+      for (const item of current.metadata.finished_items ?? []) merged.set(item.index, item);
+      for (const [index, item] of finished) merged.set(index, item);
+      const list = [...merged.values()].sort((a, b) => a.index - b.index);
+      steps[i] = { ...current, metadata: { ...current.metadata, finished_items: list } };
     }
   }
   return {

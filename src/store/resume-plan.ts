@@ -12,6 +12,8 @@
  *   (`metadata.interruptions` + 1); the new start record counts the attempt the resumed run is
  *   about to make and this interruption, so a step that kills its process every time fails
  *   `interrupted` after `max_attempts` interruptions instead of looping.
+ *   A map step's items that had finished (`metadata.finished_items`, folded from its journal's
+ *   item lines) are carried into that record: its next attempt does not run them again.
  * - Every other step (pending, or skipped with reason `interrupted`) starts afresh.
  *
  * Pure: no I/O.
@@ -19,7 +21,7 @@
 import type { EngineSeed, StepOutcome } from '../../machines/engine-contract.js';
 import { join } from 'node:path';
 import { errorMessage, RunNotResumableError } from '../errors.js';
-import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import type { FinishedMapItem, RunRecord, StepRecord } from '../generated/run-record.js';
 import { usageFromRecord } from '../llm/usage-record.js';
 import { TRUNCATED_FLAG } from '../workflow/size-bounds.js';
 import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
@@ -79,7 +81,12 @@ export function resumePlan(record: RunRecord, workflow: CompiledWorkflow): Resum
     }
     const begun = unfinishedAttempts(entry);
     if (begun === 0) return pendingRecord(entry, {});
-    const times = interruptionsOf(entry) + 1;
+    // A map step's finished items go on in its new start record: a second interruption keeps them.
+    const items = step.map === undefined ? undefined : finishedItems(entry);
+    // A map step whose items got further since its last resume was not stuck: its interruptions
+    // count again from this one (an item that kills its process every time makes no progress).
+    const progressed = (items?.length ?? 0) > (entry.metadata.items_resumed ?? 0);
+    const times = progressed ? 1 : interruptionsOf(entry) + 1;
     attempts.set(step.name, begun);
     interruptions.set(step.name, times);
     interrupted.push(step.name);
@@ -89,6 +96,7 @@ export function resumePlan(record: RunRecord, workflow: CompiledWorkflow): Resum
       attempts: begun + 1,
       interruptions: times,
       ...(asked === null ? {} : { requested_at: asked }),
+      ...(items === undefined ? {} : { finished_items: items, items_resumed: items.length }),
     });
   });
   return { seed: { steps: finished, attempts, interruptions }, steps, interrupted };
@@ -139,6 +147,22 @@ function finishedOutcome(step: StepRecord): StepOutcome | undefined {
     ...(step.messages === undefined ? {} : { messages: step.messages }),
     ...(step.metadata.items === undefined ? {} : { items: step.metadata.items }),
   };
+}
+
+/**
+ * The finished items an unfinished map step's record lists (`metadata.finished_items`), or
+ * undefined: none, or the list cut to a marker by the run-record bound (those items run again).
+ */
+export function finishedItems(step: StepRecord): FinishedMapItem[] | undefined {
+  const items = step.metadata.finished_items;
+  if (!Array.isArray(items) || items.length === 0) return undefined;
+  return items.filter(
+    (item) =>
+      typeof item === 'object' &&
+      item !== null &&
+      Number.isInteger(item.index) &&
+      Number.isInteger(item.attempts),
+  );
 }
 
 /** Attempts begun by a step that did not finish (0: it never started). */

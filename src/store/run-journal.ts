@@ -23,7 +23,7 @@
  */
 import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { StepRecord } from '../generated/run-record.js';
+import type { FinishedMapItem, StepRecord } from '../generated/run-record.js';
 import type { Logger } from '../log.js';
 import { DEFAULT_CONTENT_LIMITS } from '../workflow/limits.js';
 import { PREVIEW_CHARS, truncationMarker } from '../workflow/size-bounds.js';
@@ -38,12 +38,14 @@ export const JOURNAL_FILE = /^\.(.+\.json)\.journal$/;
 
 /**
  * One journal line: a step started (`started`, ISO time; `a`, the attempt, when not the first:
- * a resumed run continues the count) or finished (`step`), or the note that the journal reached
- * its bound (`full`, the bytes written) and nothing more was appended.
+ * a resumed run continues the count) or finished (`step`), an item of a running map step finished
+ * (`item`: its index, attempts and output or error; docs/durable-runs.md), or the note that the
+ * journal reached its bound (`full`, the bytes written) and nothing more was appended.
  */
 export type JournalLine =
   | { i: number; started: string; a?: number }
   | { i: number; step: StepRecord }
+  | { i: number; item: FinishedMapItem }
   | { full: true; bytes: number };
 
 /** What the journal reads of a run when it commits. */
@@ -82,6 +84,12 @@ export interface RunJournal {
   /** Attempt `attempt` of step `index` started (the first attempt, or the first of a resumed run). */
   stepStarted(source: JournalSource, index: number, time: number, attempt?: number): void;
   stepFinished(source: JournalSource, index: number): void;
+  /**
+   * Item `item.index` of running map step `index` finished: its line goes with the next commit
+   * (group-committed with the step lines: no write of its own). A line over `maxLineBytes` is not
+   * written (the item runs again at a resume).
+   */
+  itemFinished(source: JournalSource, index: number, item: FinishedMapItem): void;
   /** The run is ending: its pending lines are dropped (its end record is being written). */
   runEnding(source: JournalSource): void;
   /** The run's end record is on disk: its journal (if any) is removed. */
@@ -104,6 +112,8 @@ interface Pending {
   /** Step index → start time and attempt. */
   started: Map<number, { time: number; attempt: number }>;
   finished: number[];
+  /** Map items finished (step index, item); made by the first. */
+  items?: { i: number; item: FinishedMapItem }[];
 }
 
 export function createRunJournal(options: RunJournalOptions): RunJournal {
@@ -168,6 +178,11 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
       if (attempt > 1) line.a = attempt;
       lines.push(JSON.stringify(line));
     }
+    // After the step's started line (a fold applies them to the running step).
+    for (const { i, item } of state.items ?? []) {
+      const line = JSON.stringify({ i, item } satisfies JournalLine);
+      if (line.length <= maxLineBytes) lines.push(line);
+    }
     // Room for the `full` line (64 bytes) is kept back: it always fits.
     let text = '';
     let bytes = size;
@@ -229,7 +244,14 @@ export function createRunJournal(options: RunJournalOptions): RunJournal {
       if (!closed && !full.has(source)) entry(source).started.set(index, { time, attempt });
     },
     stepFinished(source, index) {
-      if (!closed && !full.has(source)) entry(source).finished.push(index);
+      if (closed || full.has(source)) return;
+      const state = entry(source);
+      state.finished.push(index);
+      // The step's record holds its items now: their pending lines would say less.
+      if (state.items !== undefined) state.items = state.items.filter((line) => line.i !== index);
+    },
+    itemFinished(source, index, item) {
+      if (!closed && !full.has(source)) (entry(source).items ??= []).push({ i: index, item });
     },
     runEnding(source) {
       pending.delete(source);

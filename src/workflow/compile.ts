@@ -90,6 +90,9 @@ function compileKind(
     case 'agent':
     case 'map': {
       const agent = spec.label(step);
+      if (spec.kind === 'map' && step.workflow !== undefined) {
+        return { kind: spec.kind, agent, tier: 0, workflowCall: { workflow: step.workflow } };
+      }
       return { kind: spec.kind, agent, tier: parseAgentName(agent)?.tier ?? 0 };
     }
     case 'workflow':

@@ -12,7 +12,7 @@ import { compileWorkflow } from './compile.js';
 import { DEFAULT_CONTENT_LIMITS, type ContentLimits } from './limits.js';
 import { parseWorkflowYaml } from './parse.js';
 import type { CompiledWorkflow } from './types.js';
-import { assertWorkflowCalls } from './kinds/workflow-call.js';
+import { assertWorkflowCalls, calledWorkflow } from './kinds/workflow-call.js';
 import { isErrno, isWorkflowName, stem, workflowFiles, workflowNameOf } from './workflow-files.js';
 
 export { isWorkflowName, workflowNameOf };
@@ -176,7 +176,7 @@ export function createWorkflowRegistry(options: WorkflowRegistryOptions): Workfl
   async function get(nameOrPath: string): Promise<LoadedWorkflow> {
     const loaded = await getOwn(nameOrPath);
     // Only workflows with sub-workflow steps have anything to check (one lookup per child).
-    if (loaded.compiled.steps.some((step) => step.workflowCall !== undefined)) {
+    if (loaded.compiled.steps.some((step) => calledWorkflow(step) !== undefined)) {
       await checkCalls(loaded.compiled);
     }
     return loaded;

@@ -32,8 +32,14 @@ export interface StepKindSpec {
 
 export const STEP_KIND_SPECS: { readonly [K in StepKind]: StepKindSpec & { kind: K } } = {
   agent: { kind: 'agent', key: 'agent', label: (step) => step.agent ?? '' },
-  // The label is the body's agent: the step's events and records name the agent that ran.
-  map: { kind: 'map', key: 'for_each', label: (step) => step.agent ?? '', bodyKeys: ['agent'] },
+  // The label is the body's: the agent that ran, or `workflow:<child>` for a sub-workflow body.
+  map: {
+    kind: 'map',
+    key: 'for_each',
+    label: (step) =>
+      step.workflow === undefined ? (step.agent ?? '') : `workflow:${step.workflow}`,
+    bodyKeys: ['agent', 'workflow'],
+  },
   // A sub-workflow step (kinds/workflow-call.ts): `workflow:<child workflow>`.
   workflow: {
     kind: 'workflow',

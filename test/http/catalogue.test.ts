@@ -105,6 +105,7 @@ describe('HTTP catalogue endpoints', () => {
         'conditional_branching',
         'human_review',
         'map_demo',
+        'map_sub_workflow_demo',
         'parallel_analysis',
         'sub_workflow_demo',
         'test_deterministic',

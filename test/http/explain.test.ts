@@ -139,6 +139,16 @@ steps:
     inputs: { tool: file_write, args: { path: note.txt, content: hello } }
 `;
 
+const MAP_APPROVE = `name: explain_map_approve
+steps:
+  - name: save_each
+    for_each: [a.txt, b.txt]
+    max_concurrency: 1
+    agent: tier0_tool
+    tools: [file_write]
+    inputs: { tool: file_write, args: { path: '\${item.value}', content: hello } }
+`;
+
 const FAILING = `name: explain_fail
 steps:
   - name: ok
@@ -169,6 +179,7 @@ describe('GET /api/runs/{run_id}/explain', function () {
       ['explain_limit', LIMITED],
       ['explain_approve', APPROVE],
       ['explain_fail', FAILING],
+      ['explain_map_approve', MAP_APPROVE],
     ] as const)
       await writeFile(join(svc.workflowsDir, `${name}.yaml`), text);
     return svc;
@@ -335,6 +346,27 @@ describe('GET /api/runs/{run_id}/explain', function () {
           `anyone with the service's API key answers it: POST /api/approvals/${required.call_id} or agentic approvals approve|deny ${required.call_id}`,
         );
         expect(wait.message).to.include(`tool call file_write (${required.call_id}) has waited`);
+        const denied = await call(s.url, 'POST', `/api/approvals/${required.call_id}`, {
+          decision: 'deny',
+        });
+        expect(denied.status, denied.text).to.equal(200);
+        await s.finished(runId);
+      });
+
+      it("shows a map item's pending approval as its map step's wait", async () => {
+        const s = await service();
+        const events = watchEvents(s);
+        stop = events.off;
+        const runId = await startRun(s, 'explain_map_approve', adapter);
+        const required = (await events.until(
+          (event) => event.run_id === runId && event.type === 'approval_required',
+        )) as Extract<WorkflowEvent, { type: 'approval_required' }>;
+        const answer = await explain(s, runId);
+        expect(stepOf(answer, 'save_each').status).to.equal('awaiting_approval');
+        expect(waitOf(answer, 'save_each', 'approval')).to.include({
+          call_id: required.call_id,
+          tool_name: 'file_write',
+        });
         const denied = await call(s.url, 'POST', `/api/approvals/${required.call_id}`, {
           decision: 'deny',
         });

@@ -47,6 +47,35 @@ describe('map steps over HTTP', function () {
     });
   });
 
+  it('runs the shipped map_sub_workflow_demo: one child run per text, outputs in list order', async () => {
+    svc = await startTestService();
+    const res = await call(svc.url, 'POST', '/api/run', { workflow: 'map_sub_workflow_demo' });
+    expect(res.status, res.text).to.equal(200);
+    const runId = (res.body as { run_id: string }).run_id;
+    const record = await svc.finished(runId);
+    expect(record.status, record.error ?? '').to.equal('success');
+    const texts = ['first text', 'second', 'the third one'];
+    expect(record.final_output).to.deep.equal({
+      summaries: texts.map((text) => ({
+        processed: text,
+        length: text.length,
+        summary: `[demo] ${text} (${text.length} characters)`,
+      })),
+      failed: 0,
+      report: `first child said [demo] first text (10 characters)`,
+    });
+    const ids = [0, 1, 2].map((i) => `${runId}-summarise_each-i${i}-1`);
+    expect(record.extra).to.deep.include({ child_run_ids: ids });
+    for (const [i, id] of ids.entries()) {
+      const child = await svc.finished(id);
+      expect(child.extra).to.deep.include({
+        parent_run_id: runId,
+        parent_step: 'summarise_each',
+        parent_item: i,
+      });
+    }
+  });
+
   it('shows a map step in the graph machine: kind, map settings, a running state saying so', async () => {
     svc = await startTestService();
     const res = await call(svc.url, 'GET', '/api/workflows/map_demo/machine');

@@ -11,6 +11,9 @@ import type { RunExplanationResponse } from '../../src/generated/api/run-explana
 import type { WorkflowEvent } from '../../src/engine/types.js';
 import { createSilentLogger } from '../../src/log.js';
 import { startDispatch, type Dispatch } from '../../src/scale/dispatch.js';
+import { createScaleKeys } from '../../src/scale/keys.js';
+import { openRedis } from '../../src/scale/redis-connection.js';
+import { attachRunPublisher } from '../../src/scale/run-publisher.js';
 import { call, startTestService, type TestService } from '../http/harness.js';
 import { startTestRedis, type TestRedis } from '../redis/redis-server.js';
 
@@ -25,6 +28,16 @@ steps:
 const WAITING = `name: waiting
 steps:
   - { name: wait, agent: tier0_sleep, inputs: { ms: 600000 } }
+`;
+
+const MAPPED = `name: mapped_slow
+steps:
+  - name: each
+    for_each: [0, 0, 600000, 600000, 600000]
+    as: ms
+    max_concurrency: 2
+    agent: tier0_sleep
+    inputs: { ms: '\${item.ms}' }
 `;
 
 async function explain(url: string, runId: string): Promise<RunExplanationResponse> {
@@ -50,7 +63,11 @@ describe('GET /api/runs/{run_id}/explain with Redis (worker queue)', function ()
   after(async () => {
     await redis.stop();
   });
+  /** What a test started beside the service and the worker, to stop after them. */
+  let alsoStop: (() => Promise<void>) | undefined;
   afterEach(async () => {
+    await alsoStop?.();
+    alsoStop = undefined;
     await worker?.close(0);
     worker = undefined;
     await svc?.dispose();
@@ -174,6 +191,68 @@ describe('GET /api/runs/{run_id}/explain with Redis (worker queue)', function ()
       decision: 'deny',
     });
     expect(denied.status, denied.text).to.equal(200);
+  });
+
+  it("counts the items of a running map step of a run on a worker (from the run's event stream)", async () => {
+    svc = await startTestService({
+      env: { REDIS_URL: redis.url, AGENTIC_ROLE: 'api', AGENTIC_REDIS_PREFIX: 'explain-map' },
+    });
+    await writeFile(join(svc.workflowsDir, 'mapped_slow.yaml'), MAPPED);
+    const config = loadConfig({
+      REDIS_URL: redis.url,
+      AGENTIC_REDIS_PREFIX: 'explain-map',
+      AGENTIC_ROLE: 'worker',
+      AGENTIC_RUNS_DIR: svc.runsDir,
+      AGENTIC_WORKFLOWS_DIR: svc.workflowsDir,
+      AGENTIC_NO_LLM: '1',
+    });
+    const logger = createSilentLogger();
+    let framed!: () => void;
+    const twoDone = new Promise<void>((resolve) => (framed = resolve));
+    worker = startDispatch({
+      config,
+      logger,
+      runtime: { workflowsDir: svc.workflowsDir, runsDir: svc.runsDir, noLlm: true, logger },
+    });
+    worker.executor.subscribe((event: WorkflowEvent) => {
+      if (event.type === 'step_complete' && event.items?.done === 2) framed();
+    });
+    // The worker's events go to the runs' Redis streams, as the worker service sends them.
+    const publishing = openRedis({ url: redis.url, logger, name: 'test-publisher' });
+    const detach = attachRunPublisher(worker.executor, {
+      redis: publishing,
+      keys: createScaleKeys('explain-map'),
+      streamTtlMs: 60_000,
+      instanceId: 'test-worker',
+      logger,
+    });
+    alsoStop = async () => {
+      detach();
+      await publishing.quit();
+    };
+    const res = await call(svc.url, 'POST', '/api/run', {
+      workflow: 'mapped_slow',
+      run_id: 'w-map',
+    });
+    expect(res.status, res.text).to.equal(200);
+    await twoDone;
+    // The frame reaches the run's Redis stream a moment after the worker's event: each look is a
+    // request (no timer) until the api instance reads it there.
+    let answer = await explain(svc.url, 'w-map');
+    for (let looks = 0; answer.steps.length === 0 && looks < 500; looks++)
+      answer = await explain(svc.url, 'w-map');
+    expect(answer).to.include({ status: 'running', reason: 'on_worker', source: 'queue' });
+    expect(answer.steps).to.have.length(1);
+    expect(answer.steps[0]).to.deep.include({
+      step: 'each',
+      status: 'running',
+      // As of the latest item frame: item 1 had just ended, item 2 not yet started.
+      items: { total: 5, done: 2, failed: 0, running: 1, pending: 2 },
+    });
+    expect(answer.steps[0]!.waits[0]!.message).to.equal(
+      'running on the worker; items: 2 of 5 done, 0 failed, 1 running, 2 pending',
+    );
+    expect(answer.message).to.include('; each: items 2 of 5 done');
   });
 
   it('explains the runs of its own worker from their engine (role all)', async () => {

@@ -24,7 +24,7 @@ import { addUsage, type TokenUsage } from '../../llm/types.js';
 import { describeValue } from '../../workflow/input-types.js';
 import { MAP_ITEM_FAILURE, MAP_ITEM_INDEX } from '../../workflow/kinds/map.js';
 import type { CompiledStep, EvalScope } from '../../workflow/types.js';
-import type { MapItemsSummary } from '../../generated/run-record.js';
+import type { FinishedMapItem, MapItemsSummary } from '../../generated/run-record.js';
 import type {
   AttemptResult,
   AttemptRunner,
@@ -63,6 +63,8 @@ export interface MapItemEnd {
   status: 'success' | 'failed';
   attempts: number;
   error: string | null;
+  /** Its output (a success). @default none */
+  output?: unknown;
 }
 
 /** What the run is told of a map step's items. */
@@ -83,6 +85,11 @@ export interface MapExecutorOptions {
   runBody: AttemptRunner;
   /** @default none */
   listener?: MapItemListener | undefined;
+  /**
+   * The items of map step `step` that finished before the run was interrupted (a resumed run,
+   * docs/durable-runs.md): they keep their outcome and do not run again. @default none
+   */
+  finishedItems?: ((step: CompiledStep) => readonly FinishedMapItem[] | undefined) | undefined;
 }
 
 /** The executor of map steps. Never rejects (the {@link AttemptRunner} contract). */
@@ -122,6 +129,8 @@ class MapAttempt {
   private readonly progress: MapProgress;
   private readonly failures: { index: number; error: string }[] = [];
   private next = 0;
+  /** Items restored from a resumed run's record (1: finished before), skipped by `fill`. */
+  private skip: Uint8Array | undefined;
   private tokens: TokenUsage | null = null;
   private model: string | null = null;
   private stopped: string | undefined;
@@ -143,6 +152,28 @@ class MapAttempt {
     this.collect = map.onItemFailure === MAP_ITEM_FAILURE.COLLECT;
     this.results = new Array<unknown>(list.length).fill(null);
     this.progress = { total: list.length, done: 0, failed: 0, running: 0 };
+    const finished = options.finishedItems?.(request.step);
+    if (finished !== undefined) this.restore(finished);
+  }
+
+  /** Items a resumed run had finished: their outcomes taken as they were, not run again. */
+  private restore(finished: readonly FinishedMapItem[]): void {
+    const skip = new Uint8Array(this.list.length);
+    for (const item of finished) {
+      if (item.index >= this.list.length || skip[item.index] === 1) continue;
+      skip[item.index] = 1;
+      if (item.error === undefined) {
+        this.results[item.index] = item.output ?? null;
+        this.progress.done++;
+        continue;
+      }
+      this.progress.failed++;
+      if (this.failures.length < MAX_RECORDED_ITEM_FAILURES)
+        this.failures.push({ index: item.index, error: item.error });
+      if (this.collect) this.results[item.index] = { error: item.error };
+      else this.stopped ??= `item ${item.index} failed: ${item.error}`;
+    }
+    this.skip = skip;
   }
 
   run(): Promise<AttemptResult> {
@@ -167,6 +198,7 @@ class MapAttempt {
       this.next < this.list.length
     ) {
       const index = this.next++;
+      if (this.skip?.[index] === 1) continue;
       this.progress.running++;
       this.runItem(index, 1).then(
         (end) => this.itemEnded(end),
@@ -197,13 +229,13 @@ class MapAttempt {
     }
     for (let attempt = first; ; attempt++) {
       const result = await this.options.runBody(
-        new ItemAttempt(this.body, input, scope, attempt, this),
+        new ItemAttempt(this.body, input, scope, attempt, this, index, this.request.attempt),
       );
       this.tokens = addUsage(this.tokens, result.tokensUsed);
       if (result.modelUsed !== null) this.model = result.modelUsed;
       if (result.ok) {
         this.results[index] = result.output;
-        return { index, status: 'success', attempts: attempt, error: null };
+        return { index, status: 'success', attempts: attempt, error: null, output: result.output };
       }
       const error = result.error ?? 'failed';
       if (attempt >= max || this.settled || this.stopped !== undefined) {
@@ -212,6 +244,24 @@ class MapAttempt {
       await this.delay(this.options.retryDelayMs(attempt));
       if (this.settled) return { index, status: 'failed', attempts: attempt, error };
     }
+  }
+
+  /** Items with a tool call waiting for approval (their body has `tools:`). */
+  private approvalsWaiting = 0;
+
+  /**
+   * The attempt's `onApproval` for its items (a body with `tools:`): the map step waits for an
+   * approval while any of its items does, so explain and the graph machine say so.
+   */
+  get itemApproval(): ((waiting: boolean) => void) | undefined {
+    const report = this.request.onApproval;
+    if (report === undefined) return undefined;
+    return (waiting) => {
+      const before = this.approvalsWaiting;
+      this.approvalsWaiting = Math.max(0, before + (waiting ? 1 : -1));
+      if (before > 0 !== this.approvalsWaiting > 0 && !this.settled)
+        report(this.approvalsWaiting > 0);
+    };
   }
 
   /** Whether the items are aborted: the run was, or an item failed under fail_fast. */
@@ -294,13 +344,18 @@ class MapAttempt {
 
 /** One attempt of the body for one item; its signal is the map's (made when first read). */
 class ItemAttempt {
+  readonly item: { index: number; stepAttempt: number };
   constructor(
     readonly step: CompiledStep,
     readonly input: Record<string, unknown>,
     readonly scope: EvalScope,
     readonly attempt: number,
     private readonly map: MapAttempt,
-  ) {}
+    index: number,
+    stepAttempt: number,
+  ) {
+    this.item = { index, stepAttempt };
+  }
 
   get signal(): AbortSignal {
     return this.map.itemSignal();
@@ -309,7 +364,14 @@ class ItemAttempt {
   get aborted(): boolean {
     return this.map.itemsAborted;
   }
+
+  get onApproval(): (waiting: boolean) => void {
+    return this.map.itemApproval ?? ignoreApproval;
+  }
 }
+
+/** An item's approval waits when its map step's attempt reports none (a body without tools). */
+function ignoreApproval(): void {}
 
 function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)

@@ -33,6 +33,8 @@ export type StartChildRun = (request: {
   step: CompiledStep;
   input: Record<string, unknown>;
   attempt: number;
+  /** A map step's item (its body is this sub-workflow): index and the map step's attempt. */
+  item?: { index: number; stepAttempt: number } | undefined;
 }) => Promise<ChildRun>;
 
 export interface WorkflowStepOptions {
@@ -57,7 +59,12 @@ export function createWorkflowStepExecutor(options: WorkflowStepOptions): Attemp
     if (request.aborted ?? signal.aborted) return failure(errorMessage(signal.reason));
     let child: ChildRun;
     try {
-      child = await options.startChild({ step, input: request.input, attempt: request.attempt });
+      child = await options.startChild({
+        step,
+        input: request.input,
+        attempt: request.attempt,
+        item: request.item,
+      });
     } catch (error) {
       return failure(`workflow '${name}' did not start: ${errorMessage(error)}`);
     }

@@ -256,7 +256,7 @@ const schema31 = {
         for_each: {
           type: ['string', 'array'],
           description:
-            "A map step (kind map): runs its body (its agent:) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.",
+            "A map step (kind map): runs its body (its agent:, or its workflow: each item a child run of that workflow) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.",
         },
         as: {
           type: 'string',
@@ -486,7 +486,7 @@ const schema35 = {
     for_each: {
       type: ['string', 'array'],
       description:
-        "A map step (kind map): runs its body (its agent:) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.",
+        "A map step (kind map): runs its body (its agent:, or its workflow: each item a child run of that workflow) once per item of this list, a template (${steps.list.outputs.files}) or a literal list; the body's inputs read the item as ${item.<as>} and its position as ${item.index}. Anything but a list fails the step. docs/workflow-format.md, Map over a list.",
     },
     as: {
       type: 'string',

@@ -87,13 +87,34 @@ async function explainPlace(
       status: call.kind === 'input' ? 'awaiting_input' : 'awaiting_approval',
       waits: [approvalWait(call, approvals.provider, now)],
     }));
+  // Its running map steps' item counts, from the latest item frames of its event stream.
+  const counted: string[] = [];
+  for (const [step, progress] of place.items ?? []) {
+    const { total, done, failed, running } = progress;
+    const pending = Math.max(0, total - done - failed - running);
+    const words = `${done} of ${total} done, ${failed} failed, ${running} running, ${pending} pending`;
+    counted.push(`${step}: items ${words}`);
+    if (steps.some((s) => s.step === step)) continue;
+    steps.push({
+      step,
+      status: 'running',
+      waits: [{ reason: 'running', message: `running on the worker; items: ${words}` }],
+      items: { total, done, failed, running, pending },
+    });
+  }
+  const waiting = steps
+    .filter((s) => s.status !== 'running')
+    .map(
+      (s) =>
+        `${s.step} ${s.status === 'awaiting_input' ? 'waits for an answer' : 'waits for an approval'}`,
+    );
   return {
     run_id: runId,
     workflow,
     status: 'running',
     reason: 'on_worker',
     source: 'queue',
-    message: `${named} runs on worker ${place.worker ?? '(taking it now)'}; its steps are known there (its events stream through GET /api/runs/${runId}/stream)${steps.length === 0 ? '' : `; ${steps.map((s) => `${s.step} ${s.status === 'awaiting_input' ? 'waits for an answer' : 'waits for an approval'}`).join('; ')}`}.`,
+    message: `${named} runs on worker ${place.worker ?? '(taking it now)'}; its steps are known there (its events stream through GET /api/runs/${runId}/stream)${[...waiting, ...counted].map((part) => `; ${part}`).join('')}.`,
     ...(place.worker === undefined ? {} : { worker: place.worker }),
     steps,
   };

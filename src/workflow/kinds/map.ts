@@ -1,8 +1,9 @@
 /**
  * The map kind (docs/workflow-format.md, "Map over a list"): a step with `for_each:` runs its body
  * once per item of a list. Its body is a step of another kind, compiled here as that kind's
- * step (today an agent step: the step's `agent:`, `inputs:`, `max_attempts:`, `timeout_seconds:`,
- * `tools:`, `model:`, `verify:`, applied per item). The body's inputs read the item as
+ * step: an agent step (the step's `agent:`, `inputs:`, `max_attempts:`, `timeout_seconds:`,
+ * `tools:`, `model:`, `verify:`, applied per item) or a sub-workflow step (`workflow:`, each item a
+ * child run of that workflow, kinds/workflow-call.ts: checked at load as a sub-workflow step is). The body's inputs read the item as
  * `${item.<as>}` and its position as `${item.index}`; nothing else may read `item`, which the
  * validator checks at load like any reference.
  *
@@ -49,7 +50,11 @@ export function compileMapStep(
   doc: StepDocument,
   forEach: Evaluator,
 ): CompiledStep {
-  const body: CompiledStep = { ...compiled, kind: 'agent', outputs: {} };
+  const body: CompiledStep = {
+    ...compiled,
+    kind: doc.workflow === undefined ? 'agent' : 'workflow',
+    outputs: {},
+  };
   delete body.map;
   const map: CompiledMap = {
     forEach,
@@ -59,7 +64,7 @@ export function compileMapStep(
     onItemFailure: doc.on_item_failure ?? MAP_ITEM_FAILURE.FAIL_FAST,
     body,
   };
-  return {
+  const step: CompiledStep = {
     ...compiled,
     kind: 'map',
     inputs: (scope) => {
@@ -73,6 +78,9 @@ export function compileMapStep(
     verify: undefined,
     map,
   };
+  // The call is the body's (kinds/workflow-call.ts reads it there through calledWorkflow).
+  delete step.workflowCall;
+  return step;
 }
 
 const MAP_ONLY_KEYS = ['as', 'max_concurrency', 'on_item_failure'] as const;
@@ -94,11 +102,17 @@ export function checkMapStep(
     }
     return;
   }
-  if (step.agent === undefined) {
+  if (step.agent === undefined && step.workflow === undefined) {
     errors.push({
       loc: at('agent'),
-      msg: 'a map step runs its body once per item: agent is required (the body)',
+      msg: 'a map step runs its body once per item: agent or workflow is required (the body)',
       type: 'missing',
+    });
+  } else if (step.agent !== undefined && step.workflow !== undefined) {
+    errors.push({
+      loc: at('workflow'),
+      msg: 'a map step has one body: agent and workflow cannot both be set',
+      type: 'value_error.step_kind',
     });
   }
   if (step.as === MAP_ITEM_INDEX) {

@@ -8,7 +8,7 @@
  * or indirect) or nests deeper than {@link MAX_WORKFLOW_DEPTH}.
  */
 import { ERROR_CODES, ValidationError, type ErrorDetail } from '../../errors.js';
-import type { CompiledWorkflow } from '../types.js';
+import type { CompiledStep, CompiledWorkflow } from '../types.js';
 import { isPlainObject } from '../values.js';
 
 /**
@@ -22,6 +22,14 @@ export const MAX_WORKFLOW_DEPTH = 8;
 export interface CompiledWorkflowCall {
   /** The child workflow's name in the workflows directory, loaded when the step starts. */
   readonly workflow: string;
+}
+
+/**
+ * The workflow a step calls: a sub-workflow step's, or a map step's whose body is a sub-workflow
+ * (each item a child run); undefined for the other steps.
+ */
+export function calledWorkflow(step: CompiledStep): string | undefined {
+  return step.workflowCall?.workflow ?? step.map?.body.workflowCall?.workflow;
 }
 
 /** Step keys that mean nothing for a sub-workflow step (the child's steps have their own). */
@@ -64,7 +72,7 @@ export async function workflowCallProblems(
   root: CompiledWorkflow,
   lookup: WorkflowLookup,
 ): Promise<ErrorDetail[]> {
-  const calls = root.steps.filter((step) => step.workflowCall !== undefined);
+  const calls = root.steps.filter((step) => calledWorkflow(step) !== undefined);
   if (calls.length === 0) return [];
   const known = new Map<string, Promise<Found>>();
   const find = (name: string): Promise<Found> => {
@@ -85,7 +93,7 @@ export async function workflowCallProblems(
   const errors: ErrorDetail[] = [];
   for (const step of calls) {
     const at = (...rest: Loc): Loc => ['steps', step.index, ...rest];
-    const name = step.workflowCall!.workflow;
+    const name = calledWorkflow(step)!;
     if (name === root.name) {
       errors.push({
         loc: at('workflow'),
@@ -112,7 +120,9 @@ export async function workflowCallProblems(
       continue;
     }
     errors.push(...inputProblems(root, step.index, child));
-    errors.push(...outputProblems(root, step.name, step.index, child));
+    // A map's outputs are its {results, failed}, each result the child's outputs.
+    if (step.map === undefined) errors.push(...outputProblems(root, step.name, step.index, child));
+    else errors.push(...itemOutputProblems(root, step.name, child));
     const chain = await chainProblem([root.name, name], child, find, { visits: 0 });
     if (chain !== undefined) errors.push({ loc: at('workflow'), ...chain });
   }
@@ -182,6 +192,36 @@ function outputProblems(
 }
 
 /**
+ * What the parent reads of one item's result of a map over `child`
+ * (`steps.<step>.outputs.results[<n>].K`) against the child's declared outputs.
+ */
+function itemOutputProblems(
+  root: CompiledWorkflow,
+  stepName: string,
+  child: CompiledWorkflow,
+): ErrorDetail[] {
+  const declared = new Set(child.outputNames);
+  const errors: ErrorDetail[] = [];
+  for (const { loc, text } of expressionTexts(root)) {
+    if (!text.includes(stepName)) continue;
+    const pattern = new RegExp(
+      `(?<![\\w.])steps\\.${stepName}\\.outputs\\.results\\[\\s*\\d+\\s*\\](?:\\.([A-Za-z0-9_-]+)|\\[\\s*(['"])(.*?)\\2\\s*\\])`,
+      'g',
+    );
+    for (const match of text.matchAll(pattern)) {
+      const key = match[1] ?? match[3] ?? '';
+      if (declared.has(key)) continue;
+      errors.push({
+        loc,
+        msg: `workflow '${child.name}' declares no output '${key}' (its outputs: ${child.outputNames.join(', ') || 'none'})`,
+        type: 'value_error.unknown_output',
+      });
+    }
+  }
+  return errors;
+}
+
+/**
  * Where the chain of calls below `path`'s last workflow goes wrong: recursion (a workflow on the
  * path called again) or nesting past {@link MAX_WORKFLOW_DEPTH}, an unknown or invalid workflow
  * further down. `path` starts at the root.
@@ -194,7 +234,7 @@ async function chainProblem(
 ): Promise<{ msg: string; type: string } | undefined> {
   if (++budget.visits > MAX_VISITS) return undefined;
   for (const step of current.steps) {
-    const name = step.workflowCall?.workflow;
+    const name = calledWorkflow(step);
     if (name === undefined) continue;
     const chain = [...path, name];
     if (path.includes(name)) {

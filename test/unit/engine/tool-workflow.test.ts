@@ -53,6 +53,43 @@ describe('tier0_tool through the runtime', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  for (const adapter of ['native', 'graph'] as const) {
+    it(`a map item's tool call waiting for approval makes its map step awaiting_approval (${adapter})`, async () => {
+      const rt = make({ tools: { fileBaseDir: join(dir, 'base') }, defaultAdapter: adapter });
+      const asked: string[] = [];
+      const bothAsked = new Promise<void>((resolve) => {
+        const off = rt.subscribe((event) => {
+          if (event.type !== 'approval_required') return;
+          asked.push(event.call_id);
+          if (asked.length < 2) return;
+          off();
+          resolve();
+        });
+      });
+      const handle = await rt.start({
+        workflow: `name: map_tools
+steps:
+  - name: save_each
+    for_each: [a.txt, b.txt]
+    max_concurrency: 2
+    agent: tier0_tool
+    tools: [file_write]
+    inputs: { tool: file_write, args: { path: '\${item.value}', content: hi } }
+`,
+      });
+      await bothAsked;
+      const status = () =>
+        rt.explain(handle.runId)?.facts.steps.find((step) => step.name === 'save_each')?.status;
+      expect(status()).to.equal('awaiting_approval');
+      // The step waits while any of its items does.
+      rt.approvals.answer(asked[0]!, false);
+      expect(status()).to.equal('awaiting_approval');
+      rt.approvals.answer(asked[1]!, false);
+      const done = await handle.done;
+      expect(done.steps[0]!.status).to.equal('failed');
+    });
+  }
+
   it('runs a no-LLM workflow that writes, reads and remembers, with approval by policy', async () => {
     const rt = make({
       tools: {

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunRecord, StepRecord } from '../../../src/generated/run-record.js';
 import { interruptedRecord } from '../../../src/store/interrupted-record.js';
+import { foldJournalLines, parseJournal } from '../../../src/store/journal-recovery.js';
 import { resumePlan, ResumePlanError } from '../../../src/store/resume-plan.js';
 import { startedRunRecord } from '../../../src/store/run-record.js';
 import {
@@ -134,5 +135,57 @@ describe('pinned workflows', () => {
     await writeFile(path, (await readFile(path, 'utf8')).replace('tier0_echo', 'tier0_fail'));
     expect(await readPinnedWorkflow(dir, hash)).to.equal(undefined);
     expect(await readPinnedWorkflow(dir, 'sha256:../../etc')).to.equal(undefined);
+  });
+});
+
+describe('resumePlan of a map step interrupted mid-list', () => {
+  const mapped = compileWorkflow({
+    name: 'mapped',
+    steps: [{ name: 'each', for_each: [1, 2, 3], agent: 'tier0_echo' }],
+  });
+  const record = (): RunRecord =>
+    startedRunRecord({
+      runId: 'r2',
+      workflow: mapped,
+      adapter: 'native',
+      inputs: {},
+      startTime: Date.UTC(2026, 0, 1),
+      extra: {},
+    });
+
+  it("folds the journal's item lines into the running step and carries them into the new start record", () => {
+    const { record: folded } = foldJournalLines(
+      record(),
+      parseJournal(
+        [
+          '{"i":0,"started":"2026-01-01T00:00:01.000Z"}',
+          '{"i":0,"item":{"index":2,"attempts":1,"output":{"v":3}}}',
+          '{"i":0,"item":{"index":0,"attempts":2,"output":{"v":1}}}',
+          '',
+        ].join('\n'),
+      ),
+    );
+    expect(folded.steps[0]).to.deep.include({ status: 'running' });
+    expect(folded.steps[0]!.metadata.finished_items).to.deep.equal([
+      { index: 0, attempts: 2, output: { v: 1 } },
+      { index: 2, attempts: 1, output: { v: 3 } },
+    ]);
+    const plan = resumePlan(folded, mapped);
+    expect(plan.interrupted).to.deep.equal(['each']);
+    expect(plan.steps[0]).to.deep.include({ status: 'pending' });
+    expect(plan.steps[0]!.metadata).to.deep.equal({
+      attempts: 2,
+      interruptions: 1,
+      finished_items: folded.steps[0]!.metadata.finished_items,
+      items_resumed: 2,
+    });
+
+    // Interrupted again with no item further: the interruption counts.
+    const again = resumePlan(
+      { ...folded, steps: [{ ...plan.steps[0]!, status: 'running' }] },
+      mapped,
+    );
+    expect(again.steps[0]!.metadata).to.deep.include({ interruptions: 2, items_resumed: 2 });
+    expect(again.seed.interruptions?.get('each')).to.equal(2);
   });
 });

@@ -56,6 +56,28 @@ describe('run journals (store/run-journal.ts)', () => {
       .map((l) => JSON.parse(l) as unknown);
   }
 
+  it("group-commits a map step's finished items with its step lines; the step's end drops them", async () => {
+    const j = journal({ maxLineBytes: 200 });
+    const a = source('a.json');
+    j.stepStarted(a, 0, Date.UTC(2025, 0, 1));
+    j.itemFinished(a, 0, { index: 1, attempts: 1, output: { v: 1 } });
+    j.itemFinished(a, 0, { index: 0, attempts: 2, error: 'bad' });
+    // Over the line bound: not journaled (the item runs again at a resume).
+    j.itemFinished(a, 0, { index: 2, attempts: 1, output: { v: 'x'.repeat(300) } });
+    j.stepStarted(a, 1, Date.UTC(2025, 0, 1));
+    j.itemFinished(a, 1, { index: 0, attempts: 1, output: null });
+    j.stepFinished(a, 1);
+    clock.increment(50);
+    await j.close();
+    expect(appends).to.have.length(1);
+    expect(await lines('a.json')).to.deep.equal([
+      { i: 1, step: { step_name: 's1', status: 'success' } },
+      { i: 0, started: '2025-01-01T00:00:00.000Z' },
+      { i: 0, item: { index: 1, attempts: 1, output: { v: 1 } } },
+      { i: 0, item: { index: 0, attempts: 2, error: 'bad' } },
+    ]);
+  });
+
   it('group-commits the step events of a commit window: one append per run', async () => {
     const j = journal();
     const a = source('a.json');

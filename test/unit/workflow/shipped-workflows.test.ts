@@ -19,6 +19,7 @@ describe('shipped workflows', () => {
       'conditional_branching',
       'human_review',
       'map_demo',
+      'map_sub_workflow_demo',
       'parallel_analysis',
       'sub_workflow_demo',
       'test_deterministic',
