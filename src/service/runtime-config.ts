@@ -11,7 +11,7 @@ import { packageVersion, type Config } from '../config/index.js';
 import { processTurnSlicer } from '../engine/turn-slicer.js';
 import type { RuntimeOptions } from '../engine/types.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
-import type { RouterOptions } from '../llm/router.js';
+import type { LlmRouter, RouterOptions } from '../llm/router.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import { createLlmCallObserver } from '../metrics/llm-observer.js';
@@ -48,6 +48,17 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     maxActiveRuns: config.maxActiveRuns,
     ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
     stepTimeoutMs: config.stepTimeoutMs,
+    budgets: {
+      stepDownAt: config.budgetStepDownAt,
+      callMaxTokens: config.budgetCallMaxTokens,
+      // A call's worst-case cost is the dearest model its tier chain (or pin) may go to.
+      ...(parts.llm !== undefined && 'candidates' in parts.llm
+        ? {
+            candidates: (tier: number, model?: string) =>
+              (parts.llm as LlmRouter).candidates(tier, model),
+          }
+        : {}),
+    },
     defaultAdapter: config.defaultAdapter,
     logger: parts.logger,
     writeConcurrency: config.writeConcurrency,

@@ -22,6 +22,7 @@ import type { HistoryIndex } from '../../store/history.js';
 import type { Evaluator, PreparedEvaluation } from '../../eval/evaluator.js';
 import type { CompiledWorkflow } from '../../workflow/types.js';
 import { RUN_ID } from '../../store/history.js';
+import { budgetFromWire } from '../../engine/budget/budget-limits.js';
 import { param, requestBody } from '../context.js';
 import { parseRerunRequest, parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
@@ -165,6 +166,7 @@ export function registerRunRoutes(router: Router, deps: RunRouteDeps): void {
         ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
         ...(traceContext !== undefined ? { traceContext } : {}),
         ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
+        ...(request.budget == null ? {} : { budget: budgetFromWire(request.budget) }),
         ...(profile?.max_duration_minutes != null
           ? { timeoutMs: profile.max_duration_minutes * 60_000 }
           : {}),
