@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CATALOGUE_SCHEMA } from '../src/agents/catalogue-schema.js';
 import { MCP_CONFIG_SCHEMA } from '../src/tools/mcp/mcp-config-schema.js';
+import { PRICE_TABLE_SCHEMA } from '../src/llm/price-table-schema.js';
 
 // A CommonJS module: imported from ESM, its function is the `default` of its exports.
 const standaloneCode = standaloneCodeModule.default;
@@ -46,6 +47,11 @@ export const VALIDATORS: readonly ValidatorSpec[] = [
   {
     name: 'mcp-config',
     schema: { from: 'src/tools/mcp/mcp-config-schema.ts', value: MCP_CONFIG_SCHEMA },
+    options: { allErrors: true },
+  },
+  {
+    name: 'price-table',
+    schema: { from: 'src/llm/price-table-schema.ts', value: PRICE_TABLE_SCHEMA },
     options: { allErrors: true },
   },
   { name: 'run-request', schema: 'api/run-request.schema.json', options: REQUEST },

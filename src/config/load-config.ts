@@ -12,6 +12,7 @@ import { childProcessEnv } from './child-env.js';
 import type { AdapterName } from './adapter-names.js';
 import type { WriteSyncMode } from './write-sync-modes.js';
 import type { ResumePolicy } from './resume-policy.js';
+import { shippedPricesFile } from './package-info.js';
 import {
   resolveTraceSampler,
   type TraceSamplerName,
@@ -53,6 +54,8 @@ export interface Config {
   toolMaxBytes: number;
   /** AGENTIC_MCP_CONFIG: the MCP servers file; undefined: no MCP servers. */
   mcpConfigFile: string | undefined;
+  /** AGENTIC_PRICES_FILE: the price table (src/llm/prices.ts). @default the shipped agents/prices.yaml */
+  pricesFile: string;
   /** AGENTIC_TOOL_TIMEOUT_SECONDS, in ms. */
   toolTimeoutMs: number;
   /** AGENTIC_HTTP_MAX_REDIRECTS. */
@@ -285,6 +288,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     approvalEventArguments: bool('AGENTIC_APPROVAL_EVENT_ARGUMENTS'),
     toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
     mcpConfigFile: path('AGENTIC_MCP_CONFIG'),
+    pricesFile: path('AGENTIC_PRICES_FILE') ?? shippedPricesFile(),
     toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
     httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),
     agentMaxRounds: num('AGENTIC_AGENT_MAX_ROUNDS'),

@@ -37,3 +37,8 @@ export function shippedAgentCatalogue(): string {
 export function shippedModelsFile(): string {
   return join(packageRoot, 'agents', 'models.yaml');
 }
+
+/** The shipped price table (`AGENTIC_PRICES_FILE` replaces it). */
+export function shippedPricesFile(): string {
+  return join(packageRoot, 'agents', 'prices.yaml');
+}

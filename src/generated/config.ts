@@ -145,6 +145,10 @@ export interface Environment {
    */
   AGENTIC_MODELS_FILE?: string;
   /**
+   * YAML price table replacing the shipped agents/prices.yaml: USD per million tokens per provider:model (docs/llm.md, "Prices"). Checked at start-up. A model without a price costs null.
+   */
+  AGENTIC_PRICES_FILE?: string;
+  /**
    * Comma list of provider:model ids replacing tier 3's fallback chain (any AGENTIC_MODEL_TIER_<N>, N 1-5, works the same). Unset: the models file's chain (AGENTIC_MODELS_FILE).
    */
   AGENTIC_MODEL_TIER_3?: string;

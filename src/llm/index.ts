@@ -12,7 +12,16 @@ export type {
   ToolCall,
   ToolDefinition,
 } from './types.js';
-export { addUsage } from './types.js';
+export { addCost, addUsage } from './types.js';
+export {
+  callCostUsd,
+  loadPriceTable,
+  modelPrice,
+  parsePriceTable,
+  type ModelPrice,
+  type PriceTable,
+  type TokenRates,
+} from './prices.js';
 export { createNoLlmClient, PLACEHOLDER_MODEL } from './no-llm.js';
 export { createUnconfiguredLlmClient, LLM_NOT_CONFIGURED_MESSAGE } from './unconfigured.js';
 export { LLM_ERROR_KINDS, LlmError, type LlmErrorKind } from './llm-error.js';

@@ -6,9 +6,24 @@
 
 /** Tokens of one call (or summed over a step's attempts). */
 export interface TokenUsage {
+  /** Every input token, those read from or written to the prompt cache included. */
   input: number;
   output: number;
   total: number;
+  /**
+   * Input tokens read from the provider's prompt cache (a part of `input`): OpenAI's
+   * `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`, Gemini's
+   * `cachedContentTokenCount`. Absent: none reported.
+   */
+  cached?: number;
+  /** Input tokens written to the prompt cache (a part of `input`; Anthropic's `cache_creation_input_tokens`). */
+  cacheWrite?: number;
+  /**
+   * What these tokens cost in USD at the price table (src/llm/prices.ts), summed with them by
+   * {@link addUsage} so that a step's or a run's cost always covers exactly its tokens. Null
+   * (or absent): some of the tokens were spent on a model without a price, never guessed.
+   */
+  costUsd?: number | null;
 }
 
 /** A chat message. `tool` messages answer a tool call of the previous assistant message. */
@@ -173,9 +188,31 @@ export function spentTokens(error: unknown): TokenUsage | null {
   return spent ?? null;
 }
 
-/** Adds two usages (a step's attempts or loop iterations). */
+/**
+ * Adds two usages (a step's attempts or loop iterations). The cost is the sum of both costs,
+ * null when either is unknown: a sum over an unpriced call is not the cost.
+ */
 export function addUsage(a: TokenUsage | null, b: TokenUsage | null): TokenUsage | null {
   if (a === null) return b;
   if (b === null) return a;
-  return { input: a.input + b.input, output: a.output + b.output, total: a.total + b.total };
+  const cached = (a.cached ?? 0) + (b.cached ?? 0);
+  const cacheWrite = (a.cacheWrite ?? 0) + (b.cacheWrite ?? 0);
+  return {
+    input: a.input + b.input,
+    output: a.output + b.output,
+    total: a.total + b.total,
+    ...(cached > 0 ? { cached } : {}),
+    ...(cacheWrite > 0 ? { cacheWrite } : {}),
+    // Absent on both (a client that prices nothing): left absent, which reads as unknown.
+    ...(a.costUsd === undefined && b.costUsd === undefined
+      ? {}
+      : { costUsd: addCost(a.costUsd ?? null, b.costUsd ?? null) }),
+  };
+}
+
+/** The sum of two costs in USD; null when either is unknown. */
+export function addCost(a: number | null, b: number | null): number | null {
+  if (a === null || b === null) return null;
+  // Rounded like a call's cost: floating-point noise would otherwise grow with every sum.
+  return Math.round((a + b) * 1e11) / 1e11;
 }

@@ -232,6 +232,11 @@ const schema31 = {
       description:
         "YAML file of the tier fallback chains (tiers: {1: [provider:model, ...], ...}). Unset: the package's agents/models.yaml.",
     },
+    AGENTIC_PRICES_FILE: {
+      type: 'string',
+      description:
+        'YAML price table replacing the shipped agents/prices.yaml: USD per million tokens per provider:model (docs/llm.md, "Prices"). Checked at start-up. A model without a price costs null.',
+    },
     AGENTIC_MODEL_TIER_3: {
       type: 'string',
       description:
@@ -2717,8 +2722,8 @@ function validate20(
         }
       }
     }
-    if (data.AGENTIC_MODEL_TIER_3 !== undefined) {
-      let data35 = data.AGENTIC_MODEL_TIER_3;
+    if (data.AGENTIC_PRICES_FILE !== undefined) {
+      let data35 = data.AGENTIC_PRICES_FILE;
       if (typeof data35 !== 'string') {
         let dataType35 = typeof data35;
         let coerced35 = undefined;
@@ -2729,8 +2734,8 @@ function validate20(
             coerced35 = '';
           } else {
             const err68 = {
-              instancePath: instancePath + '/AGENTIC_MODEL_TIER_3',
-              schemaPath: '#/properties/AGENTIC_MODEL_TIER_3/type',
+              instancePath: instancePath + '/AGENTIC_PRICES_FILE',
+              schemaPath: '#/properties/AGENTIC_PRICES_FILE/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2746,13 +2751,13 @@ function validate20(
         if (coerced35 !== undefined) {
           data35 = coerced35;
           if (data !== undefined) {
-            data['AGENTIC_MODEL_TIER_3'] = coerced35;
+            data['AGENTIC_PRICES_FILE'] = coerced35;
           }
         }
       }
     }
-    if (data.AGENTIC_MODEL_TIER_4 !== undefined) {
-      let data36 = data.AGENTIC_MODEL_TIER_4;
+    if (data.AGENTIC_MODEL_TIER_3 !== undefined) {
+      let data36 = data.AGENTIC_MODEL_TIER_3;
       if (typeof data36 !== 'string') {
         let dataType36 = typeof data36;
         let coerced36 = undefined;
@@ -2763,8 +2768,8 @@ function validate20(
             coerced36 = '';
           } else {
             const err69 = {
-              instancePath: instancePath + '/AGENTIC_MODEL_TIER_4',
-              schemaPath: '#/properties/AGENTIC_MODEL_TIER_4/type',
+              instancePath: instancePath + '/AGENTIC_MODEL_TIER_3',
+              schemaPath: '#/properties/AGENTIC_MODEL_TIER_3/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2780,13 +2785,13 @@ function validate20(
         if (coerced36 !== undefined) {
           data36 = coerced36;
           if (data !== undefined) {
-            data['AGENTIC_MODEL_TIER_4'] = coerced36;
+            data['AGENTIC_MODEL_TIER_3'] = coerced36;
           }
         }
       }
     }
-    if (data.AGENTIC_MODEL_TIER_5 !== undefined) {
-      let data37 = data.AGENTIC_MODEL_TIER_5;
+    if (data.AGENTIC_MODEL_TIER_4 !== undefined) {
+      let data37 = data.AGENTIC_MODEL_TIER_4;
       if (typeof data37 !== 'string') {
         let dataType37 = typeof data37;
         let coerced37 = undefined;
@@ -2797,8 +2802,8 @@ function validate20(
             coerced37 = '';
           } else {
             const err70 = {
-              instancePath: instancePath + '/AGENTIC_MODEL_TIER_5',
-              schemaPath: '#/properties/AGENTIC_MODEL_TIER_5/type',
+              instancePath: instancePath + '/AGENTIC_MODEL_TIER_4',
+              schemaPath: '#/properties/AGENTIC_MODEL_TIER_4/type',
               keyword: 'type',
               params: { type: 'string' },
               message: 'must be string',
@@ -2814,24 +2819,58 @@ function validate20(
         if (coerced37 !== undefined) {
           data37 = coerced37;
           if (data !== undefined) {
-            data['AGENTIC_MODEL_TIER_5'] = coerced37;
+            data['AGENTIC_MODEL_TIER_4'] = coerced37;
           }
         }
       }
     }
-    let data38 = data.AGENTIC_LLM_BREAKER_THRESHOLD;
-    if (!(typeof data38 == 'number' && !(data38 % 1) && !isNaN(data38))) {
-      let dataType38 = typeof data38;
-      let coerced38 = undefined;
-      if (!(coerced38 !== undefined)) {
+    if (data.AGENTIC_MODEL_TIER_5 !== undefined) {
+      let data38 = data.AGENTIC_MODEL_TIER_5;
+      if (typeof data38 !== 'string') {
+        let dataType38 = typeof data38;
+        let coerced38 = undefined;
+        if (!(coerced38 !== undefined)) {
+          if (dataType38 == 'number' || dataType38 == 'boolean') {
+            coerced38 = '' + data38;
+          } else if (data38 === null) {
+            coerced38 = '';
+          } else {
+            const err71 = {
+              instancePath: instancePath + '/AGENTIC_MODEL_TIER_5',
+              schemaPath: '#/properties/AGENTIC_MODEL_TIER_5/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err71];
+            } else {
+              vErrors.push(err71);
+            }
+            errors++;
+          }
+        }
+        if (coerced38 !== undefined) {
+          data38 = coerced38;
+          if (data !== undefined) {
+            data['AGENTIC_MODEL_TIER_5'] = coerced38;
+          }
+        }
+      }
+    }
+    let data39 = data.AGENTIC_LLM_BREAKER_THRESHOLD;
+    if (!(typeof data39 == 'number' && !(data39 % 1) && !isNaN(data39))) {
+      let dataType39 = typeof data39;
+      let coerced39 = undefined;
+      if (!(coerced39 !== undefined)) {
         if (
-          dataType38 === 'boolean' ||
-          data38 === null ||
-          (dataType38 === 'string' && data38 && data38 == +data38 && !(data38 % 1))
+          dataType39 === 'boolean' ||
+          data39 === null ||
+          (dataType39 === 'string' && data39 && data39 == +data39 && !(data39 % 1))
         ) {
-          coerced38 = +data38;
+          coerced39 = +data39;
         } else {
-          const err71 = {
+          const err72 = {
             instancePath: instancePath + '/AGENTIC_LLM_BREAKER_THRESHOLD',
             schemaPath: '#/properties/AGENTIC_LLM_BREAKER_THRESHOLD/type',
             keyword: 'type',
@@ -2839,60 +2878,9 @@ function validate20(
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err71];
+            vErrors = [err72];
           } else {
-            vErrors.push(err71);
-          }
-          errors++;
-        }
-      }
-      if (coerced38 !== undefined) {
-        data38 = coerced38;
-        if (data !== undefined) {
-          data['AGENTIC_LLM_BREAKER_THRESHOLD'] = coerced38;
-        }
-      }
-    }
-    if (typeof data38 == 'number') {
-      if (data38 < 1 || isNaN(data38)) {
-        const err72 = {
-          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_THRESHOLD',
-          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_THRESHOLD/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err72];
-        } else {
-          vErrors.push(err72);
-        }
-        errors++;
-      }
-    }
-    let data39 = data.AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS;
-    if (!(typeof data39 == 'number')) {
-      let dataType39 = typeof data39;
-      let coerced39 = undefined;
-      if (!(coerced39 !== undefined)) {
-        if (
-          dataType39 == 'boolean' ||
-          data39 === null ||
-          (dataType39 == 'string' && data39 && data39 == +data39)
-        ) {
-          coerced39 = +data39;
-        } else {
-          const err73 = {
-            instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
-            schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
-          };
-          if (vErrors === null) {
-            vErrors = [err73];
-          } else {
-            vErrors.push(err73);
+            vErrors.push(err72);
           }
           errors++;
         }
@@ -2900,28 +2888,28 @@ function validate20(
       if (coerced39 !== undefined) {
         data39 = coerced39;
         if (data !== undefined) {
-          data['AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS'] = coerced39;
+          data['AGENTIC_LLM_BREAKER_THRESHOLD'] = coerced39;
         }
       }
     }
     if (typeof data39 == 'number') {
-      if (data39 < 0 || isNaN(data39)) {
-        const err74 = {
-          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
-          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/minimum',
+      if (data39 < 1 || isNaN(data39)) {
+        const err73 = {
+          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_THRESHOLD',
+          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_THRESHOLD/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err74];
+          vErrors = [err73];
         } else {
-          vErrors.push(err74);
+          vErrors.push(err73);
         }
         errors++;
       }
     }
-    let data40 = data.AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS;
+    let data40 = data.AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS;
     if (!(typeof data40 == 'number')) {
       let dataType40 = typeof data40;
       let coerced40 = undefined;
@@ -2933,17 +2921,17 @@ function validate20(
         ) {
           coerced40 = +data40;
         } else {
-          const err75 = {
-            instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
-            schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/type',
+          const err74 = {
+            instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
+            schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/type',
             keyword: 'type',
             params: { type: 'number' },
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err75];
+            vErrors = [err74];
           } else {
-            vErrors.push(err75);
+            vErrors.push(err74);
           }
           errors++;
         }
@@ -2951,50 +2939,50 @@ function validate20(
       if (coerced40 !== undefined) {
         data40 = coerced40;
         if (data !== undefined) {
-          data['AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS'] = coerced40;
+          data['AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS'] = coerced40;
         }
       }
     }
     if (typeof data40 == 'number') {
       if (data40 < 0 || isNaN(data40)) {
-        const err76 = {
-          instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
-          schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/minimum',
+        const err75 = {
+          instancePath: instancePath + '/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS',
+          schemaPath: '#/properties/AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err76];
+          vErrors = [err75];
         } else {
-          vErrors.push(err76);
+          vErrors.push(err75);
         }
         errors++;
       }
     }
-    let data41 = data.AGENTIC_LLM_MAX_IN_FLIGHT;
-    if (!(typeof data41 == 'number' && !(data41 % 1) && !isNaN(data41))) {
+    let data41 = data.AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS;
+    if (!(typeof data41 == 'number')) {
       let dataType41 = typeof data41;
       let coerced41 = undefined;
       if (!(coerced41 !== undefined)) {
         if (
-          dataType41 === 'boolean' ||
+          dataType41 == 'boolean' ||
           data41 === null ||
-          (dataType41 === 'string' && data41 && data41 == +data41 && !(data41 % 1))
+          (dataType41 == 'string' && data41 && data41 == +data41)
         ) {
           coerced41 = +data41;
         } else {
-          const err77 = {
-            instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
-            schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/type',
+          const err76 = {
+            instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
+            schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err77];
+            vErrors = [err76];
           } else {
-            vErrors.push(err77);
+            vErrors.push(err76);
           }
           errors++;
         }
@@ -3002,28 +2990,28 @@ function validate20(
       if (coerced41 !== undefined) {
         data41 = coerced41;
         if (data !== undefined) {
-          data['AGENTIC_LLM_MAX_IN_FLIGHT'] = coerced41;
+          data['AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS'] = coerced41;
         }
       }
     }
     if (typeof data41 == 'number') {
-      if (data41 < 1 || isNaN(data41)) {
-        const err78 = {
-          instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
-          schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/minimum',
+      if (data41 < 0 || isNaN(data41)) {
+        const err77 = {
+          instancePath: instancePath + '/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS',
+          schemaPath: '#/properties/AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err78];
+          vErrors = [err77];
         } else {
-          vErrors.push(err78);
+          vErrors.push(err77);
         }
         errors++;
       }
     }
-    let data42 = data.AGENTIC_LLM_CONNECT_TIMEOUT_MS;
+    let data42 = data.AGENTIC_LLM_MAX_IN_FLIGHT;
     if (!(typeof data42 == 'number' && !(data42 % 1) && !isNaN(data42))) {
       let dataType42 = typeof data42;
       let coerced42 = undefined;
@@ -3035,17 +3023,17 @@ function validate20(
         ) {
           coerced42 = +data42;
         } else {
-          const err79 = {
-            instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/type',
+          const err78 = {
+            instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
+            schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err79];
+            vErrors = [err78];
           } else {
-            vErrors.push(err79);
+            vErrors.push(err78);
           }
           errors++;
         }
@@ -3053,28 +3041,28 @@ function validate20(
       if (coerced42 !== undefined) {
         data42 = coerced42;
         if (data !== undefined) {
-          data['AGENTIC_LLM_CONNECT_TIMEOUT_MS'] = coerced42;
+          data['AGENTIC_LLM_MAX_IN_FLIGHT'] = coerced42;
         }
       }
     }
     if (typeof data42 == 'number') {
       if (data42 < 1 || isNaN(data42)) {
-        const err80 = {
-          instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/minimum',
+        const err79 = {
+          instancePath: instancePath + '/AGENTIC_LLM_MAX_IN_FLIGHT',
+          schemaPath: '#/properties/AGENTIC_LLM_MAX_IN_FLIGHT/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err80];
+          vErrors = [err79];
         } else {
-          vErrors.push(err80);
+          vErrors.push(err79);
         }
         errors++;
       }
     }
-    let data43 = data.AGENTIC_LLM_HEADERS_TIMEOUT_MS;
+    let data43 = data.AGENTIC_LLM_CONNECT_TIMEOUT_MS;
     if (!(typeof data43 == 'number' && !(data43 % 1) && !isNaN(data43))) {
       let dataType43 = typeof data43;
       let coerced43 = undefined;
@@ -3086,17 +3074,17 @@ function validate20(
         ) {
           coerced43 = +data43;
         } else {
-          const err81 = {
-            instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/type',
+          const err80 = {
+            instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err81];
+            vErrors = [err80];
           } else {
-            vErrors.push(err81);
+            vErrors.push(err80);
           }
           errors++;
         }
@@ -3104,28 +3092,28 @@ function validate20(
       if (coerced43 !== undefined) {
         data43 = coerced43;
         if (data !== undefined) {
-          data['AGENTIC_LLM_HEADERS_TIMEOUT_MS'] = coerced43;
+          data['AGENTIC_LLM_CONNECT_TIMEOUT_MS'] = coerced43;
         }
       }
     }
     if (typeof data43 == 'number') {
       if (data43 < 1 || isNaN(data43)) {
-        const err82 = {
-          instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/minimum',
+        const err81 = {
+          instancePath: instancePath + '/AGENTIC_LLM_CONNECT_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_CONNECT_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err82];
+          vErrors = [err81];
         } else {
-          vErrors.push(err82);
+          vErrors.push(err81);
         }
         errors++;
       }
     }
-    let data44 = data.AGENTIC_LLM_BODY_TIMEOUT_MS;
+    let data44 = data.AGENTIC_LLM_HEADERS_TIMEOUT_MS;
     if (!(typeof data44 == 'number' && !(data44 % 1) && !isNaN(data44))) {
       let dataType44 = typeof data44;
       let coerced44 = undefined;
@@ -3137,17 +3125,17 @@ function validate20(
         ) {
           coerced44 = +data44;
         } else {
-          const err83 = {
-            instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/type',
+          const err82 = {
+            instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err83];
+            vErrors = [err82];
           } else {
-            vErrors.push(err83);
+            vErrors.push(err82);
           }
           errors++;
         }
@@ -3155,28 +3143,28 @@ function validate20(
       if (coerced44 !== undefined) {
         data44 = coerced44;
         if (data !== undefined) {
-          data['AGENTIC_LLM_BODY_TIMEOUT_MS'] = coerced44;
+          data['AGENTIC_LLM_HEADERS_TIMEOUT_MS'] = coerced44;
         }
       }
     }
     if (typeof data44 == 'number') {
       if (data44 < 1 || isNaN(data44)) {
-        const err84 = {
-          instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/minimum',
+        const err83 = {
+          instancePath: instancePath + '/AGENTIC_LLM_HEADERS_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_HEADERS_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err84];
+          vErrors = [err83];
         } else {
-          vErrors.push(err84);
+          vErrors.push(err83);
         }
         errors++;
       }
     }
-    let data45 = data.AGENTIC_LLM_MAX_ANSWER_BYTES;
+    let data45 = data.AGENTIC_LLM_BODY_TIMEOUT_MS;
     if (!(typeof data45 == 'number' && !(data45 % 1) && !isNaN(data45))) {
       let dataType45 = typeof data45;
       let coerced45 = undefined;
@@ -3188,17 +3176,17 @@ function validate20(
         ) {
           coerced45 = +data45;
         } else {
-          const err85 = {
-            instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
-            schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/type',
+          const err84 = {
+            instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err85];
+            vErrors = [err84];
           } else {
-            vErrors.push(err85);
+            vErrors.push(err84);
           }
           errors++;
         }
@@ -3206,43 +3194,28 @@ function validate20(
       if (coerced45 !== undefined) {
         data45 = coerced45;
         if (data !== undefined) {
-          data['AGENTIC_LLM_MAX_ANSWER_BYTES'] = coerced45;
+          data['AGENTIC_LLM_BODY_TIMEOUT_MS'] = coerced45;
         }
       }
     }
     if (typeof data45 == 'number') {
-      if (data45 > 1073741824 || isNaN(data45)) {
-        const err86 = {
-          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
-          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1073741824 },
-          message: 'must be <= 1073741824',
-        };
-        if (vErrors === null) {
-          vErrors = [err86];
-        } else {
-          vErrors.push(err86);
-        }
-        errors++;
-      }
-      if (data45 < 0 || isNaN(data45)) {
-        const err87 = {
-          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
-          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/minimum',
+      if (data45 < 1 || isNaN(data45)) {
+        const err85 = {
+          instancePath: instancePath + '/AGENTIC_LLM_BODY_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_BODY_TIMEOUT_MS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err87];
+          vErrors = [err85];
         } else {
-          vErrors.push(err87);
+          vErrors.push(err85);
         }
         errors++;
       }
     }
-    let data46 = data.AGENTIC_LLM_IDLE_TIMEOUT_MS;
+    let data46 = data.AGENTIC_LLM_MAX_ANSWER_BYTES;
     if (!(typeof data46 == 'number' && !(data46 % 1) && !isNaN(data46))) {
       let dataType46 = typeof data46;
       let coerced46 = undefined;
@@ -3254,17 +3227,17 @@ function validate20(
         ) {
           coerced46 = +data46;
         } else {
-          const err88 = {
-            instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/type',
+          const err86 = {
+            instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
+            schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err88];
+            vErrors = [err86];
           } else {
-            vErrors.push(err88);
+            vErrors.push(err86);
           }
           errors++;
         }
@@ -3272,28 +3245,43 @@ function validate20(
       if (coerced46 !== undefined) {
         data46 = coerced46;
         if (data !== undefined) {
-          data['AGENTIC_LLM_IDLE_TIMEOUT_MS'] = coerced46;
+          data['AGENTIC_LLM_MAX_ANSWER_BYTES'] = coerced46;
         }
       }
     }
     if (typeof data46 == 'number') {
-      if (data46 < 1 || isNaN(data46)) {
-        const err89 = {
-          instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
+      if (data46 > 1073741824 || isNaN(data46)) {
+        const err87 = {
+          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
+          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1073741824 },
+          message: 'must be <= 1073741824',
         };
         if (vErrors === null) {
-          vErrors = [err89];
+          vErrors = [err87];
         } else {
-          vErrors.push(err89);
+          vErrors.push(err87);
+        }
+        errors++;
+      }
+      if (data46 < 0 || isNaN(data46)) {
+        const err88 = {
+          instancePath: instancePath + '/AGENTIC_LLM_MAX_ANSWER_BYTES',
+          schemaPath: '#/properties/AGENTIC_LLM_MAX_ANSWER_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err88];
+        } else {
+          vErrors.push(err88);
         }
         errors++;
       }
     }
-    let data47 = data.AGENTIC_LLM_CALL_TIMEOUT_MS;
+    let data47 = data.AGENTIC_LLM_IDLE_TIMEOUT_MS;
     if (!(typeof data47 == 'number' && !(data47 % 1) && !isNaN(data47))) {
       let dataType47 = typeof data47;
       let coerced47 = undefined;
@@ -3305,17 +3293,17 @@ function validate20(
         ) {
           coerced47 = +data47;
         } else {
-          const err90 = {
-            instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/type',
+          const err89 = {
+            instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err90];
+            vErrors = [err89];
           } else {
-            vErrors.push(err90);
+            vErrors.push(err89);
           }
           errors++;
         }
@@ -3323,28 +3311,28 @@ function validate20(
       if (coerced47 !== undefined) {
         data47 = coerced47;
         if (data !== undefined) {
-          data['AGENTIC_LLM_CALL_TIMEOUT_MS'] = coerced47;
+          data['AGENTIC_LLM_IDLE_TIMEOUT_MS'] = coerced47;
         }
       }
     }
     if (typeof data47 == 'number') {
       if (data47 < 1 || isNaN(data47)) {
-        const err91 = {
-          instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/minimum',
+        const err90 = {
+          instancePath: instancePath + '/AGENTIC_LLM_IDLE_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_IDLE_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err91];
+          vErrors = [err90];
         } else {
-          vErrors.push(err91);
+          vErrors.push(err90);
         }
         errors++;
       }
     }
-    let data48 = data.AGENTIC_LLM_PROBE_TIMEOUT_MS;
+    let data48 = data.AGENTIC_LLM_CALL_TIMEOUT_MS;
     if (!(typeof data48 == 'number' && !(data48 % 1) && !isNaN(data48))) {
       let dataType48 = typeof data48;
       let coerced48 = undefined;
@@ -3356,17 +3344,17 @@ function validate20(
         ) {
           coerced48 = +data48;
         } else {
-          const err92 = {
-            instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
-            schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/type',
+          const err91 = {
+            instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err92];
+            vErrors = [err91];
           } else {
-            vErrors.push(err92);
+            vErrors.push(err91);
           }
           errors++;
         }
@@ -3374,48 +3362,50 @@ function validate20(
       if (coerced48 !== undefined) {
         data48 = coerced48;
         if (data !== undefined) {
-          data['AGENTIC_LLM_PROBE_TIMEOUT_MS'] = coerced48;
+          data['AGENTIC_LLM_CALL_TIMEOUT_MS'] = coerced48;
         }
       }
     }
     if (typeof data48 == 'number') {
       if (data48 < 1 || isNaN(data48)) {
-        const err93 = {
-          instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
-          schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/minimum',
+        const err92 = {
+          instancePath: instancePath + '/AGENTIC_LLM_CALL_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_CALL_TIMEOUT_MS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err93];
+          vErrors = [err92];
         } else {
-          vErrors.push(err93);
+          vErrors.push(err92);
         }
         errors++;
       }
     }
-    let data49 = data.OPENAI_BASE_URL;
-    if (typeof data49 !== 'string') {
+    let data49 = data.AGENTIC_LLM_PROBE_TIMEOUT_MS;
+    if (!(typeof data49 == 'number' && !(data49 % 1) && !isNaN(data49))) {
       let dataType49 = typeof data49;
       let coerced49 = undefined;
       if (!(coerced49 !== undefined)) {
-        if (dataType49 == 'number' || dataType49 == 'boolean') {
-          coerced49 = '' + data49;
-        } else if (data49 === null) {
-          coerced49 = '';
+        if (
+          dataType49 === 'boolean' ||
+          data49 === null ||
+          (dataType49 === 'string' && data49 && data49 == +data49 && !(data49 % 1))
+        ) {
+          coerced49 = +data49;
         } else {
-          const err94 = {
-            instancePath: instancePath + '/OPENAI_BASE_URL',
-            schemaPath: '#/properties/OPENAI_BASE_URL/type',
+          const err93 = {
+            instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
+            schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err94];
+            vErrors = [err93];
           } else {
-            vErrors.push(err94);
+            vErrors.push(err93);
           }
           errors++;
         }
@@ -3423,11 +3413,28 @@ function validate20(
       if (coerced49 !== undefined) {
         data49 = coerced49;
         if (data !== undefined) {
-          data['OPENAI_BASE_URL'] = coerced49;
+          data['AGENTIC_LLM_PROBE_TIMEOUT_MS'] = coerced49;
         }
       }
     }
-    let data50 = data.ANTHROPIC_BASE_URL;
+    if (typeof data49 == 'number') {
+      if (data49 < 1 || isNaN(data49)) {
+        const err94 = {
+          instancePath: instancePath + '/AGENTIC_LLM_PROBE_TIMEOUT_MS',
+          schemaPath: '#/properties/AGENTIC_LLM_PROBE_TIMEOUT_MS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err94];
+        } else {
+          vErrors.push(err94);
+        }
+        errors++;
+      }
+    }
+    let data50 = data.OPENAI_BASE_URL;
     if (typeof data50 !== 'string') {
       let dataType50 = typeof data50;
       let coerced50 = undefined;
@@ -3438,8 +3445,8 @@ function validate20(
           coerced50 = '';
         } else {
           const err95 = {
-            instancePath: instancePath + '/ANTHROPIC_BASE_URL',
-            schemaPath: '#/properties/ANTHROPIC_BASE_URL/type',
+            instancePath: instancePath + '/OPENAI_BASE_URL',
+            schemaPath: '#/properties/OPENAI_BASE_URL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3455,11 +3462,11 @@ function validate20(
       if (coerced50 !== undefined) {
         data50 = coerced50;
         if (data !== undefined) {
-          data['ANTHROPIC_BASE_URL'] = coerced50;
+          data['OPENAI_BASE_URL'] = coerced50;
         }
       }
     }
-    let data51 = data.GEMINI_BASE_URL;
+    let data51 = data.ANTHROPIC_BASE_URL;
     if (typeof data51 !== 'string') {
       let dataType51 = typeof data51;
       let coerced51 = undefined;
@@ -3470,8 +3477,8 @@ function validate20(
           coerced51 = '';
         } else {
           const err96 = {
-            instancePath: instancePath + '/GEMINI_BASE_URL',
-            schemaPath: '#/properties/GEMINI_BASE_URL/type',
+            instancePath: instancePath + '/ANTHROPIC_BASE_URL',
+            schemaPath: '#/properties/ANTHROPIC_BASE_URL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3487,22 +3494,54 @@ function validate20(
       if (coerced51 !== undefined) {
         data51 = coerced51;
         if (data !== undefined) {
-          data['GEMINI_BASE_URL'] = coerced51;
+          data['ANTHROPIC_BASE_URL'] = coerced51;
+        }
+      }
+    }
+    let data52 = data.GEMINI_BASE_URL;
+    if (typeof data52 !== 'string') {
+      let dataType52 = typeof data52;
+      let coerced52 = undefined;
+      if (!(coerced52 !== undefined)) {
+        if (dataType52 == 'number' || dataType52 == 'boolean') {
+          coerced52 = '' + data52;
+        } else if (data52 === null) {
+          coerced52 = '';
+        } else {
+          const err97 = {
+            instancePath: instancePath + '/GEMINI_BASE_URL',
+            schemaPath: '#/properties/GEMINI_BASE_URL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err97];
+          } else {
+            vErrors.push(err97);
+          }
+          errors++;
+        }
+      }
+      if (coerced52 !== undefined) {
+        data52 = coerced52;
+        if (data !== undefined) {
+          data['GEMINI_BASE_URL'] = coerced52;
         }
       }
     }
     if (data.AZURE_OPENAI_ENDPOINT !== undefined) {
-      let data52 = data.AZURE_OPENAI_ENDPOINT;
-      if (typeof data52 !== 'string') {
-        let dataType52 = typeof data52;
-        let coerced52 = undefined;
-        if (!(coerced52 !== undefined)) {
-          if (dataType52 == 'number' || dataType52 == 'boolean') {
-            coerced52 = '' + data52;
-          } else if (data52 === null) {
-            coerced52 = '';
+      let data53 = data.AZURE_OPENAI_ENDPOINT;
+      if (typeof data53 !== 'string') {
+        let dataType53 = typeof data53;
+        let coerced53 = undefined;
+        if (!(coerced53 !== undefined)) {
+          if (dataType53 == 'number' || dataType53 == 'boolean') {
+            coerced53 = '' + data53;
+          } else if (data53 === null) {
+            coerced53 = '';
           } else {
-            const err97 = {
+            const err98 = {
               instancePath: instancePath + '/AZURE_OPENAI_ENDPOINT',
               schemaPath: '#/properties/AZURE_OPENAI_ENDPOINT/type',
               keyword: 'type',
@@ -3510,54 +3549,22 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err97];
+              vErrors = [err98];
             } else {
-              vErrors.push(err97);
+              vErrors.push(err98);
             }
             errors++;
           }
         }
-        if (coerced52 !== undefined) {
-          data52 = coerced52;
+        if (coerced53 !== undefined) {
+          data53 = coerced53;
           if (data !== undefined) {
-            data['AZURE_OPENAI_ENDPOINT'] = coerced52;
+            data['AZURE_OPENAI_ENDPOINT'] = coerced53;
           }
         }
       }
     }
-    let data53 = data.AZURE_OPENAI_API_VERSION;
-    if (typeof data53 !== 'string') {
-      let dataType53 = typeof data53;
-      let coerced53 = undefined;
-      if (!(coerced53 !== undefined)) {
-        if (dataType53 == 'number' || dataType53 == 'boolean') {
-          coerced53 = '' + data53;
-        } else if (data53 === null) {
-          coerced53 = '';
-        } else {
-          const err98 = {
-            instancePath: instancePath + '/AZURE_OPENAI_API_VERSION',
-            schemaPath: '#/properties/AZURE_OPENAI_API_VERSION/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err98];
-          } else {
-            vErrors.push(err98);
-          }
-          errors++;
-        }
-      }
-      if (coerced53 !== undefined) {
-        data53 = coerced53;
-        if (data !== undefined) {
-          data['AZURE_OPENAI_API_VERSION'] = coerced53;
-        }
-      }
-    }
-    let data54 = data.GITHUB_MODELS_BASE_URL;
+    let data54 = data.AZURE_OPENAI_API_VERSION;
     if (typeof data54 !== 'string') {
       let dataType54 = typeof data54;
       let coerced54 = undefined;
@@ -3568,8 +3575,8 @@ function validate20(
           coerced54 = '';
         } else {
           const err99 = {
-            instancePath: instancePath + '/GITHUB_MODELS_BASE_URL',
-            schemaPath: '#/properties/GITHUB_MODELS_BASE_URL/type',
+            instancePath: instancePath + '/AZURE_OPENAI_API_VERSION',
+            schemaPath: '#/properties/AZURE_OPENAI_API_VERSION/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3585,11 +3592,11 @@ function validate20(
       if (coerced54 !== undefined) {
         data54 = coerced54;
         if (data !== undefined) {
-          data['GITHUB_MODELS_BASE_URL'] = coerced54;
+          data['AZURE_OPENAI_API_VERSION'] = coerced54;
         }
       }
     }
-    let data55 = data.OLLAMA_HOST;
+    let data55 = data.GITHUB_MODELS_BASE_URL;
     if (typeof data55 !== 'string') {
       let dataType55 = typeof data55;
       let coerced55 = undefined;
@@ -3600,8 +3607,8 @@ function validate20(
           coerced55 = '';
         } else {
           const err100 = {
-            instancePath: instancePath + '/OLLAMA_HOST',
-            schemaPath: '#/properties/OLLAMA_HOST/type',
+            instancePath: instancePath + '/GITHUB_MODELS_BASE_URL',
+            schemaPath: '#/properties/GITHUB_MODELS_BASE_URL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -3617,22 +3624,54 @@ function validate20(
       if (coerced55 !== undefined) {
         data55 = coerced55;
         if (data !== undefined) {
-          data['OLLAMA_HOST'] = coerced55;
+          data['GITHUB_MODELS_BASE_URL'] = coerced55;
+        }
+      }
+    }
+    let data56 = data.OLLAMA_HOST;
+    if (typeof data56 !== 'string') {
+      let dataType56 = typeof data56;
+      let coerced56 = undefined;
+      if (!(coerced56 !== undefined)) {
+        if (dataType56 == 'number' || dataType56 == 'boolean') {
+          coerced56 = '' + data56;
+        } else if (data56 === null) {
+          coerced56 = '';
+        } else {
+          const err101 = {
+            instancePath: instancePath + '/OLLAMA_HOST',
+            schemaPath: '#/properties/OLLAMA_HOST/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err101];
+          } else {
+            vErrors.push(err101);
+          }
+          errors++;
+        }
+      }
+      if (coerced56 !== undefined) {
+        data56 = coerced56;
+        if (data !== undefined) {
+          data['OLLAMA_HOST'] = coerced56;
         }
       }
     }
     if (data.AGENTIC_JUDGE_MODEL !== undefined) {
-      let data56 = data.AGENTIC_JUDGE_MODEL;
-      if (typeof data56 !== 'string') {
-        let dataType56 = typeof data56;
-        let coerced56 = undefined;
-        if (!(coerced56 !== undefined)) {
-          if (dataType56 == 'number' || dataType56 == 'boolean') {
-            coerced56 = '' + data56;
-          } else if (data56 === null) {
-            coerced56 = '';
+      let data57 = data.AGENTIC_JUDGE_MODEL;
+      if (typeof data57 !== 'string') {
+        let dataType57 = typeof data57;
+        let coerced57 = undefined;
+        if (!(coerced57 !== undefined)) {
+          if (dataType57 == 'number' || dataType57 == 'boolean') {
+            coerced57 = '' + data57;
+          } else if (data57 === null) {
+            coerced57 = '';
           } else {
-            const err101 = {
+            const err102 = {
               instancePath: instancePath + '/AGENTIC_JUDGE_MODEL',
               schemaPath: '#/properties/AGENTIC_JUDGE_MODEL/type',
               keyword: 'type',
@@ -3640,53 +3679,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err101];
+              vErrors = [err102];
             } else {
-              vErrors.push(err101);
+              vErrors.push(err102);
             }
             errors++;
           }
         }
-        if (coerced56 !== undefined) {
-          data56 = coerced56;
+        if (coerced57 !== undefined) {
+          data57 = coerced57;
           if (data !== undefined) {
-            data['AGENTIC_JUDGE_MODEL'] = coerced56;
+            data['AGENTIC_JUDGE_MODEL'] = coerced57;
           }
         }
       }
-      if (typeof data56 === 'string') {
-        if (func1(data56) < 1) {
-          const err102 = {
+      if (typeof data57 === 'string') {
+        if (func1(data57) < 1) {
+          const err103 = {
             instancePath: instancePath + '/AGENTIC_JUDGE_MODEL',
             schemaPath: '#/properties/AGENTIC_JUDGE_MODEL/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err102];
-          } else {
-            vErrors.push(err102);
-          }
-          errors++;
-        }
-      }
-    }
-    let data57 = data.AGENTIC_TRACING;
-    if (typeof data57 !== 'boolean') {
-      let coerced57 = undefined;
-      if (!(coerced57 !== undefined)) {
-        if (data57 === 'false' || data57 === 0 || data57 === null) {
-          coerced57 = false;
-        } else if (data57 === 'true' || data57 === 1) {
-          coerced57 = true;
-        } else {
-          const err103 = {
-            instancePath: instancePath + '/AGENTIC_TRACING',
-            schemaPath: '#/properties/AGENTIC_TRACING/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err103];
@@ -3696,14 +3710,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced57 !== undefined) {
-        data57 = coerced57;
-        if (data !== undefined) {
-          data['AGENTIC_TRACING'] = coerced57;
-        }
-      }
     }
-    let data58 = data.AGENTIC_TRACE_SENSITIVE;
+    let data58 = data.AGENTIC_TRACING;
     if (typeof data58 !== 'boolean') {
       let coerced58 = undefined;
       if (!(coerced58 !== undefined)) {
@@ -3713,8 +3721,8 @@ function validate20(
           coerced58 = true;
         } else {
           const err104 = {
-            instancePath: instancePath + '/AGENTIC_TRACE_SENSITIVE',
-            schemaPath: '#/properties/AGENTIC_TRACE_SENSITIVE/type',
+            instancePath: instancePath + '/AGENTIC_TRACING',
+            schemaPath: '#/properties/AGENTIC_TRACING/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
@@ -3730,28 +3738,25 @@ function validate20(
       if (coerced58 !== undefined) {
         data58 = coerced58;
         if (data !== undefined) {
-          data['AGENTIC_TRACE_SENSITIVE'] = coerced58;
+          data['AGENTIC_TRACING'] = coerced58;
         }
       }
     }
-    let data59 = data.AGENTIC_TRACE_SAMPLE_RATIO;
-    if (!(typeof data59 == 'number')) {
-      let dataType59 = typeof data59;
+    let data59 = data.AGENTIC_TRACE_SENSITIVE;
+    if (typeof data59 !== 'boolean') {
       let coerced59 = undefined;
       if (!(coerced59 !== undefined)) {
-        if (
-          dataType59 == 'boolean' ||
-          data59 === null ||
-          (dataType59 == 'string' && data59 && data59 == +data59)
-        ) {
-          coerced59 = +data59;
+        if (data59 === 'false' || data59 === 0 || data59 === null) {
+          coerced59 = false;
+        } else if (data59 === 'true' || data59 === 1) {
+          coerced59 = true;
         } else {
           const err105 = {
-            instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
-            schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/type',
+            instancePath: instancePath + '/AGENTIC_TRACE_SENSITIVE',
+            schemaPath: '#/properties/AGENTIC_TRACE_SENSITIVE/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err105];
@@ -3764,33 +3769,52 @@ function validate20(
       if (coerced59 !== undefined) {
         data59 = coerced59;
         if (data !== undefined) {
-          data['AGENTIC_TRACE_SAMPLE_RATIO'] = coerced59;
+          data['AGENTIC_TRACE_SENSITIVE'] = coerced59;
         }
       }
     }
-    if (typeof data59 == 'number') {
-      if (data59 > 1 || isNaN(data59)) {
-        const err106 = {
+    let data60 = data.AGENTIC_TRACE_SAMPLE_RATIO;
+    if (!(typeof data60 == 'number')) {
+      let dataType60 = typeof data60;
+      let coerced60 = undefined;
+      if (!(coerced60 !== undefined)) {
+        if (
+          dataType60 == 'boolean' ||
+          data60 === null ||
+          (dataType60 == 'string' && data60 && data60 == +data60)
+        ) {
+          coerced60 = +data60;
+        } else {
+          const err106 = {
+            instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
+            schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err106];
+          } else {
+            vErrors.push(err106);
+          }
+          errors++;
+        }
+      }
+      if (coerced60 !== undefined) {
+        data60 = coerced60;
+        if (data !== undefined) {
+          data['AGENTIC_TRACE_SAMPLE_RATIO'] = coerced60;
+        }
+      }
+    }
+    if (typeof data60 == 'number') {
+      if (data60 > 1 || isNaN(data60)) {
+        const err107 = {
           instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
           schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err106];
-        } else {
-          vErrors.push(err106);
-        }
-        errors++;
-      }
-      if (data59 < 0 || isNaN(data59)) {
-        const err107 = {
-          instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
-          schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err107];
@@ -3799,39 +3823,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data60 = data.AGENTIC_METRICS;
-    if (typeof data60 !== 'boolean') {
-      let coerced60 = undefined;
-      if (!(coerced60 !== undefined)) {
-        if (data60 === 'false' || data60 === 0 || data60 === null) {
-          coerced60 = false;
-        } else if (data60 === 'true' || data60 === 1) {
-          coerced60 = true;
+      if (data60 < 0 || isNaN(data60)) {
+        const err108 = {
+          instancePath: instancePath + '/AGENTIC_TRACE_SAMPLE_RATIO',
+          schemaPath: '#/properties/AGENTIC_TRACE_SAMPLE_RATIO/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err108];
         } else {
-          const err108 = {
-            instancePath: instancePath + '/AGENTIC_METRICS',
-            schemaPath: '#/properties/AGENTIC_METRICS/type',
-            keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
-          };
-          if (vErrors === null) {
-            vErrors = [err108];
-          } else {
-            vErrors.push(err108);
-          }
-          errors++;
+          vErrors.push(err108);
         }
-      }
-      if (coerced60 !== undefined) {
-        data60 = coerced60;
-        if (data !== undefined) {
-          data['AGENTIC_METRICS'] = coerced60;
-        }
+        errors++;
       }
     }
-    let data61 = data.AGENTIC_METRICS_PUBLIC;
+    let data61 = data.AGENTIC_METRICS;
     if (typeof data61 !== 'boolean') {
       let coerced61 = undefined;
       if (!(coerced61 !== undefined)) {
@@ -3841,8 +3849,8 @@ function validate20(
           coerced61 = true;
         } else {
           const err109 = {
-            instancePath: instancePath + '/AGENTIC_METRICS_PUBLIC',
-            schemaPath: '#/properties/AGENTIC_METRICS_PUBLIC/type',
+            instancePath: instancePath + '/AGENTIC_METRICS',
+            schemaPath: '#/properties/AGENTIC_METRICS/type',
             keyword: 'type',
             params: { type: 'boolean' },
             message: 'must be boolean',
@@ -3858,26 +3866,25 @@ function validate20(
       if (coerced61 !== undefined) {
         data61 = coerced61;
         if (data !== undefined) {
-          data['AGENTIC_METRICS_PUBLIC'] = coerced61;
+          data['AGENTIC_METRICS'] = coerced61;
         }
       }
     }
-    let data62 = data.AGENTIC_RUNS_DIR;
-    if (typeof data62 !== 'string') {
-      let dataType62 = typeof data62;
+    let data62 = data.AGENTIC_METRICS_PUBLIC;
+    if (typeof data62 !== 'boolean') {
       let coerced62 = undefined;
       if (!(coerced62 !== undefined)) {
-        if (dataType62 == 'number' || dataType62 == 'boolean') {
-          coerced62 = '' + data62;
-        } else if (data62 === null) {
-          coerced62 = '';
+        if (data62 === 'false' || data62 === 0 || data62 === null) {
+          coerced62 = false;
+        } else if (data62 === 'true' || data62 === 1) {
+          coerced62 = true;
         } else {
           const err110 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_DIR',
-            schemaPath: '#/properties/AGENTIC_RUNS_DIR/type',
+            instancePath: instancePath + '/AGENTIC_METRICS_PUBLIC',
+            schemaPath: '#/properties/AGENTIC_METRICS_PUBLIC/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
             vErrors = [err110];
@@ -3890,50 +3897,31 @@ function validate20(
       if (coerced62 !== undefined) {
         data62 = coerced62;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_DIR'] = coerced62;
+          data['AGENTIC_METRICS_PUBLIC'] = coerced62;
         }
       }
     }
-    if (typeof data62 === 'string') {
-      if (func1(data62) < 1) {
-        const err111 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_DIR',
-          schemaPath: '#/properties/AGENTIC_RUNS_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
-        };
-        if (vErrors === null) {
-          vErrors = [err111];
-        } else {
-          vErrors.push(err111);
-        }
-        errors++;
-      }
-    }
-    let data63 = data.AGENTIC_RUNS_MIN_FREE_MB;
-    if (!(typeof data63 == 'number' && !(data63 % 1) && !isNaN(data63))) {
+    let data63 = data.AGENTIC_RUNS_DIR;
+    if (typeof data63 !== 'string') {
       let dataType63 = typeof data63;
       let coerced63 = undefined;
       if (!(coerced63 !== undefined)) {
-        if (
-          dataType63 === 'boolean' ||
-          data63 === null ||
-          (dataType63 === 'string' && data63 && data63 == +data63 && !(data63 % 1))
-        ) {
-          coerced63 = +data63;
+        if (dataType63 == 'number' || dataType63 == 'boolean') {
+          coerced63 = '' + data63;
+        } else if (data63 === null) {
+          coerced63 = '';
         } else {
-          const err112 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
-            schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/type',
+          const err111 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_DIR',
+            schemaPath: '#/properties/AGENTIC_RUNS_DIR/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err112];
+            vErrors = [err111];
           } else {
-            vErrors.push(err112);
+            vErrors.push(err111);
           }
           errors++;
         }
@@ -3941,50 +3929,50 @@ function validate20(
       if (coerced63 !== undefined) {
         data63 = coerced63;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_MIN_FREE_MB'] = coerced63;
+          data['AGENTIC_RUNS_DIR'] = coerced63;
         }
       }
     }
-    if (typeof data63 == 'number') {
-      if (data63 < 0 || isNaN(data63)) {
-        const err113 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
-          schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+    if (typeof data63 === 'string') {
+      if (func1(data63) < 1) {
+        const err112 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_DIR',
+          schemaPath: '#/properties/AGENTIC_RUNS_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err113];
+          vErrors = [err112];
         } else {
-          vErrors.push(err113);
+          vErrors.push(err112);
         }
         errors++;
       }
     }
-    let data64 = data.AGENTIC_RUNS_RETENTION_DAYS;
-    if (!(typeof data64 == 'number')) {
+    let data64 = data.AGENTIC_RUNS_MIN_FREE_MB;
+    if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64))) {
       let dataType64 = typeof data64;
       let coerced64 = undefined;
       if (!(coerced64 !== undefined)) {
         if (
-          dataType64 == 'boolean' ||
+          dataType64 === 'boolean' ||
           data64 === null ||
-          (dataType64 == 'string' && data64 && data64 == +data64)
+          (dataType64 === 'string' && data64 && data64 == +data64 && !(data64 % 1))
         ) {
           coerced64 = +data64;
         } else {
-          const err114 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
-            schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/type',
+          const err113 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
+            schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err114];
+            vErrors = [err113];
           } else {
-            vErrors.push(err114);
+            vErrors.push(err113);
           }
           errors++;
         }
@@ -3992,50 +3980,50 @@ function validate20(
       if (coerced64 !== undefined) {
         data64 = coerced64;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_RETENTION_DAYS'] = coerced64;
+          data['AGENTIC_RUNS_MIN_FREE_MB'] = coerced64;
         }
       }
     }
     if (typeof data64 == 'number') {
       if (data64 < 0 || isNaN(data64)) {
-        const err115 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
-          schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/minimum',
+        const err114 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_MIN_FREE_MB',
+          schemaPath: '#/properties/AGENTIC_RUNS_MIN_FREE_MB/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err115];
+          vErrors = [err114];
         } else {
-          vErrors.push(err115);
+          vErrors.push(err114);
         }
         errors++;
       }
     }
-    let data65 = data.AGENTIC_RUNS_MAX;
-    if (!(typeof data65 == 'number' && !(data65 % 1) && !isNaN(data65))) {
+    let data65 = data.AGENTIC_RUNS_RETENTION_DAYS;
+    if (!(typeof data65 == 'number')) {
       let dataType65 = typeof data65;
       let coerced65 = undefined;
       if (!(coerced65 !== undefined)) {
         if (
-          dataType65 === 'boolean' ||
+          dataType65 == 'boolean' ||
           data65 === null ||
-          (dataType65 === 'string' && data65 && data65 == +data65 && !(data65 % 1))
+          (dataType65 == 'string' && data65 && data65 == +data65)
         ) {
           coerced65 = +data65;
         } else {
-          const err116 = {
-            instancePath: instancePath + '/AGENTIC_RUNS_MAX',
-            schemaPath: '#/properties/AGENTIC_RUNS_MAX/type',
+          const err115 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
+            schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err116];
+            vErrors = [err115];
           } else {
-            vErrors.push(err116);
+            vErrors.push(err115);
           }
           errors++;
         }
@@ -4043,50 +4031,50 @@ function validate20(
       if (coerced65 !== undefined) {
         data65 = coerced65;
         if (data !== undefined) {
-          data['AGENTIC_RUNS_MAX'] = coerced65;
+          data['AGENTIC_RUNS_RETENTION_DAYS'] = coerced65;
         }
       }
     }
     if (typeof data65 == 'number') {
       if (data65 < 0 || isNaN(data65)) {
-        const err117 = {
-          instancePath: instancePath + '/AGENTIC_RUNS_MAX',
-          schemaPath: '#/properties/AGENTIC_RUNS_MAX/minimum',
+        const err116 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_RETENTION_DAYS',
+          schemaPath: '#/properties/AGENTIC_RUNS_RETENTION_DAYS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err117];
+          vErrors = [err116];
         } else {
-          vErrors.push(err117);
+          vErrors.push(err116);
         }
         errors++;
       }
     }
-    let data66 = data.AGENTIC_RUN_CACHE_MB;
-    if (!(typeof data66 == 'number')) {
+    let data66 = data.AGENTIC_RUNS_MAX;
+    if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66))) {
       let dataType66 = typeof data66;
       let coerced66 = undefined;
       if (!(coerced66 !== undefined)) {
         if (
-          dataType66 == 'boolean' ||
+          dataType66 === 'boolean' ||
           data66 === null ||
-          (dataType66 == 'string' && data66 && data66 == +data66)
+          (dataType66 === 'string' && data66 && data66 == +data66 && !(data66 % 1))
         ) {
           coerced66 = +data66;
         } else {
-          const err118 = {
-            instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
-            schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/type',
+          const err117 = {
+            instancePath: instancePath + '/AGENTIC_RUNS_MAX',
+            schemaPath: '#/properties/AGENTIC_RUNS_MAX/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err118];
+            vErrors = [err117];
           } else {
-            vErrors.push(err118);
+            vErrors.push(err117);
           }
           errors++;
         }
@@ -4094,50 +4082,50 @@ function validate20(
       if (coerced66 !== undefined) {
         data66 = coerced66;
         if (data !== undefined) {
-          data['AGENTIC_RUN_CACHE_MB'] = coerced66;
+          data['AGENTIC_RUNS_MAX'] = coerced66;
         }
       }
     }
     if (typeof data66 == 'number') {
       if (data66 < 0 || isNaN(data66)) {
-        const err119 = {
-          instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
-          schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/minimum',
+        const err118 = {
+          instancePath: instancePath + '/AGENTIC_RUNS_MAX',
+          schemaPath: '#/properties/AGENTIC_RUNS_MAX/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err119];
+          vErrors = [err118];
         } else {
-          vErrors.push(err119);
+          vErrors.push(err118);
         }
         errors++;
       }
     }
-    let data67 = data.AGENTIC_WRITE_CONCURRENCY;
-    if (!(typeof data67 == 'number' && !(data67 % 1) && !isNaN(data67))) {
+    let data67 = data.AGENTIC_RUN_CACHE_MB;
+    if (!(typeof data67 == 'number')) {
       let dataType67 = typeof data67;
       let coerced67 = undefined;
       if (!(coerced67 !== undefined)) {
         if (
-          dataType67 === 'boolean' ||
+          dataType67 == 'boolean' ||
           data67 === null ||
-          (dataType67 === 'string' && data67 && data67 == +data67 && !(data67 % 1))
+          (dataType67 == 'string' && data67 && data67 == +data67)
         ) {
           coerced67 = +data67;
         } else {
-          const err120 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/type',
+          const err119 = {
+            instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
+            schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err120];
+            vErrors = [err119];
           } else {
-            vErrors.push(err120);
+            vErrors.push(err119);
           }
           errors++;
         }
@@ -4145,33 +4133,69 @@ function validate20(
       if (coerced67 !== undefined) {
         data67 = coerced67;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_CONCURRENCY'] = coerced67;
+          data['AGENTIC_RUN_CACHE_MB'] = coerced67;
         }
       }
     }
     if (typeof data67 == 'number') {
-      if (data67 > 1024 || isNaN(data67)) {
-        const err121 = {
+      if (data67 < 0 || isNaN(data67)) {
+        const err120 = {
+          instancePath: instancePath + '/AGENTIC_RUN_CACHE_MB',
+          schemaPath: '#/properties/AGENTIC_RUN_CACHE_MB/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err120];
+        } else {
+          vErrors.push(err120);
+        }
+        errors++;
+      }
+    }
+    let data68 = data.AGENTIC_WRITE_CONCURRENCY;
+    if (!(typeof data68 == 'number' && !(data68 % 1) && !isNaN(data68))) {
+      let dataType68 = typeof data68;
+      let coerced68 = undefined;
+      if (!(coerced68 !== undefined)) {
+        if (
+          dataType68 === 'boolean' ||
+          data68 === null ||
+          (dataType68 === 'string' && data68 && data68 == +data68 && !(data68 % 1))
+        ) {
+          coerced68 = +data68;
+        } else {
+          const err121 = {
+            instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err121];
+          } else {
+            vErrors.push(err121);
+          }
+          errors++;
+        }
+      }
+      if (coerced68 !== undefined) {
+        data68 = coerced68;
+        if (data !== undefined) {
+          data['AGENTIC_WRITE_CONCURRENCY'] = coerced68;
+        }
+      }
+    }
+    if (typeof data68 == 'number') {
+      if (data68 > 1024 || isNaN(data68)) {
+        const err122 = {
           instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1024 },
           message: 'must be <= 1024',
-        };
-        if (vErrors === null) {
-          vErrors = [err121];
-        } else {
-          vErrors.push(err121);
-        }
-        errors++;
-      }
-      if (data67 < 1 || isNaN(data67)) {
-        const err122 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err122];
@@ -4180,18 +4204,33 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data68 = data.AGENTIC_WRITE_SYNC;
-    if (typeof data68 !== 'string') {
-      let dataType68 = typeof data68;
-      let coerced68 = undefined;
-      if (!(coerced68 !== undefined)) {
-        if (dataType68 == 'number' || dataType68 == 'boolean') {
-          coerced68 = '' + data68;
-        } else if (data68 === null) {
-          coerced68 = '';
+      if (data68 < 1 || isNaN(data68)) {
+        const err123 = {
+          instancePath: instancePath + '/AGENTIC_WRITE_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WRITE_CONCURRENCY/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err123];
         } else {
-          const err123 = {
+          vErrors.push(err123);
+        }
+        errors++;
+      }
+    }
+    let data69 = data.AGENTIC_WRITE_SYNC;
+    if (typeof data69 !== 'string') {
+      let dataType69 = typeof data69;
+      let coerced69 = undefined;
+      if (!(coerced69 !== undefined)) {
+        if (dataType69 == 'number' || dataType69 == 'boolean') {
+          coerced69 = '' + data69;
+        } else if (data69 === null) {
+          coerced69 = '';
+        } else {
+          const err124 = {
             instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
             schemaPath: '#/properties/AGENTIC_WRITE_SYNC/type',
             keyword: 'type',
@@ -4199,58 +4238,9 @@ function validate20(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err123];
+            vErrors = [err124];
           } else {
-            vErrors.push(err123);
-          }
-          errors++;
-        }
-      }
-      if (coerced68 !== undefined) {
-        data68 = coerced68;
-        if (data !== undefined) {
-          data['AGENTIC_WRITE_SYNC'] = coerced68;
-        }
-      }
-    }
-    if (!(data68 === 'log' || data68 === 'file' || data68 === 'off')) {
-      const err124 = {
-        instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
-        schemaPath: '#/properties/AGENTIC_WRITE_SYNC/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_WRITE_SYNC.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err124];
-      } else {
-        vErrors.push(err124);
-      }
-      errors++;
-    }
-    let data69 = data.AGENTIC_WRITE_QUEUE_MAX;
-    if (!(typeof data69 == 'number' && !(data69 % 1) && !isNaN(data69))) {
-      let dataType69 = typeof data69;
-      let coerced69 = undefined;
-      if (!(coerced69 !== undefined)) {
-        if (
-          dataType69 === 'boolean' ||
-          data69 === null ||
-          (dataType69 === 'string' && data69 && data69 == +data69 && !(data69 % 1))
-        ) {
-          coerced69 = +data69;
-        } else {
-          const err125 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
-            schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err125];
-          } else {
-            vErrors.push(err125);
+            vErrors.push(err124);
           }
           errors++;
         }
@@ -4258,28 +4248,26 @@ function validate20(
       if (coerced69 !== undefined) {
         data69 = coerced69;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_QUEUE_MAX'] = coerced69;
+          data['AGENTIC_WRITE_SYNC'] = coerced69;
         }
       }
     }
-    if (typeof data69 == 'number') {
-      if (data69 < 1 || isNaN(data69)) {
-        const err126 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
-          schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err126];
-        } else {
-          vErrors.push(err126);
-        }
-        errors++;
+    if (!(data69 === 'log' || data69 === 'file' || data69 === 'off')) {
+      const err125 = {
+        instancePath: instancePath + '/AGENTIC_WRITE_SYNC',
+        schemaPath: '#/properties/AGENTIC_WRITE_SYNC/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_WRITE_SYNC.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err125];
+      } else {
+        vErrors.push(err125);
       }
+      errors++;
     }
-    let data70 = data.AGENTIC_WRITE_RETRY_MAX_MS;
+    let data70 = data.AGENTIC_WRITE_QUEUE_MAX;
     if (!(typeof data70 == 'number' && !(data70 % 1) && !isNaN(data70))) {
       let dataType70 = typeof data70;
       let coerced70 = undefined;
@@ -4291,17 +4279,17 @@ function validate20(
         ) {
           coerced70 = +data70;
         } else {
-          const err127 = {
-            instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
-            schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/type',
+          const err126 = {
+            instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
+            schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err127];
+            vErrors = [err126];
           } else {
-            vErrors.push(err127);
+            vErrors.push(err126);
           }
           errors++;
         }
@@ -4309,50 +4297,50 @@ function validate20(
       if (coerced70 !== undefined) {
         data70 = coerced70;
         if (data !== undefined) {
-          data['AGENTIC_WRITE_RETRY_MAX_MS'] = coerced70;
+          data['AGENTIC_WRITE_QUEUE_MAX'] = coerced70;
         }
       }
     }
     if (typeof data70 == 'number') {
       if (data70 < 1 || isNaN(data70)) {
-        const err128 = {
-          instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
-          schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/minimum',
+        const err127 = {
+          instancePath: instancePath + '/AGENTIC_WRITE_QUEUE_MAX',
+          schemaPath: '#/properties/AGENTIC_WRITE_QUEUE_MAX/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err128];
+          vErrors = [err127];
         } else {
-          vErrors.push(err128);
+          vErrors.push(err127);
         }
         errors++;
       }
     }
-    let data71 = data.AGENTIC_OWNER_LEASE_SECONDS;
-    if (!(typeof data71 == 'number')) {
+    let data71 = data.AGENTIC_WRITE_RETRY_MAX_MS;
+    if (!(typeof data71 == 'number' && !(data71 % 1) && !isNaN(data71))) {
       let dataType71 = typeof data71;
       let coerced71 = undefined;
       if (!(coerced71 !== undefined)) {
         if (
-          dataType71 == 'boolean' ||
+          dataType71 === 'boolean' ||
           data71 === null ||
-          (dataType71 == 'string' && data71 && data71 == +data71)
+          (dataType71 === 'string' && data71 && data71 == +data71 && !(data71 % 1))
         ) {
           coerced71 = +data71;
         } else {
-          const err129 = {
-            instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/type',
+          const err128 = {
+            instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
+            schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err129];
+            vErrors = [err128];
           } else {
-            vErrors.push(err129);
+            vErrors.push(err128);
           }
           errors++;
         }
@@ -4360,13 +4348,64 @@ function validate20(
       if (coerced71 !== undefined) {
         data71 = coerced71;
         if (data !== undefined) {
-          data['AGENTIC_OWNER_LEASE_SECONDS'] = coerced71;
+          data['AGENTIC_WRITE_RETRY_MAX_MS'] = coerced71;
         }
       }
     }
     if (typeof data71 == 'number') {
-      if (data71 < 0.3 || isNaN(data71)) {
-        const err130 = {
+      if (data71 < 1 || isNaN(data71)) {
+        const err129 = {
+          instancePath: instancePath + '/AGENTIC_WRITE_RETRY_MAX_MS',
+          schemaPath: '#/properties/AGENTIC_WRITE_RETRY_MAX_MS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err129];
+        } else {
+          vErrors.push(err129);
+        }
+        errors++;
+      }
+    }
+    let data72 = data.AGENTIC_OWNER_LEASE_SECONDS;
+    if (!(typeof data72 == 'number')) {
+      let dataType72 = typeof data72;
+      let coerced72 = undefined;
+      if (!(coerced72 !== undefined)) {
+        if (
+          dataType72 == 'boolean' ||
+          data72 === null ||
+          (dataType72 == 'string' && data72 && data72 == +data72)
+        ) {
+          coerced72 = +data72;
+        } else {
+          const err130 = {
+            instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err130];
+          } else {
+            vErrors.push(err130);
+          }
+          errors++;
+        }
+      }
+      if (coerced72 !== undefined) {
+        data72 = coerced72;
+        if (data !== undefined) {
+          data['AGENTIC_OWNER_LEASE_SECONDS'] = coerced72;
+        }
+      }
+    }
+    if (typeof data72 == 'number') {
+      if (data72 < 0.3 || isNaN(data72)) {
+        const err131 = {
           instancePath: instancePath + '/AGENTIC_OWNER_LEASE_SECONDS',
           schemaPath: '#/properties/AGENTIC_OWNER_LEASE_SECONDS/minimum',
           keyword: 'minimum',
@@ -4374,25 +4413,25 @@ function validate20(
           message: 'must be >= 0.3',
         };
         if (vErrors === null) {
-          vErrors = [err130];
+          vErrors = [err131];
         } else {
-          vErrors.push(err130);
+          vErrors.push(err131);
         }
         errors++;
       }
     }
     if (data.AGENTIC_WORKFLOWS_DIR !== undefined) {
-      let data72 = data.AGENTIC_WORKFLOWS_DIR;
-      if (typeof data72 !== 'string') {
-        let dataType72 = typeof data72;
-        let coerced72 = undefined;
-        if (!(coerced72 !== undefined)) {
-          if (dataType72 == 'number' || dataType72 == 'boolean') {
-            coerced72 = '' + data72;
-          } else if (data72 === null) {
-            coerced72 = '';
+      let data73 = data.AGENTIC_WORKFLOWS_DIR;
+      if (typeof data73 !== 'string') {
+        let dataType73 = typeof data73;
+        let coerced73 = undefined;
+        if (!(coerced73 !== undefined)) {
+          if (dataType73 == 'number' || dataType73 == 'boolean') {
+            coerced73 = '' + data73;
+          } else if (data73 === null) {
+            coerced73 = '';
           } else {
-            const err131 = {
+            const err132 = {
               instancePath: instancePath + '/AGENTIC_WORKFLOWS_DIR',
               schemaPath: '#/properties/AGENTIC_WORKFLOWS_DIR/type',
               keyword: 'type',
@@ -4400,56 +4439,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err131];
+              vErrors = [err132];
             } else {
-              vErrors.push(err131);
+              vErrors.push(err132);
             }
             errors++;
           }
         }
-        if (coerced72 !== undefined) {
-          data72 = coerced72;
+        if (coerced73 !== undefined) {
+          data73 = coerced73;
           if (data !== undefined) {
-            data['AGENTIC_WORKFLOWS_DIR'] = coerced72;
+            data['AGENTIC_WORKFLOWS_DIR'] = coerced73;
           }
         }
       }
-      if (typeof data72 === 'string') {
-        if (func1(data72) < 1) {
-          const err132 = {
+      if (typeof data73 === 'string') {
+        if (func1(data73) < 1) {
+          const err133 = {
             instancePath: instancePath + '/AGENTIC_WORKFLOWS_DIR',
             schemaPath: '#/properties/AGENTIC_WORKFLOWS_DIR/minLength',
             keyword: 'minLength',
             params: { limit: 1 },
             message: 'must NOT have fewer than 1 characters',
-          };
-          if (vErrors === null) {
-            vErrors = [err132];
-          } else {
-            vErrors.push(err132);
-          }
-          errors++;
-        }
-      }
-    }
-    let data73 = data.AGENTIC_MAX_CONCURRENCY;
-    if (!(typeof data73 == 'number' && !(data73 % 1) && !isNaN(data73))) {
-      let dataType73 = typeof data73;
-      let coerced73 = undefined;
-      if (!(coerced73 !== undefined)) {
-        if (
-          dataType73 === 'boolean' ||
-          data73 === null ||
-          (dataType73 === 'string' && data73 && data73 == +data73 && !(data73 % 1))
-        ) {
-          coerced73 = +data73;
-        } else {
-          const err133 = {
-            instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err133];
@@ -4459,46 +4470,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced73 !== undefined) {
-        data73 = coerced73;
-        if (data !== undefined) {
-          data['AGENTIC_MAX_CONCURRENCY'] = coerced73;
-        }
-      }
     }
-    if (typeof data73 == 'number') {
-      if (data73 > 10000 || isNaN(data73)) {
-        const err134 = {
-          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 10000 },
-          message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err134];
-        } else {
-          vErrors.push(err134);
-        }
-        errors++;
-      }
-      if (data73 < 1 || isNaN(data73)) {
-        const err135 = {
-          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err135];
-        } else {
-          vErrors.push(err135);
-        }
-        errors++;
-      }
-    }
-    let data74 = data.AGENTIC_MAX_ACTIVE_RUNS;
+    let data74 = data.AGENTIC_MAX_CONCURRENCY;
     if (!(typeof data74 == 'number' && !(data74 % 1) && !isNaN(data74))) {
       let dataType74 = typeof data74;
       let coerced74 = undefined;
@@ -4510,17 +4483,17 @@ function validate20(
         ) {
           coerced74 = +data74;
         } else {
-          const err136 = {
-            instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
-            schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/type',
+          const err134 = {
+            instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err136];
+            vErrors = [err134];
           } else {
-            vErrors.push(err136);
+            vErrors.push(err134);
           }
           errors++;
         }
@@ -4528,50 +4501,65 @@ function validate20(
       if (coerced74 !== undefined) {
         data74 = coerced74;
         if (data !== undefined) {
-          data['AGENTIC_MAX_ACTIVE_RUNS'] = coerced74;
+          data['AGENTIC_MAX_CONCURRENCY'] = coerced74;
         }
       }
     }
     if (typeof data74 == 'number') {
+      if (data74 > 10000 || isNaN(data74)) {
+        const err135 = {
+          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 10000 },
+          message: 'must be <= 10000',
+        };
+        if (vErrors === null) {
+          vErrors = [err135];
+        } else {
+          vErrors.push(err135);
+        }
+        errors++;
+      }
       if (data74 < 1 || isNaN(data74)) {
-        const err137 = {
-          instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
-          schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/minimum',
+        const err136 = {
+          instancePath: instancePath + '/AGENTIC_MAX_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_MAX_CONCURRENCY/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err137];
+          vErrors = [err136];
         } else {
-          vErrors.push(err137);
+          vErrors.push(err136);
         }
         errors++;
       }
     }
-    let data75 = data.AGENTIC_STEP_TIMEOUT_SECONDS;
-    if (!(typeof data75 == 'number')) {
+    let data75 = data.AGENTIC_MAX_ACTIVE_RUNS;
+    if (!(typeof data75 == 'number' && !(data75 % 1) && !isNaN(data75))) {
       let dataType75 = typeof data75;
       let coerced75 = undefined;
       if (!(coerced75 !== undefined)) {
         if (
-          dataType75 == 'boolean' ||
+          dataType75 === 'boolean' ||
           data75 === null ||
-          (dataType75 == 'string' && data75 && data75 == +data75)
+          (dataType75 === 'string' && data75 && data75 == +data75 && !(data75 % 1))
         ) {
           coerced75 = +data75;
         } else {
-          const err138 = {
-            instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-            schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/type',
+          const err137 = {
+            instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
+            schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err138];
+            vErrors = [err137];
           } else {
-            vErrors.push(err138);
+            vErrors.push(err137);
           }
           errors++;
         }
@@ -4579,43 +4567,28 @@ function validate20(
       if (coerced75 !== undefined) {
         data75 = coerced75;
         if (data !== undefined) {
-          data['AGENTIC_STEP_TIMEOUT_SECONDS'] = coerced75;
+          data['AGENTIC_MAX_ACTIVE_RUNS'] = coerced75;
         }
       }
     }
     if (typeof data75 == 'number') {
-      if (data75 > 604800 || isNaN(data75)) {
-        const err139 = {
-          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 604800 },
-          message: 'must be <= 604800',
+      if (data75 < 1 || isNaN(data75)) {
+        const err138 = {
+          instancePath: instancePath + '/AGENTIC_MAX_ACTIVE_RUNS',
+          schemaPath: '#/properties/AGENTIC_MAX_ACTIVE_RUNS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
         };
         if (vErrors === null) {
-          vErrors = [err139];
+          vErrors = [err138];
         } else {
-          vErrors.push(err139);
-        }
-        errors++;
-      }
-      if (data75 <= 0 || isNaN(data75)) {
-        const err140 = {
-          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
-          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err140];
-        } else {
-          vErrors.push(err140);
+          vErrors.push(err138);
         }
         errors++;
       }
     }
-    let data76 = data.AGENTIC_BUDGET_STEP_DOWN_AT;
+    let data76 = data.AGENTIC_STEP_TIMEOUT_SECONDS;
     if (!(typeof data76 == 'number')) {
       let dataType76 = typeof data76;
       let coerced76 = undefined;
@@ -4627,17 +4600,17 @@ function validate20(
         ) {
           coerced76 = +data76;
         } else {
-          const err141 = {
-            instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
-            schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/type',
+          const err139 = {
+            instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+            schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/type',
             keyword: 'type',
             params: { type: 'number' },
             message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err141];
+            vErrors = [err139];
           } else {
-            vErrors.push(err141);
+            vErrors.push(err139);
           }
           errors++;
         }
@@ -4645,33 +4618,84 @@ function validate20(
       if (coerced76 !== undefined) {
         data76 = coerced76;
         if (data !== undefined) {
-          data['AGENTIC_BUDGET_STEP_DOWN_AT'] = coerced76;
+          data['AGENTIC_STEP_TIMEOUT_SECONDS'] = coerced76;
         }
       }
     }
     if (typeof data76 == 'number') {
-      if (data76 > 1 || isNaN(data76)) {
-        const err142 = {
+      if (data76 > 604800 || isNaN(data76)) {
+        const err140 = {
+          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 604800 },
+          message: 'must be <= 604800',
+        };
+        if (vErrors === null) {
+          vErrors = [err140];
+        } else {
+          vErrors.push(err140);
+        }
+        errors++;
+      }
+      if (data76 <= 0 || isNaN(data76)) {
+        const err141 = {
+          instancePath: instancePath + '/AGENTIC_STEP_TIMEOUT_SECONDS',
+          schemaPath: '#/properties/AGENTIC_STEP_TIMEOUT_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err141];
+        } else {
+          vErrors.push(err141);
+        }
+        errors++;
+      }
+    }
+    let data77 = data.AGENTIC_BUDGET_STEP_DOWN_AT;
+    if (!(typeof data77 == 'number')) {
+      let dataType77 = typeof data77;
+      let coerced77 = undefined;
+      if (!(coerced77 !== undefined)) {
+        if (
+          dataType77 == 'boolean' ||
+          data77 === null ||
+          (dataType77 == 'string' && data77 && data77 == +data77)
+        ) {
+          coerced77 = +data77;
+        } else {
+          const err142 = {
+            instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
+            schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err142];
+          } else {
+            vErrors.push(err142);
+          }
+          errors++;
+        }
+      }
+      if (coerced77 !== undefined) {
+        data77 = coerced77;
+        if (data !== undefined) {
+          data['AGENTIC_BUDGET_STEP_DOWN_AT'] = coerced77;
+        }
+      }
+    }
+    if (typeof data77 == 'number') {
+      if (data77 > 1 || isNaN(data77)) {
+        const err143 = {
           instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
           schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err142];
-        } else {
-          vErrors.push(err142);
-        }
-        errors++;
-      }
-      if (data76 <= 0 || isNaN(data76)) {
-        const err143 = {
-          instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
-          schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
         };
         if (vErrors === null) {
           vErrors = [err143];
@@ -4680,74 +4704,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data77 = data.AGENTIC_BUDGET_CALL_MAX_TOKENS;
-    if (!(typeof data77 == 'number' && !(data77 % 1) && !isNaN(data77))) {
-      let dataType77 = typeof data77;
-      let coerced77 = undefined;
-      if (!(coerced77 !== undefined)) {
-        if (
-          dataType77 === 'boolean' ||
-          data77 === null ||
-          (dataType77 === 'string' && data77 && data77 == +data77 && !(data77 % 1))
-        ) {
-          coerced77 = +data77;
-        } else {
-          const err144 = {
-            instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
-            schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err144];
-          } else {
-            vErrors.push(err144);
-          }
-          errors++;
-        }
-      }
-      if (coerced77 !== undefined) {
-        data77 = coerced77;
-        if (data !== undefined) {
-          data['AGENTIC_BUDGET_CALL_MAX_TOKENS'] = coerced77;
-        }
-      }
-    }
-    if (typeof data77 == 'number') {
-      if (data77 > 1000000 || isNaN(data77)) {
-        const err145 = {
-          instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
-          schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1000000 },
-          message: 'must be <= 1000000',
+      if (data77 <= 0 || isNaN(data77)) {
+        const err144 = {
+          instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
+          schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
         };
         if (vErrors === null) {
-          vErrors = [err145];
+          vErrors = [err144];
         } else {
-          vErrors.push(err145);
-        }
-        errors++;
-      }
-      if (data77 < 1 || isNaN(data77)) {
-        const err146 = {
-          instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
-          schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err146];
-        } else {
-          vErrors.push(err146);
+          vErrors.push(err144);
         }
         errors++;
       }
     }
-    let data78 = data.AGENTIC_MAX_BODY_BYTES;
+    let data78 = data.AGENTIC_BUDGET_CALL_MAX_TOKENS;
     if (!(typeof data78 == 'number' && !(data78 % 1) && !isNaN(data78))) {
       let dataType78 = typeof data78;
       let coerced78 = undefined;
@@ -4759,17 +4732,17 @@ function validate20(
         ) {
           coerced78 = +data78;
         } else {
-          const err147 = {
-            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
+          const err145 = {
+            instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
+            schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err147];
+            vErrors = [err145];
           } else {
-            vErrors.push(err147);
+            vErrors.push(err145);
           }
           errors++;
         }
@@ -4777,28 +4750,43 @@ function validate20(
       if (coerced78 !== undefined) {
         data78 = coerced78;
         if (data !== undefined) {
-          data['AGENTIC_MAX_BODY_BYTES'] = coerced78;
+          data['AGENTIC_BUDGET_CALL_MAX_TOKENS'] = coerced78;
         }
       }
     }
     if (typeof data78 == 'number') {
-      if (data78 < 1024 || isNaN(data78)) {
-        const err148 = {
-          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+      if (data78 > 1000000 || isNaN(data78)) {
+        const err146 = {
+          instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
+          schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1000000 },
+          message: 'must be <= 1000000',
         };
         if (vErrors === null) {
-          vErrors = [err148];
+          vErrors = [err146];
         } else {
-          vErrors.push(err148);
+          vErrors.push(err146);
+        }
+        errors++;
+      }
+      if (data78 < 1 || isNaN(data78)) {
+        const err147 = {
+          instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
+          schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err147];
+        } else {
+          vErrors.push(err147);
         }
         errors++;
       }
     }
-    let data79 = data.AGENTIC_MAX_YAML_BYTES;
+    let data79 = data.AGENTIC_MAX_BODY_BYTES;
     if (!(typeof data79 == 'number' && !(data79 % 1) && !isNaN(data79))) {
       let dataType79 = typeof data79;
       let coerced79 = undefined;
@@ -4810,17 +4798,17 @@ function validate20(
         ) {
           coerced79 = +data79;
         } else {
-          const err149 = {
-            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
+          const err148 = {
+            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err149];
+            vErrors = [err148];
           } else {
-            vErrors.push(err149);
+            vErrors.push(err148);
           }
           errors++;
         }
@@ -4828,28 +4816,28 @@ function validate20(
       if (coerced79 !== undefined) {
         data79 = coerced79;
         if (data !== undefined) {
-          data['AGENTIC_MAX_YAML_BYTES'] = coerced79;
+          data['AGENTIC_MAX_BODY_BYTES'] = coerced79;
         }
       }
     }
     if (typeof data79 == 'number') {
       if (data79 < 1024 || isNaN(data79)) {
-        const err150 = {
-          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
+        const err149 = {
+          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err150];
+          vErrors = [err149];
         } else {
-          vErrors.push(err150);
+          vErrors.push(err149);
         }
         errors++;
       }
     }
-    let data80 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
+    let data80 = data.AGENTIC_MAX_YAML_BYTES;
     if (!(typeof data80 == 'number' && !(data80 % 1) && !isNaN(data80))) {
       let dataType80 = typeof data80;
       let coerced80 = undefined;
@@ -4861,17 +4849,17 @@ function validate20(
         ) {
           coerced80 = +data80;
         } else {
-          const err151 = {
-            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
+          const err150 = {
+            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err151];
+            vErrors = [err150];
           } else {
-            vErrors.push(err151);
+            vErrors.push(err150);
           }
           errors++;
         }
@@ -4879,28 +4867,28 @@ function validate20(
       if (coerced80 !== undefined) {
         data80 = coerced80;
         if (data !== undefined) {
-          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced80;
+          data['AGENTIC_MAX_YAML_BYTES'] = coerced80;
         }
       }
     }
     if (typeof data80 == 'number') {
       if (data80 < 1024 || isNaN(data80)) {
-        const err152 = {
-          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
+        const err151 = {
+          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err152];
+          vErrors = [err151];
         } else {
-          vErrors.push(err152);
+          vErrors.push(err151);
         }
         errors++;
       }
     }
-    let data81 = data.AGENTIC_MAX_TEMPLATE_BYTES;
+    let data81 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
     if (!(typeof data81 == 'number' && !(data81 % 1) && !isNaN(data81))) {
       let dataType81 = typeof data81;
       let coerced81 = undefined;
@@ -4912,17 +4900,17 @@ function validate20(
         ) {
           coerced81 = +data81;
         } else {
-          const err153 = {
-            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
+          const err152 = {
+            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err153];
+            vErrors = [err152];
           } else {
-            vErrors.push(err153);
+            vErrors.push(err152);
           }
           errors++;
         }
@@ -4930,28 +4918,28 @@ function validate20(
       if (coerced81 !== undefined) {
         data81 = coerced81;
         if (data !== undefined) {
-          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced81;
+          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced81;
         }
       }
     }
     if (typeof data81 == 'number') {
       if (data81 < 1024 || isNaN(data81)) {
-        const err154 = {
-          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
+        const err153 = {
+          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err154];
+          vErrors = [err153];
         } else {
-          vErrors.push(err154);
+          vErrors.push(err153);
         }
         errors++;
       }
     }
-    let data82 = data.AGENTIC_MAX_STEP_IO_BYTES;
+    let data82 = data.AGENTIC_MAX_TEMPLATE_BYTES;
     if (!(typeof data82 == 'number' && !(data82 % 1) && !isNaN(data82))) {
       let dataType82 = typeof data82;
       let coerced82 = undefined;
@@ -4963,17 +4951,17 @@ function validate20(
         ) {
           coerced82 = +data82;
         } else {
-          const err155 = {
-            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
+          const err154 = {
+            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err155];
+            vErrors = [err154];
           } else {
-            vErrors.push(err155);
+            vErrors.push(err154);
           }
           errors++;
         }
@@ -4981,28 +4969,28 @@ function validate20(
       if (coerced82 !== undefined) {
         data82 = coerced82;
         if (data !== undefined) {
-          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced82;
+          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced82;
         }
       }
     }
     if (typeof data82 == 'number') {
       if (data82 < 1024 || isNaN(data82)) {
-        const err156 = {
-          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
+        const err155 = {
+          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err156];
+          vErrors = [err155];
         } else {
-          vErrors.push(err156);
+          vErrors.push(err155);
         }
         errors++;
       }
     }
-    let data83 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
+    let data83 = data.AGENTIC_MAX_STEP_IO_BYTES;
     if (!(typeof data83 == 'number' && !(data83 % 1) && !isNaN(data83))) {
       let dataType83 = typeof data83;
       let coerced83 = undefined;
@@ -5014,17 +5002,17 @@ function validate20(
         ) {
           coerced83 = +data83;
         } else {
-          const err157 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
+          const err156 = {
+            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err157];
+            vErrors = [err156];
           } else {
-            vErrors.push(err157);
+            vErrors.push(err156);
           }
           errors++;
         }
@@ -5032,28 +5020,28 @@ function validate20(
       if (coerced83 !== undefined) {
         data83 = coerced83;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced83;
+          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced83;
         }
       }
     }
     if (typeof data83 == 'number') {
-      if (data83 < 65536 || isNaN(data83)) {
-        const err158 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
+      if (data83 < 1024 || isNaN(data83)) {
+        const err157 = {
+          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 65536 },
-          message: 'must be >= 65536',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err158];
+          vErrors = [err157];
         } else {
-          vErrors.push(err158);
+          vErrors.push(err157);
         }
         errors++;
       }
     }
-    let data84 = data.AGENTIC_MAX_RUN_BYTES;
+    let data84 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
     if (!(typeof data84 == 'number' && !(data84 % 1) && !isNaN(data84))) {
       let dataType84 = typeof data84;
       let coerced84 = undefined;
@@ -5065,17 +5053,17 @@ function validate20(
         ) {
           coerced84 = +data84;
         } else {
-          const err159 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
+          const err158 = {
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err159];
+            vErrors = [err158];
           } else {
-            vErrors.push(err159);
+            vErrors.push(err158);
           }
           errors++;
         }
@@ -5083,28 +5071,28 @@ function validate20(
       if (coerced84 !== undefined) {
         data84 = coerced84;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_BYTES'] = coerced84;
+          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced84;
         }
       }
     }
     if (typeof data84 == 'number') {
-      if (data84 < 0 || isNaN(data84)) {
-        const err160 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
+      if (data84 < 65536 || isNaN(data84)) {
+        const err159 = {
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 65536 },
+          message: 'must be >= 65536',
         };
         if (vErrors === null) {
-          vErrors = [err160];
+          vErrors = [err159];
         } else {
-          vErrors.push(err160);
+          vErrors.push(err159);
         }
         errors++;
       }
     }
-    let data85 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    let data85 = data.AGENTIC_MAX_RUN_BYTES;
     if (!(typeof data85 == 'number' && !(data85 % 1) && !isNaN(data85))) {
       let dataType85 = typeof data85;
       let coerced85 = undefined;
@@ -5116,17 +5104,17 @@ function validate20(
         ) {
           coerced85 = +data85;
         } else {
-          const err161 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
+          const err160 = {
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err161];
+            vErrors = [err160];
           } else {
-            vErrors.push(err161);
+            vErrors.push(err160);
           }
           errors++;
         }
@@ -5134,48 +5122,50 @@ function validate20(
       if (coerced85 !== undefined) {
         data85 = coerced85;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced85;
+          data['AGENTIC_MAX_RUN_BYTES'] = coerced85;
         }
       }
     }
     if (typeof data85 == 'number') {
       if (data85 < 0 || isNaN(data85)) {
-        const err162 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+        const err161 = {
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err162];
+          vErrors = [err161];
         } else {
-          vErrors.push(err162);
+          vErrors.push(err161);
         }
         errors++;
       }
     }
-    let data86 = data.AGENTIC_LOCAL_DATASETS_DIR;
-    if (typeof data86 !== 'string') {
+    let data86 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    if (!(typeof data86 == 'number' && !(data86 % 1) && !isNaN(data86))) {
       let dataType86 = typeof data86;
       let coerced86 = undefined;
       if (!(coerced86 !== undefined)) {
-        if (dataType86 == 'number' || dataType86 == 'boolean') {
-          coerced86 = '' + data86;
-        } else if (data86 === null) {
-          coerced86 = '';
+        if (
+          dataType86 === 'boolean' ||
+          data86 === null ||
+          (dataType86 === 'string' && data86 && data86 == +data86 && !(data86 % 1))
+        ) {
+          coerced86 = +data86;
         } else {
-          const err163 = {
-            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
+          const err162 = {
+            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err163];
+            vErrors = [err162];
           } else {
-            vErrors.push(err163);
+            vErrors.push(err162);
           }
           errors++;
         }
@@ -5183,50 +5173,48 @@ function validate20(
       if (coerced86 !== undefined) {
         data86 = coerced86;
         if (data !== undefined) {
-          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced86;
+          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced86;
         }
       }
     }
-    if (typeof data86 === 'string') {
-      if (func1(data86) < 1) {
-        const err164 = {
-          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+    if (typeof data86 == 'number') {
+      if (data86 < 0 || isNaN(data86)) {
+        const err163 = {
+          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err164];
+          vErrors = [err163];
         } else {
-          vErrors.push(err164);
+          vErrors.push(err163);
         }
         errors++;
       }
     }
-    let data87 = data.AGENTIC_MAX_DATASET_BYTES;
-    if (!(typeof data87 == 'number' && !(data87 % 1) && !isNaN(data87))) {
+    let data87 = data.AGENTIC_LOCAL_DATASETS_DIR;
+    if (typeof data87 !== 'string') {
       let dataType87 = typeof data87;
       let coerced87 = undefined;
       if (!(coerced87 !== undefined)) {
-        if (
-          dataType87 === 'boolean' ||
-          data87 === null ||
-          (dataType87 === 'string' && data87 && data87 == +data87 && !(data87 % 1))
-        ) {
-          coerced87 = +data87;
+        if (dataType87 == 'number' || dataType87 == 'boolean') {
+          coerced87 = '' + data87;
+        } else if (data87 === null) {
+          coerced87 = '';
         } else {
-          const err165 = {
-            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
+          const err164 = {
+            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err165];
+            vErrors = [err164];
           } else {
-            vErrors.push(err165);
+            vErrors.push(err164);
           }
           errors++;
         }
@@ -5234,28 +5222,28 @@ function validate20(
       if (coerced87 !== undefined) {
         data87 = coerced87;
         if (data !== undefined) {
-          data['AGENTIC_MAX_DATASET_BYTES'] = coerced87;
+          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced87;
         }
       }
     }
-    if (typeof data87 == 'number') {
-      if (data87 < 1024 || isNaN(data87)) {
-        const err166 = {
-          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+    if (typeof data87 === 'string') {
+      if (func1(data87) < 1) {
+        const err165 = {
+          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err166];
+          vErrors = [err165];
         } else {
-          vErrors.push(err166);
+          vErrors.push(err165);
         }
         errors++;
       }
     }
-    let data88 = data.AGENTIC_DATASET_CACHE_BYTES;
+    let data88 = data.AGENTIC_MAX_DATASET_BYTES;
     if (!(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88))) {
       let dataType88 = typeof data88;
       let coerced88 = undefined;
@@ -5267,17 +5255,17 @@ function validate20(
         ) {
           coerced88 = +data88;
         } else {
-          const err167 = {
-            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
+          const err166 = {
+            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err167];
+            vErrors = [err166];
           } else {
-            vErrors.push(err167);
+            vErrors.push(err166);
           }
           errors++;
         }
@@ -5285,48 +5273,50 @@ function validate20(
       if (coerced88 !== undefined) {
         data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced88;
+          data['AGENTIC_MAX_DATASET_BYTES'] = coerced88;
         }
       }
     }
     if (typeof data88 == 'number') {
-      if (data88 < 0 || isNaN(data88)) {
-        const err168 = {
-          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+      if (data88 < 1024 || isNaN(data88)) {
+        const err167 = {
+          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err168];
+          vErrors = [err167];
         } else {
-          vErrors.push(err168);
+          vErrors.push(err167);
         }
         errors++;
       }
     }
-    let data89 = data.AGENTIC_FRONTEND_DIR;
-    if (typeof data89 !== 'string') {
+    let data89 = data.AGENTIC_DATASET_CACHE_BYTES;
+    if (!(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89))) {
       let dataType89 = typeof data89;
       let coerced89 = undefined;
       if (!(coerced89 !== undefined)) {
-        if (dataType89 == 'number' || dataType89 == 'boolean') {
-          coerced89 = '' + data89;
-        } else if (data89 === null) {
-          coerced89 = '';
+        if (
+          dataType89 === 'boolean' ||
+          data89 === null ||
+          (dataType89 === 'string' && data89 && data89 == +data89 && !(data89 % 1))
+        ) {
+          coerced89 = +data89;
         } else {
-          const err169 = {
-            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
+          const err168 = {
+            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err169];
+            vErrors = [err168];
           } else {
-            vErrors.push(err169);
+            vErrors.push(err168);
           }
           errors++;
         }
@@ -5334,50 +5324,48 @@ function validate20(
       if (coerced89 !== undefined) {
         data89 = coerced89;
         if (data !== undefined) {
-          data['AGENTIC_FRONTEND_DIR'] = coerced89;
+          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced89;
         }
       }
     }
-    if (typeof data89 === 'string') {
-      if (func1(data89) < 1) {
-        const err170 = {
-          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+    if (typeof data89 == 'number') {
+      if (data89 < 0 || isNaN(data89)) {
+        const err169 = {
+          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err170];
+          vErrors = [err169];
         } else {
-          vErrors.push(err170);
+          vErrors.push(err169);
         }
         errors++;
       }
     }
-    let data90 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
-    if (!(typeof data90 == 'number')) {
+    let data90 = data.AGENTIC_FRONTEND_DIR;
+    if (typeof data90 !== 'string') {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
-        if (
-          dataType90 == 'boolean' ||
-          data90 === null ||
-          (dataType90 == 'string' && data90 && data90 == +data90)
-        ) {
-          coerced90 = +data90;
+        if (dataType90 == 'number' || dataType90 == 'boolean') {
+          coerced90 = '' + data90;
+        } else if (data90 === null) {
+          coerced90 = '';
         } else {
-          const err171 = {
-            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
+          const err170 = {
+            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err171];
+            vErrors = [err170];
           } else {
-            vErrors.push(err171);
+            vErrors.push(err170);
           }
           errors++;
         }
@@ -5385,48 +5373,50 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced90;
+          data['AGENTIC_FRONTEND_DIR'] = coerced90;
         }
       }
     }
-    if (typeof data90 == 'number') {
-      if (data90 < 0 || isNaN(data90)) {
-        const err172 = {
-          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+    if (typeof data90 === 'string') {
+      if (func1(data90) < 1) {
+        const err171 = {
+          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err172];
+          vErrors = [err171];
         } else {
-          vErrors.push(err172);
+          vErrors.push(err171);
         }
         errors++;
       }
     }
-    let data91 = data.AGENTIC_RESUME;
-    if (typeof data91 !== 'string') {
+    let data91 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
+    if (!(typeof data91 == 'number')) {
       let dataType91 = typeof data91;
       let coerced91 = undefined;
       if (!(coerced91 !== undefined)) {
-        if (dataType91 == 'number' || dataType91 == 'boolean') {
-          coerced91 = '' + data91;
-        } else if (data91 === null) {
-          coerced91 = '';
+        if (
+          dataType91 == 'boolean' ||
+          data91 === null ||
+          (dataType91 == 'string' && data91 && data91 == +data91)
+        ) {
+          coerced91 = +data91;
         } else {
-          const err173 = {
-            instancePath: instancePath + '/AGENTIC_RESUME',
-            schemaPath: '#/properties/AGENTIC_RESUME/type',
+          const err172 = {
+            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err173];
+            vErrors = [err172];
           } else {
-            vErrors.push(err173);
+            vErrors.push(err172);
           }
           errors++;
         }
@@ -5434,48 +5424,48 @@ function validate20(
       if (coerced91 !== undefined) {
         data91 = coerced91;
         if (data !== undefined) {
-          data['AGENTIC_RESUME'] = coerced91;
+          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced91;
         }
       }
     }
-    if (!(data91 === 'auto' || data91 === 'manual' || data91 === 'off')) {
-      const err174 = {
-        instancePath: instancePath + '/AGENTIC_RESUME',
-        schemaPath: '#/properties/AGENTIC_RESUME/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err174];
-      } else {
-        vErrors.push(err174);
+    if (typeof data91 == 'number') {
+      if (data91 < 0 || isNaN(data91)) {
+        const err173 = {
+          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err173];
+        } else {
+          vErrors.push(err173);
+        }
+        errors++;
       }
-      errors++;
     }
-    let data92 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92))) {
+    let data92 = data.AGENTIC_RESUME;
+    if (typeof data92 !== 'string') {
       let dataType92 = typeof data92;
       let coerced92 = undefined;
       if (!(coerced92 !== undefined)) {
-        if (
-          dataType92 === 'boolean' ||
-          data92 === null ||
-          (dataType92 === 'string' && data92 && data92 == +data92 && !(data92 % 1))
-        ) {
-          coerced92 = +data92;
+        if (dataType92 == 'number' || dataType92 == 'boolean') {
+          coerced92 = '' + data92;
+        } else if (data92 === null) {
+          coerced92 = '';
         } else {
-          const err175 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
+          const err174 = {
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err175];
+            vErrors = [err174];
           } else {
-            vErrors.push(err175);
+            vErrors.push(err174);
           }
           errors++;
         }
@@ -5483,28 +5473,26 @@ function validate20(
       if (coerced92 !== undefined) {
         data92 = coerced92;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced92;
+          data['AGENTIC_RESUME'] = coerced92;
         }
       }
     }
-    if (typeof data92 == 'number') {
-      if (data92 < 0 || isNaN(data92)) {
-        const err176 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err176];
-        } else {
-          vErrors.push(err176);
-        }
-        errors++;
+    if (!(data92 === 'auto' || data92 === 'manual' || data92 === 'off')) {
+      const err175 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err175];
+      } else {
+        vErrors.push(err175);
       }
+      errors++;
     }
-    let data93 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    let data93 = data.AGENTIC_FINISHED_BUFFERS;
     if (!(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93))) {
       let dataType93 = typeof data93;
       let coerced93 = undefined;
@@ -5516,17 +5504,17 @@ function validate20(
         ) {
           coerced93 = +data93;
         } else {
-          const err177 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+          const err176 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err177];
+            vErrors = [err176];
           } else {
-            vErrors.push(err177);
+            vErrors.push(err176);
           }
           errors++;
         }
@@ -5534,50 +5522,50 @@ function validate20(
       if (coerced93 !== undefined) {
         data93 = coerced93;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced93;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced93;
         }
       }
     }
     if (typeof data93 == 'number') {
-      if (data93 < 1024 || isNaN(data93)) {
-        const err178 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+      if (data93 < 0 || isNaN(data93)) {
+        const err177 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err178];
+          vErrors = [err177];
         } else {
-          vErrors.push(err178);
+          vErrors.push(err177);
         }
         errors++;
       }
     }
-    let data94 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data94 == 'number')) {
+    let data94 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94))) {
       let dataType94 = typeof data94;
       let coerced94 = undefined;
       if (!(coerced94 !== undefined)) {
         if (
-          dataType94 == 'boolean' ||
+          dataType94 === 'boolean' ||
           data94 === null ||
-          (dataType94 == 'string' && data94 && data94 == +data94)
+          (dataType94 === 'string' && data94 && data94 == +data94 && !(data94 % 1))
         ) {
           coerced94 = +data94;
         } else {
-          const err179 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+          const err178 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err179];
+            vErrors = [err178];
           } else {
-            vErrors.push(err179);
+            vErrors.push(err178);
           }
           errors++;
         }
@@ -5585,50 +5573,50 @@ function validate20(
       if (coerced94 !== undefined) {
         data94 = coerced94;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced94;
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced94;
         }
       }
     }
     if (typeof data94 == 'number') {
-      if (data94 <= 0 || isNaN(data94)) {
-        const err180 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
+      if (data94 < 1024 || isNaN(data94)) {
+        const err179 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
-          vErrors = [err180];
+          vErrors = [err179];
         } else {
-          vErrors.push(err180);
+          vErrors.push(err179);
         }
         errors++;
       }
     }
-    let data95 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data95 == 'number' && !(data95 % 1) && !isNaN(data95))) {
+    let data95 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data95 == 'number')) {
       let dataType95 = typeof data95;
       let coerced95 = undefined;
       if (!(coerced95 !== undefined)) {
         if (
-          dataType95 === 'boolean' ||
+          dataType95 == 'boolean' ||
           data95 === null ||
-          (dataType95 === 'string' && data95 && data95 == +data95 && !(data95 % 1))
+          (dataType95 == 'string' && data95 && data95 == +data95)
         ) {
           coerced95 = +data95;
         } else {
-          const err181 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+          const err180 = {
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err181];
+            vErrors = [err180];
           } else {
-            vErrors.push(err181);
+            vErrors.push(err180);
           }
           errors++;
         }
@@ -5636,13 +5624,64 @@ function validate20(
       if (coerced95 !== undefined) {
         data95 = coerced95;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced95;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced95;
         }
       }
     }
     if (typeof data95 == 'number') {
-      if (data95 < 0 || isNaN(data95)) {
-        const err182 = {
+      if (data95 <= 0 || isNaN(data95)) {
+        const err181 = {
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err181];
+        } else {
+          vErrors.push(err181);
+        }
+        errors++;
+      }
+    }
+    let data96 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data96 == 'number' && !(data96 % 1) && !isNaN(data96))) {
+      let dataType96 = typeof data96;
+      let coerced96 = undefined;
+      if (!(coerced96 !== undefined)) {
+        if (
+          dataType96 === 'boolean' ||
+          data96 === null ||
+          (dataType96 === 'string' && data96 && data96 == +data96 && !(data96 % 1))
+        ) {
+          coerced96 = +data96;
+        } else {
+          const err182 = {
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err182];
+          } else {
+            vErrors.push(err182);
+          }
+          errors++;
+        }
+      }
+      if (coerced96 !== undefined) {
+        data96 = coerced96;
+        if (data !== undefined) {
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced96;
+        }
+      }
+    }
+    if (typeof data96 == 'number') {
+      if (data96 < 0 || isNaN(data96)) {
+        const err183 = {
           instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
           schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
           keyword: 'minimum',
@@ -5650,25 +5689,25 @@ function validate20(
           message: 'must be >= 0',
         };
         if (vErrors === null) {
-          vErrors = [err182];
+          vErrors = [err183];
         } else {
-          vErrors.push(err182);
+          vErrors.push(err183);
         }
         errors++;
       }
     }
     if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data96 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data96 !== 'string') {
-        let dataType96 = typeof data96;
-        let coerced96 = undefined;
-        if (!(coerced96 !== undefined)) {
-          if (dataType96 == 'number' || dataType96 == 'boolean') {
-            coerced96 = '' + data96;
-          } else if (data96 === null) {
-            coerced96 = '';
+      let data97 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data97 !== 'string') {
+        let dataType97 = typeof data97;
+        let coerced97 = undefined;
+        if (!(coerced97 !== undefined)) {
+          if (dataType97 == 'number' || dataType97 == 'boolean') {
+            coerced97 = '' + data97;
+          } else if (data97 === null) {
+            coerced97 = '';
           } else {
-            const err183 = {
+            const err184 = {
               instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
               schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
               keyword: 'type',
@@ -5676,54 +5715,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err183];
+              vErrors = [err184];
             } else {
-              vErrors.push(err183);
+              vErrors.push(err184);
             }
             errors++;
           }
         }
-        if (coerced96 !== undefined) {
-          data96 = coerced96;
+        if (coerced97 !== undefined) {
+          data97 = coerced97;
           if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced96;
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced97;
           }
         }
       }
-      if (typeof data96 === 'string') {
-        if (!pattern6.test(data96)) {
-          const err184 = {
+      if (typeof data97 === 'string') {
+        if (!pattern6.test(data97)) {
+          const err185 = {
             instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
             schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
             keyword: 'pattern',
             params: { pattern: '^https?://[^\\s]+$' },
             message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err184];
-          } else {
-            vErrors.push(err184);
-          }
-          errors++;
-        }
-      }
-    }
-    let data97 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data97 !== 'string') {
-      let dataType97 = typeof data97;
-      let coerced97 = undefined;
-      if (!(coerced97 !== undefined)) {
-        if (dataType97 == 'number' || dataType97 == 'boolean') {
-          coerced97 = '' + data97;
-        } else if (data97 === null) {
-          coerced97 = '';
-        } else {
-          const err185 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err185];
@@ -5733,29 +5746,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced97 !== undefined) {
-        data97 = coerced97;
-        if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced97;
-        }
-      }
     }
-    if (!(data97 === 'grpc' || data97 === 'http/protobuf')) {
-      const err186 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err186];
-      } else {
-        vErrors.push(err186);
-      }
-      errors++;
-    }
-    let data98 = data.OTEL_TRACES_SAMPLER;
+    let data98 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
     if (typeof data98 !== 'string') {
       let dataType98 = typeof data98;
       let coerced98 = undefined;
@@ -5765,17 +5757,17 @@ function validate20(
         } else if (data98 === null) {
           coerced98 = '';
         } else {
-          const err187 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+          const err186 = {
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err187];
+            vErrors = [err186];
           } else {
-            vErrors.push(err187);
+            vErrors.push(err186);
           }
           errors++;
         }
@@ -5783,55 +5775,46 @@ function validate20(
       if (coerced98 !== undefined) {
         data98 = coerced98;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced98;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced98;
         }
       }
     }
-    if (!(
-      data98 === 'always_on' ||
-      data98 === 'always_off' ||
-      data98 === 'traceidratio' ||
-      data98 === 'parentbased_always_on' ||
-      data98 === 'parentbased_always_off' ||
-      data98 === 'parentbased_traceidratio'
-    )) {
-      const err188 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+    if (!(data98 === 'grpc' || data98 === 'http/protobuf')) {
+      const err187 = {
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err188];
+        vErrors = [err187];
       } else {
-        vErrors.push(err188);
+        vErrors.push(err187);
       }
       errors++;
     }
-    let data99 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data99 == 'number')) {
+    let data99 = data.OTEL_TRACES_SAMPLER;
+    if (typeof data99 !== 'string') {
       let dataType99 = typeof data99;
       let coerced99 = undefined;
       if (!(coerced99 !== undefined)) {
-        if (
-          dataType99 == 'boolean' ||
-          data99 === null ||
-          (dataType99 == 'string' && data99 && data99 == +data99)
-        ) {
-          coerced99 = +data99;
+        if (dataType99 == 'number' || dataType99 == 'boolean') {
+          coerced99 = '' + data99;
+        } else if (data99 === null) {
+          coerced99 = '';
         } else {
-          const err189 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+          const err188 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err189];
+            vErrors = [err188];
           } else {
-            vErrors.push(err189);
+            vErrors.push(err188);
           }
           errors++;
         }
@@ -5839,33 +5822,74 @@ function validate20(
       if (coerced99 !== undefined) {
         data99 = coerced99;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced99;
+          data['OTEL_TRACES_SAMPLER'] = coerced99;
         }
       }
     }
-    if (typeof data99 == 'number') {
-      if (data99 > 1 || isNaN(data99)) {
-        const err190 = {
+    if (!(
+      data99 === 'always_on' ||
+      data99 === 'always_off' ||
+      data99 === 'traceidratio' ||
+      data99 === 'parentbased_always_on' ||
+      data99 === 'parentbased_always_off' ||
+      data99 === 'parentbased_traceidratio'
+    )) {
+      const err189 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err189];
+      } else {
+        vErrors.push(err189);
+      }
+      errors++;
+    }
+    let data100 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data100 == 'number')) {
+      let dataType100 = typeof data100;
+      let coerced100 = undefined;
+      if (!(coerced100 !== undefined)) {
+        if (
+          dataType100 == 'boolean' ||
+          data100 === null ||
+          (dataType100 == 'string' && data100 && data100 == +data100)
+        ) {
+          coerced100 = +data100;
+        } else {
+          const err190 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
+          };
+          if (vErrors === null) {
+            vErrors = [err190];
+          } else {
+            vErrors.push(err190);
+          }
+          errors++;
+        }
+      }
+      if (coerced100 !== undefined) {
+        data100 = coerced100;
+        if (data !== undefined) {
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced100;
+        }
+      }
+    }
+    if (typeof data100 == 'number') {
+      if (data100 > 1 || isNaN(data100)) {
+        const err191 = {
           instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
           schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 1 },
           message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err190];
-        } else {
-          vErrors.push(err190);
-        }
-        errors++;
-      }
-      if (data99 < 0 || isNaN(data99)) {
-        const err191 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err191];
@@ -5874,55 +5898,23 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data100 = data.LOG_FORMAT;
-    if (typeof data100 !== 'string') {
-      let dataType100 = typeof data100;
-      let coerced100 = undefined;
-      if (!(coerced100 !== undefined)) {
-        if (dataType100 == 'number' || dataType100 == 'boolean') {
-          coerced100 = '' + data100;
-        } else if (data100 === null) {
-          coerced100 = '';
+      if (data100 < 0 || isNaN(data100)) {
+        const err192 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err192];
         } else {
-          const err192 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err192];
-          } else {
-            vErrors.push(err192);
-          }
-          errors++;
+          vErrors.push(err192);
         }
-      }
-      if (coerced100 !== undefined) {
-        data100 = coerced100;
-        if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced100;
-        }
+        errors++;
       }
     }
-    if (!(data100 === 'json' || data100 === 'text')) {
-      const err193 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err193];
-      } else {
-        vErrors.push(err193);
-      }
-      errors++;
-    }
-    let data101 = data.LOG_LEVEL;
+    let data101 = data.LOG_FORMAT;
     if (typeof data101 !== 'string') {
       let dataType101 = typeof data101;
       let coerced101 = undefined;
@@ -5932,17 +5924,17 @@ function validate20(
         } else if (data101 === null) {
           coerced101 = '';
         } else {
-          const err194 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+          const err193 = {
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err194];
+            vErrors = [err193];
           } else {
-            vErrors.push(err194);
+            vErrors.push(err193);
           }
           errors++;
         }
@@ -5950,20 +5942,67 @@ function validate20(
       if (coerced101 !== undefined) {
         data101 = coerced101;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced101;
+          data['LOG_FORMAT'] = coerced101;
+        }
+      }
+    }
+    if (!(data101 === 'json' || data101 === 'text')) {
+      const err194 = {
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err194];
+      } else {
+        vErrors.push(err194);
+      }
+      errors++;
+    }
+    let data102 = data.LOG_LEVEL;
+    if (typeof data102 !== 'string') {
+      let dataType102 = typeof data102;
+      let coerced102 = undefined;
+      if (!(coerced102 !== undefined)) {
+        if (dataType102 == 'number' || dataType102 == 'boolean') {
+          coerced102 = '' + data102;
+        } else if (data102 === null) {
+          coerced102 = '';
+        } else {
+          const err195 = {
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err195];
+          } else {
+            vErrors.push(err195);
+          }
+          errors++;
+        }
+      }
+      if (coerced102 !== undefined) {
+        data102 = coerced102;
+        if (data !== undefined) {
+          data['LOG_LEVEL'] = coerced102;
         }
       }
     }
     if (!(
-      data101 === 'trace' ||
-      data101 === 'debug' ||
-      data101 === 'info' ||
-      data101 === 'warn' ||
-      data101 === 'error' ||
-      data101 === 'fatal' ||
-      data101 === 'silent'
+      data102 === 'trace' ||
+      data102 === 'debug' ||
+      data102 === 'info' ||
+      data102 === 'warn' ||
+      data102 === 'error' ||
+      data102 === 'fatal' ||
+      data102 === 'silent'
     )) {
-      const err195 = {
+      const err196 = {
         instancePath: instancePath + '/LOG_LEVEL',
         schemaPath: '#/properties/LOG_LEVEL/enum',
         keyword: 'enum',
@@ -5971,24 +6010,24 @@ function validate20(
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err195];
+        vErrors = [err196];
       } else {
-        vErrors.push(err195);
+        vErrors.push(err196);
       }
       errors++;
     }
     if (data.REDIS_URL !== undefined) {
-      let data102 = data.REDIS_URL;
-      if (typeof data102 !== 'string') {
-        let dataType102 = typeof data102;
-        let coerced102 = undefined;
-        if (!(coerced102 !== undefined)) {
-          if (dataType102 == 'number' || dataType102 == 'boolean') {
-            coerced102 = '' + data102;
-          } else if (data102 === null) {
-            coerced102 = '';
+      let data103 = data.REDIS_URL;
+      if (typeof data103 !== 'string') {
+        let dataType103 = typeof data103;
+        let coerced103 = undefined;
+        if (!(coerced103 !== undefined)) {
+          if (dataType103 == 'number' || dataType103 == 'boolean') {
+            coerced103 = '' + data103;
+          } else if (data103 === null) {
+            coerced103 = '';
           } else {
-            const err196 = {
+            const err197 = {
               instancePath: instancePath + '/REDIS_URL',
               schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
@@ -5996,54 +6035,28 @@ function validate20(
               message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err196];
+              vErrors = [err197];
             } else {
-              vErrors.push(err196);
+              vErrors.push(err197);
             }
             errors++;
           }
         }
-        if (coerced102 !== undefined) {
-          data102 = coerced102;
+        if (coerced103 !== undefined) {
+          data103 = coerced103;
           if (data !== undefined) {
-            data['REDIS_URL'] = coerced102;
+            data['REDIS_URL'] = coerced103;
           }
         }
       }
-      if (typeof data102 === 'string') {
-        if (!pattern7.test(data102)) {
-          const err197 = {
+      if (typeof data103 === 'string') {
+        if (!pattern7.test(data103)) {
+          const err198 = {
             instancePath: instancePath + '/REDIS_URL',
             schemaPath: '#/properties/REDIS_URL/pattern',
             keyword: 'pattern',
             params: { pattern: '^rediss?://' },
             message: 'must match pattern "' + '^rediss?://' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err197];
-          } else {
-            vErrors.push(err197);
-          }
-          errors++;
-        }
-      }
-    }
-    let data103 = data.AGENTIC_ROLE;
-    if (typeof data103 !== 'string') {
-      let dataType103 = typeof data103;
-      let coerced103 = undefined;
-      if (!(coerced103 !== undefined)) {
-        if (dataType103 == 'number' || dataType103 == 'boolean') {
-          coerced103 = '' + data103;
-        } else if (data103 === null) {
-          coerced103 = '';
-        } else {
-          const err198 = {
-            instancePath: instancePath + '/AGENTIC_ROLE',
-            schemaPath: '#/properties/AGENTIC_ROLE/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err198];
@@ -6053,51 +6066,28 @@ function validate20(
           errors++;
         }
       }
-      if (coerced103 !== undefined) {
-        data103 = coerced103;
-        if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced103;
-        }
-      }
     }
-    if (!(data103 === 'all' || data103 === 'api' || data103 === 'worker')) {
-      const err199 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err199];
-      } else {
-        vErrors.push(err199);
-      }
-      errors++;
-    }
-    let data104 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
+    let data104 = data.AGENTIC_ROLE;
+    if (typeof data104 !== 'string') {
       let dataType104 = typeof data104;
       let coerced104 = undefined;
       if (!(coerced104 !== undefined)) {
-        if (
-          dataType104 === 'boolean' ||
-          data104 === null ||
-          (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
-        ) {
-          coerced104 = +data104;
+        if (dataType104 == 'number' || dataType104 == 'boolean') {
+          coerced104 = '' + data104;
+        } else if (data104 === null) {
+          coerced104 = '';
         } else {
-          const err200 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+          const err199 = {
+            instancePath: instancePath + '/AGENTIC_ROLE',
+            schemaPath: '#/properties/AGENTIC_ROLE/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err200];
+            vErrors = [err199];
           } else {
-            vErrors.push(err200);
+            vErrors.push(err199);
           }
           errors++;
         }
@@ -6105,33 +6095,67 @@ function validate20(
       if (coerced104 !== undefined) {
         data104 = coerced104;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced104;
+          data['AGENTIC_ROLE'] = coerced104;
         }
       }
     }
-    if (typeof data104 == 'number') {
-      if (data104 > 10000 || isNaN(data104)) {
-        const err201 = {
+    if (!(data104 === 'all' || data104 === 'api' || data104 === 'worker')) {
+      const err200 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err200];
+      } else {
+        vErrors.push(err200);
+      }
+      errors++;
+    }
+    let data105 = data.AGENTIC_WORKER_CONCURRENCY;
+    if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
+      let dataType105 = typeof data105;
+      let coerced105 = undefined;
+      if (!(coerced105 !== undefined)) {
+        if (
+          dataType105 === 'boolean' ||
+          data105 === null ||
+          (dataType105 === 'string' && data105 && data105 == +data105 && !(data105 % 1))
+        ) {
+          coerced105 = +data105;
+        } else {
+          const err201 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err201];
+          } else {
+            vErrors.push(err201);
+          }
+          errors++;
+        }
+      }
+      if (coerced105 !== undefined) {
+        data105 = coerced105;
+        if (data !== undefined) {
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced105;
+        }
+      }
+    }
+    if (typeof data105 == 'number') {
+      if (data105 > 10000 || isNaN(data105)) {
+        const err202 = {
           instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
           schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 10000 },
           message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err201];
-        } else {
-          vErrors.push(err201);
-        }
-        errors++;
-      }
-      if (data104 < 1 || isNaN(data104)) {
-        const err202 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err202];
@@ -6140,21 +6164,36 @@ function validate20(
         }
         errors++;
       }
+      if (data105 < 1 || isNaN(data105)) {
+        const err203 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err203];
+        } else {
+          vErrors.push(err203);
+        }
+        errors++;
+      }
     }
     if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data105 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
-        let dataType105 = typeof data105;
-        let coerced105 = undefined;
-        if (!(coerced105 !== undefined)) {
+      let data106 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data106 == 'number' && !(data106 % 1) && !isNaN(data106))) {
+        let dataType106 = typeof data106;
+        let coerced106 = undefined;
+        if (!(coerced106 !== undefined)) {
           if (
-            dataType105 === 'boolean' ||
-            data105 === null ||
-            (dataType105 === 'string' && data105 && data105 == +data105 && !(data105 % 1))
+            dataType106 === 'boolean' ||
+            data106 === null ||
+            (dataType106 === 'string' && data106 && data106 == +data106 && !(data106 % 1))
           ) {
-            coerced105 = +data105;
+            coerced106 = +data106;
           } else {
-            const err203 = {
+            const err204 = {
               instancePath: instancePath + '/AGENTIC_WORKER_PORT',
               schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
               keyword: 'type',
@@ -6162,43 +6201,28 @@ function validate20(
               message: 'must be integer',
             };
             if (vErrors === null) {
-              vErrors = [err203];
+              vErrors = [err204];
             } else {
-              vErrors.push(err203);
+              vErrors.push(err204);
             }
             errors++;
           }
         }
-        if (coerced105 !== undefined) {
-          data105 = coerced105;
+        if (coerced106 !== undefined) {
+          data106 = coerced106;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced105;
+            data['AGENTIC_WORKER_PORT'] = coerced106;
           }
         }
       }
-      if (typeof data105 == 'number') {
-        if (data105 > 65535 || isNaN(data105)) {
-          const err204 = {
+      if (typeof data106 == 'number') {
+        if (data106 > 65535 || isNaN(data106)) {
+          const err205 = {
             instancePath: instancePath + '/AGENTIC_WORKER_PORT',
             schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
             keyword: 'maximum',
             params: { comparison: '<=', limit: 65535 },
             message: 'must be <= 65535',
-          };
-          if (vErrors === null) {
-            vErrors = [err204];
-          } else {
-            vErrors.push(err204);
-          }
-          errors++;
-        }
-        if (data105 < 0 || isNaN(data105)) {
-          const err205 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err205];
@@ -6207,26 +6231,13 @@ function validate20(
           }
           errors++;
         }
-      }
-    }
-    let data106 = data.AGENTIC_WORKER_LOCK_SECONDS;
-    if (!(typeof data106 == 'number' && !(data106 % 1) && !isNaN(data106))) {
-      let dataType106 = typeof data106;
-      let coerced106 = undefined;
-      if (!(coerced106 !== undefined)) {
-        if (
-          dataType106 === 'boolean' ||
-          data106 === null ||
-          (dataType106 === 'string' && data106 && data106 == +data106 && !(data106 % 1))
-        ) {
-          coerced106 = +data106;
-        } else {
+        if (data106 < 0 || isNaN(data106)) {
           const err206 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
           };
           if (vErrors === null) {
             vErrors = [err206];
@@ -6236,46 +6247,8 @@ function validate20(
           errors++;
         }
       }
-      if (coerced106 !== undefined) {
-        data106 = coerced106;
-        if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced106;
-        }
-      }
     }
-    if (typeof data106 == 'number') {
-      if (data106 > 3600 || isNaN(data106)) {
-        const err207 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
-        };
-        if (vErrors === null) {
-          vErrors = [err207];
-        } else {
-          vErrors.push(err207);
-        }
-        errors++;
-      }
-      if (data106 < 1 || isNaN(data106)) {
-        const err208 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err208];
-        } else {
-          vErrors.push(err208);
-        }
-        errors++;
-      }
-    }
-    let data107 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    let data107 = data.AGENTIC_WORKER_LOCK_SECONDS;
     if (!(typeof data107 == 'number' && !(data107 % 1) && !isNaN(data107))) {
       let dataType107 = typeof data107;
       let coerced107 = undefined;
@@ -6287,17 +6260,17 @@ function validate20(
         ) {
           coerced107 = +data107;
         } else {
-          const err209 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+          const err207 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err209];
+            vErrors = [err207];
           } else {
-            vErrors.push(err209);
+            vErrors.push(err207);
           }
           errors++;
         }
@@ -6305,33 +6278,84 @@ function validate20(
       if (coerced107 !== undefined) {
         data107 = coerced107;
         if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced107;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced107;
         }
       }
     }
     if (typeof data107 == 'number') {
-      if (data107 > 2592000 || isNaN(data107)) {
-        const err210 = {
+      if (data107 > 3600 || isNaN(data107)) {
+        const err208 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
+        };
+        if (vErrors === null) {
+          vErrors = [err208];
+        } else {
+          vErrors.push(err208);
+        }
+        errors++;
+      }
+      if (data107 < 1 || isNaN(data107)) {
+        const err209 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err209];
+        } else {
+          vErrors.push(err209);
+        }
+        errors++;
+      }
+    }
+    let data108 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data108 == 'number' && !(data108 % 1) && !isNaN(data108))) {
+      let dataType108 = typeof data108;
+      let coerced108 = undefined;
+      if (!(coerced108 !== undefined)) {
+        if (
+          dataType108 === 'boolean' ||
+          data108 === null ||
+          (dataType108 === 'string' && data108 && data108 == +data108 && !(data108 % 1))
+        ) {
+          coerced108 = +data108;
+        } else {
+          const err210 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err210];
+          } else {
+            vErrors.push(err210);
+          }
+          errors++;
+        }
+      }
+      if (coerced108 !== undefined) {
+        data108 = coerced108;
+        if (data !== undefined) {
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced108;
+        }
+      }
+    }
+    if (typeof data108 == 'number') {
+      if (data108 > 2592000 || isNaN(data108)) {
+        const err211 = {
           instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
           schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
           keyword: 'maximum',
           params: { comparison: '<=', limit: 2592000 },
           message: 'must be <= 2592000',
-        };
-        if (vErrors === null) {
-          vErrors = [err210];
-        } else {
-          vErrors.push(err210);
-        }
-        errors++;
-      }
-      if (data107 < 1 || isNaN(data107)) {
-        const err211 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
         };
         if (vErrors === null) {
           vErrors = [err211];
@@ -6340,18 +6364,33 @@ function validate20(
         }
         errors++;
       }
-    }
-    let data108 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data108 !== 'string') {
-      let dataType108 = typeof data108;
-      let coerced108 = undefined;
-      if (!(coerced108 !== undefined)) {
-        if (dataType108 == 'number' || dataType108 == 'boolean') {
-          coerced108 = '' + data108;
-        } else if (data108 === null) {
-          coerced108 = '';
+      if (data108 < 1 || isNaN(data108)) {
+        const err212 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err212];
         } else {
-          const err212 = {
+          vErrors.push(err212);
+        }
+        errors++;
+      }
+    }
+    let data109 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data109 !== 'string') {
+      let dataType109 = typeof data109;
+      let coerced109 = undefined;
+      if (!(coerced109 !== undefined)) {
+        if (dataType109 == 'number' || dataType109 == 'boolean') {
+          coerced109 = '' + data109;
+        } else if (data109 === null) {
+          coerced109 = '';
+        } else {
+          const err213 = {
             instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
             schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
             keyword: 'type',
@@ -6359,23 +6398,23 @@ function validate20(
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err212];
+            vErrors = [err213];
           } else {
-            vErrors.push(err212);
+            vErrors.push(err213);
           }
           errors++;
         }
       }
-      if (coerced108 !== undefined) {
-        data108 = coerced108;
+      if (coerced109 !== undefined) {
+        data109 = coerced109;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced108;
+          data['AGENTIC_REDIS_PREFIX'] = coerced109;
         }
       }
     }
-    if (typeof data108 === 'string') {
-      if (!pattern8.test(data108)) {
-        const err213 = {
+    if (typeof data109 === 'string') {
+      if (!pattern8.test(data109)) {
+        const err214 = {
           instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
           schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
           keyword: 'pattern',
@@ -6383,15 +6422,15 @@ function validate20(
           message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
         };
         if (vErrors === null) {
-          vErrors = [err213];
+          vErrors = [err214];
         } else {
-          vErrors.push(err213);
+          vErrors.push(err214);
         }
         errors++;
       }
     }
   } else {
-    const err214 = {
+    const err215 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6399,9 +6438,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err214];
+      vErrors = [err215];
     } else {
-      vErrors.push(err214);
+      vErrors.push(err215);
     }
     errors++;
   }
@@ -6445,6 +6484,7 @@ validate20.evaluated = {
     AGENTIC_MCP_CONFIG: true,
     AGENTIC_SECRETS_DIR: true,
     AGENTIC_MODELS_FILE: true,
+    AGENTIC_PRICES_FILE: true,
     AGENTIC_MODEL_TIER_3: true,
     AGENTIC_MODEL_TIER_4: true,
     AGENTIC_MODEL_TIER_5: true,

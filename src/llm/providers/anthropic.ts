@@ -6,7 +6,14 @@
 import type { HttpClient } from '../http.js';
 import { LlmError, withSpentTokens } from '../llm-error.js';
 import { readSseJson, type SseSource } from '../stream-reader.js';
-import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResult,
+  Provider,
+  TokenUsage,
+  ToolCall,
+} from '../types.js';
 import { readOpenAiModels } from './openai.js';
 
 export interface AnthropicOptions {
@@ -31,7 +38,14 @@ interface AnthropicMessage {
   model?: string;
   content?: Block[];
   stop_reason?: string | null;
-  usage?: { input_tokens?: number; output_tokens?: number };
+  usage?: AnthropicUsage;
+}
+
+interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
 }
 
 interface StreamEvent {
@@ -40,7 +54,7 @@ interface StreamEvent {
   index?: number;
   content_block?: Block;
   delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
-  usage?: { output_tokens?: number; input_tokens?: number };
+  usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
 
@@ -159,12 +173,10 @@ function readAnswer(model: string, answer: AnthropicMessage): ChatResult {
       });
     }
   }
-  const input = answer.usage?.input_tokens ?? 0;
-  const output = answer.usage?.output_tokens ?? 0;
   return {
     text,
     model: answer.model ?? model,
-    usage: { input, output, total: input + output },
+    usage: usageOf(answer.usage ?? {}),
     finishReason: answer.stop_reason ?? 'end_turn',
     toolCalls,
   };
@@ -174,8 +186,13 @@ async function readStream(request: ChatRequest, answer: SseSource): Promise<Chat
   const onDelta = request.onDelta ?? (() => undefined);
   let text = '';
   let model = request.model;
-  let input = 0;
-  let output = 0;
+  // Each of `message_start` and `message_delta` reports some counts; the later one wins per count.
+  const counts: AnthropicUsage = {};
+  const take = (reported: AnthropicUsage | undefined): void => {
+    for (const [key, value] of Object.entries(reported ?? {})) {
+      if (typeof value === 'number') counts[key as keyof AnthropicUsage] = value;
+    }
+  };
   let finishReason: string | undefined;
   let stopped = false;
   const calls = new Map<number, ToolCall>();
@@ -183,15 +200,14 @@ async function readStream(request: ChatRequest, answer: SseSource): Promise<Chat
     await readSseJson('anthropic', answer, onEvent, isPing);
   } catch (error) {
     // `message_start` and `message_delta` report usage before a failure: those tokens were spent.
-    throw withSpentTokens(error, { input, output, total: input + output });
+    throw withSpentTokens(error, usageOf(counts));
   }
   function onEvent(payload: unknown): void {
     const event = payload as StreamEvent;
     switch (event.type) {
       case 'message_start':
         model = event.message?.model ?? model;
-        input = event.message?.usage?.input_tokens ?? input;
-        output = event.message?.usage?.output_tokens ?? output;
+        take(event.message?.usage);
         break;
       case 'content_block_start':
         if (event.content_block?.type === 'tool_use') {
@@ -213,8 +229,7 @@ async function readStream(request: ChatRequest, answer: SseSource): Promise<Chat
         break;
       case 'message_delta':
         if (typeof event.delta?.stop_reason === 'string') finishReason = event.delta.stop_reason;
-        output = event.usage?.output_tokens ?? output;
-        if (event.usage?.input_tokens !== undefined) input = event.usage.input_tokens;
+        take(event.usage);
         break;
       case 'message_stop':
         stopped = true;
@@ -237,8 +252,27 @@ async function readStream(request: ChatRequest, answer: SseSource): Promise<Chat
   return {
     text,
     model,
-    usage: { input, output, total: input + output },
+    usage: usageOf(counts),
     finishReason: finishReason ?? 'end_turn',
     toolCalls: [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call),
+  };
+}
+
+/**
+ * Anthropic's `input_tokens` leaves out the tokens read from and written to the prompt cache;
+ * `input` counts every input token (as OpenAI and Gemini do), `cached` and `cacheWrite` the
+ * cache's part of them, so each is priced at its own rate (src/llm/prices.ts).
+ */
+function usageOf(reported: AnthropicUsage): TokenUsage {
+  const cached = reported.cache_read_input_tokens ?? 0;
+  const cacheWrite = reported.cache_creation_input_tokens ?? 0;
+  const input = (reported.input_tokens ?? 0) + cached + cacheWrite;
+  const output = reported.output_tokens ?? 0;
+  return {
+    input,
+    output,
+    total: input + output,
+    ...(cached > 0 ? { cached } : {}),
+    ...(cacheWrite > 0 ? { cacheWrite } : {}),
   };
 }

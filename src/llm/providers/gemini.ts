@@ -8,7 +8,14 @@ import type { HttpClient } from '../http.js';
 import { LlmError, withSpentTokens } from '../llm-error.js';
 import { readSseJson } from '../stream-reader.js';
 import { vectorOf } from './openai.js';
-import type { ChatMessage, ChatRequest, ChatResult, Provider, ToolCall } from '../types.js';
+import type {
+  ChatMessage,
+  ChatRequest,
+  ChatResult,
+  Provider,
+  TokenUsage,
+  ToolCall,
+} from '../types.js';
 
 export interface GeminiOptions {
   http: HttpClient;
@@ -27,6 +34,10 @@ interface GeminiAnswer {
     promptTokenCount?: number;
     candidatesTokenCount?: number;
     totalTokenCount?: number;
+    /** The part of promptTokenCount read from the context cache. */
+    cachedContentTokenCount?: number;
+    /** A thinking model's thoughts: billed as output, left out of candidatesTokenCount. */
+    thoughtsTokenCount?: number;
   };
   modelVersion?: string;
   error?: { message?: string };
@@ -167,10 +178,10 @@ function parseArgs(text: string): unknown {
 class Accumulator {
   private text = '';
   private model: string;
-  private usage = { input: 0, output: 0, total: 0 };
+  private usage: TokenUsage = { input: 0, output: 0, total: 0 };
 
   /** The usage reported so far. */
-  spent(): { input: number; output: number; total: number } {
+  spent(): TokenUsage {
     return this.usage;
   }
   private finishReason: string | undefined;
@@ -192,8 +203,14 @@ class Accumulator {
     const meta = answer.usageMetadata;
     if (meta !== undefined) {
       const input = meta.promptTokenCount ?? 0;
-      const output = meta.candidatesTokenCount ?? 0;
-      this.usage = { input, output, total: meta.totalTokenCount ?? input + output };
+      const output = (meta.candidatesTokenCount ?? 0) + (meta.thoughtsTokenCount ?? 0);
+      const cached = meta.cachedContentTokenCount ?? 0;
+      this.usage = {
+        input,
+        output,
+        total: meta.totalTokenCount ?? input + output,
+        ...(cached > 0 ? { cached } : {}),
+      };
     }
     const candidate = answer.candidates?.[0];
     if (candidate === undefined) return;

@@ -50,7 +50,13 @@ interface OpenAiChoice {
 interface OpenAiAnswer {
   model?: string;
   choices?: OpenAiChoice[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    total_tokens?: number;
+    /** `cached_tokens`: the part of prompt_tokens read from the prompt cache. */
+    prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  } | null;
   error?: { message?: string };
 }
 
@@ -174,7 +180,13 @@ function toWireMessage(message: ChatMessage): Record<string, unknown> {
 function usageOf(answer: OpenAiAnswer): ChatResult['usage'] {
   const input = answer.usage?.prompt_tokens ?? 0;
   const output = answer.usage?.completion_tokens ?? 0;
-  return { input, output, total: answer.usage?.total_tokens ?? input + output };
+  const cached = answer.usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  return {
+    input,
+    output,
+    total: answer.usage?.total_tokens ?? input + output,
+    ...(cached > 0 ? { cached } : {}),
+  };
 }
 
 function readAnswer(provider: string, model: string, answer: OpenAiAnswer): ChatResult {
