@@ -9,7 +9,8 @@ import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { Agent } from '../agents/types.js';
 import { packageVersion, type Config } from '../config/index.js';
 import { processTurnSlicer } from '../engine/turn-slicer.js';
-import type { RuntimeOptions } from '../engine/types.js';
+import type { BudgetOptions, RuntimeOptions } from '../engine/types.js';
+import { callCostUsd, loadPriceTable } from '../llm/prices.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import type { LlmRouter, RouterOptions } from '../llm/router.js';
 import type { LlmClient } from '../llm/types.js';
@@ -49,6 +50,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
     stepTimeoutMs: config.stepTimeoutMs,
     budgets: {
+      price: budgetPricer(config),
       stepDownAt: config.budgetStepDownAt,
       callMaxTokens: config.budgetCallMaxTokens,
       // A call's worst-case cost is the dearest model its tier chain (or pin) may go to.
@@ -81,6 +83,15 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
       ? { externalAgentsDir: config.externalAgentsDir }
       : {}),
   };
+}
+
+/**
+ * Prices a budgeted run's model calls with the price table (`AGENTIC_PRICES_FILE`, else the
+ * shipped one); read once per runtime, a bad file is a config error at start-up.
+ */
+function budgetPricer(config: Config): NonNullable<BudgetOptions['price']> {
+  const table = loadPriceTable(config.pricesFile);
+  return (model, usage) => callCostUsd(table, model, usage);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { WorkflowEvent } from '../../src/engine/types.js';
 import type { ApprovalsResponse } from '../../src/generated/api/approvals-response.js';
 import type { RunExplanationResponse } from '../../src/generated/api/run-explanation-response.js';
@@ -33,7 +34,7 @@ describe('run budgets over HTTP (POST /api/run budget, GET/POST /api/approvals, 
     provider = undefined;
   });
 
-  async function start(): Promise<TestService> {
+  async function start(env: Record<string, string> = {}): Promise<TestService> {
     provider = await startFakeServer((request, res) => {
       // The service's model probe lists the models; every chat call spends 600 tokens.
       if (request.method === 'GET') return sendJson(res, 200, { data: [{ id: 'gpt-budget' }] });
@@ -47,6 +48,7 @@ describe('run budgets over HTTP (POST /api/run budget, GET/POST /api/approvals, 
         OPENAI_API_KEY: 'sk-budget-test-0123456789',
         AGENTIC_MODEL_TIER_1: 'openai:gpt-budget',
         AGENTIC_BUDGET_CALL_MAX_TOKENS: '300',
+        ...env,
       },
     });
     await writeFile(join(svc.workflowsDir, 'budget_pair.yaml'), PAIR);
@@ -145,6 +147,40 @@ describe('run budgets over HTTP (POST /api/run budget, GET/POST /api/approvals, 
       max_tokens: 5000,
       spent: { tokens: 1200, cost_usd: null },
     });
+  });
+
+  it('prices calls with AGENTIC_PRICES_FILE and pauses a run at its max_cost_usd', async () => {
+    const prices = join(await mkdtemp(join(tmpdir(), 'agentic-prices-')), 'prices.yaml');
+    // $1,000 per million tokens: a call of 600 tokens costs $0.60.
+    await writeFile(
+      prices,
+      'as_of: "2026-11-28"\ncurrency: USD\nmodels:\n  "openai:gpt-budget": { input: 1000, output: 1000 }\n',
+    );
+    const service = await start({ AGENTIC_PRICES_FILE: prices });
+    const runId = 'budget-http-cost';
+    const asked = budgetAsk(service, runId);
+    const started = await call(service.url, 'POST', '/api/run', {
+      workflow: 'budget_pair',
+      run_id: runId,
+      budget: { max_cost_usd: 0.5 },
+    });
+    expect(started.status).to.equal(200);
+    const event = (await asked) as { call_id: string };
+    expect(event).to.deep.include({
+      spent: { tokens: 600, cost_usd: 0.6 },
+      budget: { max_tokens: 100000, max_cost_usd: 0.5 },
+    });
+    const raised = await call(service.url, 'POST', `/api/approvals/${event.call_id}`, {
+      budget: { max_cost_usd: 5 },
+    });
+    expect(raised.status).to.equal(200);
+    const record = await service.finished(runId);
+    expect(record.status).to.equal('success');
+    expect(record.extra?.budget).to.deep.include({
+      max_cost_usd: 5,
+      spent: { tokens: 1200, cost_usd: 1.2 },
+    });
+    await rm(dirname(prices), { recursive: true, force: true });
   });
 
   it('rejects a bad budget in the run request with 422', async () => {

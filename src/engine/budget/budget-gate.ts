@@ -165,8 +165,10 @@ export function createBudgetGate(options: BudgetGateOptions): BudgetGate {
     return { tokens: usage.total, costUsd };
   }
 
+  /** What a call used: its tokens, and its cost (as the client priced it, else priced here). */
   function used(model: string | undefined, usage: TokenUsage | null): CallCost | null {
     if (usage === null) return null;
+    if (usage.costUsd !== undefined) return { tokens: usage.total, costUsd: usage.costUsd };
     const costUsd =
       model === undefined || options.price === undefined ? null : options.price(model, usage);
     return { tokens: usage.total, costUsd };

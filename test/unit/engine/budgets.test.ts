@@ -214,6 +214,34 @@ describe('run budgets (fake OpenAI-compatible provider)', function () {
     events.off();
   });
 
+  it('holds a cost budget with the calls priced: pauses at max_cost_usd and goes on once raised', async () => {
+    answerWith({ prompt: 400, completion: 200 });
+    // $1 per thousand tokens: a call of 600 tokens costs $0.60.
+    const runtime = make({ budgets: { price: (_model, usage) => usage.total / 1000 } });
+    const events = eventWaiter(runtime);
+    const handle = await runtime.start({
+      workflow: workflow('priced', [llmStep('first', 1), llmStep('second', 1, ['first'])], {
+        max_cost_usd: 0.5,
+      }),
+    });
+    const asked = (await events.until(isBudgetAsk)) as { call_id: string };
+    expect(asked).to.deep.include({
+      spent: { tokens: 600, cost_usd: 0.6 },
+      budget: { max_cost_usd: 0.5 },
+    });
+    expect(await runtime.approvals.raise(asked.call_id, { maxCostUsd: 0.6 })).to.have.property(
+      'invalid',
+    );
+    expect(await runtime.approvals.raise(asked.call_id, { maxCostUsd: 2 })).to.equal('decided');
+    const record = await handle.done;
+    expect(record.status).to.equal('success');
+    expect(record.extra?.budget).to.deep.include({
+      max_cost_usd: 2,
+      spent: { tokens: 1200, cost_usd: 1.2 },
+    });
+    events.off();
+  });
+
   it('fails the run with budget_exceeded by policy (on_exceeded: fail), calling no model past it', async () => {
     answerWith({ prompt: 400, completion: 200 });
     const runtime = make();
