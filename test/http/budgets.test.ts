@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -12,6 +15,11 @@ import {
   type FakeServer,
 } from '../fixtures/llm/fake-server.js';
 import { call, startTestService, type TestService } from './harness.js';
+import { packageRoot } from '../../src/config/index.js';
+
+// The CLI from source, as test/e2e/cli-approvals.test.ts runs it.
+const TSX = pathToFileURL(createRequire(join(packageRoot, 'package.json')).resolve('tsx')).href;
+const CLI = ['--import', TSX, join(packageRoot, 'src', 'cli.ts')];
 
 const PAIR = [
   'name: budget_pair',
@@ -181,6 +189,52 @@ describe('run budgets over HTTP (POST /api/run budget, GET/POST /api/approvals, 
       spent: { tokens: 1200, cost_usd: 1.2 },
     });
     await rm(dirname(prices), { recursive: true, force: true });
+  });
+
+  it('agentic approvals raise <call_id> --tokens N raises a paused run through the service', async () => {
+    const service = await start();
+    const runId = 'budget-http-cli';
+    const asked = budgetAsk(service, runId);
+    await call(service.url, 'POST', '/api/run', {
+      workflow: 'budget_pair',
+      run_id: runId,
+      budget: { max_tokens: 500 },
+    });
+    const event = (await asked) as { call_id: string };
+    const cli = (...args: string[]) =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, [...CLI, ...args], {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+        });
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        child.on('close', (code) => resolve({ code, output }));
+      });
+    const low = await cli(
+      'approvals',
+      'raise',
+      event.call_id,
+      '--tokens',
+      '100',
+      '-u',
+      service.url,
+    );
+    expect(low.code).to.not.equal(0);
+    expect(low.output).to.contain('max_tokens 100 is not above the 600 tokens');
+    const raised = await cli(
+      'approvals',
+      'raise',
+      event.call_id,
+      '--tokens',
+      '5000',
+      '-u',
+      service.url,
+    );
+    expect(raised, raised.output).to.deep.include({ code: 0 });
+    expect(raised.output).to.contain(`raised ${event.call_id}`);
+    const record = await service.finished(runId);
+    expect(record.status).to.equal('success');
   });
 
   it('rejects a bad budget in the run request with 422', async () => {
