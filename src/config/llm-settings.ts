@@ -17,6 +17,8 @@ export interface LlmSettings {
   tierOverrides: Readonly<Record<string, readonly string[]>>;
   /** The chains file; undefined: the default location. */
   modelsFile: string | undefined;
+  /** The price table (`AGENTIC_PRICES_FILE`, else the shipped agents/prices.yaml). */
+  pricesFile: string;
   breakerThreshold: number;
   breakerCooldownMs: number;
   retryAfterMaxMs: number;

@@ -246,6 +246,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const tiers: Record<string, string> = {};
   for (const [tier, chain] of Object.entries(tierChains)) tiers[tier] = chain.join(',');
   const workflows = resolveWorkflowsLocation(str('AGENTIC_WORKFLOWS_DIR'), cwd);
+  const pricesFile = path('AGENTIC_PRICES_FILE') ?? shippedPricesFile();
   const rateLimit = parseRateLimit(String(raw.AGENTIC_RATE_LIMIT_DEFAULT));
   if (!rateLimit) throw new ConfigError(['AGENTIC_RATE_LIMIT_DEFAULT: expected N/unit']);
   const embeddingsSetting = str('AGENTIC_MEMORY_EMBEDDINGS');
@@ -288,7 +289,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     approvalEventArguments: bool('AGENTIC_APPROVAL_EVENT_ARGUMENTS'),
     toolMaxBytes: num('AGENTIC_TOOL_MAX_BYTES'),
     mcpConfigFile: path('AGENTIC_MCP_CONFIG'),
-    pricesFile: path('AGENTIC_PRICES_FILE') ?? shippedPricesFile(),
+    pricesFile,
     toolTimeoutMs: Math.round(num('AGENTIC_TOOL_TIMEOUT_SECONDS') * 1000),
     httpMaxRedirects: num('AGENTIC_HTTP_MAX_REDIRECTS'),
     agentMaxRounds: num('AGENTIC_AGENT_MAX_ROUNDS'),
@@ -302,6 +303,7 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       isSet: (name: string) => (env[schemaVariable(name)]?.trim() ?? '') !== '',
       tierOverrides: Object.freeze(tierChains),
       modelsFile: path('AGENTIC_MODELS_FILE'),
+      pricesFile,
       breakerThreshold: num('AGENTIC_LLM_BREAKER_THRESHOLD'),
       breakerCooldownMs: num('AGENTIC_LLM_BREAKER_COOLDOWN_SECONDS') * 1000,
       retryAfterMaxMs: num('AGENTIC_LLM_RETRY_AFTER_MAX_SECONDS') * 1000,

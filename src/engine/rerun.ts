@@ -15,6 +15,7 @@
 import { ConflictError, ERROR_CODES, NotFoundError, ValidationError } from '../errors.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
 import type { TokenUsage } from '../llm/types.js';
+import { usageFromRecord } from '../llm/usage-record.js';
 import { findRunRecord } from '../store/run-files.js';
 import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
 import { isTruncationMarker } from '../workflow/size-bounds.js';
@@ -230,14 +231,14 @@ function reusedOutcome(record: StepRecord, source: RunRecord): StepOutcome {
     ...(record.verification === undefined ? {} : { verification: record.verification }),
     ...(record.messages === undefined ? {} : { messages: record.messages }),
     ...(record.metadata.items === undefined ? {} : { items: record.metadata.items }),
-    reusedFrom: { runId: source.run_id, tokensUsed: usageOf(record.tokens_used) },
+    reusedFrom: { runId: source.run_id, tokensUsed: usageOf(record.tokens_used, record.cost_usd) },
   };
 }
 
-/** A recorded step's tokens; run files of earlier versions hold a bare total. */
-function usageOf(recorded: unknown): TokenUsage | null {
-  if (typeof recorded === 'number') return { input: 0, output: 0, total: recorded };
-  return (recorded as TokenUsage | null | undefined) ?? null;
+/** A recorded step's tokens and cost; run files of earlier versions hold a bare total. */
+function usageOf(recorded: unknown, costUsd: unknown): TokenUsage | null {
+  if (typeof recorded === 'number') return { input: 0, output: 0, total: recorded, costUsd: null };
+  return usageFromRecord(recorded, costUsd);
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
   StepEndEvent,
   WorkflowEvent,
 } from '../generated/events.js';
+import { usageCost, usageRecord } from '../llm/usage-record.js';
 import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
 
 export interface RunEventMapperOptions {
@@ -263,7 +264,8 @@ export class RunEventMapper {
       output: outcome.output,
       error: outcome.error,
       model_used: outcome.modelUsed,
-      tokens_used: outcome.tokensUsed,
+      tokens_used: usageRecord(outcome.tokensUsed),
+      cost_usd: usageCost(outcome.tokensUsed),
       retry_count: Math.max(0, outcome.attempts - 1),
       skip_reason: outcome.skipReason,
     };

@@ -155,6 +155,7 @@ function stepEnd(step: StepRecord, fallbackTime: string): Omit<StepEndEvent, 'se
     agent: step.agent,
     model_used: step.model_used,
     tokens_used: step.tokens_used,
+    ...(step.cost_usd === undefined ? {} : { cost_usd: step.cost_usd }),
     tier: step.tier,
     input: step.input,
     output: step.output,

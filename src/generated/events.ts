@@ -83,6 +83,10 @@ export interface StepEndEvent {
   model_used?: string | null;
   tokens_used?: TokenUsage | null;
   /**
+   * What the tokens in tokens_used cost in USD at the price table (docs/llm.md, "Cost"): 0 when the step reported no model call; null when some of its tokens were spent on a model without a price (never guessed). Additive to the spec's event.
+   */
+  cost_usd?: number | null;
+  /**
    * Model tier of the step's agent as a string, "0" to "5" ("0": no model).
    */
   tier?: string | null;
@@ -104,6 +108,14 @@ export interface TokenUsage {
   input: number;
   output: number;
   total: number;
+  /**
+   * The part of input read from the provider's prompt cache (priced at the cached-input price). Absent: none reported. Additive.
+   */
+  cached?: number;
+  /**
+   * The part of input written to the prompt cache (Anthropic). Absent: none reported. Additive.
+   */
+  cache_write?: number;
 }
 export interface TokenDeltaEvent {
   /**

@@ -26,6 +26,10 @@ export interface RunRecord {
   end_time: string | null;
   error: string | null;
   /**
+   * What the run's model calls cost in USD: the sum of its steps' cost_usd, null when any of them is null (some tokens were spent on a model without a price: the sum would be an under-count). Written when the run ends; absent in a running record and in files written before costs were recorded.
+   */
+  cost_usd?: number | null;
+  /**
    * Anything else recorded with the run: execution profile, evaluation results, and `warnings` (strings): what was truncated to keep the record within its bounds.
    */
   extra: {
@@ -76,7 +80,19 @@ export interface StepRecord {
     input: number;
     output: number;
     total: number;
+    /**
+     * The part of input read from the provider's prompt cache.
+     */
+    cached?: number;
+    /**
+     * The part of input written to the prompt cache (Anthropic).
+     */
+    cache_write?: number;
   } | null;
+  /**
+   * What the step's tokens_used cost in USD at the price table (docs/llm.md, "Cost"): 0 when the step called no model; null when some of its tokens were spent on a model without a price. Absent in run files written before costs were recorded (and in a running record's pending steps).
+   */
+  cost_usd?: number | null;
   duration_ms: number;
   retry_count: number;
   input: unknown;
@@ -111,7 +127,13 @@ export interface StepRecord {
         input: number;
         output: number;
         total: number;
+        cached?: number;
+        cache_write?: number;
       } | null;
+      /**
+       * What the source run's step cost in USD (null: unknown).
+       */
+      cost_usd?: number | null;
       [k: string]: unknown | undefined;
     };
     /**

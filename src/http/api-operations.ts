@@ -635,7 +635,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/api/runs/summary',
     description:
-      '`{total_runs, success, failed, avg_duration_ms, workflows, tokens_30d}` (running runs count in `total_runs`; the average is over finished runs, 0 when none; tokens of runs started in the last 30 days, by UTC day)',
+      '`{total_runs, success, failed, avg_duration_ms, workflows, tokens_30d, cost_30d, cost_30d_unpriced_runs}` (running runs count in `total_runs`; the average is over finished runs, 0 when none; tokens of runs started in the last 30 days, by UTC day; `cost_30d` the USD of those whose cost is known, `cost_30d_unpriced_runs` the number of those whose cost is not: a model without a price, docs/llm.md "Prices and cost")',
     operationId: 'getRunsSummary',
     summary: 'Aggregate run statistics',
     tag: 'runs',

@@ -1,6 +1,6 @@
 import { AppError, ERROR_CODES } from '../errors.js';
 import { scrubSecrets } from './scrub.js';
-import type { TokenUsage } from './types.js';
+import { addUsage, type TokenUsage } from './types.js';
 
 /** How a provider failure is classified; the router decides what to do next from it. */
 export const LLM_ERROR_KINDS = {
@@ -110,15 +110,7 @@ export function classifyHttpError(
  */
 export function withSpentTokens(error: unknown, usage: TokenUsage): unknown {
   if (error instanceof LlmError && usage.total > 0) {
-    const had = error.spentTokens;
-    error.spentTokens =
-      had === null
-        ? usage
-        : {
-            input: had.input + usage.input,
-            output: had.output + usage.output,
-            total: had.total + usage.total,
-          };
+    error.spentTokens = addUsage(error.spentTokens, usage);
   }
   return error;
 }

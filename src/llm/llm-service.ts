@@ -6,6 +6,7 @@ import type { LlmSettings } from '../config/llm-settings.js';
 import { shippedModelsFile } from '../config/package-info.js';
 import type { HttpClientOptions } from './http.js';
 import { loadTierChains, mergeTierChains, type TierChains } from './model-chains.js';
+import { loadPriceTable, type PriceTable } from './prices.js';
 import { createModelResolver, modelPrefixes } from './model-resolver.js';
 import { askProviders, summarizeProbe, type ProbeResult } from './probe.js';
 import { PROVIDER_DESCRIPTORS, type ProviderDescriptor } from './provider-descriptors.js';
@@ -17,6 +18,8 @@ export interface LlmService {
   router: LlmRouter;
   providers: ProviderSet;
   chains: TierChains;
+  /** The price table every call's tokens are priced at (`AGENTIC_PRICES_FILE`). */
+  prices: PriceTable;
   /** Asks every configured provider for its model list (no tokens spent). */
   probe(signal?: AbortSignal): Promise<ProbeResult>;
   /** Closes the providers' connection pools. */
@@ -33,7 +36,7 @@ export interface LlmServiceOptions extends Pick<
   descriptors?: readonly ProviderDescriptor[];
 }
 
-/** Throws a config AppError for an unreadable or invalid models file. */
+/** Throws a config AppError for an unreadable or invalid models file or price table. */
 export function createLlmService(
   settings: LlmSettings,
   options: LlmServiceOptions = {},
@@ -42,6 +45,7 @@ export function createLlmService(
     loadTierChains(settings.modelsFile ?? shippedModelsFile()),
     settings.tierOverrides,
   );
+  const prices = loadPriceTable(settings.pricesFile);
   const descriptors = options.descriptors ?? PROVIDER_DESCRIPTORS;
   const providers = createProviderSet(settings, options.pace, descriptors);
   // Every probe that ran to its end teaches the router which models a provider does not serve
@@ -72,6 +76,7 @@ export function createLlmService(
     breakerCooldownMs: settings.breakerCooldownMs,
     retryAfterMaxMs: settings.retryAfterMaxMs,
     maxInFlight: settings.maxInFlight,
+    prices,
     ...(options.onCall === undefined ? {} : { onCall: options.onCall }),
     ...(options.breakerSharing === undefined ? {} : { breakerSharing: options.breakerSharing }),
     ...(options.now === undefined ? {} : { now: options.now }),
@@ -80,6 +85,7 @@ export function createLlmService(
     router,
     providers,
     chains,
+    prices,
     probe: async (signal) => {
       const result = await probe(signal);
       if (signal?.aborted !== true) resolver.learn(result.models);

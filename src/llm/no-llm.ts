@@ -80,7 +80,8 @@ function scriptedCalls(script: unknown, round: number): ToolCall[] {
 function placeholderTokens(promptChars: number, outputChars: number): TokenUsage {
   const input = Math.ceil(promptChars / 4);
   const output = Math.ceil(outputChars / 4);
-  return { input, output, total: input + output };
+  // The placeholder spends no money: its cost is known, and 0.
+  return { input, output, total: input + output, costUsd: 0 };
 }
 
 function abortReason(signal: AbortSignal): Error {

@@ -13,6 +13,7 @@ import { CircuitBreaker, type BreakerState, type BreakerTransition } from './cir
 import { InFlightLimiter } from './in-flight-limiter.js';
 import { LlmError, withSpentTokens, type LlmErrorKind } from './llm-error.js';
 import { parseModelId } from './model-id.js';
+import { callCostUsd, type PriceTable } from './prices.js';
 import type { TierChains } from './model-chains.js';
 import type { ModelResolver } from './model-resolver.js';
 import { authoritativeListings, unlistedReason, type ProviderAnswer } from './probe.js';
@@ -37,7 +38,10 @@ export interface LlmCallReport {
   /** `success`, or the failure's {@link LlmErrorKind}. */
   outcome: 'success' | LlmErrorKind;
   durationMs: number;
-  /** Tokens of a successful call. */
+  /**
+   * Tokens of a successful call, or those a failed call had spent (a stream cut after its usage
+   * chunk); with their cost (`costUsd`: null when the model has no price).
+   */
   usage?: TokenUsage;
 }
 
@@ -65,6 +69,11 @@ export interface RouterOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
   /** Told of every provider call (metrics). @default none */
   onCall?: (report: LlmCallReport) => void;
+  /**
+   * Prices each call's tokens (`tokensUsed.costUsd`, src/llm/prices.ts).
+   * @default none: the tokens carry no cost, which reads as unknown
+   */
+  prices?: PriceTable;
   /** Circuit states shared with other instances (Redis). @default each process its own */
   breakerSharing?: BreakerSharing;
   /**
@@ -229,39 +238,48 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
           const result = await callProvider(provider, ref.model, request, onDelta);
           breaker.succeeded();
           reach.reached(ref.provider);
+          const answeredBy = `${ref.provider}:${result.model}`;
+          const usage = priced(result.usage, id, answeredBy);
           options.onCall?.({
             provider: ref.provider,
             model: id,
             outcome: 'success',
             durationMs: now() - startedAt,
-            usage: result.usage,
+            usage,
           });
           const response: LlmResponse = {
             text: result.text,
-            model: `${ref.provider}:${result.model}`,
-            tokensUsed: result.usage,
+            model: answeredBy,
+            tokensUsed: usage,
             finishReason: result.finishReason,
             toolCalls: result.toolCalls,
           };
           attempt?.({ response });
           return spent === null
             ? response
-            : { ...response, tokensUsed: addUsage(spent, result.usage) ?? result.usage };
+            : { ...response, tokensUsed: addUsage(spent, usage) ?? usage };
         } catch (error) {
           attempt?.({ error });
           if (request.signal.aborted) {
             breaker.released();
             reach.released(ref.provider);
+            // What the cancelled call had spent, priced like any other call's tokens.
+            if (error instanceof LlmError && error.spentTokens !== null) {
+              error.spentTokens = priced(error.spentTokens, id);
+            }
             throw error;
           }
           lastError = error;
-          spent = addUsage(spent, spentTokens(error));
+          const spentHere = spentTokens(error);
+          const spentPriced = spentHere === null ? null : priced(spentHere, id);
+          spent = addUsage(spent, spentPriced);
           const kind = error instanceof LlmError ? error.kind : 'transient';
           options.onCall?.({
             provider: ref.provider,
             model: id,
             outcome: kind,
             durationMs: now() - startedAt,
+            ...(spentPriced === null ? {} : { usage: spentPriced }),
           });
           const wait = error instanceof LlmError ? error.retryAfterMs : undefined;
           if (error instanceof LlmError && error.unreachable) {
@@ -291,6 +309,21 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
       listings,
     });
     throw spent === null ? error : withSpentTokens(error, spent);
+  }
+
+  /**
+   * `usage` with its cost: at the price of the id asked for (the table's keys are the ids the
+   * chains name), else of the one that answered (a dated snapshot a table may list).
+   */
+  function priced(usage: TokenUsage, asked: string, answeredBy?: string): TokenUsage {
+    const prices = options.prices;
+    if (prices === undefined) return usage;
+    const costUsd =
+      callCostUsd(prices, asked, usage) ??
+      (answeredBy === undefined || answeredBy === asked
+        ? null
+        : callCostUsd(prices, answeredBy, usage));
+    return { ...usage, costUsd };
   }
 
   async function callProvider(

@@ -77,6 +77,10 @@ export interface ServiceMetrics {
   readonly refusals: Counter<'reason'>;
   readonly llmCalls: Counter<'provider' | 'model' | 'outcome'>;
   readonly llmTokens: Counter<'provider' | 'model' | 'direction'>;
+  /** USD of LLM calls at the price table (docs/llm.md, "Cost"). */
+  readonly llmCost: Counter<'provider' | 'model'>;
+  /** LLM calls that spent tokens on a model without a price: their cost is not in llmCost. */
+  readonly llmUnpricedCalls: Counter<'provider' | 'model'>;
   readonly llmDuration: Histogram<'provider' | 'model' | 'outcome'>;
   readonly llmBreaker: Gauge<'model' | 'state'>;
   readonly evaluations: Counter<'rubric' | 'grade' | 'outcome'>;
@@ -214,6 +218,18 @@ export function createServiceMetrics(options: MetricsOptions = {}): ServiceMetri
       name: `${METRIC_PREFIX}llm_tokens_total`,
       help: 'Tokens of successful LLM calls, by provider, model and direction (input, output).',
       labelNames: ['provider', 'model', 'direction'],
+      registers,
+    }),
+    llmCost: new Counter({
+      name: `${METRIC_PREFIX}llm_cost_usd_total`,
+      help: 'USD spent on LLM calls at the price table (AGENTIC_PRICES_FILE), by provider and model.',
+      labelNames: ['provider', 'model'],
+      registers,
+    }),
+    llmUnpricedCalls: new Counter({
+      name: `${METRIC_PREFIX}llm_unpriced_calls_total`,
+      help: 'LLM calls that spent tokens on a model without a price (their cost is not in llm_cost_usd_total).',
+      labelNames: ['provider', 'model'],
       registers,
     }),
     llmDuration: new Histogram({

@@ -13,8 +13,12 @@ export interface StatsSample {
   status: string;
   durationMs: number | null;
   tokens: number;
+  /** USD; null: unknown (some tokens were spent on a model without a price). */
+  cost: number | null;
   startMs: number;
 }
+
+import { roundUsd } from '../llm/prices.js';
 
 /** The spec's primary Runs summary shape, generated from schemas/api. */
 import type { RunsSummaryResponse as RunsSummary } from '../generated/api/runs-summary-response.js';
@@ -29,6 +33,10 @@ interface Bucket {
   durationCount: number;
   /** UTC day number → tokens of runs started that day. */
   tokensByDay: Map<number, number>;
+  /** UTC day number → USD of the runs started that day whose cost is known. */
+  costByDay: Map<number, number>;
+  /** UTC day number → runs started that day whose cost is unknown. */
+  unpricedByDay: Map<number, number>;
 }
 
 function emptyBucket(): Bucket {
@@ -39,6 +47,8 @@ function emptyBucket(): Bucket {
     durationSum: 0,
     durationCount: 0,
     tokensByDay: new Map(),
+    costByDay: new Map(),
+    unpricedByDay: new Map(),
   };
 }
 
@@ -63,18 +73,25 @@ export function createHistoryStats(): HistoryStats {
       bucket.durationSum += sign * sample.durationMs;
       bucket.durationCount += sign;
     }
-    if (sample.tokens > 0) {
-      const day = Math.floor(sample.startMs / DAY_MS);
-      const next = (bucket.tokensByDay.get(day) ?? 0) + sign * sample.tokens;
-      if (next === 0) bucket.tokensByDay.delete(day);
-      else bucket.tokensByDay.set(day, next);
-      if (bucket.tokensByDay.size > TOKEN_DAYS) pruneDays(bucket, day);
-    }
+    const day = Math.floor(sample.startMs / DAY_MS);
+    if (sample.tokens > 0) addToDay(bucket.tokensByDay, day, sign * sample.tokens);
+    if (sample.cost === null) addToDay(bucket.unpricedByDay, day, sign);
+    // Rounded: a cost added and later removed (a run's record replaced) must come back to 0.
+    else if (sample.cost > 0) addToDay(bucket.costByDay, day, sign * sample.cost, roundUsd);
   }
 
-  function pruneDays(bucket: Bucket, newestDay: number): void {
-    for (const day of bucket.tokensByDay.keys()) {
-      if (day <= newestDay - TOKEN_DAYS) bucket.tokensByDay.delete(day);
+  /** Adds to a day's total; keeps at most TOKEN_DAYS days, dropping a day that falls to 0. */
+  function addToDay(
+    days: Map<number, number>,
+    day: number,
+    amount: number,
+    round: (value: number) => number = (value) => value,
+  ): void {
+    const next = round((days.get(day) ?? 0) + amount);
+    if (next === 0) days.delete(day);
+    else days.set(day, next);
+    if (days.size > TOKEN_DAYS) {
+      for (const kept of days.keys()) if (kept <= day - TOKEN_DAYS) days.delete(kept);
     }
   }
 
@@ -93,6 +110,8 @@ export function createHistoryStats(): HistoryStats {
       const names: string[] = [];
       const firstDay = Math.floor((now - 30 * DAY_MS) / DAY_MS);
       let tokens = 0;
+      let cost = 0;
+      let unpriced = 0;
       for (const [name, bucket] of byWorkflow) {
         if (workflow !== undefined && name !== workflow) continue;
         names.push(name);
@@ -102,6 +121,8 @@ export function createHistoryStats(): HistoryStats {
         total.durationSum += bucket.durationSum;
         total.durationCount += bucket.durationCount;
         for (const [day, count] of bucket.tokensByDay) if (day >= firstDay) tokens += count;
+        for (const [day, usd] of bucket.costByDay) if (day >= firstDay) cost += usd;
+        for (const [day, runs] of bucket.unpricedByDay) if (day >= firstDay) unpriced += runs;
       }
       return {
         total_runs: total.total,
@@ -113,6 +134,8 @@ export function createHistoryStats(): HistoryStats {
             : Math.round((total.durationSum / total.durationCount) * 100) / 100,
         workflows: names.sort(),
         tokens_30d: tokens,
+        cost_30d: roundUsd(cost),
+        cost_30d_unpriced_runs: unpriced,
       };
     },
   };

@@ -22,6 +22,7 @@ import type { RunSummary } from '../generated/api/run-list-response.js';
 import { approxBytes } from './approx-size.js';
 import { createHistoryStats, type RunsSummary } from './history-stats.js';
 import { upgradeRecord } from './run-record.js';
+import { addCost } from '../llm/types.js';
 
 export type { RunsSummary } from './history-stats.js';
 
@@ -94,6 +95,8 @@ interface Entry {
   summary: RunSummary;
   startMs: number;
   tokens: number;
+  /** USD; null: unknown. */
+  cost: number | null;
 }
 
 function toEntry(record: RunRecord, filename: string): Entry {
@@ -103,7 +106,13 @@ function toEntry(record: RunRecord, filename: string): Entry {
   const score = evaluation?.overall_score ?? evaluation?.weighted_score;
   const grade = evaluation?.grade;
   let tokens = 0;
-  for (const step of record.steps) tokens += stepTokens(step.tokens_used);
+  let cost: number | null = 0;
+  for (const step of record.steps) {
+    const stepTotal = stepTokens(step.tokens_used);
+    tokens += stepTotal;
+    // A step of an older file (or any writer) that spent tokens without a recorded cost: unknown.
+    cost = addCost(cost, step.cost_usd ?? (stepTotal > 0 ? null : 0));
+  }
   const startMs = Date.parse(record.start_time);
   return {
     summary: {
@@ -122,6 +131,7 @@ function toEntry(record: RunRecord, filename: string): Entry {
     },
     startMs: Number.isNaN(startMs) ? 0 : startMs,
     tokens,
+    cost,
   };
 }
 
@@ -180,6 +190,7 @@ export function createHistoryIndex(options: HistoryOptions): HistoryIndex {
       status: entry.summary.status,
       durationMs: entry.summary.total_duration_ms,
       tokens: entry.tokens,
+      cost: entry.cost,
       startMs: entry.startMs,
     };
   }

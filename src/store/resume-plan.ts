@@ -20,6 +20,7 @@ import type { EngineSeed, StepOutcome } from '../../machines/engine-contract.js'
 import { join } from 'node:path';
 import { errorMessage, RunNotResumableError } from '../errors.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import { usageFromRecord } from '../llm/usage-record.js';
 import { TRUNCATED_FLAG } from '../workflow/size-bounds.js';
 import { STEP_STATUS, type CompiledWorkflow } from '../workflow/types.js';
 import { INTERRUPTED } from './interrupted-record.js';
@@ -123,7 +124,7 @@ function finishedOutcome(step: StepRecord): StepOutcome | undefined {
     error: step.error,
     skipReason: step.metadata.skip_reason ?? null,
     modelUsed: step.model_used,
-    tokensUsed: step.tokens_used,
+    tokensUsed: usageFromRecord(step.tokens_used, step.cost_usd),
     attempts,
     iterations: typeof step.metadata.iterations === 'number' ? step.metadata.iterations : 0,
     startTime: startTime !== null && Number.isFinite(startTime) ? startTime : null,

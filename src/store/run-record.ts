@@ -5,6 +5,8 @@
 import type { StepOutcome } from '../../machines/engine-contract.js';
 import type { AdapterName } from '../config/adapter-names.js';
 import type { RunRecord, StepRecord } from '../generated/run-record.js';
+import { addCost } from '../llm/types.js';
+import { usageCost, usageRecord } from '../llm/usage-record.js';
 import { STEP_STATUS, type CompiledStep, type CompiledWorkflow } from '../workflow/types.js';
 
 /** What a record is built from, besides the outcomes. */
@@ -115,7 +117,18 @@ export function finishedRunRecord(
     failed_step_count: failedCount(end.outcomes),
     end_time: iso(end.endTime),
     error: end.error,
+    cost_usd: runCost(steps),
   };
+}
+
+/**
+ * The run's cost: the sum of its steps' costs, null when one of them is unknown (an under-count
+ * is not shown as the cost).
+ */
+export function runCost(steps: readonly StepRecord[]): number | null {
+  let sum: number | null = 0;
+  for (const step of steps) sum = addCost(sum, step.cost_usd ?? null);
+  return sum;
 }
 
 /**
@@ -138,7 +151,8 @@ export function stepRecord(
   if (outcome.reusedFrom !== undefined) {
     metadata.reused_from = {
       run_id: outcome.reusedFrom.runId,
-      tokens_used: outcome.reusedFrom.tokensUsed,
+      tokens_used: usageRecord(outcome.reusedFrom.tokensUsed),
+      cost_usd: usageCost(outcome.reusedFrom.tokensUsed),
     };
   }
   const startSeq = order?.startSeq(index);
@@ -160,7 +174,8 @@ export function stepRecord(
       agent: step.agent,
       tier: String(step.tier),
       model_used: outcome.modelUsed,
-      tokens_used: outcome.tokensUsed,
+      tokens_used: usageRecord(outcome.tokensUsed),
+      cost_usd: usageCost(outcome.tokensUsed),
       duration_ms: duration,
       retry_count: Math.max(0, outcome.attempts - 1),
       input: outcome.input ?? null,
@@ -179,7 +194,8 @@ export function stepRecord(
     agent: step.agent,
     tier: String(step.tier),
     model_used: outcome.modelUsed,
-    tokens_used: outcome.tokensUsed,
+    tokens_used: usageRecord(outcome.tokensUsed),
+    cost_usd: usageCost(outcome.tokensUsed),
     duration_ms: duration,
     retry_count: Math.max(0, outcome.attempts - 1),
     input: outcome.input ?? null,

@@ -20,6 +20,10 @@ export const ATTR = {
   SKIP_REASON: 'agentic.skip_reason',
   MODEL_USED: 'agentic.model_used',
   TIER: 'agentic.tier',
+  /** USD of the call (or the step's calls) at the price table; absent when unknown. */
+  COST_USD: 'agentic.llm.cost_usd',
+  /** The part of the input tokens read from the provider's prompt cache. */
+  CACHED_INPUT_TOKENS: 'agentic.llm.cached_input_tokens',
   /** Sensitive (AGENTIC_TRACE_SENSITIVE=1 only): the step's resolved inputs, as JSON. */
   STEP_INPUT: 'agentic.step.input',
   /** Sensitive: the step's output, as JSON. */

@@ -133,6 +133,9 @@ function answered(span: Span, sensitive: boolean, response: LlmResponse): void {
       [ATTR.GEN_AI_RESPONSE_MODEL]: response.model,
       [ATTR.GEN_AI_INPUT_TOKENS]: response.tokensUsed.input,
       [ATTR.GEN_AI_OUTPUT_TOKENS]: response.tokensUsed.output,
+      [ATTR.CACHED_INPUT_TOKENS]: response.tokensUsed.cached,
+      // Absent when unknown (no price): an attribute cannot be null, and 0 would be a guess.
+      [ATTR.COST_USD]: response.tokensUsed.costUsd ?? undefined,
       [ATTR.GEN_AI_FINISH_REASON]:
         response.finishReason === undefined ? undefined : [response.finishReason],
       [ATTR.STATUS]: 'success',

@@ -191,6 +191,8 @@ class RunTrace implements RunObserver {
     if (outcome.tokensUsed !== null) {
       span.setAttribute(ATTR.GEN_AI_INPUT_TOKENS, outcome.tokensUsed.input);
       span.setAttribute(ATTR.GEN_AI_OUTPUT_TOKENS, outcome.tokensUsed.output);
+      const cost = outcome.tokensUsed.costUsd;
+      if (typeof cost === 'number') span.setAttribute(ATTR.COST_USD, cost);
     }
     if (outcome.status === STEP_STATUS.FAILED) {
       const message = outcome.error ?? 'failed';

@@ -161,6 +161,7 @@ describe('GET /api/models/probe and POST /api/chat', () => {
       type: 'done',
       model: 'openai:gpt-x',
       usage: { input: 7, output: 6, total: 13 },
+      cost_usd: null,
       finish_reason: 'stop',
     });
     const sent = openai.requests.find((r) => r.method === 'POST')?.body as Record<string, unknown>;

@@ -20,7 +20,19 @@ export type ChatStreamFrame =
         input: number;
         output: number;
         total: number;
+        /**
+         * The part of input read from the provider's prompt cache.
+         */
+        cached?: number;
+        /**
+         * The part of input written to the prompt cache (Anthropic).
+         */
+        cache_write?: number;
       };
+      /**
+       * What the answer cost in USD at the price table (docs/llm.md, "Cost"); null when the model has no price.
+       */
+      cost_usd?: number | null;
       finish_reason: string;
     }
   | {

@@ -19,4 +19,12 @@ export interface RunsSummaryResponse {
    * Tokens used by runs started in the last 30 days.
    */
   tokens_30d: number;
+  /**
+   * USD spent on model calls by the runs started in the last 30 days whose cost is known (docs/llm.md, "Cost"). Runs with an unknown cost (a model without a price) are counted in cost_30d_unpriced_runs instead. Additive.
+   */
+  cost_30d?: number;
+  /**
+   * Runs started in the last 30 days whose cost is unknown: their tokens are in tokens_30d but not in cost_30d (0: cost_30d is the whole cost). Additive.
+   */
+  cost_30d_unpriced_runs?: number;
 }

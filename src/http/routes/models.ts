@@ -13,6 +13,7 @@ import type { ChatStreamFrame } from '../../generated/api/chat-frame.js';
 import type { ModelProbeResponse } from '../../generated/api/model-probe-response.js';
 import { LlmError } from '../../llm/llm-error.js';
 import type { ChatMessage, LlmClient, LlmResponse } from '../../llm/types.js';
+import { usageCost, usageRecord } from '../../llm/usage-record.js';
 import type { Logger } from '../../log.js';
 import { traceModelCalls } from '../../tracing/model-spans.js';
 import { traceContextOf } from '../middleware/tracing.js';
@@ -95,7 +96,8 @@ export function registerModelRoutes(router: Router, deps: ModelRouteDeps): void 
       send({
         type: 'done',
         model: response.model,
-        usage: response.tokensUsed,
+        usage: usageRecord(response.tokensUsed),
+        cost_usd: usageCost(response.tokensUsed),
         finish_reason: response.finishReason ?? 'stop',
       });
     } catch (error) {

@@ -164,7 +164,11 @@ describe('forkSeed', () => {
       modelUsed: 'fake:small',
       attempts: 1,
       startTime: CLOCK_START - 1000,
-      reusedFrom: { runId: 'source-1', tokensUsed: { input: 2, output: 1, total: 3 } },
+      // The source's file records no cost: unknown.
+      reusedFrom: {
+        runId: 'source-1',
+        tokensUsed: { input: 2, output: 1, total: 3, costUsd: null },
+      },
     });
     expect(seed.steps.get('off')).to.deep.include({
       status: 'skipped',

@@ -81,6 +81,9 @@ describe('history index', () => {
       avg_duration_ms: 100,
       workflows: ['even', 'odd'],
       tokens_30d: 200,
+      // These records hold tokens without a cost (files written before costs were): unknown.
+      cost_30d: 0,
+      cost_30d_unpriced_runs: 20,
     });
     expect(history.summary({ workflow: 'odd' })).to.include({ total_runs: 10, tokens_30d: 100 });
   });

@@ -84,6 +84,7 @@ describe('run files', () => {
       tier: '0',
       model_used: null,
       tokens_used: null,
+      cost_usd: 0,
       duration_ms: 20,
       retry_count: 1,
       input: { i: 1 },
