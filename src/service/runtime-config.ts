@@ -10,7 +10,7 @@ import type { Agent } from '../agents/types.js';
 import { packageVersion, type Config } from '../config/index.js';
 import { processTurnSlicer } from '../engine/turn-slicer.js';
 import type { BudgetOptions, RuntimeOptions } from '../engine/types.js';
-import { callCostUsd, loadPriceTable } from '../llm/prices.js';
+import { callCostUsd, loadPriceTable, type PriceTable } from '../llm/prices.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
 import type { LlmRouter, RouterOptions } from '../llm/router.js';
 import type { LlmClient } from '../llm/types.js';
@@ -25,6 +25,8 @@ export interface RuntimeParts {
   logger: Logger;
   /** The LLM layer's router. @default none (a command in no-LLM mode) */
   llm?: LlmClient;
+  /** The LLM layer's price table (run budgets' dollars). @default read from the config's file */
+  prices?: PriceTable;
   /** The LLM layer's providers (the vector memory store's embeddings). @default none */
   providers?: EmbeddingProviders;
   /** The custom agents of `AGENTIC_AGENTS_MODULE`. */
@@ -50,7 +52,7 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
     stepTimeoutMs: config.stepTimeoutMs,
     budgets: {
-      price: budgetPricer(config),
+      price: budgetPricer(parts.prices ?? loadPriceTable(config.pricesFile)),
       stepDownAt: config.budgetStepDownAt,
       callMaxTokens: config.budgetCallMaxTokens,
       // A call's worst-case cost is the dearest model its tier chain (or pin) may go to.
@@ -87,10 +89,9 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
 
 /**
  * Prices a budgeted run's model calls with the price table (`AGENTIC_PRICES_FILE`, else the
- * shipped one); read once per runtime, a bad file is a config error at start-up.
+ * shipped one): their worst case before the call, and a call its client did not price.
  */
-function budgetPricer(config: Config): NonNullable<BudgetOptions['price']> {
-  const table = loadPriceTable(config.pricesFile);
+function budgetPricer(table: PriceTable): NonNullable<BudgetOptions['price']> {
   return (model, usage) => callCostUsd(table, model, usage);
 }
 
