@@ -145,39 +145,37 @@ export function registerApprovals(program: Command, context: CliContext): void {
   )
     .option('--tokens <n>', 'the new max_tokens', parsePositive(true))
     .option('--usd <x>', 'the new max_cost_usd (US dollars)', parsePositive(false))
-    .action(
-      async (callId: string, options: ServiceOptions & { tokens?: number; usd?: number }) => {
-        if (options.tokens === undefined && options.usd === undefined) {
-          throw new CliError('give the new limit: --tokens <n> and/or --usd <x>');
-        }
-        const service = await client(options);
-        const request: ApprovalDecisionRequest = {
-          budget: {
-            ...(options.tokens === undefined ? {} : { max_tokens: options.tokens }),
-            ...(options.usd === undefined ? {} : { max_cost_usd: options.usd }),
-          },
-        };
-        const { status, body } = await service.request(
-          'POST',
-          `/api/approvals/${encodeURIComponent(callId)}`,
-          request,
-        );
-        if (status === 200) {
-          out(`raised ${callId}: the run goes on`);
-          return;
-        }
-        if (status === 404) {
-          throw new CliError(
-            `no run waits for its budget with id ${callId} at ${service.url} (agentic approvals list shows the waiting ones)`,
-          );
-        }
+    .action(async (callId: string, options: ServiceOptions & { tokens?: number; usd?: number }) => {
+      if (options.tokens === undefined && options.usd === undefined) {
+        throw new CliError('give the new limit: --tokens <n> and/or --usd <x>');
+      }
+      const service = await client(options);
+      const request: ApprovalDecisionRequest = {
+        budget: {
+          ...(options.tokens === undefined ? {} : { max_tokens: options.tokens }),
+          ...(options.usd === undefined ? {} : { max_cost_usd: options.usd }),
+        },
+      };
+      const { status, body } = await service.request(
+        'POST',
+        `/api/approvals/${encodeURIComponent(callId)}`,
+        request,
+      );
+      if (status === 200) {
+        out(`raised ${callId}: the run goes on`);
+        return;
+      }
+      if (status === 404) {
         throw new CliError(
-          status === 409 || status === 422
-            ? detailOf(body)
-            : `${service.url}: HTTP ${status}: ${detailOf(body)}`,
+          `no run waits for its budget with id ${callId} at ${service.url} (agentic approvals list shows the waiting ones)`,
         );
-      },
-    );
+      }
+      throw new CliError(
+        status === 409 || status === 422
+          ? detailOf(body)
+          : `${service.url}: HTTP ${status}: ${detailOf(body)}`,
+      );
+    });
 
   for (const decision of ['approve', 'deny'] as const) {
     withUrl(

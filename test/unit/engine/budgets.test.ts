@@ -291,6 +291,33 @@ describe('run budgets (fake OpenAI-compatible provider)', function () {
     expect(refused.length).to.equal(8 - server.requests.length);
   });
 
+  it("holds a map step's concurrent items to the run's budget", async () => {
+    answerWith({ prompt: 40, completion: 60 });
+    const runtime = make({ budgets: { callMaxTokens: 60 } });
+    const record = await runtime.run({
+      workflow: workflow(
+        'mapped',
+        [
+          {
+            name: 'parts',
+            for_each: [1, 2, 3, 4, 5, 6, 7, 8],
+            max_concurrency: 8,
+            on_item_failure: 'collect',
+            agent: 'tier1_writer',
+            description: 'Write a part.',
+            inputs: { part: '${item.value}' },
+          },
+        ],
+        { max_tokens: 250, on_exceeded: 'fail' },
+      ),
+    });
+    const spent = record.steps[0]!.tokens_used?.total ?? 0;
+    expect(spent).to.be.at.most(250 + 100);
+    expect(server.requests.length).to.be.at.most(3);
+    const output = record.steps[0]!.output as { failed: number };
+    expect(output.failed).to.equal(8 - server.requests.length);
+  });
+
   it("takes the run request's budget where it is stricter than the workflow's", async () => {
     answerWith({ prompt: 400, completion: 200 });
     const runtime = make();
