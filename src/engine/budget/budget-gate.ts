@@ -233,10 +233,15 @@ export function createBudgetGate(options: BudgetGateOptions): BudgetGate {
         const { state } = member;
         const ledger = state.ledger;
         const budget = ledger.budget;
-        // One tier lower once the run has spent its step-down share; a pinned model stays.
+        // One tier lower once the run has spent its step-down share; a pinned model stays, and
+        // so does a step whose lower tier has no chain (when the candidates are known).
+        const lower = request.tier - 1;
         const tier =
-          request.model === undefined && request.tier > 1 && ledger.share() >= budget.stepDownAt
-            ? request.tier - 1
+          request.model === undefined &&
+          lower >= 1 &&
+          ledger.share() >= budget.stepDownAt &&
+          (options.candidates === undefined || options.candidates(lower).length > 0)
+            ? lower
             : request.tier;
         const maxTokens = Math.min(request.maxTokens ?? Infinity, options.callMaxTokens);
         const call: LlmRequest = { ...request, tier, maxTokens };
