@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   RATE_LIMITED: 'rate_limited',
   TOO_MANY_ACTIVE_RUNS: 'too_many_active_runs',
   RUNS_BUDGET_SPENT: 'runs_budget_spent',
+  BUDGET_EXCEEDED: 'budget_exceeded',
   BAD_REQUEST: 'bad_request',
   PAYLOAD_TOO_LARGE: 'payload_too_large',
   BLOCKED: 'input_blocked',
@@ -49,6 +50,11 @@ export interface ErrorCodeInfo {
  * docs/errors.md (`npm run gen`). A code without an entry does not compile.
  */
 export const ERROR_CATALOGUE: { readonly [code in ErrorCode]: ErrorCodeInfo } = {
+  budget_exceeded: {
+    status: [409],
+    description:
+      "A run reached its budget (`budget:` of the workflow or the run request, docs/budgets.md) and its policy is `fail`, or a person denied its raise: the model call that would have gone past it is not made, its step fails with `budget_exceeded: …` and so does the run. Never an HTTP answer: it is a step's and a run's error.",
+  },
   validation_error: {
     status: [422],
     description:

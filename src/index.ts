@@ -38,6 +38,16 @@ export {
   type WorkflowSource,
 } from './engine/types.js';
 export type { RuntimeApprovals } from './engine/runtime-approvals.js';
+/** Run budgets (`RunRequest.budget`, `RuntimeOptions.budgets`, docs/budgets.md). */
+export type { BudgetOptions } from './engine/types.js';
+export {
+  BUDGET_POLICIES,
+  type BudgetLimits,
+  type BudgetPolicy,
+  type RunBudgetRequest,
+  type Spend,
+} from './engine/budget/budget-limits.js';
+export type { CallPricer } from './engine/budget/budget-gate.js';
 /**
  * Why a run is not moving: `runtime.explain(runId)` gives an active run's engine facts, which
  * `explainActiveRun` turns into reason codes and sentences (docs/explain.md).

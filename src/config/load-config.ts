@@ -110,6 +110,10 @@ export interface Config {
   maxActiveRuns: number;
   /** Timeout of a step attempt without `timeout_seconds`, in ms (`AGENTIC_STEP_TIMEOUT_SECONDS`). */
   stepTimeoutMs: number;
+  /** Share of a run's budget spent from which LLM steps run a tier lower (`AGENTIC_BUDGET_STEP_DOWN_AT`). */
+  budgetStepDownAt: number;
+  /** Output tokens a budgeted run's model call may produce (`AGENTIC_BUDGET_CALL_MAX_TOKENS`). */
+  budgetCallMaxTokens: number;
   maxBodyBytes: number;
   /** Byte bounds on YAML, templates, step I/O and run records (docs/limits.md). */
   limits: Readonly<{
@@ -345,6 +349,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     maxConcurrency: num('AGENTIC_MAX_CONCURRENCY'),
     maxActiveRuns: num('AGENTIC_MAX_ACTIVE_RUNS'),
     stepTimeoutMs: Math.round(num('AGENTIC_STEP_TIMEOUT_SECONDS') * 1000),
+    budgetStepDownAt: num('AGENTIC_BUDGET_STEP_DOWN_AT'),
+    budgetCallMaxTokens: num('AGENTIC_BUDGET_CALL_MAX_TOKENS'),
     maxBodyBytes: num('AGENTIC_MAX_BODY_BYTES'),
     limits: Object.freeze({
       maxYamlBytes: num('AGENTIC_MAX_YAML_BYTES'),

@@ -34,6 +34,8 @@ export interface AgentWiringOptions {
   /** The tool options, with the approval provider observed (see runtime-approvals.ts). */
   tools: ToolsOptions;
   tracing: RuntimeTracing | undefined;
+  /** Wraps the model client LLM steps call (the run budgets' gate). @default as it is */
+  wrapLlm?: (llm: LlmClient) => LlmClient;
 }
 
 export interface AgentWiring {
@@ -64,7 +66,9 @@ export function createAgentWiring(options: AgentWiringOptions): AgentWiring {
   const untracedLlm: LlmClient = resolved.noLlm
     ? createNoLlmClient()
     : (options.llm ?? createUnconfiguredLlmClient());
-  const llm = tracing === undefined ? untracedLlm : tracing.models(untracedLlm);
+  const traced = tracing === undefined ? untracedLlm : tracing.models(untracedLlm);
+  // The budget gate is outermost: a call it holds back has no span yet.
+  const llm = options.wrapLlm === undefined ? traced : options.wrapLlm(traced);
   const extra: Readonly<Record<string, Agent>> = options.agents ?? {};
   // MCP calls are journaled next to the run files so a resumed run does not repeat them.
   const toolCalls =

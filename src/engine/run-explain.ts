@@ -6,6 +6,7 @@
  */
 import type { LlmRouter } from '../llm/router.js';
 import type { PendingRequest } from './runtime-approvals.js';
+import { limitsToWire } from './budget/budget-limits.js';
 import type {
   RunExplanationResponse,
   StepExplanation,
@@ -32,6 +33,7 @@ export const WAIT_REASONS = {
   CONDITION_FALSE: 'condition_false',
   APPROVAL: 'approval',
   INPUT: 'input',
+  BUDGET: 'budget',
   RETRY_BACKOFF: 'retry_backoff',
   CIRCUIT_OPEN: 'circuit_open',
   CONCURRENCY_LIMIT: 'concurrency_limit',
@@ -46,6 +48,7 @@ const PHRASES: Record<StepWait['reason'], string> = {
   condition_false: 'was skipped by its when:',
   approval: 'waits for an approval',
   input: 'waits for an answer from a person',
+  budget: 'waits for its budget to be raised',
   retry_backoff: 'waits to retry',
   circuit_open: 'has an open circuit breaker on its tier',
   concurrency_limit: 'waits for a free slot (max_concurrency)',
@@ -83,6 +86,16 @@ export interface ExplainContext {
   /** @default no breakers known */
   breakers?: BreakerLookup;
 }
+
+/** A running step's status while a person is asked something for it, by what is asked. */
+const ASKING_STATUS = {
+  tool: 'awaiting_approval',
+  input: 'awaiting_input',
+  budget: 'awaiting_budget',
+} as const satisfies Record<
+  NonNullable<PendingRequest['kind']> | 'tool',
+  StepExplanation['status']
+>;
 
 /** Longest value text shown for what a `when:` read. */
 const VALUE_CHARS = 200;
@@ -150,6 +163,7 @@ export function endedWait(status: 'failed' | 'skipped', reason: string | null): 
 /** The wait of a step whose tool call `call` (or question) waits for a person. */
 export function approvalWait(call: PendingRequest, provider: string, now: number): StepWait {
   if (call.kind === 'input') return inputWait(call, now);
+  if (call.kind === 'budget') return budgetWait(call, now);
   const answer =
     provider === 'http'
       ? `anyone with the service's API key answers it: POST /api/approvals/${call.callId} or agentic approvals approve|deny ${call.callId}`
@@ -182,6 +196,20 @@ function inputWait(call: PendingRequest, now: number): StepWait {
     prompt,
     since: iso(call.requestedAt),
     ...(call.expiresAt === undefined ? {} : { expires_at: iso(call.expiresAt) }),
+    answer,
+  };
+}
+
+/** The wait of a step whose model call waits for its run's budget to be raised (`call`). */
+function budgetWait(call: PendingRequest, now: number): StepWait {
+  const limits = limitsToWire(call.budget ?? {});
+  const spent = call.spent ?? { tokens: 0, costUsd: null };
+  const answer = `anyone with the service's API key raises it: POST /api/approvals/${call.callId} {"budget": {"max_tokens": …, "max_cost_usd": …}}, or agentic approvals raise ${call.callId} --tokens N --usd X; {"decision": "deny"} stops the run`;
+  return {
+    reason: WAIT_REASONS.BUDGET,
+    message: `the run paused at its budget ${duration(now - call.requestedAt)} ago (spent ${spent.tokens} tokens${spent.costUsd === null ? '' : ` and $${spent.costUsd}`}; budget ${JSON.stringify(limits)}); ${answer}`,
+    call_id: call.callId,
+    since: iso(call.requestedAt),
     answer,
   };
 }
@@ -304,9 +332,7 @@ export function explainActiveRun(
       step: step.name,
       status:
         (step.status === 'running' || step.status === 'awaiting_approval') && asking.has(step.name)
-          ? asking.get(step.name) === 'input'
-            ? 'awaiting_input'
-            : 'awaiting_approval'
+          ? ASKING_STATUS[asking.get(step.name) ?? 'tool']
           : step.status,
       waits: stepWaits(step, facts, workflow, context),
     };
@@ -318,14 +344,15 @@ export function explainActiveRun(
   const said = open.map(
     (s) => `${s.step} ${s.waits.map((w) => PHRASES[w.reason]).join(' and ') || 'waits'}`,
   );
+  const paused = [...asking.values()].includes('budget');
   return {
     run_id: facts.runId,
     workflow: facts.workflow,
     status: 'running',
-    reason: 'running',
+    reason: paused ? 'awaiting_budget' : 'running',
     source: 'engine',
     message:
-      `Run ${facts.runId} (${facts.workflow}) is running: ${facts.finished} of ${facts.total} steps finished` +
+      `Run ${facts.runId} (${facts.workflow}) is ${paused ? 'paused at its budget' : 'running'}: ${facts.finished} of ${facts.total} steps finished` +
       (said.length === 0 ? '.' : `; ${said.join('; ')}.`),
     running_steps: facts.running,
     max_concurrency: facts.maxConcurrency,

@@ -354,6 +354,11 @@ export class RunSession implements MapItemListener {
     return this.abandoned;
   }
 
+  /** The run file's `extra` (the end record writes it as it is then). */
+  get extra(): Record<string, unknown> {
+    return this.options.base.extra;
+  }
+
   /** The run's adapter (a sub-workflow step's child runs on its parent's). */
   get adapter(): string {
     return this.options.base.adapter;

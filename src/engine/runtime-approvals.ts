@@ -15,16 +15,23 @@ import {
 } from '../tools/index.js';
 import { HUMAN_LABEL } from '../workflow/step-kinds.js';
 import { createHumanInbox, type HumanInbox, type InputAnswer } from './kinds/human-inbox.js';
+import { BUDGET_LABEL, type BudgetAnswer, type BudgetGate } from './budget/budget-gate.js';
+import type { BudgetLimits, Spend } from './budget/budget-limits.js';
 
 /**
- * A request waiting for a person: a high-risk tool call (approved or denied), or a human step's
+ * A request waiting for a person: a high-risk tool call (approved or denied), a human step's
  * question (`kind: 'input'`, answered with an object matching `schema`; `toolName` is `human`,
- * `args` empty, `expiresAt` undefined when the step has no timeout).
+ * `args` empty, `expiresAt` undefined when the step has no timeout), or a run paused at its
+ * budget (`kind: 'budget'`, raised with new limits; `toolName` is `budget`, docs/budgets.md).
  */
 export interface PendingRequest extends Omit<PendingApproval, 'expiresAt'> {
   /** Epoch ms: when the request ends unanswered; undefined: not before its run ends. */
   expiresAt: number | undefined;
-  kind?: 'input';
+  kind?: 'input' | 'budget';
+  /** A budget request: what its run has spent. */
+  spent?: Spend;
+  /** A budget request: the limits its run reached. */
+  budget?: BudgetLimits;
   /** A question's prompt, rendered. */
   prompt?: string;
   /** The JSON Schema a question's answer must match. */
@@ -36,7 +43,7 @@ export interface PendingRequest extends Omit<PendingApproval, 'expiresAt'> {
  * `invalid` (422, nothing changed: an answer that does not match the question's schema, or the
  * wrong kind of answer: a decision for a question, an answer for a tool call).
  */
-export type RequestAnswer = ApprovalAnswer | InputAnswer;
+export type RequestAnswer = ApprovalAnswer | InputAnswer | BudgetAnswer;
 
 /** Pending tool calls and human steps' questions, and their answers (docs/tools.md, "Approval"). */
 export interface RuntimeApprovals {
@@ -51,6 +58,8 @@ export interface RuntimeApprovals {
   answer(callId: string, approve: boolean, reason?: string): RequestAnswer;
   /** Answers a human step's waiting question with `answer` (checked against its schema). */
   respond(id: string, answer: unknown): RequestAnswer;
+  /** Raises the budget of a run paused at it (each limit above what the run has spent). */
+  raise(id: string, limits: BudgetLimits): Promise<RequestAnswer>;
   /** Whether tool arguments are shown in events and listings (AGENTIC_APPROVAL_EVENT_ARGUMENTS). */
   readonly showArguments: boolean;
 }
@@ -59,6 +68,7 @@ export interface RuntimeApprovals {
 export function createRuntimeApprovals(
   tools: ToolsOptions | undefined,
   emit: (runId: string, event: ApprovalEventFields) => void,
+  budgets?: BudgetGate,
 ): { tools: ToolsOptions; approvals: RuntimeApprovals; inputs: HumanInbox } {
   const options = tools ?? {};
   const provider =
@@ -110,6 +120,21 @@ export function createRuntimeApprovals(
       prompt: entry.prompt,
       schema: entry.schema,
     }));
+  const paused = (): PendingRequest[] =>
+    (budgets?.pending() ?? []).map((entry) => ({
+      callId: entry.id,
+      runId: entry.runId,
+      workflow: entry.workflow,
+      step: entry.step,
+      toolName: BUDGET_LABEL,
+      args: {},
+      requestedAt: entry.requestedAt,
+      expiresAt: undefined,
+      kind: 'budget',
+      spent: entry.spent,
+      budget: entry.limits,
+    }));
+  const isBudget = (id: string): boolean => budgets?.has(id) === true;
   return {
     tools: { ...options, approval: observed },
     inputs,
@@ -118,11 +143,19 @@ export function createRuntimeApprovals(
       showArguments,
       pending() {
         const calls: PendingRequest[] = queue?.pending() ?? [];
-        if (!inputs.hasPending()) return calls;
-        return [...calls, ...questions()].sort((x, y) => x.requestedAt - y.requestedAt);
+        const budgetsPaused = budgets?.pending().length ?? 0;
+        if (!inputs.hasPending() && budgetsPaused === 0) return calls;
+        return [...calls, ...questions(), ...paused()].sort(
+          (x, y) => x.requestedAt - y.requestedAt,
+        );
       },
       answer(callId, approve, reason) {
         if (inputs.has(callId)) return { invalid: questionNeedsAnswer(callId) };
+        if (isBudget(callId)) {
+          // Deny stops the run at its budget; an approval needs the new limits.
+          return approve ? { invalid: budgetNeedsLimits(callId) } : budgets!.deny(callId, reason);
+        }
+        if (budgets?.ended(callId) === true) return 'already_decided';
         const outcome = queue === undefined ? 'unknown' : queue.answer(callId, approve, reason);
         return outcome === 'unknown' && inputs.ended(callId) ? 'already_decided' : outcome;
       },
@@ -132,10 +165,25 @@ export function createRuntimeApprovals(
             invalid: `tool call ${id} waits for a decision: send {"decision": "approve"} or {"decision": "deny"}, not an answer`,
           };
         }
+        if (isBudget(id)) return { invalid: budgetNeedsLimits(id) };
         return inputs.answer(id, answer);
+      },
+      async raise(id, limits) {
+        if (budgets === undefined) return 'unknown';
+        if (!isBudget(id) && (inputs.has(id) || queue?.pending().some((c) => c.callId === id))) {
+          return {
+            invalid: `request ${id} is not a run paused at its budget: send {"decision": ...} for a tool call or {"answer": {...}} for a question`,
+          };
+        }
+        return budgets.raise(id, limits);
       },
     },
   };
+}
+
+/** The 422 of an answer or an approval sent to a run paused at its budget. */
+function budgetNeedsLimits(id: string): string {
+  return `request ${id} is a run paused at its budget: send {"budget": {"max_tokens": …, "max_cost_usd": …}} to raise it, or {"decision": "deny"} to stop the run`;
 }
 
 /** The 422 of a decision sent to a human step's question. */

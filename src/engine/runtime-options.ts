@@ -113,6 +113,15 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     problems.push(`defaultAdapter must be one of ${ADAPTERS.join(', ')}`);
   }
   if (options.agents !== undefined) problems.push(...customAgentProblems(options.agents));
+  const budgetStepDownAt = options.budgets?.stepDownAt ?? 0.8;
+  if (!(budgetStepDownAt > 0 && budgetStepDownAt <= 1)) {
+    problems.push('budgets.stepDownAt must be above 0 and at most 1');
+  }
+  const budgetCallMaxTokens = positiveInt(
+    'budgets.callMaxTokens',
+    options.budgets?.callMaxTokens,
+    4096,
+  );
   const limits = resolveContentLimits(options.limits, problems);
   if (problems.length > 0) {
     throw new AppError(ERROR_CODES.CONFIG, `Invalid runtime options: ${problems.join('; ')}`);
@@ -143,5 +152,7 @@ export function resolveRuntimeOptions(options: RuntimeOptions = {}): ResolvedRun
     limits,
     tokenDeltaIntervalMs: options.tokenDeltaIntervalMs ?? 100,
     stepTimeoutMs: options.stepTimeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+    budgetStepDownAt,
+    budgetCallMaxTokens,
   };
 }

@@ -57,6 +57,8 @@ import { createStepExecutors, dispatchAttempts } from './step-executors.js';
 import { childExtra, createChildRuns, resumedChildRunIds, type ChildLaunch } from './child-runs.js';
 import { childActorId, STEP_CHILD } from '../../machines/view-events.js';
 import { systemClock } from './system-clock.js';
+import { createRunBudgets } from './budget/run-budgets.js';
+import type { RunBudget } from './budget/budget-limits.js';
 import {
   type AdapterName,
   type RunHandle,
@@ -121,15 +123,22 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       ? undefined
       : createRuntimeTracing(options.tracerProvider, options.traceSensitive ?? false);
   // Every approval becomes an event of its run (the run may have ended: then it is dropped).
-  const gate = createRuntimeApprovals(options.tools, (runId, event) =>
-    runs.get(runId)?.approval(event),
-  );
+  const emitApproval = (runId: string, event: Parameters<RunSession['approval']>[0]): void =>
+    runs.get(runId)?.approval(event);
+  const budgets = createRunBudgets({
+    resolved,
+    options: options.budgets,
+    clock,
+    emit: emitApproval,
+  });
+  const gate = createRuntimeApprovals(options.tools, emitApproval, budgets.gate);
   const agents = createAgentWiring({
     resolved,
     llm: options.llm,
     agents: options.agents,
     tools: gate.tools,
     tracing,
+    wrapLlm: (llm) => budgets.gate.wrap(llm),
   });
   const retryDelayMs = createRetryDelay({ baseMs: resolved.retryBaseMs });
   const slicer = processTurnSlicer();
@@ -327,6 +336,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           ? request.extra
           : { ...request.extra, ...childExtra(child.parent.runId, child.step, child.item) };
       const extra = pinned === undefined ? linked : { ...linked, ...pinned };
+      // A child run spends from its parent's budget; its own workflow's `budget:` is not used.
+      const budget = child === undefined ? budgets.ofRequest(workflow, request.budget) : undefined;
       session = createSession(runId, workflow, adapter, inputs, request, {
         catalogue,
         bufferEvents,
@@ -334,8 +345,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
         observer,
         seed,
         startTime: clock.now(),
-        extra: extra ?? {},
+        extra: budget === undefined ? (extra ?? {}) : { ...extra },
         child,
+        budget,
       });
     } catch (error) {
       // A run refused here (bad inputs, a full runtime) has no span; one that failed while being
@@ -397,6 +409,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
             )
           : [];
       const extra = children.length === 0 ? run.extra : { ...run.extra, child_run_ids: children };
+      const budget = await budgets.ofResumed(run);
       observer = tracing?.runs.observe({
         runId: run.runId,
         workflow: run.workflow,
@@ -420,6 +433,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           extra,
           resumed: { filename: run.filename, steps: run.steps },
           child,
+          budget,
         },
       );
     } catch (error) {
@@ -449,6 +463,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       resumed?: ResumedStart;
       /** A sub-workflow step's child run: its parent and step (child-runs.ts). */
       child?: ChildLaunch | undefined;
+      /** The run's budget, and what it had spent (a resumed run). @default none */
+      budget?: RunBudget | undefined;
     },
   ): RunSession {
     const { catalogue, bufferEvents, owner, observer, seed, child } = launch;
@@ -554,7 +570,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       wantsRecords,
       wantsEvents,
       bufferEvents,
-      released: (session) => runs.release(session),
+      released: (session) => {
+        budgets.ended(session.runId);
+        runs.release(session);
+      },
       tokenDeltaIntervalMs: resolved.tokenDeltaIntervalMs,
       observer,
       slicer,
@@ -569,6 +588,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     // The parent's engine lists it among its children while the step runs (view-events.ts).
     if (child?.index !== undefined)
       child.parent.engineActor.send({ type: STEP_CHILD, index: child.index, child: session.actor });
+    if (child !== undefined) budgets.join(runId, child, launch.resumed?.steps);
+    else if (launch.budget !== undefined) {
+      budgets.open(runId, workflow.name, launch.budget, session.extra, launch.resumed?.steps);
+    }
     return session;
   }
 

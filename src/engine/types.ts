@@ -29,6 +29,8 @@ import type { AdapterName } from '../config/adapter-names.js';
 import type { WriteSyncMode } from '../config/write-sync-modes.js';
 import type { ResumePolicy } from '../config/resume-policy.js';
 import type { ResumeReason } from './run-resumer.js';
+import type { CallPricer } from './budget/budget-gate.js';
+import type { BudgetLimits, RunBudgetRequest } from './budget/budget-limits.js';
 
 export { ADAPTERS, type AdapterName } from '../config/adapter-names.js';
 
@@ -196,6 +198,30 @@ export interface RuntimeOptions {
    * (AGENTIC_TRACE_SENSITIVE; safety control 6). @default false
    */
   traceSensitive?: boolean;
+  /** How runs with a budget spend it (docs/budgets.md). @default see {@link BudgetOptions} */
+  budgets?: BudgetOptions;
+}
+
+/** How runs with a budget (a workflow's `budget:`, {@link RunRequest.budget}) spend it. */
+export interface BudgetOptions {
+  /**
+   * Share of a limit spent from which LLM steps run one tier lower (a budget's own
+   * `step_down_at` wins when lower; `AGENTIC_BUDGET_STEP_DOWN_AT`). @default 0.8
+   */
+  stepDownAt?: number;
+  /**
+   * Output tokens a model call of a budgeted run may produce, sent as its max_tokens: with its
+   * prompt's bytes, the worst case reserved before the call (`AGENTIC_BUDGET_CALL_MAX_TOKENS`).
+   * @default 4096
+   */
+  callMaxTokens?: number;
+  /** US dollars of a call of `provider:model` using `usage`; null when unpriced. @default none */
+  price?: CallPricer;
+  /**
+   * The models a call of `tier` (pinned to `model`) may go to (the tier router's `candidates`):
+   * its worst-case cost is the dearest of them. @default none (a call reserves no dollars)
+   */
+  candidates?: (tier: number, model?: string) => readonly string[];
 }
 
 /** Where a run's workflow comes from: a name in the workflows dir, a parsed document, or YAML text. */
@@ -231,6 +257,11 @@ export interface RunRequest {
    * runtime has no `tracerProvider`. @default none (the run span is a trace root)
    */
   traceContext?: Context;
+  /**
+   * This run's budget (docs/budgets.md); with the workflow's `budget:`, the stricter wins per
+   * dimension. @default the workflow's (none: the run has no budget)
+   */
+  budget?: RunBudgetRequest;
   /**
    * `false`: `runtime.start` keeps nothing for the handle's `events`, which then yields nothing.
    * For callers that follow runs through `subscribe` instead (the HTTP service, through its
@@ -307,6 +338,11 @@ export interface RunServiceApprovals {
   answer(callId: string, approve: boolean, reason?: string): RequestAnswer | Promise<RequestAnswer>;
   /** Answers a human step's question (docs/workflow-format.md, "Human steps"). */
   respond(id: string, answer: unknown): RequestAnswer | Promise<RequestAnswer>;
+  /**
+   * Raises the budget of a run paused at it (docs/budgets.md). @default none (where runs are
+   * queued to workers: not available)
+   */
+  raise?(id: string, limits: BudgetLimits): RequestAnswer | Promise<RequestAnswer>;
 }
 
 /** A run a {@link RunService} accepted: its id, and its final record once it has ended. */
@@ -478,4 +514,6 @@ export interface ResolvedRuntimeOptions {
   limits: ContentLimits;
   tokenDeltaIntervalMs: number;
   stepTimeoutMs: number;
+  budgetStepDownAt: number;
+  budgetCallMaxTokens: number;
 }

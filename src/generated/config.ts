@@ -313,6 +313,14 @@ export interface Environment {
    */
   AGENTIC_STEP_TIMEOUT_SECONDS?: number;
   /**
+   * Share of a run's budget spent from which its LLM steps run one tier lower (a budget's own step_down_at wins when lower; docs/budgets.md).
+   */
+  AGENTIC_BUDGET_STEP_DOWN_AT?: number;
+  /**
+   * Output tokens a model call of a run with a budget may produce (sent as its max_tokens): with the prompt's bytes, the call's worst case reserved against the budget (docs/budgets.md).
+   */
+  AGENTIC_BUDGET_CALL_MAX_TOKENS?: number;
+  /**
    * Largest accepted request body.
    */
   AGENTIC_MAX_BODY_BYTES?: number;

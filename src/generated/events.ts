@@ -320,9 +320,23 @@ export interface ApprovalRequiredEvent {
    */
   expires_at?: string;
   /**
-   * Absent for a tool call. input: a human step (kind human) asks a person for an answer; tool_name is then human, and call_id is answered with POST /api/approvals/{call_id} {"answer": {...}}.
+   * Absent for a tool call. input: a human step (kind human) asks a person for an answer; tool_name is then human, and call_id is answered with POST /api/approvals/{call_id} {"answer": {...}}. budget: the run reached its budget and pauses before its next model call (tool_name budget; step: the step whose call waits); raise it with POST /api/approvals/{call_id} {"budget": {...}} (docs/budgets.md).
    */
-  kind?: 'input';
+  kind?: 'input' | 'budget';
+  /**
+   * kind budget: what the run has spent so far (cost_usd null while no call was priced).
+   */
+  spent?: {
+    tokens: number;
+    cost_usd: number | null;
+  };
+  /**
+   * kind budget: the limits the run reached.
+   */
+  budget?: {
+    max_cost_usd?: number;
+    max_tokens?: number;
+  };
   /**
    * kind input: what the person is asked (the step's prompt, rendered).
    */
@@ -358,9 +372,16 @@ export interface ApprovalDecisionEvent {
   provider: string;
   reason?: string;
   /**
-   * Absent for a tool call. input: a human step's question ended: approve with the answer (or the default answer at its timeout), deny when it timed out or its run was cancelled.
+   * kind budget, decision approve: the raised limits the run goes on with.
    */
-  kind?: 'input';
+  budget?: {
+    max_cost_usd?: number;
+    max_tokens?: number;
+  };
+  /**
+   * Absent for a tool call. budget: a paused run's budget was raised (approve; budget: the new limits) or not (deny: the run fails with budget_exceeded, or was cancelled). input: a human step's question ended: approve with the answer (or the default answer at its timeout), deny when it timed out or its run was cancelled.
+   */
+  kind?: 'input' | 'budget';
   /**
    * kind input, decision approve: the answer, which is the step's outputs.
    */

@@ -30,6 +30,7 @@ export interface WorkflowDefinition {
     outputs?: string[];
   };
   evaluation?: WorkflowEvaluation;
+  budget?: WorkflowBudget;
   /**
    * @minItems 1
    */
@@ -87,6 +88,30 @@ export interface WorkflowEvaluation {
   criteria?: {
     [k: string]: unknown | undefined;
   }[];
+}
+/**
+ * A spending limit for every run of this workflow (docs/budgets.md): a run stops before the model call that would go past it. The stricter of the workflow's and the run request's wins, per dimension.
+ *
+ * This interface was referenced by `WorkflowDefinition`'s JSON-Schema
+ * via the `definition` "budget".
+ */
+export interface WorkflowBudget {
+  /**
+   * US dollars the run's model calls may cost (priced with the price table; calls of unpriced models count tokens only).
+   */
+  max_cost_usd?: number;
+  /**
+   * Tokens (input + output) the run's model calls may use.
+   */
+  max_tokens?: number;
+  /**
+   * At the limit: pause (the run waits for a person to raise the budget: POST /api/approvals/{call_id} {"budget": {...}}) or fail (error budget_exceeded). Default pause; fail is the stricter.
+   */
+  on_exceeded?: 'pause' | 'fail';
+  /**
+   * Share of a limit spent from which LLM steps run one tier lower (tier N on tier N-1's chain). Default AGENTIC_BUDGET_STEP_DOWN_AT (0.8); the lower is the stricter.
+   */
+  step_down_at?: number;
 }
 /**
  * This interface was referenced by `WorkflowDefinition`'s JSON-Schema

@@ -508,7 +508,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/run',
     description:
-      'body `{workflow, input_data?, run_id?, adapter?, evaluation?, execution_profile?}` → 200 `{run_id, status: "pending"}` at once. `workflow`: a name or a `.yaml` path inside the workflows directory. `run_id`: 1–128 of `A-Z a-z 0-9 _ -` (generated when absent, see Run ids). `adapter`: `graph` or `native`, default `AGENTIC_DEFAULT_ADAPTER`. `execution_profile`: `runtime` (`subprocess`|`docker`), `max_attempts` (≥ 1, attempts per step), `max_duration_minutes` (≥ 1, run timeout), `container_image` — recorded in the run file under `extra.execution_profile`. `evaluation`: recorded under `extra.evaluation`; `dataset_source` is `repository`, `local` or `none` (the Python service\'s default: no dataset); `enabled: true` scores the run (Evaluation); 404: unknown dataset. 422: body, unknown workflow or adapter, invalid inputs (all problems at once); 409: the `run_id` is active or names a run already in the history (ids are unique: reusing one would hide the older run from id lookups); 400: blocked by sanitization; 429: active-run limit',
+      'body `{workflow, input_data?, run_id?, adapter?, evaluation?, execution_profile?, budget?}` → 200 `{run_id, status: "pending"}` at once. `workflow`: a name or a `.yaml` path inside the workflows directory. `run_id`: 1–128 of `A-Z a-z 0-9 _ -` (generated when absent, see Run ids). `adapter`: `graph` or `native`, default `AGENTIC_DEFAULT_ADAPTER`. `execution_profile`: `runtime` (`subprocess`|`docker`), `max_attempts` (≥ 1, attempts per step), `max_duration_minutes` (≥ 1, run timeout), `container_image` — recorded in the run file under `extra.execution_profile`. `budget` (additive): `{max_cost_usd?, max_tokens?, on_exceeded?: "pause"|"fail", step_down_at?}`, the stricter of it and the workflow\'s `budget:` wins per dimension, recorded under `extra.budget` with what the run spent (Budgets, docs/budgets.md). `evaluation`: recorded under `extra.evaluation`; `dataset_source` is `repository`, `local` or `none` (the Python service\'s default: no dataset); `enabled: true` scores the run (Evaluation); 404: unknown dataset. 422: body, unknown workflow or adapter, invalid inputs (all problems at once); 409: the `run_id` is active or names a run already in the history (ids are unique: reusing one would hide the older run from id lookups); 400: blocked by sanitization; 429: active-run limit',
     operationId: 'startRun',
     summary:
       'Start a run (answers at once; the run continues in the background). With evaluation.enabled the dataset sample is mapped onto the inputs (request inputs win) and the run is scored after it ends (evaluation_start, evaluation_complete)',
@@ -587,7 +587,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/api/approvals',
     description:
-      '`{provider, approvals: [{call_id, run_id, workflow, step, tool_name, requested_at, expires_at?, arguments?, kind?, prompt?, schema?}]}`: requests waiting for a person, oldest first: tool calls (only with `AGENTIC_APPROVAL_PROVIDER=http`; Approval) and human steps\' questions (`kind: "input"`, `tool_name: "human"`, with `prompt` and `schema`; `expires_at` only with a timeout; whatever the provider)',
+      '`{provider, approvals: [{call_id, run_id, workflow, step, tool_name, requested_at, expires_at?, arguments?, kind?, prompt?, schema?}]}`: requests waiting for a person, oldest first: tool calls (only with `AGENTIC_APPROVAL_PROVIDER=http`; Approval) and human steps\' questions (`kind: "input"`, `tool_name: "human"`, with `prompt` and `schema`; `expires_at` only with a timeout; whatever the provider) and runs paused at their budget (`kind: "budget"`, `tool_name: "budget"`, `step` whose model call waits, `spent: {tokens, cost_usd}` and the `budget` reached; docs/budgets.md)',
     operationId: 'listApprovals',
     summary: "Tool calls waiting for approval and human steps' questions",
     tag: 'approvals',
@@ -597,9 +597,10 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'post',
     path: '/api/approvals/{call_id}',
     description:
-      'body `{decision: "approve" | "deny", reason?}` (a tool call) or `{answer: {...}}` (a human step\'s question: the answer must match its schema and becomes the step\'s outputs) → 200 `{call_id, decision, answer?}`; 404 nothing waits with this id; 409 already answered, timed out or cancelled; 422 bad body, an answer that does not match the schema (`detail` names what is wrong), or a decision for a question (an answer for a tool call)',
+      'body `{decision: "approve" | "deny", reason?}` (a tool call) or `{answer: {...}}` (a human step\'s question: the answer must match its schema and becomes the step\'s outputs) or `{budget: {max_tokens?, max_cost_usd?}}` (a run paused at its budget: each limit given above what it has spent; the run goes on at once; `{decision: "deny"}` stops it with `budget_exceeded`) → 200 `{call_id, decision, answer?, budget?}`; 404 nothing waits with this id; 409 already answered, timed out or cancelled; 422 bad body, an answer that does not match the schema (`detail` names what is wrong), a budget not above what is spent, or the wrong kind of answer (a decision for a question, an answer for a tool call, anything but a budget or a deny for a paused run)',
     operationId: 'decideApproval',
-    summary: "Approve or deny a tool call waiting for approval, or answer a human step's question",
+    summary:
+      "Approve or deny a tool call waiting for approval, answer a human step's question, or raise a paused run's budget",
     tag: 'approvals',
     parameters: [
       {
@@ -687,7 +688,7 @@ export const API_OPERATIONS: readonly ApiOperation[] = [
     method: 'get',
     path: '/api/runs/{run_id}/explain',
     description:
-      '`{run_id, workflow, status, reason, message, source, steps: [{step, status, waits: [{reason, message, …}]}]}`: for each step that has not finished, what it waits for (`dependencies` with their states, `condition_false` with the `when:` and the values it saw, `approval` since when and how to answer, `retry_backoff` with the time left, `circuit_open` on its tier, `concurrency_limit`, `running`), each as a reason code and a sentence; a queued run its place in the worker queue (`queue`), a run on another worker that worker; an ended run its end (`failed_step`, `error`) from its run file; 404 `{detail}` when unknown (docs/explain.md)',
+      '`{run_id, workflow, status, reason, message, source, steps: [{step, status, waits: [{reason, message, …}]}]}`: for each step that has not finished, what it waits for (`dependencies` with their states, `condition_false` with the `when:` and the values it saw, `approval` since when and how to answer, `budget` a run paused at its budget (run `reason` `awaiting_budget`, step `awaiting_budget`), `retry_backoff` with the time left, `circuit_open` on its tier, `concurrency_limit`, `running`), each as a reason code and a sentence; a queued run its place in the worker queue (`queue`), a run on another worker that worker; an ended run its end (`failed_step`, `error`) from its run file; 404 `{detail}` when unknown (docs/explain.md)',
     operationId: 'explainRun',
     summary: 'Why a run is not moving: what each unfinished step waits for',
     tag: 'runs',

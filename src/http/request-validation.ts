@@ -167,13 +167,15 @@ export function parseRerunRequest(body: unknown): WorkflowRerunRequest {
 /** Checks a `POST /api/approvals/{call_id}` body. */
 export function parseApprovalDecision(body: unknown): ApprovalDecisionRequest {
   const request = check(validators.approval, body);
-  // A tool call is decided, a human step's question answered: one of the two, never both.
-  if ((request.decision === undefined) === (request.answer === undefined)) {
+  // A tool call is decided, a human step's question answered, a paused run's budget raised (or
+  // denied): exactly one of the three.
+  const given = [request.decision, request.answer, request.budget].filter((v) => v !== undefined);
+  if (given.length !== 1) {
     throw new ValidationError('invalid request body', [
       {
         loc: ['body'],
-        msg: "Give exactly one of decision (a tool call) or answer (a human step's question)",
-        type: request.decision === undefined ? 'missing' : 'value_error',
+        msg: "Give exactly one of decision (a tool call), answer (a human step's question) or budget (a run paused at its budget)",
+        type: given.length === 0 ? 'missing' : 'value_error',
       },
     ]);
   }

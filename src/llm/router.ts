@@ -340,6 +340,7 @@ export function createLlmRouter(options: RouterOptions): LlmRouter {
         messages: messagesOf(request),
         signal: request.signal,
         ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        ...(request.maxTokens === undefined ? {} : { maxTokens: request.maxTokens }),
         ...(request.tools === undefined ? {} : { tools: request.tools }),
         ...(request.json === undefined ? {} : { json: request.json }),
         ...(onDelta === undefined ? {} : { onDelta }),

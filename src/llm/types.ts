@@ -124,6 +124,8 @@ export interface LlmRequest {
   /** Earlier turns (chat); when given, `prompt` is ignored and these are sent after `system`. */
   messages?: readonly ChatMessage[];
   temperature?: number;
+  /** Output tokens the answer may have (sent as the call's max_tokens). @default the provider's */
+  maxTokens?: number;
   tools?: readonly ToolDefinition[];
   /** Ask for a JSON object answer. */
   json?: boolean;

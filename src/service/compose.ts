@@ -89,6 +89,7 @@ export async function composeService(
     logger: options.logger,
     llm: llm.router,
     providers: llm.providers,
+    prices: llm.prices,
     agents,
     ...(metrics === undefined ? {} : { onToolCall: createToolCallObserver(metrics) }),
     ...(tracerProvider === undefined ? {} : { tracerProvider }),
@@ -117,7 +118,9 @@ export async function composeCommandRuntime(
   return createRuntime({
     ...runtimeOptionsFromConfig(config, {
       logger,
-      ...(llm === undefined ? {} : { llm: llm.router, providers: llm.providers }),
+      ...(llm === undefined
+        ? {}
+        : { llm: llm.router, providers: llm.providers, prices: llm.prices }),
       agents,
     }),
     ...(inspect === undefined ? {} : { inspect }),

@@ -9,9 +9,10 @@ import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { Agent } from '../agents/types.js';
 import { packageVersion, type Config } from '../config/index.js';
 import { processTurnSlicer } from '../engine/turn-slicer.js';
-import type { RuntimeOptions } from '../engine/types.js';
+import type { BudgetOptions, RuntimeOptions } from '../engine/types.js';
+import { callCostUsd, loadPriceTable, type PriceTable } from '../llm/prices.js';
 import { createLlmService, type LlmService } from '../llm/llm-service.js';
-import type { RouterOptions } from '../llm/router.js';
+import type { LlmRouter, RouterOptions } from '../llm/router.js';
 import type { LlmClient } from '../llm/types.js';
 import type { Logger } from '../log.js';
 import { createLlmCallObserver } from '../metrics/llm-observer.js';
@@ -24,6 +25,8 @@ export interface RuntimeParts {
   logger: Logger;
   /** The LLM layer's router. @default none (a command in no-LLM mode) */
   llm?: LlmClient;
+  /** The LLM layer's price table (run budgets' dollars). @default read from the config's file */
+  prices?: PriceTable;
   /** The LLM layer's providers (the vector memory store's embeddings). @default none */
   providers?: EmbeddingProviders;
   /** The custom agents of `AGENTIC_AGENTS_MODULE`. */
@@ -48,6 +51,18 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
     maxActiveRuns: config.maxActiveRuns,
     ...(config.maxRunsHeldBytes === undefined ? {} : { maxRunsHeldBytes: config.maxRunsHeldBytes }),
     stepTimeoutMs: config.stepTimeoutMs,
+    budgets: {
+      price: budgetPricer(parts.prices ?? loadPriceTable(config.pricesFile)),
+      stepDownAt: config.budgetStepDownAt,
+      callMaxTokens: config.budgetCallMaxTokens,
+      // A call's worst-case cost is the dearest model its tier chain (or pin) may go to.
+      ...(parts.llm !== undefined && 'candidates' in parts.llm
+        ? {
+            candidates: (tier: number, model?: string) =>
+              (parts.llm as LlmRouter).candidates(tier, model),
+          }
+        : {}),
+    },
     defaultAdapter: config.defaultAdapter,
     logger: parts.logger,
     writeConcurrency: config.writeConcurrency,
@@ -70,6 +85,14 @@ export function runtimeOptionsFromConfig(config: Config, parts: RuntimeParts): R
       ? { externalAgentsDir: config.externalAgentsDir }
       : {}),
   };
+}
+
+/**
+ * Prices a budgeted run's model calls with the price table (`AGENTIC_PRICES_FILE`, else the
+ * shipped one): their worst case before the call, and a call its client did not price.
+ */
+function budgetPricer(table: PriceTable): NonNullable<BudgetOptions['price']> {
+  return (model, usage) => callCostUsd(table, model, usage);
 }
 
 /**

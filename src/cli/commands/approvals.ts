@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { ApprovalDecisionRequest } from '../../generated/api/approval-decision-request.js';
 import type { ApprovalsResponse } from '../../generated/api/approvals-response.js';
 import type { CliContext } from './index.js';
@@ -25,10 +25,22 @@ function withUrl(command: Command): Command {
   );
 }
 
+/** A positive number option (an integer with `integer`). */
+function parsePositive(integer: boolean): (text: string) => number {
+  return (text) => {
+    const value = Number(text);
+    if (!(value > 0) || (integer && !Number.isInteger(value))) {
+      throw new InvalidArgumentError(integer ? 'a positive integer' : 'a positive number');
+    }
+    return value;
+  };
+}
+
 /**
- * `agentic approvals list | approve <call_id> | deny <call_id> | answer <call_id> <json>`: the
- * tool calls a running service holds for a person (AGENTIC_APPROVAL_PROVIDER=http) and the
- * questions of its human steps, through `GET /api/approvals` and `POST /api/approvals/{call_id}`.
+ * `agentic approvals list | approve <call_id> | deny <call_id> | answer <call_id> <json> | raise
+ * <call_id> --tokens N --usd X`: the tool calls a running service holds for a person
+ * (AGENTIC_APPROVAL_PROVIDER=http), the questions of its human steps and its runs paused at their
+ * budget (docs/budgets.md), through `GET /api/approvals` and `POST /api/approvals/{call_id}`.
  */
 export function registerApprovals(program: Command, context: CliContext): void {
   const client = async (options: ServiceOptions): Promise<ServiceClient> => {
@@ -123,6 +135,47 @@ export function registerApprovals(program: Command, context: CliContext): void {
         : `${service.url}: HTTP ${status}: ${detailOf(body)}`,
     );
   });
+
+  withUrl(
+    approvals
+      .command('raise <call_id>')
+      .description(
+        'raise the budget of a run paused at it (kind budget in agentic approvals list): each limit given must be above what the run has spent',
+      ),
+  )
+    .option('--tokens <n>', 'the new max_tokens', parsePositive(true))
+    .option('--usd <x>', 'the new max_cost_usd (US dollars)', parsePositive(false))
+    .action(async (callId: string, options: ServiceOptions & { tokens?: number; usd?: number }) => {
+      if (options.tokens === undefined && options.usd === undefined) {
+        throw new CliError('give the new limit: --tokens <n> and/or --usd <x>');
+      }
+      const service = await client(options);
+      const request: ApprovalDecisionRequest = {
+        budget: {
+          ...(options.tokens === undefined ? {} : { max_tokens: options.tokens }),
+          ...(options.usd === undefined ? {} : { max_cost_usd: options.usd }),
+        },
+      };
+      const { status, body } = await service.request(
+        'POST',
+        `/api/approvals/${encodeURIComponent(callId)}`,
+        request,
+      );
+      if (status === 200) {
+        out(`raised ${callId}: the run goes on`);
+        return;
+      }
+      if (status === 404) {
+        throw new CliError(
+          `no run waits for its budget with id ${callId} at ${service.url} (agentic approvals list shows the waiting ones)`,
+        );
+      }
+      throw new CliError(
+        status === 409 || status === 422
+          ? detailOf(body)
+          : `${service.url}: HTTP ${status}: ${detailOf(body)}`,
+      );
+    });
 
   for (const decision of ['approve', 'deny'] as const) {
     withUrl(

@@ -15,6 +15,20 @@ interface RunOptions extends SettingsOptions {
   json?: boolean;
   /** `--inspect` alone is true (a free port); `--inspect <port>` a port. */
   inspect?: true | number;
+  budgetUsd?: number;
+  budgetTokens?: number;
+}
+
+function parsePositiveNumber(text: string): number {
+  const value = Number(text);
+  if (!(value > 0)) throw new InvalidArgumentError('a positive number');
+  return value;
+}
+
+function parsePositiveInteger(text: string): number {
+  const value = parsePositiveNumber(text);
+  if (!Number.isInteger(value)) throw new InvalidArgumentError('a positive integer');
+  return value;
 }
 
 /** Exit code of a run cancelled by Ctrl-C (128 + SIGINT), as shells report it. */
@@ -60,6 +74,8 @@ export function registerRun(program: Command, context: CliContext): void {
       .option('-i, --input <json>', 'workflow inputs as a JSON object', parseJsonObject)
       .option('-a, --adapter <name>', 'engine adapter: graph or native', parseAdapter)
       .option('--json', 'print only the run record (JSON) on stdout, no progress')
+      .option('--budget-usd <x>', "the run's max_cost_usd (docs/budgets.md)", parsePositiveNumber)
+      .option('--budget-tokens <n>', "the run's max_tokens (docs/budgets.md)", parsePositiveInteger)
       .option(
         '--inspect [port]',
         'serve the run to the XState/Stately inspector on 127.0.0.1 (a free port unless given); the run starts once a receiver connects',
@@ -123,6 +139,12 @@ export function registerRun(program: Command, context: CliContext): void {
         workflow: source,
         input: options.input ?? {},
         ...(options.adapter !== undefined ? { adapter: options.adapter } : {}),
+        // Nobody could raise a budget here (no HTTP API): a run at its budget fails.
+        budget: {
+          onExceeded: 'fail',
+          ...(options.budgetUsd === undefined ? {} : { maxCostUsd: options.budgetUsd }),
+          ...(options.budgetTokens === undefined ? {} : { maxTokens: options.budgetTokens }),
+        },
       });
     } catch (error) {
       stopListening();

@@ -7,6 +7,13 @@ export interface ApprovalDecisionResponse {
   call_id: string;
   decision: 'approve' | 'deny';
   /**
+   * A raised budget, as the run now has it.
+   */
+  budget?: {
+    max_cost_usd?: number;
+    max_tokens?: number;
+  };
+  /**
    * A human step's answer, as given (the step's outputs).
    */
   answer?: {

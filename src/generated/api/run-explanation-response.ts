@@ -14,9 +14,9 @@ export interface RunExplanationResponse {
    */
   status: 'queued' | 'running' | 'success' | 'failed';
   /**
-   * queued: in the worker queue (see queue); running: its steps say what each waits for; on_worker: a worker runs it, its steps are known there; not_active: its record says running but no process runs it (its owner is gone; recovery ends it); finished: it ended (see failed_step, error).
+   * queued: in the worker queue (see queue); running: its steps say what each waits for; on_worker: a worker runs it, its steps are known there; not_active: its record says running but no process runs it (its owner is gone; recovery ends it); finished: it ended (see failed_step, error); awaiting_budget: active, paused at its budget until a person raises it (docs/budgets.md).
    */
-  reason: 'queued' | 'running' | 'on_worker' | 'not_active' | 'finished';
+  reason: 'queued' | 'running' | 'on_worker' | 'not_active' | 'finished' | 'awaiting_budget';
   /**
    * The run's answer in plain words.
    */
@@ -68,6 +68,7 @@ export interface StepExplanation {
     | 'running'
     | 'awaiting_approval'
     | 'awaiting_input'
+    | 'awaiting_budget'
     | 'retrying'
     | 'success'
     | 'failed'
@@ -84,13 +85,14 @@ export interface StepExplanation {
  */
 export interface StepWait {
   /**
-   * dependencies: unfinished dependencies; condition_false: its when: was false (skipped); approval: a tool call waits for a person; input: a human step's question waits for an answer; retry_backoff: the next attempt waits for its backoff; circuit_open: an open circuit breaker on a model of its tier; concurrency_limit: ready, held by max_concurrency; running: its attempt is in flight; failed / skipped: how it ended.
+   * dependencies: unfinished dependencies; condition_false: its when: was false (skipped); approval: a tool call waits for a person; input: a human step's question waits for an answer; budget: its model call waits for the run's budget to be raised; retry_backoff: the next attempt waits for its backoff; circuit_open: an open circuit breaker on a model of its tier; concurrency_limit: ready, held by max_concurrency; running: its attempt is in flight; failed / skipped: how it ended.
    */
   reason:
     | 'dependencies'
     | 'condition_false'
     | 'approval'
     | 'input'
+    | 'budget'
     | 'retry_backoff'
     | 'circuit_open'
     | 'concurrency_limit'

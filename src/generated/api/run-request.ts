@@ -23,6 +23,10 @@ export interface WorkflowRunRequest {
    */
   adapter?: 'graph' | 'native';
   evaluation?: EvaluationSettings | null;
+  /**
+   * Additive to the spec's request: this run's budget; the stricter of it and the workflow's budget: wins per dimension (docs/budgets.md).
+   */
+  budget?: RunBudget | null;
   execution_profile?: ExecutionProfile | null;
 }
 /**
@@ -39,6 +43,30 @@ export interface EvaluationSettings {
   sample_index?: number;
   rubric_id?: string;
   [k: string]: unknown | undefined;
+}
+/**
+ * A spending limit for this run (docs/budgets.md): a run stops before the model call that would go past it. The stricter of the workflow's and the run request's wins, per dimension.
+ *
+ * This interface was referenced by `WorkflowRunRequest`'s JSON-Schema
+ * via the `definition` "RunBudget".
+ */
+export interface RunBudget {
+  /**
+   * US dollars the run's model calls may cost (priced with the price table; calls of unpriced models count tokens only).
+   */
+  max_cost_usd?: number;
+  /**
+   * Tokens (input + output) the run's model calls may use.
+   */
+  max_tokens?: number;
+  /**
+   * At the limit: pause (the run waits for a person to raise the budget: POST /api/approvals/{call_id} {"budget": {...}}) or fail (error budget_exceeded). Default pause; fail is the stricter.
+   */
+  on_exceeded?: 'pause' | 'fail';
+  /**
+   * Share of a limit spent from which LLM steps run one tier lower (tier N on tier N-1's chain). Default AGENTIC_BUDGET_STEP_DOWN_AT (0.8); the lower is the stricter.
+   */
+  step_down_at?: number;
 }
 /**
  * This interface was referenced by `WorkflowRunRequest`'s JSON-Schema

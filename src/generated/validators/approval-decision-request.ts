@@ -8,7 +8,7 @@ const schema31 = {
   $id: 'https://agentic-runtime.dev/schemas/api/approval-decision-request.schema.json',
   title: 'ApprovalDecisionRequest',
   description:
-    "The answer to a request waiting for a person: a decision for a tool call waiting for approval (provider http), an answer for a human step's question (kind input). Exactly one of decision and answer.",
+    "The answer to a request waiting for a person: a decision for a tool call waiting for approval (provider http), an answer for a human step's question (kind input), a raised budget for a run paused at its budget (kind budget; or decision deny to stop it). Exactly one of decision, answer and budget.",
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -17,6 +17,17 @@ const schema31 = {
       type: 'object',
       description:
         "A human step's answer: it must match the step's schema (else 422 naming what is wrong) and becomes the step's outputs.",
+    },
+    budget: {
+      type: 'object',
+      description:
+        'A run paused at its budget (kind budget): its new limits. Each one given must be above what the run has spent in that dimension; one left out stays as it is. The run goes on at once.',
+      additionalProperties: false,
+      properties: {
+        max_cost_usd: { type: 'number', exclusiveMinimum: 0 },
+        max_tokens: { type: 'integer', minimum: 1 },
+      },
+      minProperties: 1,
     },
     reason: {
       type: 'string',
@@ -43,7 +54,7 @@ function validate20(
   }
   if (data && typeof data == 'object' && !Array.isArray(data)) {
     for (const key0 in data) {
-      if (!(key0 === 'decision' || key0 === 'answer' || key0 === 'reason')) {
+      if (!(key0 === 'decision' || key0 === 'answer' || key0 === 'budget' || key0 === 'reason')) {
         const err0 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -95,16 +106,16 @@ function validate20(
         errors++;
       }
     }
-    if (data.reason !== undefined) {
-      let data2 = data.reason;
-      if (typeof data2 === 'string') {
-        if (func1(data2) > 2000) {
+    if (data.budget !== undefined) {
+      let data2 = data.budget;
+      if (data2 && typeof data2 == 'object' && !Array.isArray(data2)) {
+        if (Object.keys(data2).length < 1) {
           const err3 = {
-            instancePath: instancePath + '/reason',
-            schemaPath: '#/properties/reason/maxLength',
-            keyword: 'maxLength',
-            params: { limit: 2000 },
-            message: 'must NOT have more than 2000 characters',
+            instancePath: instancePath + '/budget',
+            schemaPath: '#/properties/budget/minProperties',
+            keyword: 'minProperties',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 properties',
           };
           if (vErrors === null) {
             vErrors = [err3];
@@ -113,8 +124,128 @@ function validate20(
           }
           errors++;
         }
+        for (const key1 in data2) {
+          if (!(key1 === 'max_cost_usd' || key1 === 'max_tokens')) {
+            const err4 = {
+              instancePath: instancePath + '/budget',
+              schemaPath: '#/properties/budget/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key1 },
+              message: 'must NOT have additional properties',
+            };
+            if (vErrors === null) {
+              vErrors = [err4];
+            } else {
+              vErrors.push(err4);
+            }
+            errors++;
+          }
+        }
+        if (data2.max_cost_usd !== undefined) {
+          let data3 = data2.max_cost_usd;
+          if (typeof data3 == 'number') {
+            if (data3 <= 0 || isNaN(data3)) {
+              const err5 = {
+                instancePath: instancePath + '/budget/max_cost_usd',
+                schemaPath: '#/properties/budget/properties/max_cost_usd/exclusiveMinimum',
+                keyword: 'exclusiveMinimum',
+                params: { comparison: '>', limit: 0 },
+                message: 'must be > 0',
+              };
+              if (vErrors === null) {
+                vErrors = [err5];
+              } else {
+                vErrors.push(err5);
+              }
+              errors++;
+            }
+          } else {
+            const err6 = {
+              instancePath: instancePath + '/budget/max_cost_usd',
+              schemaPath: '#/properties/budget/properties/max_cost_usd/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+            };
+            if (vErrors === null) {
+              vErrors = [err6];
+            } else {
+              vErrors.push(err6);
+            }
+            errors++;
+          }
+        }
+        if (data2.max_tokens !== undefined) {
+          let data4 = data2.max_tokens;
+          if (!(typeof data4 == 'number' && !(data4 % 1) && !isNaN(data4))) {
+            const err7 = {
+              instancePath: instancePath + '/budget/max_tokens',
+              schemaPath: '#/properties/budget/properties/max_tokens/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err7];
+            } else {
+              vErrors.push(err7);
+            }
+            errors++;
+          }
+          if (typeof data4 == 'number') {
+            if (data4 < 1 || isNaN(data4)) {
+              const err8 = {
+                instancePath: instancePath + '/budget/max_tokens',
+                schemaPath: '#/properties/budget/properties/max_tokens/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+              };
+              if (vErrors === null) {
+                vErrors = [err8];
+              } else {
+                vErrors.push(err8);
+              }
+              errors++;
+            }
+          }
+        }
       } else {
-        const err4 = {
+        const err9 = {
+          instancePath: instancePath + '/budget',
+          schemaPath: '#/properties/budget/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+        };
+        if (vErrors === null) {
+          vErrors = [err9];
+        } else {
+          vErrors.push(err9);
+        }
+        errors++;
+      }
+    }
+    if (data.reason !== undefined) {
+      let data5 = data.reason;
+      if (typeof data5 === 'string') {
+        if (func1(data5) > 2000) {
+          const err10 = {
+            instancePath: instancePath + '/reason',
+            schemaPath: '#/properties/reason/maxLength',
+            keyword: 'maxLength',
+            params: { limit: 2000 },
+            message: 'must NOT have more than 2000 characters',
+          };
+          if (vErrors === null) {
+            vErrors = [err10];
+          } else {
+            vErrors.push(err10);
+          }
+          errors++;
+        }
+      } else {
+        const err11 = {
           instancePath: instancePath + '/reason',
           schemaPath: '#/properties/reason/type',
           keyword: 'type',
@@ -122,15 +253,15 @@ function validate20(
           message: 'must be string',
         };
         if (vErrors === null) {
-          vErrors = [err4];
+          vErrors = [err11];
         } else {
-          vErrors.push(err4);
+          vErrors.push(err11);
         }
         errors++;
       }
     }
   } else {
-    const err5 = {
+    const err12 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -138,9 +269,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err5];
+      vErrors = [err12];
     } else {
-      vErrors.push(err5);
+      vErrors.push(err12);
     }
     errors++;
   }

@@ -497,6 +497,22 @@ const schema31 = {
       description:
         "Timeout of one attempt of a step that sets no timeout_seconds (a step's own timeout_seconds wins).",
     },
+    AGENTIC_BUDGET_STEP_DOWN_AT: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: 0.8,
+      description:
+        "Share of a run's budget spent from which its LLM steps run one tier lower (a budget's own step_down_at wins when lower; docs/budgets.md).",
+    },
+    AGENTIC_BUDGET_CALL_MAX_TOKENS: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 1000000,
+      default: 4096,
+      description:
+        "Output tokens a model call of a run with a budget may produce (sent as its max_tokens): with the prompt's bytes, the call's worst case reserved against the budget (docs/budgets.md).",
+    },
     AGENTIC_MAX_BODY_BYTES: {
       type: 'integer',
       minimum: 1024,
@@ -918,6 +934,12 @@ function validate20(
     }
     if (data.AGENTIC_STEP_TIMEOUT_SECONDS === undefined) {
       data.AGENTIC_STEP_TIMEOUT_SECONDS = 1800;
+    }
+    if (data.AGENTIC_BUDGET_STEP_DOWN_AT === undefined) {
+      data.AGENTIC_BUDGET_STEP_DOWN_AT = 0.8;
+    }
+    if (data.AGENTIC_BUDGET_CALL_MAX_TOKENS === undefined) {
+      data.AGENTIC_BUDGET_CALL_MAX_TOKENS = 4096;
     }
     if (data.AGENTIC_MAX_BODY_BYTES === undefined) {
       data.AGENTIC_MAX_BODY_BYTES = 1048576;
@@ -4641,24 +4663,24 @@ function validate20(
         errors++;
       }
     }
-    let data77 = data.AGENTIC_MAX_BODY_BYTES;
-    if (!(typeof data77 == 'number' && !(data77 % 1) && !isNaN(data77))) {
+    let data77 = data.AGENTIC_BUDGET_STEP_DOWN_AT;
+    if (!(typeof data77 == 'number')) {
       let dataType77 = typeof data77;
       let coerced77 = undefined;
       if (!(coerced77 !== undefined)) {
         if (
-          dataType77 === 'boolean' ||
+          dataType77 == 'boolean' ||
           data77 === null ||
-          (dataType77 === 'string' && data77 && data77 == +data77 && !(data77 % 1))
+          (dataType77 == 'string' && data77 && data77 == +data77)
         ) {
           coerced77 = +data77;
         } else {
           const err142 = {
-            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
+            schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err142];
@@ -4671,18 +4693,18 @@ function validate20(
       if (coerced77 !== undefined) {
         data77 = coerced77;
         if (data !== undefined) {
-          data['AGENTIC_MAX_BODY_BYTES'] = coerced77;
+          data['AGENTIC_BUDGET_STEP_DOWN_AT'] = coerced77;
         }
       }
     }
     if (typeof data77 == 'number') {
-      if (data77 < 1024 || isNaN(data77)) {
+      if (data77 > 1 || isNaN(data77)) {
         const err143 = {
-          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
+          schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1 },
+          message: 'must be <= 1',
         };
         if (vErrors === null) {
           vErrors = [err143];
@@ -4691,8 +4713,23 @@ function validate20(
         }
         errors++;
       }
+      if (data77 <= 0 || isNaN(data77)) {
+        const err144 = {
+          instancePath: instancePath + '/AGENTIC_BUDGET_STEP_DOWN_AT',
+          schemaPath: '#/properties/AGENTIC_BUDGET_STEP_DOWN_AT/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err144];
+        } else {
+          vErrors.push(err144);
+        }
+        errors++;
+      }
     }
-    let data78 = data.AGENTIC_MAX_YAML_BYTES;
+    let data78 = data.AGENTIC_BUDGET_CALL_MAX_TOKENS;
     if (!(typeof data78 == 'number' && !(data78 % 1) && !isNaN(data78))) {
       let dataType78 = typeof data78;
       let coerced78 = undefined;
@@ -4704,17 +4741,17 @@ function validate20(
         ) {
           coerced78 = +data78;
         } else {
-          const err144 = {
-            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
+          const err145 = {
+            instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
+            schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err144];
+            vErrors = [err145];
           } else {
-            vErrors.push(err144);
+            vErrors.push(err145);
           }
           errors++;
         }
@@ -4722,28 +4759,43 @@ function validate20(
       if (coerced78 !== undefined) {
         data78 = coerced78;
         if (data !== undefined) {
-          data['AGENTIC_MAX_YAML_BYTES'] = coerced78;
+          data['AGENTIC_BUDGET_CALL_MAX_TOKENS'] = coerced78;
         }
       }
     }
     if (typeof data78 == 'number') {
-      if (data78 < 1024 || isNaN(data78)) {
-        const err145 = {
-          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+      if (data78 > 1000000 || isNaN(data78)) {
+        const err146 = {
+          instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
+          schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1000000 },
+          message: 'must be <= 1000000',
         };
         if (vErrors === null) {
-          vErrors = [err145];
+          vErrors = [err146];
         } else {
-          vErrors.push(err145);
+          vErrors.push(err146);
+        }
+        errors++;
+      }
+      if (data78 < 1 || isNaN(data78)) {
+        const err147 = {
+          instancePath: instancePath + '/AGENTIC_BUDGET_CALL_MAX_TOKENS',
+          schemaPath: '#/properties/AGENTIC_BUDGET_CALL_MAX_TOKENS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err147];
+        } else {
+          vErrors.push(err147);
         }
         errors++;
       }
     }
-    let data79 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
+    let data79 = data.AGENTIC_MAX_BODY_BYTES;
     if (!(typeof data79 == 'number' && !(data79 % 1) && !isNaN(data79))) {
       let dataType79 = typeof data79;
       let coerced79 = undefined;
@@ -4755,60 +4807,9 @@ function validate20(
         ) {
           coerced79 = +data79;
         } else {
-          const err146 = {
-            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err146];
-          } else {
-            vErrors.push(err146);
-          }
-          errors++;
-        }
-      }
-      if (coerced79 !== undefined) {
-        data79 = coerced79;
-        if (data !== undefined) {
-          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced79;
-        }
-      }
-    }
-    if (typeof data79 == 'number') {
-      if (data79 < 1024 || isNaN(data79)) {
-        const err147 = {
-          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
-        };
-        if (vErrors === null) {
-          vErrors = [err147];
-        } else {
-          vErrors.push(err147);
-        }
-        errors++;
-      }
-    }
-    let data80 = data.AGENTIC_MAX_TEMPLATE_BYTES;
-    if (!(typeof data80 == 'number' && !(data80 % 1) && !isNaN(data80))) {
-      let dataType80 = typeof data80;
-      let coerced80 = undefined;
-      if (!(coerced80 !== undefined)) {
-        if (
-          dataType80 === 'boolean' ||
-          data80 === null ||
-          (dataType80 === 'string' && data80 && data80 == +data80 && !(data80 % 1))
-        ) {
-          coerced80 = +data80;
-        } else {
           const err148 = {
-            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4821,18 +4822,18 @@ function validate20(
           errors++;
         }
       }
-      if (coerced80 !== undefined) {
-        data80 = coerced80;
+      if (coerced79 !== undefined) {
+        data79 = coerced79;
         if (data !== undefined) {
-          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced80;
+          data['AGENTIC_MAX_BODY_BYTES'] = coerced79;
         }
       }
     }
-    if (typeof data80 == 'number') {
-      if (data80 < 1024 || isNaN(data80)) {
+    if (typeof data79 == 'number') {
+      if (data79 < 1024 || isNaN(data79)) {
         const err149 = {
-          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_BODY_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_BODY_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
@@ -4845,21 +4846,21 @@ function validate20(
         errors++;
       }
     }
-    let data81 = data.AGENTIC_MAX_STEP_IO_BYTES;
-    if (!(typeof data81 == 'number' && !(data81 % 1) && !isNaN(data81))) {
-      let dataType81 = typeof data81;
-      let coerced81 = undefined;
-      if (!(coerced81 !== undefined)) {
+    let data80 = data.AGENTIC_MAX_YAML_BYTES;
+    if (!(typeof data80 == 'number' && !(data80 % 1) && !isNaN(data80))) {
+      let dataType80 = typeof data80;
+      let coerced80 = undefined;
+      if (!(coerced80 !== undefined)) {
         if (
-          dataType81 === 'boolean' ||
-          data81 === null ||
-          (dataType81 === 'string' && data81 && data81 == +data81 && !(data81 % 1))
+          dataType80 === 'boolean' ||
+          data80 === null ||
+          (dataType80 === 'string' && data80 && data80 == +data80 && !(data80 % 1))
         ) {
-          coerced81 = +data81;
+          coerced80 = +data80;
         } else {
           const err150 = {
-            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4872,18 +4873,18 @@ function validate20(
           errors++;
         }
       }
-      if (coerced81 !== undefined) {
-        data81 = coerced81;
+      if (coerced80 !== undefined) {
+        data80 = coerced80;
         if (data !== undefined) {
-          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced81;
+          data['AGENTIC_MAX_YAML_BYTES'] = coerced80;
         }
       }
     }
-    if (typeof data81 == 'number') {
-      if (data81 < 1024 || isNaN(data81)) {
+    if (typeof data80 == 'number') {
+      if (data80 < 1024 || isNaN(data80)) {
         const err151 = {
-          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_YAML_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1024 },
           message: 'must be >= 1024',
@@ -4896,21 +4897,21 @@ function validate20(
         errors++;
       }
     }
-    let data82 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
-    if (!(typeof data82 == 'number' && !(data82 % 1) && !isNaN(data82))) {
-      let dataType82 = typeof data82;
-      let coerced82 = undefined;
-      if (!(coerced82 !== undefined)) {
+    let data81 = data.AGENTIC_MAX_EXPANDED_YAML_BYTES;
+    if (!(typeof data81 == 'number' && !(data81 % 1) && !isNaN(data81))) {
+      let dataType81 = typeof data81;
+      let coerced81 = undefined;
+      if (!(coerced81 !== undefined)) {
         if (
-          dataType82 === 'boolean' ||
-          data82 === null ||
-          (dataType82 === 'string' && data82 && data82 == +data82 && !(data82 % 1))
+          dataType81 === 'boolean' ||
+          data81 === null ||
+          (dataType81 === 'string' && data81 && data81 == +data81 && !(data81 % 1))
         ) {
-          coerced82 = +data82;
+          coerced81 = +data81;
         } else {
           const err152 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4923,21 +4924,21 @@ function validate20(
           errors++;
         }
       }
-      if (coerced82 !== undefined) {
-        data82 = coerced82;
+      if (coerced81 !== undefined) {
+        data81 = coerced81;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced82;
+          data['AGENTIC_MAX_EXPANDED_YAML_BYTES'] = coerced81;
         }
       }
     }
-    if (typeof data82 == 'number') {
-      if (data82 < 65536 || isNaN(data82)) {
+    if (typeof data81 == 'number') {
+      if (data81 < 1024 || isNaN(data81)) {
         const err153 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_EXPANDED_YAML_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_EXPANDED_YAML_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 65536 },
-          message: 'must be >= 65536',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err153];
@@ -4947,21 +4948,21 @@ function validate20(
         errors++;
       }
     }
-    let data83 = data.AGENTIC_MAX_RUN_BYTES;
-    if (!(typeof data83 == 'number' && !(data83 % 1) && !isNaN(data83))) {
-      let dataType83 = typeof data83;
-      let coerced83 = undefined;
-      if (!(coerced83 !== undefined)) {
+    let data82 = data.AGENTIC_MAX_TEMPLATE_BYTES;
+    if (!(typeof data82 == 'number' && !(data82 % 1) && !isNaN(data82))) {
+      let dataType82 = typeof data82;
+      let coerced82 = undefined;
+      if (!(coerced82 !== undefined)) {
         if (
-          dataType83 === 'boolean' ||
-          data83 === null ||
-          (dataType83 === 'string' && data83 && data83 == +data83 && !(data83 % 1))
+          dataType82 === 'boolean' ||
+          data82 === null ||
+          (dataType82 === 'string' && data82 && data82 == +data82 && !(data82 % 1))
         ) {
-          coerced83 = +data83;
+          coerced82 = +data82;
         } else {
           const err154 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -4974,21 +4975,21 @@ function validate20(
           errors++;
         }
       }
-      if (coerced83 !== undefined) {
-        data83 = coerced83;
+      if (coerced82 !== undefined) {
+        data82 = coerced82;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUN_BYTES'] = coerced83;
+          data['AGENTIC_MAX_TEMPLATE_BYTES'] = coerced82;
         }
       }
     }
-    if (typeof data83 == 'number') {
-      if (data83 < 0 || isNaN(data83)) {
+    if (typeof data82 == 'number') {
+      if (data82 < 1024 || isNaN(data82)) {
         const err155 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_TEMPLATE_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_TEMPLATE_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err155];
@@ -4998,21 +4999,21 @@ function validate20(
         errors++;
       }
     }
-    let data84 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
-    if (!(typeof data84 == 'number' && !(data84 % 1) && !isNaN(data84))) {
-      let dataType84 = typeof data84;
-      let coerced84 = undefined;
-      if (!(coerced84 !== undefined)) {
+    let data83 = data.AGENTIC_MAX_STEP_IO_BYTES;
+    if (!(typeof data83 == 'number' && !(data83 % 1) && !isNaN(data83))) {
+      let dataType83 = typeof data83;
+      let coerced83 = undefined;
+      if (!(coerced83 !== undefined)) {
         if (
-          dataType84 === 'boolean' ||
-          data84 === null ||
-          (dataType84 === 'string' && data84 && data84 == +data84 && !(data84 % 1))
+          dataType83 === 'boolean' ||
+          data83 === null ||
+          (dataType83 === 'string' && data83 && data83 == +data83 && !(data83 % 1))
         ) {
-          coerced84 = +data84;
+          coerced83 = +data83;
         } else {
           const err156 = {
-            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5025,21 +5026,21 @@ function validate20(
           errors++;
         }
       }
-      if (coerced84 !== undefined) {
-        data84 = coerced84;
+      if (coerced83 !== undefined) {
+        data83 = coerced83;
         if (data !== undefined) {
-          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced84;
+          data['AGENTIC_MAX_STEP_IO_BYTES'] = coerced83;
         }
       }
     }
-    if (typeof data84 == 'number') {
-      if (data84 < 0 || isNaN(data84)) {
+    if (typeof data83 == 'number') {
+      if (data83 < 1024 || isNaN(data83)) {
         const err157 = {
-          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_STEP_IO_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_STEP_IO_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
         };
         if (vErrors === null) {
           vErrors = [err157];
@@ -5049,22 +5050,24 @@ function validate20(
         errors++;
       }
     }
-    let data85 = data.AGENTIC_LOCAL_DATASETS_DIR;
-    if (typeof data85 !== 'string') {
-      let dataType85 = typeof data85;
-      let coerced85 = undefined;
-      if (!(coerced85 !== undefined)) {
-        if (dataType85 == 'number' || dataType85 == 'boolean') {
-          coerced85 = '' + data85;
-        } else if (data85 === null) {
-          coerced85 = '';
+    let data84 = data.AGENTIC_MAX_RUN_RECORD_BYTES;
+    if (!(typeof data84 == 'number' && !(data84 % 1) && !isNaN(data84))) {
+      let dataType84 = typeof data84;
+      let coerced84 = undefined;
+      if (!(coerced84 !== undefined)) {
+        if (
+          dataType84 === 'boolean' ||
+          data84 === null ||
+          (dataType84 === 'string' && data84 && data84 == +data84 && !(data84 % 1))
+        ) {
+          coerced84 = +data84;
         } else {
           const err158 = {
-            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err158];
@@ -5074,21 +5077,21 @@ function validate20(
           errors++;
         }
       }
-      if (coerced85 !== undefined) {
-        data85 = coerced85;
+      if (coerced84 !== undefined) {
+        data84 = coerced84;
         if (data !== undefined) {
-          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced85;
+          data['AGENTIC_MAX_RUN_RECORD_BYTES'] = coerced84;
         }
       }
     }
-    if (typeof data85 === 'string') {
-      if (func1(data85) < 1) {
+    if (typeof data84 == 'number') {
+      if (data84 < 65536 || isNaN(data84)) {
         const err159 = {
-          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
-          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
-          keyword: 'minLength',
-          params: { limit: 1 },
-          message: 'must NOT have fewer than 1 characters',
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_RECORD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_RECORD_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 65536 },
+          message: 'must be >= 65536',
         };
         if (vErrors === null) {
           vErrors = [err159];
@@ -5098,21 +5101,21 @@ function validate20(
         errors++;
       }
     }
-    let data86 = data.AGENTIC_MAX_DATASET_BYTES;
-    if (!(typeof data86 == 'number' && !(data86 % 1) && !isNaN(data86))) {
-      let dataType86 = typeof data86;
-      let coerced86 = undefined;
-      if (!(coerced86 !== undefined)) {
+    let data85 = data.AGENTIC_MAX_RUN_BYTES;
+    if (!(typeof data85 == 'number' && !(data85 % 1) && !isNaN(data85))) {
+      let dataType85 = typeof data85;
+      let coerced85 = undefined;
+      if (!(coerced85 !== undefined)) {
         if (
-          dataType86 === 'boolean' ||
-          data86 === null ||
-          (dataType86 === 'string' && data86 && data86 == +data86 && !(data86 % 1))
+          dataType85 === 'boolean' ||
+          data85 === null ||
+          (dataType85 === 'string' && data85 && data85 == +data85 && !(data85 % 1))
         ) {
-          coerced86 = +data86;
+          coerced85 = +data85;
         } else {
           const err160 = {
-            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5125,21 +5128,21 @@ function validate20(
           errors++;
         }
       }
-      if (coerced86 !== undefined) {
-        data86 = coerced86;
+      if (coerced85 !== undefined) {
+        data85 = coerced85;
         if (data !== undefined) {
-          data['AGENTIC_MAX_DATASET_BYTES'] = coerced86;
+          data['AGENTIC_MAX_RUN_BYTES'] = coerced85;
         }
       }
     }
-    if (typeof data86 == 'number') {
-      if (data86 < 1024 || isNaN(data86)) {
+    if (typeof data85 == 'number') {
+      if (data85 < 0 || isNaN(data85)) {
         const err161 = {
-          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
-          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_RUN_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUN_BYTES/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err161];
@@ -5149,21 +5152,21 @@ function validate20(
         errors++;
       }
     }
-    let data87 = data.AGENTIC_DATASET_CACHE_BYTES;
-    if (!(typeof data87 == 'number' && !(data87 % 1) && !isNaN(data87))) {
-      let dataType87 = typeof data87;
-      let coerced87 = undefined;
-      if (!(coerced87 !== undefined)) {
+    let data86 = data.AGENTIC_MAX_RUNS_HELD_BYTES;
+    if (!(typeof data86 == 'number' && !(data86 % 1) && !isNaN(data86))) {
+      let dataType86 = typeof data86;
+      let coerced86 = undefined;
+      if (!(coerced86 !== undefined)) {
         if (
-          dataType87 === 'boolean' ||
-          data87 === null ||
-          (dataType87 === 'string' && data87 && data87 == +data87 && !(data87 % 1))
+          dataType86 === 'boolean' ||
+          data86 === null ||
+          (dataType86 === 'string' && data86 && data86 == +data86 && !(data86 % 1))
         ) {
-          coerced87 = +data87;
+          coerced86 = +data86;
         } else {
           const err162 = {
-            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5176,18 +5179,18 @@ function validate20(
           errors++;
         }
       }
-      if (coerced87 !== undefined) {
-        data87 = coerced87;
+      if (coerced86 !== undefined) {
+        data86 = coerced86;
         if (data !== undefined) {
-          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced87;
+          data['AGENTIC_MAX_RUNS_HELD_BYTES'] = coerced86;
         }
       }
     }
-    if (typeof data87 == 'number') {
-      if (data87 < 0 || isNaN(data87)) {
+    if (typeof data86 == 'number') {
+      if (data86 < 0 || isNaN(data86)) {
         const err163 = {
-          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
-          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_MAX_RUNS_HELD_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_RUNS_HELD_BYTES/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
@@ -5200,19 +5203,19 @@ function validate20(
         errors++;
       }
     }
-    let data88 = data.AGENTIC_FRONTEND_DIR;
-    if (typeof data88 !== 'string') {
-      let dataType88 = typeof data88;
-      let coerced88 = undefined;
-      if (!(coerced88 !== undefined)) {
-        if (dataType88 == 'number' || dataType88 == 'boolean') {
-          coerced88 = '' + data88;
-        } else if (data88 === null) {
-          coerced88 = '';
+    let data87 = data.AGENTIC_LOCAL_DATASETS_DIR;
+    if (typeof data87 !== 'string') {
+      let dataType87 = typeof data87;
+      let coerced87 = undefined;
+      if (!(coerced87 !== undefined)) {
+        if (dataType87 == 'number' || dataType87 == 'boolean') {
+          coerced87 = '' + data87;
+        } else if (data87 === null) {
+          coerced87 = '';
         } else {
           const err164 = {
-            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
+            instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+            schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5225,18 +5228,18 @@ function validate20(
           errors++;
         }
       }
-      if (coerced88 !== undefined) {
-        data88 = coerced88;
+      if (coerced87 !== undefined) {
+        data87 = coerced87;
         if (data !== undefined) {
-          data['AGENTIC_FRONTEND_DIR'] = coerced88;
+          data['AGENTIC_LOCAL_DATASETS_DIR'] = coerced87;
         }
       }
     }
-    if (typeof data88 === 'string') {
-      if (func1(data88) < 1) {
+    if (typeof data87 === 'string') {
+      if (func1(data87) < 1) {
         const err165 = {
-          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
-          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
+          instancePath: instancePath + '/AGENTIC_LOCAL_DATASETS_DIR',
+          schemaPath: '#/properties/AGENTIC_LOCAL_DATASETS_DIR/minLength',
           keyword: 'minLength',
           params: { limit: 1 },
           message: 'must NOT have fewer than 1 characters',
@@ -5249,21 +5252,24 @@ function validate20(
         errors++;
       }
     }
-    let data89 = data.AGENTIC_CONSOLE;
-    if (typeof data89 !== 'boolean') {
-      let coerced89 = undefined;
-      if (!(coerced89 !== undefined)) {
-        if (data89 === 'false' || data89 === 0 || data89 === null) {
-          coerced89 = false;
-        } else if (data89 === 'true' || data89 === 1) {
-          coerced89 = true;
+    let data88 = data.AGENTIC_MAX_DATASET_BYTES;
+    if (!(typeof data88 == 'number' && !(data88 % 1) && !isNaN(data88))) {
+      let dataType88 = typeof data88;
+      let coerced88 = undefined;
+      if (!(coerced88 !== undefined)) {
+        if (
+          dataType88 === 'boolean' ||
+          data88 === null ||
+          (dataType88 === 'string' && data88 && data88 == +data88 && !(data88 % 1))
+        ) {
+          coerced88 = +data88;
         } else {
           const err166 = {
-            instancePath: instancePath + '/AGENTIC_CONSOLE',
-            schemaPath: '#/properties/AGENTIC_CONSOLE/type',
+            instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+            schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/type',
             keyword: 'type',
-            params: { type: 'boolean' },
-            message: 'must be boolean',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err166];
@@ -5273,36 +5279,102 @@ function validate20(
           errors++;
         }
       }
-      if (coerced89 !== undefined) {
-        data89 = coerced89;
+      if (coerced88 !== undefined) {
+        data88 = coerced88;
         if (data !== undefined) {
-          data['AGENTIC_CONSOLE'] = coerced89;
+          data['AGENTIC_MAX_DATASET_BYTES'] = coerced88;
         }
       }
     }
-    let data90 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
-    if (!(typeof data90 == 'number')) {
+    if (typeof data88 == 'number') {
+      if (data88 < 1024 || isNaN(data88)) {
+        const err167 = {
+          instancePath: instancePath + '/AGENTIC_MAX_DATASET_BYTES',
+          schemaPath: '#/properties/AGENTIC_MAX_DATASET_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
+        };
+        if (vErrors === null) {
+          vErrors = [err167];
+        } else {
+          vErrors.push(err167);
+        }
+        errors++;
+      }
+    }
+    let data89 = data.AGENTIC_DATASET_CACHE_BYTES;
+    if (!(typeof data89 == 'number' && !(data89 % 1) && !isNaN(data89))) {
+      let dataType89 = typeof data89;
+      let coerced89 = undefined;
+      if (!(coerced89 !== undefined)) {
+        if (
+          dataType89 === 'boolean' ||
+          data89 === null ||
+          (dataType89 === 'string' && data89 && data89 == +data89 && !(data89 % 1))
+        ) {
+          coerced89 = +data89;
+        } else {
+          const err168 = {
+            instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+            schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err168];
+          } else {
+            vErrors.push(err168);
+          }
+          errors++;
+        }
+      }
+      if (coerced89 !== undefined) {
+        data89 = coerced89;
+        if (data !== undefined) {
+          data['AGENTIC_DATASET_CACHE_BYTES'] = coerced89;
+        }
+      }
+    }
+    if (typeof data89 == 'number') {
+      if (data89 < 0 || isNaN(data89)) {
+        const err169 = {
+          instancePath: instancePath + '/AGENTIC_DATASET_CACHE_BYTES',
+          schemaPath: '#/properties/AGENTIC_DATASET_CACHE_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err169];
+        } else {
+          vErrors.push(err169);
+        }
+        errors++;
+      }
+    }
+    let data90 = data.AGENTIC_FRONTEND_DIR;
+    if (typeof data90 !== 'string') {
       let dataType90 = typeof data90;
       let coerced90 = undefined;
       if (!(coerced90 !== undefined)) {
-        if (
-          dataType90 == 'boolean' ||
-          data90 === null ||
-          (dataType90 == 'string' && data90 && data90 == +data90)
-        ) {
-          coerced90 = +data90;
+        if (dataType90 == 'number' || dataType90 == 'boolean') {
+          coerced90 = '' + data90;
+        } else if (data90 === null) {
+          coerced90 = '';
         } else {
-          const err167 = {
-            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
+          const err170 = {
+            instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+            schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err167];
+            vErrors = [err170];
           } else {
-            vErrors.push(err167);
+            vErrors.push(err170);
           }
           errors++;
         }
@@ -5310,48 +5382,47 @@ function validate20(
       if (coerced90 !== undefined) {
         data90 = coerced90;
         if (data !== undefined) {
-          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced90;
+          data['AGENTIC_FRONTEND_DIR'] = coerced90;
         }
       }
     }
-    if (typeof data90 == 'number') {
-      if (data90 < 0 || isNaN(data90)) {
-        const err168 = {
-          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
-          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
+    if (typeof data90 === 'string') {
+      if (func1(data90) < 1) {
+        const err171 = {
+          instancePath: instancePath + '/AGENTIC_FRONTEND_DIR',
+          schemaPath: '#/properties/AGENTIC_FRONTEND_DIR/minLength',
+          keyword: 'minLength',
+          params: { limit: 1 },
+          message: 'must NOT have fewer than 1 characters',
         };
         if (vErrors === null) {
-          vErrors = [err168];
+          vErrors = [err171];
         } else {
-          vErrors.push(err168);
+          vErrors.push(err171);
         }
         errors++;
       }
     }
-    let data91 = data.AGENTIC_RESUME;
-    if (typeof data91 !== 'string') {
-      let dataType91 = typeof data91;
+    let data91 = data.AGENTIC_CONSOLE;
+    if (typeof data91 !== 'boolean') {
       let coerced91 = undefined;
       if (!(coerced91 !== undefined)) {
-        if (dataType91 == 'number' || dataType91 == 'boolean') {
-          coerced91 = '' + data91;
-        } else if (data91 === null) {
-          coerced91 = '';
+        if (data91 === 'false' || data91 === 0 || data91 === null) {
+          coerced91 = false;
+        } else if (data91 === 'true' || data91 === 1) {
+          coerced91 = true;
         } else {
-          const err169 = {
-            instancePath: instancePath + '/AGENTIC_RESUME',
-            schemaPath: '#/properties/AGENTIC_RESUME/type',
+          const err172 = {
+            instancePath: instancePath + '/AGENTIC_CONSOLE',
+            schemaPath: '#/properties/AGENTIC_CONSOLE/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'boolean' },
+            message: 'must be boolean',
           };
           if (vErrors === null) {
-            vErrors = [err169];
+            vErrors = [err172];
           } else {
-            vErrors.push(err169);
+            vErrors.push(err172);
           }
           errors++;
         }
@@ -5359,94 +5430,28 @@ function validate20(
       if (coerced91 !== undefined) {
         data91 = coerced91;
         if (data !== undefined) {
-          data['AGENTIC_RESUME'] = coerced91;
+          data['AGENTIC_CONSOLE'] = coerced91;
         }
       }
     }
-    if (!(data91 === 'auto' || data91 === 'manual' || data91 === 'off')) {
-      const err170 = {
-        instancePath: instancePath + '/AGENTIC_RESUME',
-        schemaPath: '#/properties/AGENTIC_RESUME/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err170];
-      } else {
-        vErrors.push(err170);
-      }
-      errors++;
-    }
-    let data92 = data.AGENTIC_FINISHED_BUFFERS;
-    if (!(typeof data92 == 'number' && !(data92 % 1) && !isNaN(data92))) {
+    let data92 = data.AGENTIC_SHUTDOWN_GRACE_SECONDS;
+    if (!(typeof data92 == 'number')) {
       let dataType92 = typeof data92;
       let coerced92 = undefined;
       if (!(coerced92 !== undefined)) {
         if (
-          dataType92 === 'boolean' ||
+          dataType92 == 'boolean' ||
           data92 === null ||
-          (dataType92 === 'string' && data92 && data92 == +data92 && !(data92 % 1))
+          (dataType92 == 'string' && data92 && data92 == +data92)
         ) {
           coerced92 = +data92;
         } else {
-          const err171 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
-          };
-          if (vErrors === null) {
-            vErrors = [err171];
-          } else {
-            vErrors.push(err171);
-          }
-          errors++;
-        }
-      }
-      if (coerced92 !== undefined) {
-        data92 = coerced92;
-        if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS'] = coerced92;
-        }
-      }
-    }
-    if (typeof data92 == 'number') {
-      if (data92 < 0 || isNaN(data92)) {
-        const err172 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err172];
-        } else {
-          vErrors.push(err172);
-        }
-        errors++;
-      }
-    }
-    let data93 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
-    if (!(typeof data93 == 'number' && !(data93 % 1) && !isNaN(data93))) {
-      let dataType93 = typeof data93;
-      let coerced93 = undefined;
-      if (!(coerced93 !== undefined)) {
-        if (
-          dataType93 === 'boolean' ||
-          data93 === null ||
-          (dataType93 === 'string' && data93 && data93 == +data93 && !(data93 % 1))
-        ) {
-          coerced93 = +data93;
-        } else {
           const err173 = {
-            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+            instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+            schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err173];
@@ -5456,21 +5461,21 @@ function validate20(
           errors++;
         }
       }
-      if (coerced93 !== undefined) {
-        data93 = coerced93;
+      if (coerced92 !== undefined) {
+        data92 = coerced92;
         if (data !== undefined) {
-          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced93;
+          data['AGENTIC_SHUTDOWN_GRACE_SECONDS'] = coerced92;
         }
       }
     }
-    if (typeof data93 == 'number') {
-      if (data93 < 1024 || isNaN(data93)) {
+    if (typeof data92 == 'number') {
+      if (data92 < 0 || isNaN(data92)) {
         const err174 = {
-          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
-          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          instancePath: instancePath + '/AGENTIC_SHUTDOWN_GRACE_SECONDS',
+          schemaPath: '#/properties/AGENTIC_SHUTDOWN_GRACE_SECONDS/minimum',
           keyword: 'minimum',
-          params: { comparison: '>=', limit: 1024 },
-          message: 'must be >= 1024',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
         };
         if (vErrors === null) {
           vErrors = [err174];
@@ -5480,24 +5485,22 @@ function validate20(
         errors++;
       }
     }
-    let data94 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
-    if (!(typeof data94 == 'number')) {
-      let dataType94 = typeof data94;
-      let coerced94 = undefined;
-      if (!(coerced94 !== undefined)) {
-        if (
-          dataType94 == 'boolean' ||
-          data94 === null ||
-          (dataType94 == 'string' && data94 && data94 == +data94)
-        ) {
-          coerced94 = +data94;
+    let data93 = data.AGENTIC_RESUME;
+    if (typeof data93 !== 'string') {
+      let dataType93 = typeof data93;
+      let coerced93 = undefined;
+      if (!(coerced93 !== undefined)) {
+        if (dataType93 == 'number' || dataType93 == 'boolean') {
+          coerced93 = '' + data93;
+        } else if (data93 === null) {
+          coerced93 = '';
         } else {
           const err175 = {
-            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_RESUME',
+            schemaPath: '#/properties/AGENTIC_RESUME/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err175];
@@ -5507,45 +5510,43 @@ function validate20(
           errors++;
         }
       }
-      if (coerced94 !== undefined) {
-        data94 = coerced94;
+      if (coerced93 !== undefined) {
+        data93 = coerced93;
         if (data !== undefined) {
-          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced94;
+          data['AGENTIC_RESUME'] = coerced93;
         }
       }
     }
-    if (typeof data94 == 'number') {
-      if (data94 <= 0 || isNaN(data94)) {
-        const err176 = {
-          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
-          keyword: 'exclusiveMinimum',
-          params: { comparison: '>', limit: 0 },
-          message: 'must be > 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err176];
-        } else {
-          vErrors.push(err176);
-        }
-        errors++;
+    if (!(data93 === 'auto' || data93 === 'manual' || data93 === 'off')) {
+      const err176 = {
+        instancePath: instancePath + '/AGENTIC_RESUME',
+        schemaPath: '#/properties/AGENTIC_RESUME/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_RESUME.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err176];
+      } else {
+        vErrors.push(err176);
       }
+      errors++;
     }
-    let data95 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
-    if (!(typeof data95 == 'number' && !(data95 % 1) && !isNaN(data95))) {
-      let dataType95 = typeof data95;
-      let coerced95 = undefined;
-      if (!(coerced95 !== undefined)) {
+    let data94 = data.AGENTIC_FINISHED_BUFFERS;
+    if (!(typeof data94 == 'number' && !(data94 % 1) && !isNaN(data94))) {
+      let dataType94 = typeof data94;
+      let coerced94 = undefined;
+      if (!(coerced94 !== undefined)) {
         if (
-          dataType95 === 'boolean' ||
-          data95 === null ||
-          (dataType95 === 'string' && data95 && data95 == +data95 && !(data95 % 1))
+          dataType94 === 'boolean' ||
+          data94 === null ||
+          (dataType94 === 'string' && data94 && data94 == +data94 && !(data94 % 1))
         ) {
-          coerced95 = +data95;
+          coerced94 = +data94;
         } else {
           const err177 = {
-            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -5558,18 +5559,18 @@ function validate20(
           errors++;
         }
       }
-      if (coerced95 !== undefined) {
-        data95 = coerced95;
+      if (coerced94 !== undefined) {
+        data94 = coerced94;
         if (data !== undefined) {
-          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced95;
+          data['AGENTIC_FINISHED_BUFFERS'] = coerced94;
         }
       }
     }
-    if (typeof data95 == 'number') {
-      if (data95 < 0 || isNaN(data95)) {
+    if (typeof data94 == 'number') {
+      if (data94 < 0 || isNaN(data94)) {
         const err178 = {
-          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
-          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 0 },
           message: 'must be >= 0',
@@ -5582,73 +5583,75 @@ function validate20(
         errors++;
       }
     }
-    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
-      let data96 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
-      if (typeof data96 !== 'string') {
-        let dataType96 = typeof data96;
-        let coerced96 = undefined;
-        if (!(coerced96 !== undefined)) {
-          if (dataType96 == 'number' || dataType96 == 'boolean') {
-            coerced96 = '' + data96;
-          } else if (data96 === null) {
-            coerced96 = '';
-          } else {
-            const err179 = {
-              instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
-              schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err179];
-            } else {
-              vErrors.push(err179);
-            }
-            errors++;
-          }
-        }
-        if (coerced96 !== undefined) {
-          data96 = coerced96;
-          if (data !== undefined) {
-            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced96;
-          }
-        }
-      }
-      if (typeof data96 === 'string') {
-        if (!pattern6.test(data96)) {
-          const err180 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^https?://[^\\s]+$' },
-            message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
+    let data95 = data.AGENTIC_FINISHED_BUFFERS_MAX_BYTES;
+    if (!(typeof data95 == 'number' && !(data95 % 1) && !isNaN(data95))) {
+      let dataType95 = typeof data95;
+      let coerced95 = undefined;
+      if (!(coerced95 !== undefined)) {
+        if (
+          dataType95 === 'boolean' ||
+          data95 === null ||
+          (dataType95 === 'string' && data95 && data95 == +data95 && !(data95 % 1))
+        ) {
+          coerced95 = +data95;
+        } else {
+          const err179 = {
+            instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+            schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
-            vErrors = [err180];
+            vErrors = [err179];
           } else {
-            vErrors.push(err180);
+            vErrors.push(err179);
           }
           errors++;
         }
       }
+      if (coerced95 !== undefined) {
+        data95 = coerced95;
+        if (data !== undefined) {
+          data['AGENTIC_FINISHED_BUFFERS_MAX_BYTES'] = coerced95;
+        }
+      }
     }
-    let data97 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
-    if (typeof data97 !== 'string') {
-      let dataType97 = typeof data97;
-      let coerced97 = undefined;
-      if (!(coerced97 !== undefined)) {
-        if (dataType97 == 'number' || dataType97 == 'boolean') {
-          coerced97 = '' + data97;
-        } else if (data97 === null) {
-          coerced97 = '';
+    if (typeof data95 == 'number') {
+      if (data95 < 1024 || isNaN(data95)) {
+        const err180 = {
+          instancePath: instancePath + '/AGENTIC_FINISHED_BUFFERS_MAX_BYTES',
+          schemaPath: '#/properties/AGENTIC_FINISHED_BUFFERS_MAX_BYTES/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1024 },
+          message: 'must be >= 1024',
+        };
+        if (vErrors === null) {
+          vErrors = [err180];
+        } else {
+          vErrors.push(err180);
+        }
+        errors++;
+      }
+    }
+    let data96 = data.AGENTIC_WS_PING_INTERVAL_SECONDS;
+    if (!(typeof data96 == 'number')) {
+      let dataType96 = typeof data96;
+      let coerced96 = undefined;
+      if (!(coerced96 !== undefined)) {
+        if (
+          dataType96 == 'boolean' ||
+          data96 === null ||
+          (dataType96 == 'string' && data96 && data96 == +data96)
+        ) {
+          coerced96 = +data96;
         } else {
           const err181 = {
-            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
+            instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err181];
@@ -5658,44 +5661,48 @@ function validate20(
           errors++;
         }
       }
-      if (coerced97 !== undefined) {
-        data97 = coerced97;
+      if (coerced96 !== undefined) {
+        data96 = coerced96;
         if (data !== undefined) {
-          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced97;
+          data['AGENTIC_WS_PING_INTERVAL_SECONDS'] = coerced96;
         }
       }
     }
-    if (!(data97 === 'grpc' || data97 === 'http/protobuf')) {
-      const err182 = {
-        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
-        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err182];
-      } else {
-        vErrors.push(err182);
+    if (typeof data96 == 'number') {
+      if (data96 <= 0 || isNaN(data96)) {
+        const err182 = {
+          instancePath: instancePath + '/AGENTIC_WS_PING_INTERVAL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WS_PING_INTERVAL_SECONDS/exclusiveMinimum',
+          keyword: 'exclusiveMinimum',
+          params: { comparison: '>', limit: 0 },
+          message: 'must be > 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err182];
+        } else {
+          vErrors.push(err182);
+        }
+        errors++;
       }
-      errors++;
     }
-    let data98 = data.OTEL_TRACES_SAMPLER;
-    if (typeof data98 !== 'string') {
-      let dataType98 = typeof data98;
-      let coerced98 = undefined;
-      if (!(coerced98 !== undefined)) {
-        if (dataType98 == 'number' || dataType98 == 'boolean') {
-          coerced98 = '' + data98;
-        } else if (data98 === null) {
-          coerced98 = '';
+    let data97 = data.AGENTIC_WS_MAX_PENDING_PER_IP;
+    if (!(typeof data97 == 'number' && !(data97 % 1) && !isNaN(data97))) {
+      let dataType97 = typeof data97;
+      let coerced97 = undefined;
+      if (!(coerced97 !== undefined)) {
+        if (
+          dataType97 === 'boolean' ||
+          data97 === null ||
+          (dataType97 === 'string' && data97 && data97 == +data97 && !(data97 % 1))
+        ) {
+          coerced97 = +data97;
         } else {
           const err183 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
+            instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+            schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err183];
@@ -5705,58 +5712,102 @@ function validate20(
           errors++;
         }
       }
-      if (coerced98 !== undefined) {
-        data98 = coerced98;
+      if (coerced97 !== undefined) {
+        data97 = coerced97;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER'] = coerced98;
+          data['AGENTIC_WS_MAX_PENDING_PER_IP'] = coerced97;
         }
       }
     }
-    if (!(
-      data98 === 'always_on' ||
-      data98 === 'always_off' ||
-      data98 === 'traceidratio' ||
-      data98 === 'parentbased_always_on' ||
-      data98 === 'parentbased_always_off' ||
-      data98 === 'parentbased_traceidratio'
-    )) {
-      const err184 = {
-        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
-        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err184];
-      } else {
-        vErrors.push(err184);
+    if (typeof data97 == 'number') {
+      if (data97 < 0 || isNaN(data97)) {
+        const err184 = {
+          instancePath: instancePath + '/AGENTIC_WS_MAX_PENDING_PER_IP',
+          schemaPath: '#/properties/AGENTIC_WS_MAX_PENDING_PER_IP/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err184];
+        } else {
+          vErrors.push(err184);
+        }
+        errors++;
       }
-      errors++;
     }
-    let data99 = data.OTEL_TRACES_SAMPLER_ARG;
-    if (!(typeof data99 == 'number')) {
+    if (data.OTEL_EXPORTER_OTLP_ENDPOINT !== undefined) {
+      let data98 = data.OTEL_EXPORTER_OTLP_ENDPOINT;
+      if (typeof data98 !== 'string') {
+        let dataType98 = typeof data98;
+        let coerced98 = undefined;
+        if (!(coerced98 !== undefined)) {
+          if (dataType98 == 'number' || dataType98 == 'boolean') {
+            coerced98 = '' + data98;
+          } else if (data98 === null) {
+            coerced98 = '';
+          } else {
+            const err185 = {
+              instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
+              schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/type',
+              keyword: 'type',
+              params: { type: 'string' },
+              message: 'must be string',
+            };
+            if (vErrors === null) {
+              vErrors = [err185];
+            } else {
+              vErrors.push(err185);
+            }
+            errors++;
+          }
+        }
+        if (coerced98 !== undefined) {
+          data98 = coerced98;
+          if (data !== undefined) {
+            data['OTEL_EXPORTER_OTLP_ENDPOINT'] = coerced98;
+          }
+        }
+      }
+      if (typeof data98 === 'string') {
+        if (!pattern6.test(data98)) {
+          const err186 = {
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_ENDPOINT',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_ENDPOINT/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^https?://[^\\s]+$' },
+            message: 'must match pattern "' + '^https?://[^\\s]+$' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err186];
+          } else {
+            vErrors.push(err186);
+          }
+          errors++;
+        }
+      }
+    }
+    let data99 = data.OTEL_EXPORTER_OTLP_PROTOCOL;
+    if (typeof data99 !== 'string') {
       let dataType99 = typeof data99;
       let coerced99 = undefined;
       if (!(coerced99 !== undefined)) {
-        if (
-          dataType99 == 'boolean' ||
-          data99 === null ||
-          (dataType99 == 'string' && data99 && data99 == +data99)
-        ) {
-          coerced99 = +data99;
+        if (dataType99 == 'number' || dataType99 == 'boolean') {
+          coerced99 = '' + data99;
+        } else if (data99 === null) {
+          coerced99 = '';
         } else {
-          const err185 = {
-            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
+          const err187 = {
+            instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+            schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/type',
             keyword: 'type',
-            params: { type: 'number' },
-            message: 'must be number',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err185];
+            vErrors = [err187];
           } else {
-            vErrors.push(err185);
+            vErrors.push(err187);
           }
           errors++;
         }
@@ -5764,43 +5815,26 @@ function validate20(
       if (coerced99 !== undefined) {
         data99 = coerced99;
         if (data !== undefined) {
-          data['OTEL_TRACES_SAMPLER_ARG'] = coerced99;
+          data['OTEL_EXPORTER_OTLP_PROTOCOL'] = coerced99;
         }
       }
     }
-    if (typeof data99 == 'number') {
-      if (data99 > 1 || isNaN(data99)) {
-        const err186 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 1 },
-          message: 'must be <= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err186];
-        } else {
-          vErrors.push(err186);
-        }
-        errors++;
+    if (!(data99 === 'grpc' || data99 === 'http/protobuf')) {
+      const err188 = {
+        instancePath: instancePath + '/OTEL_EXPORTER_OTLP_PROTOCOL',
+        schemaPath: '#/properties/OTEL_EXPORTER_OTLP_PROTOCOL/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.OTEL_EXPORTER_OTLP_PROTOCOL.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err188];
+      } else {
+        vErrors.push(err188);
       }
-      if (data99 < 0 || isNaN(data99)) {
-        const err187 = {
-          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
-          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 0 },
-          message: 'must be >= 0',
-        };
-        if (vErrors === null) {
-          vErrors = [err187];
-        } else {
-          vErrors.push(err187);
-        }
-        errors++;
-      }
+      errors++;
     }
-    let data100 = data.LOG_FORMAT;
+    let data100 = data.OTEL_TRACES_SAMPLER;
     if (typeof data100 !== 'string') {
       let dataType100 = typeof data100;
       let coerced100 = undefined;
@@ -5810,17 +5844,17 @@ function validate20(
         } else if (data100 === null) {
           coerced100 = '';
         } else {
-          const err188 = {
-            instancePath: instancePath + '/LOG_FORMAT',
-            schemaPath: '#/properties/LOG_FORMAT/type',
+          const err189 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
           };
           if (vErrors === null) {
-            vErrors = [err188];
+            vErrors = [err189];
           } else {
-            vErrors.push(err188);
+            vErrors.push(err189);
           }
           errors++;
         }
@@ -5828,46 +5862,55 @@ function validate20(
       if (coerced100 !== undefined) {
         data100 = coerced100;
         if (data !== undefined) {
-          data['LOG_FORMAT'] = coerced100;
+          data['OTEL_TRACES_SAMPLER'] = coerced100;
         }
       }
     }
-    if (!(data100 === 'json' || data100 === 'text')) {
-      const err189 = {
-        instancePath: instancePath + '/LOG_FORMAT',
-        schemaPath: '#/properties/LOG_FORMAT/enum',
+    if (!(
+      data100 === 'always_on' ||
+      data100 === 'always_off' ||
+      data100 === 'traceidratio' ||
+      data100 === 'parentbased_always_on' ||
+      data100 === 'parentbased_always_off' ||
+      data100 === 'parentbased_traceidratio'
+    )) {
+      const err190 = {
+        instancePath: instancePath + '/OTEL_TRACES_SAMPLER',
+        schemaPath: '#/properties/OTEL_TRACES_SAMPLER/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
+        params: { allowedValues: schema31.properties.OTEL_TRACES_SAMPLER.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
-        vErrors = [err189];
+        vErrors = [err190];
       } else {
-        vErrors.push(err189);
+        vErrors.push(err190);
       }
       errors++;
     }
-    let data101 = data.LOG_LEVEL;
-    if (typeof data101 !== 'string') {
+    let data101 = data.OTEL_TRACES_SAMPLER_ARG;
+    if (!(typeof data101 == 'number')) {
       let dataType101 = typeof data101;
       let coerced101 = undefined;
       if (!(coerced101 !== undefined)) {
-        if (dataType101 == 'number' || dataType101 == 'boolean') {
-          coerced101 = '' + data101;
-        } else if (data101 === null) {
-          coerced101 = '';
+        if (
+          dataType101 == 'boolean' ||
+          data101 === null ||
+          (dataType101 == 'string' && data101 && data101 == +data101)
+        ) {
+          coerced101 = +data101;
         } else {
-          const err190 = {
-            instancePath: instancePath + '/LOG_LEVEL',
-            schemaPath: '#/properties/LOG_LEVEL/type',
+          const err191 = {
+            instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+            schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err190];
+            vErrors = [err191];
           } else {
-            vErrors.push(err190);
+            vErrors.push(err191);
           }
           errors++;
         }
@@ -5875,97 +5918,55 @@ function validate20(
       if (coerced101 !== undefined) {
         data101 = coerced101;
         if (data !== undefined) {
-          data['LOG_LEVEL'] = coerced101;
+          data['OTEL_TRACES_SAMPLER_ARG'] = coerced101;
         }
       }
     }
-    if (!(
-      data101 === 'trace' ||
-      data101 === 'debug' ||
-      data101 === 'info' ||
-      data101 === 'warn' ||
-      data101 === 'error' ||
-      data101 === 'fatal' ||
-      data101 === 'silent'
-    )) {
-      const err191 = {
-        instancePath: instancePath + '/LOG_LEVEL',
-        schemaPath: '#/properties/LOG_LEVEL/enum',
-        keyword: 'enum',
-        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
-        message: 'must be equal to one of the allowed values',
-      };
-      if (vErrors === null) {
-        vErrors = [err191];
-      } else {
-        vErrors.push(err191);
+    if (typeof data101 == 'number') {
+      if (data101 > 1 || isNaN(data101)) {
+        const err192 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 1 },
+          message: 'must be <= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err192];
+        } else {
+          vErrors.push(err192);
+        }
+        errors++;
       }
-      errors++;
-    }
-    if (data.REDIS_URL !== undefined) {
-      let data102 = data.REDIS_URL;
-      if (typeof data102 !== 'string') {
-        let dataType102 = typeof data102;
-        let coerced102 = undefined;
-        if (!(coerced102 !== undefined)) {
-          if (dataType102 == 'number' || dataType102 == 'boolean') {
-            coerced102 = '' + data102;
-          } else if (data102 === null) {
-            coerced102 = '';
-          } else {
-            const err192 = {
-              instancePath: instancePath + '/REDIS_URL',
-              schemaPath: '#/properties/REDIS_URL/type',
-              keyword: 'type',
-              params: { type: 'string' },
-              message: 'must be string',
-            };
-            if (vErrors === null) {
-              vErrors = [err192];
-            } else {
-              vErrors.push(err192);
-            }
-            errors++;
-          }
+      if (data101 < 0 || isNaN(data101)) {
+        const err193 = {
+          instancePath: instancePath + '/OTEL_TRACES_SAMPLER_ARG',
+          schemaPath: '#/properties/OTEL_TRACES_SAMPLER_ARG/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 0 },
+          message: 'must be >= 0',
+        };
+        if (vErrors === null) {
+          vErrors = [err193];
+        } else {
+          vErrors.push(err193);
         }
-        if (coerced102 !== undefined) {
-          data102 = coerced102;
-          if (data !== undefined) {
-            data['REDIS_URL'] = coerced102;
-          }
-        }
-      }
-      if (typeof data102 === 'string') {
-        if (!pattern7.test(data102)) {
-          const err193 = {
-            instancePath: instancePath + '/REDIS_URL',
-            schemaPath: '#/properties/REDIS_URL/pattern',
-            keyword: 'pattern',
-            params: { pattern: '^rediss?://' },
-            message: 'must match pattern "' + '^rediss?://' + '"',
-          };
-          if (vErrors === null) {
-            vErrors = [err193];
-          } else {
-            vErrors.push(err193);
-          }
-          errors++;
-        }
+        errors++;
       }
     }
-    let data103 = data.AGENTIC_ROLE;
-    if (typeof data103 !== 'string') {
-      let dataType103 = typeof data103;
-      let coerced103 = undefined;
-      if (!(coerced103 !== undefined)) {
-        if (dataType103 == 'number' || dataType103 == 'boolean') {
-          coerced103 = '' + data103;
-        } else if (data103 === null) {
-          coerced103 = '';
+    let data102 = data.LOG_FORMAT;
+    if (typeof data102 !== 'string') {
+      let dataType102 = typeof data102;
+      let coerced102 = undefined;
+      if (!(coerced102 !== undefined)) {
+        if (dataType102 == 'number' || dataType102 == 'boolean') {
+          coerced102 = '' + data102;
+        } else if (data102 === null) {
+          coerced102 = '';
         } else {
           const err194 = {
-            instancePath: instancePath + '/AGENTIC_ROLE',
-            schemaPath: '#/properties/AGENTIC_ROLE/type',
+            instancePath: instancePath + '/LOG_FORMAT',
+            schemaPath: '#/properties/LOG_FORMAT/type',
             keyword: 'type',
             params: { type: 'string' },
             message: 'must be string',
@@ -5978,19 +5979,19 @@ function validate20(
           errors++;
         }
       }
-      if (coerced103 !== undefined) {
-        data103 = coerced103;
+      if (coerced102 !== undefined) {
+        data102 = coerced102;
         if (data !== undefined) {
-          data['AGENTIC_ROLE'] = coerced103;
+          data['LOG_FORMAT'] = coerced102;
         }
       }
     }
-    if (!(data103 === 'all' || data103 === 'api' || data103 === 'worker')) {
+    if (!(data102 === 'json' || data102 === 'text')) {
       const err195 = {
-        instancePath: instancePath + '/AGENTIC_ROLE',
-        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        instancePath: instancePath + '/LOG_FORMAT',
+        schemaPath: '#/properties/LOG_FORMAT/enum',
         keyword: 'enum',
-        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        params: { allowedValues: schema31.properties.LOG_FORMAT.enum },
         message: 'must be equal to one of the allowed values',
       };
       if (vErrors === null) {
@@ -6000,24 +6001,22 @@ function validate20(
       }
       errors++;
     }
-    let data104 = data.AGENTIC_WORKER_CONCURRENCY;
-    if (!(typeof data104 == 'number' && !(data104 % 1) && !isNaN(data104))) {
-      let dataType104 = typeof data104;
-      let coerced104 = undefined;
-      if (!(coerced104 !== undefined)) {
-        if (
-          dataType104 === 'boolean' ||
-          data104 === null ||
-          (dataType104 === 'string' && data104 && data104 == +data104 && !(data104 % 1))
-        ) {
-          coerced104 = +data104;
+    let data103 = data.LOG_LEVEL;
+    if (typeof data103 !== 'string') {
+      let dataType103 = typeof data103;
+      let coerced103 = undefined;
+      if (!(coerced103 !== undefined)) {
+        if (dataType103 == 'number' || dataType103 == 'boolean') {
+          coerced103 = '' + data103;
+        } else if (data103 === null) {
+          coerced103 = '';
         } else {
           const err196 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
+            instancePath: instancePath + '/LOG_LEVEL',
+            schemaPath: '#/properties/LOG_LEVEL/type',
             keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err196];
@@ -6027,88 +6026,103 @@ function validate20(
           errors++;
         }
       }
-      if (coerced104 !== undefined) {
-        data104 = coerced104;
+      if (coerced103 !== undefined) {
+        data103 = coerced103;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_CONCURRENCY'] = coerced104;
+          data['LOG_LEVEL'] = coerced103;
         }
       }
     }
-    if (typeof data104 == 'number') {
-      if (data104 > 10000 || isNaN(data104)) {
-        const err197 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 10000 },
-          message: 'must be <= 10000',
-        };
-        if (vErrors === null) {
-          vErrors = [err197];
-        } else {
-          vErrors.push(err197);
-        }
-        errors++;
+    if (!(
+      data103 === 'trace' ||
+      data103 === 'debug' ||
+      data103 === 'info' ||
+      data103 === 'warn' ||
+      data103 === 'error' ||
+      data103 === 'fatal' ||
+      data103 === 'silent'
+    )) {
+      const err197 = {
+        instancePath: instancePath + '/LOG_LEVEL',
+        schemaPath: '#/properties/LOG_LEVEL/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.LOG_LEVEL.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err197];
+      } else {
+        vErrors.push(err197);
       }
-      if (data104 < 1 || isNaN(data104)) {
-        const err198 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
-          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err198];
-        } else {
-          vErrors.push(err198);
-        }
-        errors++;
-      }
+      errors++;
     }
-    if (data.AGENTIC_WORKER_PORT !== undefined) {
-      let data105 = data.AGENTIC_WORKER_PORT;
-      if (!(typeof data105 == 'number' && !(data105 % 1) && !isNaN(data105))) {
-        let dataType105 = typeof data105;
-        let coerced105 = undefined;
-        if (!(coerced105 !== undefined)) {
-          if (
-            dataType105 === 'boolean' ||
-            data105 === null ||
-            (dataType105 === 'string' && data105 && data105 == +data105 && !(data105 % 1))
-          ) {
-            coerced105 = +data105;
+    if (data.REDIS_URL !== undefined) {
+      let data104 = data.REDIS_URL;
+      if (typeof data104 !== 'string') {
+        let dataType104 = typeof data104;
+        let coerced104 = undefined;
+        if (!(coerced104 !== undefined)) {
+          if (dataType104 == 'number' || dataType104 == 'boolean') {
+            coerced104 = '' + data104;
+          } else if (data104 === null) {
+            coerced104 = '';
           } else {
-            const err199 = {
-              instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-              schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
+            const err198 = {
+              instancePath: instancePath + '/REDIS_URL',
+              schemaPath: '#/properties/REDIS_URL/type',
               keyword: 'type',
-              params: { type: 'integer' },
-              message: 'must be integer',
+              params: { type: 'string' },
+              message: 'must be string',
             };
             if (vErrors === null) {
-              vErrors = [err199];
+              vErrors = [err198];
             } else {
-              vErrors.push(err199);
+              vErrors.push(err198);
             }
             errors++;
           }
         }
-        if (coerced105 !== undefined) {
-          data105 = coerced105;
+        if (coerced104 !== undefined) {
+          data104 = coerced104;
           if (data !== undefined) {
-            data['AGENTIC_WORKER_PORT'] = coerced105;
+            data['REDIS_URL'] = coerced104;
           }
         }
       }
-      if (typeof data105 == 'number') {
-        if (data105 > 65535 || isNaN(data105)) {
+      if (typeof data104 === 'string') {
+        if (!pattern7.test(data104)) {
+          const err199 = {
+            instancePath: instancePath + '/REDIS_URL',
+            schemaPath: '#/properties/REDIS_URL/pattern',
+            keyword: 'pattern',
+            params: { pattern: '^rediss?://' },
+            message: 'must match pattern "' + '^rediss?://' + '"',
+          };
+          if (vErrors === null) {
+            vErrors = [err199];
+          } else {
+            vErrors.push(err199);
+          }
+          errors++;
+        }
+      }
+    }
+    let data105 = data.AGENTIC_ROLE;
+    if (typeof data105 !== 'string') {
+      let dataType105 = typeof data105;
+      let coerced105 = undefined;
+      if (!(coerced105 !== undefined)) {
+        if (dataType105 == 'number' || dataType105 == 'boolean') {
+          coerced105 = '' + data105;
+        } else if (data105 === null) {
+          coerced105 = '';
+        } else {
           const err200 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
-            keyword: 'maximum',
-            params: { comparison: '<=', limit: 65535 },
-            message: 'must be <= 65535',
+            instancePath: instancePath + '/AGENTIC_ROLE',
+            schemaPath: '#/properties/AGENTIC_ROLE/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
           };
           if (vErrors === null) {
             vErrors = [err200];
@@ -6117,24 +6131,30 @@ function validate20(
           }
           errors++;
         }
-        if (data105 < 0 || isNaN(data105)) {
-          const err201 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
-            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
-            keyword: 'minimum',
-            params: { comparison: '>=', limit: 0 },
-            message: 'must be >= 0',
-          };
-          if (vErrors === null) {
-            vErrors = [err201];
-          } else {
-            vErrors.push(err201);
-          }
-          errors++;
+      }
+      if (coerced105 !== undefined) {
+        data105 = coerced105;
+        if (data !== undefined) {
+          data['AGENTIC_ROLE'] = coerced105;
         }
       }
     }
-    let data106 = data.AGENTIC_WORKER_LOCK_SECONDS;
+    if (!(data105 === 'all' || data105 === 'api' || data105 === 'worker')) {
+      const err201 = {
+        instancePath: instancePath + '/AGENTIC_ROLE',
+        schemaPath: '#/properties/AGENTIC_ROLE/enum',
+        keyword: 'enum',
+        params: { allowedValues: schema31.properties.AGENTIC_ROLE.enum },
+        message: 'must be equal to one of the allowed values',
+      };
+      if (vErrors === null) {
+        vErrors = [err201];
+      } else {
+        vErrors.push(err201);
+      }
+      errors++;
+    }
+    let data106 = data.AGENTIC_WORKER_CONCURRENCY;
     if (!(typeof data106 == 'number' && !(data106 % 1) && !isNaN(data106))) {
       let dataType106 = typeof data106;
       let coerced106 = undefined;
@@ -6147,8 +6167,8 @@ function validate20(
           coerced106 = +data106;
         } else {
           const err202 = {
-            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
+            instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+            schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/type',
             keyword: 'type',
             params: { type: 'integer' },
             message: 'must be integer',
@@ -6164,18 +6184,18 @@ function validate20(
       if (coerced106 !== undefined) {
         data106 = coerced106;
         if (data !== undefined) {
-          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced106;
+          data['AGENTIC_WORKER_CONCURRENCY'] = coerced106;
         }
       }
     }
     if (typeof data106 == 'number') {
-      if (data106 > 3600 || isNaN(data106)) {
+      if (data106 > 10000 || isNaN(data106)) {
         const err203 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
+          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/maximum',
           keyword: 'maximum',
-          params: { comparison: '<=', limit: 3600 },
-          message: 'must be <= 3600',
+          params: { comparison: '<=', limit: 10000 },
+          message: 'must be <= 10000',
         };
         if (vErrors === null) {
           vErrors = [err203];
@@ -6186,8 +6206,8 @@ function validate20(
       }
       if (data106 < 1 || isNaN(data106)) {
         const err204 = {
-          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
-          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          instancePath: instancePath + '/AGENTIC_WORKER_CONCURRENCY',
+          schemaPath: '#/properties/AGENTIC_WORKER_CONCURRENCY/minimum',
           keyword: 'minimum',
           params: { comparison: '>=', limit: 1 },
           message: 'must be >= 1',
@@ -6200,88 +6220,92 @@ function validate20(
         errors++;
       }
     }
-    let data107 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
-    if (!(typeof data107 == 'number' && !(data107 % 1) && !isNaN(data107))) {
-      let dataType107 = typeof data107;
-      let coerced107 = undefined;
-      if (!(coerced107 !== undefined)) {
-        if (
-          dataType107 === 'boolean' ||
-          data107 === null ||
-          (dataType107 === 'string' && data107 && data107 == +data107 && !(data107 % 1))
-        ) {
-          coerced107 = +data107;
-        } else {
-          const err205 = {
-            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
-            keyword: 'type',
-            params: { type: 'integer' },
-            message: 'must be integer',
+    if (data.AGENTIC_WORKER_PORT !== undefined) {
+      let data107 = data.AGENTIC_WORKER_PORT;
+      if (!(typeof data107 == 'number' && !(data107 % 1) && !isNaN(data107))) {
+        let dataType107 = typeof data107;
+        let coerced107 = undefined;
+        if (!(coerced107 !== undefined)) {
+          if (
+            dataType107 === 'boolean' ||
+            data107 === null ||
+            (dataType107 === 'string' && data107 && data107 == +data107 && !(data107 % 1))
+          ) {
+            coerced107 = +data107;
+          } else {
+            const err205 = {
+              instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+              schemaPath: '#/properties/AGENTIC_WORKER_PORT/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+            };
+            if (vErrors === null) {
+              vErrors = [err205];
+            } else {
+              vErrors.push(err205);
+            }
+            errors++;
+          }
+        }
+        if (coerced107 !== undefined) {
+          data107 = coerced107;
+          if (data !== undefined) {
+            data['AGENTIC_WORKER_PORT'] = coerced107;
+          }
+        }
+      }
+      if (typeof data107 == 'number') {
+        if (data107 > 65535 || isNaN(data107)) {
+          const err206 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/maximum',
+            keyword: 'maximum',
+            params: { comparison: '<=', limit: 65535 },
+            message: 'must be <= 65535',
           };
           if (vErrors === null) {
-            vErrors = [err205];
+            vErrors = [err206];
           } else {
-            vErrors.push(err205);
+            vErrors.push(err206);
+          }
+          errors++;
+        }
+        if (data107 < 0 || isNaN(data107)) {
+          const err207 = {
+            instancePath: instancePath + '/AGENTIC_WORKER_PORT',
+            schemaPath: '#/properties/AGENTIC_WORKER_PORT/minimum',
+            keyword: 'minimum',
+            params: { comparison: '>=', limit: 0 },
+            message: 'must be >= 0',
+          };
+          if (vErrors === null) {
+            vErrors = [err207];
+          } else {
+            vErrors.push(err207);
           }
           errors++;
         }
       }
-      if (coerced107 !== undefined) {
-        data107 = coerced107;
-        if (data !== undefined) {
-          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced107;
-        }
-      }
     }
-    if (typeof data107 == 'number') {
-      if (data107 > 2592000 || isNaN(data107)) {
-        const err206 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
-          keyword: 'maximum',
-          params: { comparison: '<=', limit: 2592000 },
-          message: 'must be <= 2592000',
-        };
-        if (vErrors === null) {
-          vErrors = [err206];
-        } else {
-          vErrors.push(err206);
-        }
-        errors++;
-      }
-      if (data107 < 1 || isNaN(data107)) {
-        const err207 = {
-          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
-          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
-          keyword: 'minimum',
-          params: { comparison: '>=', limit: 1 },
-          message: 'must be >= 1',
-        };
-        if (vErrors === null) {
-          vErrors = [err207];
-        } else {
-          vErrors.push(err207);
-        }
-        errors++;
-      }
-    }
-    let data108 = data.AGENTIC_REDIS_PREFIX;
-    if (typeof data108 !== 'string') {
+    let data108 = data.AGENTIC_WORKER_LOCK_SECONDS;
+    if (!(typeof data108 == 'number' && !(data108 % 1) && !isNaN(data108))) {
       let dataType108 = typeof data108;
       let coerced108 = undefined;
       if (!(coerced108 !== undefined)) {
-        if (dataType108 == 'number' || dataType108 == 'boolean') {
-          coerced108 = '' + data108;
-        } else if (data108 === null) {
-          coerced108 = '';
+        if (
+          dataType108 === 'boolean' ||
+          data108 === null ||
+          (dataType108 === 'string' && data108 && data108 == +data108 && !(data108 % 1))
+        ) {
+          coerced108 = +data108;
         } else {
           const err208 = {
-            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+            instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+            schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/type',
             keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err208];
@@ -6294,18 +6318,18 @@ function validate20(
       if (coerced108 !== undefined) {
         data108 = coerced108;
         if (data !== undefined) {
-          data['AGENTIC_REDIS_PREFIX'] = coerced108;
+          data['AGENTIC_WORKER_LOCK_SECONDS'] = coerced108;
         }
       }
     }
-    if (typeof data108 === 'string') {
-      if (!pattern8.test(data108)) {
+    if (typeof data108 == 'number') {
+      if (data108 > 3600 || isNaN(data108)) {
         const err209 = {
-          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
-          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
-          keyword: 'pattern',
-          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
-          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 3600 },
+          message: 'must be <= 3600',
         };
         if (vErrors === null) {
           vErrors = [err209];
@@ -6314,9 +6338,139 @@ function validate20(
         }
         errors++;
       }
+      if (data108 < 1 || isNaN(data108)) {
+        const err210 = {
+          instancePath: instancePath + '/AGENTIC_WORKER_LOCK_SECONDS',
+          schemaPath: '#/properties/AGENTIC_WORKER_LOCK_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err210];
+        } else {
+          vErrors.push(err210);
+        }
+        errors++;
+      }
+    }
+    let data109 = data.AGENTIC_EVENT_STREAM_TTL_SECONDS;
+    if (!(typeof data109 == 'number' && !(data109 % 1) && !isNaN(data109))) {
+      let dataType109 = typeof data109;
+      let coerced109 = undefined;
+      if (!(coerced109 !== undefined)) {
+        if (
+          dataType109 === 'boolean' ||
+          data109 === null ||
+          (dataType109 === 'string' && data109 && data109 == +data109 && !(data109 % 1))
+        ) {
+          coerced109 = +data109;
+        } else {
+          const err211 = {
+            instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+            schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/type',
+            keyword: 'type',
+            params: { type: 'integer' },
+            message: 'must be integer',
+          };
+          if (vErrors === null) {
+            vErrors = [err211];
+          } else {
+            vErrors.push(err211);
+          }
+          errors++;
+        }
+      }
+      if (coerced109 !== undefined) {
+        data109 = coerced109;
+        if (data !== undefined) {
+          data['AGENTIC_EVENT_STREAM_TTL_SECONDS'] = coerced109;
+        }
+      }
+    }
+    if (typeof data109 == 'number') {
+      if (data109 > 2592000 || isNaN(data109)) {
+        const err212 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/maximum',
+          keyword: 'maximum',
+          params: { comparison: '<=', limit: 2592000 },
+          message: 'must be <= 2592000',
+        };
+        if (vErrors === null) {
+          vErrors = [err212];
+        } else {
+          vErrors.push(err212);
+        }
+        errors++;
+      }
+      if (data109 < 1 || isNaN(data109)) {
+        const err213 = {
+          instancePath: instancePath + '/AGENTIC_EVENT_STREAM_TTL_SECONDS',
+          schemaPath: '#/properties/AGENTIC_EVENT_STREAM_TTL_SECONDS/minimum',
+          keyword: 'minimum',
+          params: { comparison: '>=', limit: 1 },
+          message: 'must be >= 1',
+        };
+        if (vErrors === null) {
+          vErrors = [err213];
+        } else {
+          vErrors.push(err213);
+        }
+        errors++;
+      }
+    }
+    let data110 = data.AGENTIC_REDIS_PREFIX;
+    if (typeof data110 !== 'string') {
+      let dataType110 = typeof data110;
+      let coerced110 = undefined;
+      if (!(coerced110 !== undefined)) {
+        if (dataType110 == 'number' || dataType110 == 'boolean') {
+          coerced110 = '' + data110;
+        } else if (data110 === null) {
+          coerced110 = '';
+        } else {
+          const err214 = {
+            instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+            schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err214];
+          } else {
+            vErrors.push(err214);
+          }
+          errors++;
+        }
+      }
+      if (coerced110 !== undefined) {
+        data110 = coerced110;
+        if (data !== undefined) {
+          data['AGENTIC_REDIS_PREFIX'] = coerced110;
+        }
+      }
+    }
+    if (typeof data110 === 'string') {
+      if (!pattern8.test(data110)) {
+        const err215 = {
+          instancePath: instancePath + '/AGENTIC_REDIS_PREFIX',
+          schemaPath: '#/properties/AGENTIC_REDIS_PREFIX/pattern',
+          keyword: 'pattern',
+          params: { pattern: '^[A-Za-z0-9_:.-]{1,64}$' },
+          message: 'must match pattern "' + '^[A-Za-z0-9_:.-]{1,64}$' + '"',
+        };
+        if (vErrors === null) {
+          vErrors = [err215];
+        } else {
+          vErrors.push(err215);
+        }
+        errors++;
+      }
     }
   } else {
-    const err210 = {
+    const err216 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -6324,9 +6478,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err210];
+      vErrors = [err216];
     } else {
-      vErrors.push(err210);
+      vErrors.push(err216);
     }
     errors++;
   }
@@ -6412,6 +6566,8 @@ validate20.evaluated = {
     AGENTIC_MAX_CONCURRENCY: true,
     AGENTIC_MAX_ACTIVE_RUNS: true,
     AGENTIC_STEP_TIMEOUT_SECONDS: true,
+    AGENTIC_BUDGET_STEP_DOWN_AT: true,
+    AGENTIC_BUDGET_CALL_MAX_TOKENS: true,
     AGENTIC_MAX_BODY_BYTES: true,
     AGENTIC_MAX_YAML_BYTES: true,
     AGENTIC_MAX_EXPANDED_YAML_BYTES: true,

@@ -33,12 +33,50 @@ const schema31 = {
       oneOf: [{ $ref: '#/$defs/EvaluationSettings' }, { type: 'null' }],
       default: null,
     },
+    budget: {
+      oneOf: [{ $ref: '#/$defs/RunBudget' }, { type: 'null' }],
+      default: null,
+      description:
+        "Additive to the spec's request: this run's budget; the stricter of it and the workflow's budget: wins per dimension (docs/budgets.md).",
+    },
     execution_profile: {
       oneOf: [{ $ref: '#/$defs/ExecutionProfile' }, { type: 'null' }],
       default: null,
     },
   },
   $defs: {
+    RunBudget: {
+      type: 'object',
+      title: 'RunBudget',
+      description:
+        "A spending limit for this run (docs/budgets.md): a run stops before the model call that would go past it. The stricter of the workflow's and the run request's wins, per dimension.",
+      additionalProperties: false,
+      properties: {
+        max_cost_usd: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          description:
+            "US dollars the run's model calls may cost (priced with the price table; calls of unpriced models count tokens only).",
+        },
+        max_tokens: {
+          type: 'integer',
+          minimum: 1,
+          description: "Tokens (input + output) the run's model calls may use.",
+        },
+        on_exceeded: {
+          enum: ['pause', 'fail'],
+          description:
+            'At the limit: pause (the run waits for a person to raise the budget: POST /api/approvals/{call_id} {"budget": {...}}) or fail (error budget_exceeded). Default pause; fail is the stricter.',
+        },
+        step_down_at: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 1,
+          description:
+            "Share of a limit spent from which LLM steps run one tier lower (tier N on tier N-1's chain). Default AGENTIC_BUDGET_STEP_DOWN_AT (0.8); the lower is the stricter.",
+        },
+      },
+    },
     EvaluationSettings: {
       type: 'object',
       additionalProperties: true,
@@ -103,6 +141,38 @@ const schema32 = {
 };
 const schema33 = {
   type: 'object',
+  title: 'RunBudget',
+  description:
+    "A spending limit for this run (docs/budgets.md): a run stops before the model call that would go past it. The stricter of the workflow's and the run request's wins, per dimension.",
+  additionalProperties: false,
+  properties: {
+    max_cost_usd: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      description:
+        "US dollars the run's model calls may cost (priced with the price table; calls of unpriced models count tokens only).",
+    },
+    max_tokens: {
+      type: 'integer',
+      minimum: 1,
+      description: "Tokens (input + output) the run's model calls may use.",
+    },
+    on_exceeded: {
+      enum: ['pause', 'fail'],
+      description:
+        'At the limit: pause (the run waits for a person to raise the budget: POST /api/approvals/{call_id} {"budget": {...}}) or fail (error budget_exceeded). Default pause; fail is the stricter.',
+    },
+    step_down_at: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: 1,
+      description:
+        "Share of a limit spent from which LLM steps run one tier lower (tier N on tier N-1's chain). Default AGENTIC_BUDGET_STEP_DOWN_AT (0.8); the lower is the stricter.",
+    },
+  },
+};
+const schema34 = {
+  type: 'object',
   additionalProperties: false,
   properties: {
     runtime: { type: 'string', enum: ['subprocess', 'docker'], default: 'subprocess' },
@@ -152,6 +222,9 @@ function validate20(
     if (data.evaluation === undefined) {
       data.evaluation = null;
     }
+    if (data.budget === undefined) {
+      data.budget = null;
+    }
     if (data.execution_profile === undefined) {
       data.execution_profile = null;
     }
@@ -177,6 +250,7 @@ function validate20(
         key0 === 'run_id' ||
         key0 === 'adapter' ||
         key0 === 'evaluation' ||
+        key0 === 'budget' ||
         key0 === 'execution_profile'
       )) {
         const err1 = {
@@ -521,7 +595,7 @@ function validate20(
         }
       }
     }
-    let data10 = data.execution_profile;
+    let data10 = data.budget;
     const _errs29 = errors;
     let valid4 = false;
     let passing1 = null;
@@ -529,14 +603,14 @@ function validate20(
     if (data10 && typeof data10 == 'object' && !Array.isArray(data10)) {
       for (const key1 in data10) {
         if (!(
-          key1 === 'runtime' ||
-          key1 === 'max_attempts' ||
-          key1 === 'max_duration_minutes' ||
-          key1 === 'container_image'
+          key1 === 'max_cost_usd' ||
+          key1 === 'max_tokens' ||
+          key1 === 'on_exceeded' ||
+          key1 === 'step_down_at'
         )) {
           const err20 = {
-            instancePath: instancePath + '/execution_profile',
-            schemaPath: '#/$defs/ExecutionProfile/additionalProperties',
+            instancePath: instancePath + '/budget',
+            schemaPath: '#/$defs/RunBudget/additionalProperties',
             keyword: 'additionalProperties',
             params: { additionalProperty: key1 },
             message: 'must NOT have additional properties',
@@ -549,30 +623,31 @@ function validate20(
           errors++;
         }
       }
-      if (data10.runtime !== undefined) {
-        let data11 = data10.runtime;
-        if (typeof data11 !== 'string') {
-          const err21 = {
-            instancePath: instancePath + '/execution_profile/runtime',
-            schemaPath: '#/$defs/ExecutionProfile/properties/runtime/type',
-            keyword: 'type',
-            params: { type: 'string' },
-            message: 'must be string',
-          };
-          if (vErrors === null) {
-            vErrors = [err21];
-          } else {
-            vErrors.push(err21);
+      if (data10.max_cost_usd !== undefined) {
+        let data11 = data10.max_cost_usd;
+        if (typeof data11 == 'number') {
+          if (data11 <= 0 || isNaN(data11)) {
+            const err21 = {
+              instancePath: instancePath + '/budget/max_cost_usd',
+              schemaPath: '#/$defs/RunBudget/properties/max_cost_usd/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
+            };
+            if (vErrors === null) {
+              vErrors = [err21];
+            } else {
+              vErrors.push(err21);
+            }
+            errors++;
           }
-          errors++;
-        }
-        if (!(data11 === 'subprocess' || data11 === 'docker')) {
+        } else {
           const err22 = {
-            instancePath: instancePath + '/execution_profile/runtime',
-            schemaPath: '#/$defs/ExecutionProfile/properties/runtime/enum',
-            keyword: 'enum',
-            params: { allowedValues: schema33.properties.runtime.enum },
-            message: 'must be equal to one of the allowed values',
+            instancePath: instancePath + '/budget/max_cost_usd',
+            schemaPath: '#/$defs/RunBudget/properties/max_cost_usd/type',
+            keyword: 'type',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
             vErrors = [err22];
@@ -582,15 +657,15 @@ function validate20(
           errors++;
         }
       }
-      if (data10.max_attempts !== undefined) {
-        let data12 = data10.max_attempts;
-        if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12)) && data12 !== null) {
+      if (data10.max_tokens !== undefined) {
+        let data12 = data10.max_tokens;
+        if (!(typeof data12 == 'number' && !(data12 % 1) && !isNaN(data12))) {
           const err23 = {
-            instancePath: instancePath + '/execution_profile/max_attempts',
-            schemaPath: '#/$defs/ExecutionProfile/properties/max_attempts/type',
+            instancePath: instancePath + '/budget/max_tokens',
+            schemaPath: '#/$defs/RunBudget/properties/max_tokens/type',
             keyword: 'type',
-            params: { type: schema33.properties.max_attempts.type },
-            message: 'must be integer,null',
+            params: { type: 'integer' },
+            message: 'must be integer',
           };
           if (vErrors === null) {
             vErrors = [err23];
@@ -600,13 +675,13 @@ function validate20(
           errors++;
         }
         if (typeof data12 == 'number') {
-          if (data12 > 100 || isNaN(data12)) {
+          if (data12 < 1 || isNaN(data12)) {
             const err24 = {
-              instancePath: instancePath + '/execution_profile/max_attempts',
-              schemaPath: '#/$defs/ExecutionProfile/properties/max_attempts/maximum',
-              keyword: 'maximum',
-              params: { comparison: '<=', limit: 100 },
-              message: 'must be <= 100',
+              instancePath: instancePath + '/budget/max_tokens',
+              schemaPath: '#/$defs/RunBudget/properties/max_tokens/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
             };
             if (vErrors === null) {
               vErrors = [err24];
@@ -615,48 +690,51 @@ function validate20(
             }
             errors++;
           }
-          if (data12 < 1 || isNaN(data12)) {
-            const err25 = {
-              instancePath: instancePath + '/execution_profile/max_attempts',
-              schemaPath: '#/$defs/ExecutionProfile/properties/max_attempts/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err25];
-            } else {
-              vErrors.push(err25);
-            }
-            errors++;
-          }
         }
       }
-      if (data10.max_duration_minutes !== undefined) {
-        let data13 = data10.max_duration_minutes;
-        if (!(typeof data13 == 'number' && !(data13 % 1) && !isNaN(data13)) && data13 !== null) {
-          const err26 = {
-            instancePath: instancePath + '/execution_profile/max_duration_minutes',
-            schemaPath: '#/$defs/ExecutionProfile/properties/max_duration_minutes/type',
-            keyword: 'type',
-            params: { type: schema33.properties.max_duration_minutes.type },
-            message: 'must be integer,null',
+      if (data10.on_exceeded !== undefined) {
+        let data13 = data10.on_exceeded;
+        if (!(data13 === 'pause' || data13 === 'fail')) {
+          const err25 = {
+            instancePath: instancePath + '/budget/on_exceeded',
+            schemaPath: '#/$defs/RunBudget/properties/on_exceeded/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema33.properties.on_exceeded.enum },
+            message: 'must be equal to one of the allowed values',
           };
           if (vErrors === null) {
-            vErrors = [err26];
+            vErrors = [err25];
           } else {
-            vErrors.push(err26);
+            vErrors.push(err25);
           }
           errors++;
         }
-        if (typeof data13 == 'number') {
-          if (data13 > 10080 || isNaN(data13)) {
-            const err27 = {
-              instancePath: instancePath + '/execution_profile/max_duration_minutes',
-              schemaPath: '#/$defs/ExecutionProfile/properties/max_duration_minutes/maximum',
+      }
+      if (data10.step_down_at !== undefined) {
+        let data14 = data10.step_down_at;
+        if (typeof data14 == 'number') {
+          if (data14 > 1 || isNaN(data14)) {
+            const err26 = {
+              instancePath: instancePath + '/budget/step_down_at',
+              schemaPath: '#/$defs/RunBudget/properties/step_down_at/maximum',
               keyword: 'maximum',
-              params: { comparison: '<=', limit: 10080 },
-              message: 'must be <= 10080',
+              params: { comparison: '<=', limit: 1 },
+              message: 'must be <= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err26];
+            } else {
+              vErrors.push(err26);
+            }
+            errors++;
+          }
+          if (data14 <= 0 || isNaN(data14)) {
+            const err27 = {
+              instancePath: instancePath + '/budget/step_down_at',
+              schemaPath: '#/$defs/RunBudget/properties/step_down_at/exclusiveMinimum',
+              keyword: 'exclusiveMinimum',
+              params: { comparison: '>', limit: 0 },
+              message: 'must be > 0',
             };
             if (vErrors === null) {
               vErrors = [err27];
@@ -665,85 +743,34 @@ function validate20(
             }
             errors++;
           }
-          if (data13 < 1 || isNaN(data13)) {
-            const err28 = {
-              instancePath: instancePath + '/execution_profile/max_duration_minutes',
-              schemaPath: '#/$defs/ExecutionProfile/properties/max_duration_minutes/minimum',
-              keyword: 'minimum',
-              params: { comparison: '>=', limit: 1 },
-              message: 'must be >= 1',
-            };
-            if (vErrors === null) {
-              vErrors = [err28];
-            } else {
-              vErrors.push(err28);
-            }
-            errors++;
-          }
-        }
-      }
-      if (data10.container_image !== undefined) {
-        let data14 = data10.container_image;
-        if (typeof data14 !== 'string' && data14 !== null) {
-          const err29 = {
-            instancePath: instancePath + '/execution_profile/container_image',
-            schemaPath: '#/$defs/ExecutionProfile/properties/container_image/type',
+        } else {
+          const err28 = {
+            instancePath: instancePath + '/budget/step_down_at',
+            schemaPath: '#/$defs/RunBudget/properties/step_down_at/type',
             keyword: 'type',
-            params: { type: schema33.properties.container_image.type },
-            message: 'must be string,null',
+            params: { type: 'number' },
+            message: 'must be number',
           };
           if (vErrors === null) {
-            vErrors = [err29];
+            vErrors = [err28];
           } else {
-            vErrors.push(err29);
+            vErrors.push(err28);
           }
           errors++;
         }
-        if (typeof data14 === 'string') {
-          if (func1(data14) > 512) {
-            const err30 = {
-              instancePath: instancePath + '/execution_profile/container_image',
-              schemaPath: '#/$defs/ExecutionProfile/properties/container_image/maxLength',
-              keyword: 'maxLength',
-              params: { limit: 512 },
-              message: 'must NOT have more than 512 characters',
-            };
-            if (vErrors === null) {
-              vErrors = [err30];
-            } else {
-              vErrors.push(err30);
-            }
-            errors++;
-          }
-          if (func1(data14) < 1) {
-            const err31 = {
-              instancePath: instancePath + '/execution_profile/container_image',
-              schemaPath: '#/$defs/ExecutionProfile/properties/container_image/minLength',
-              keyword: 'minLength',
-              params: { limit: 1 },
-              message: 'must NOT have fewer than 1 characters',
-            };
-            if (vErrors === null) {
-              vErrors = [err31];
-            } else {
-              vErrors.push(err31);
-            }
-            errors++;
-          }
-        }
       }
     } else {
-      const err32 = {
-        instancePath: instancePath + '/execution_profile',
-        schemaPath: '#/$defs/ExecutionProfile/type',
+      const err29 = {
+        instancePath: instancePath + '/budget',
+        schemaPath: '#/$defs/RunBudget/type',
         keyword: 'type',
         params: { type: 'object' },
         message: 'must be object',
       };
       if (vErrors === null) {
-        vErrors = [err32];
+        vErrors = [err29];
       } else {
-        vErrors.push(err32);
+        vErrors.push(err29);
       }
       errors++;
     }
@@ -752,23 +779,23 @@ function validate20(
       valid4 = true;
       passing1 = 0;
     }
-    const _errs42 = errors;
+    const _errs41 = errors;
     if (data10 !== null) {
-      const err33 = {
-        instancePath: instancePath + '/execution_profile',
-        schemaPath: '#/properties/execution_profile/oneOf/1/type',
+      const err30 = {
+        instancePath: instancePath + '/budget',
+        schemaPath: '#/properties/budget/oneOf/1/type',
         keyword: 'type',
         params: { type: 'null' },
         message: 'must be null',
       };
       if (vErrors === null) {
-        vErrors = [err33];
+        vErrors = [err30];
       } else {
-        vErrors.push(err33);
+        vErrors.push(err30);
       }
       errors++;
     }
-    var _valid1 = _errs42 === errors;
+    var _valid1 = _errs41 === errors;
     if (_valid1 && valid4) {
       valid4 = false;
       passing1 = [passing1, 1];
@@ -779,17 +806,17 @@ function validate20(
       }
     }
     if (!valid4) {
-      const err34 = {
-        instancePath: instancePath + '/execution_profile',
-        schemaPath: '#/properties/execution_profile/oneOf',
+      const err31 = {
+        instancePath: instancePath + '/budget',
+        schemaPath: '#/properties/budget/oneOf',
         keyword: 'oneOf',
         params: { passingSchemas: passing1 },
         message: 'must match exactly one schema in oneOf',
       };
       if (vErrors === null) {
-        vErrors = [err34];
+        vErrors = [err31];
       } else {
-        vErrors.push(err34);
+        vErrors.push(err31);
       }
       errors++;
     } else {
@@ -802,8 +829,289 @@ function validate20(
         }
       }
     }
+    let data15 = data.execution_profile;
+    const _errs44 = errors;
+    let valid7 = false;
+    let passing2 = null;
+    const _errs45 = errors;
+    if (data15 && typeof data15 == 'object' && !Array.isArray(data15)) {
+      for (const key2 in data15) {
+        if (!(
+          key2 === 'runtime' ||
+          key2 === 'max_attempts' ||
+          key2 === 'max_duration_minutes' ||
+          key2 === 'container_image'
+        )) {
+          const err32 = {
+            instancePath: instancePath + '/execution_profile',
+            schemaPath: '#/$defs/ExecutionProfile/additionalProperties',
+            keyword: 'additionalProperties',
+            params: { additionalProperty: key2 },
+            message: 'must NOT have additional properties',
+          };
+          if (vErrors === null) {
+            vErrors = [err32];
+          } else {
+            vErrors.push(err32);
+          }
+          errors++;
+        }
+      }
+      if (data15.runtime !== undefined) {
+        let data16 = data15.runtime;
+        if (typeof data16 !== 'string') {
+          const err33 = {
+            instancePath: instancePath + '/execution_profile/runtime',
+            schemaPath: '#/$defs/ExecutionProfile/properties/runtime/type',
+            keyword: 'type',
+            params: { type: 'string' },
+            message: 'must be string',
+          };
+          if (vErrors === null) {
+            vErrors = [err33];
+          } else {
+            vErrors.push(err33);
+          }
+          errors++;
+        }
+        if (!(data16 === 'subprocess' || data16 === 'docker')) {
+          const err34 = {
+            instancePath: instancePath + '/execution_profile/runtime',
+            schemaPath: '#/$defs/ExecutionProfile/properties/runtime/enum',
+            keyword: 'enum',
+            params: { allowedValues: schema34.properties.runtime.enum },
+            message: 'must be equal to one of the allowed values',
+          };
+          if (vErrors === null) {
+            vErrors = [err34];
+          } else {
+            vErrors.push(err34);
+          }
+          errors++;
+        }
+      }
+      if (data15.max_attempts !== undefined) {
+        let data17 = data15.max_attempts;
+        if (!(typeof data17 == 'number' && !(data17 % 1) && !isNaN(data17)) && data17 !== null) {
+          const err35 = {
+            instancePath: instancePath + '/execution_profile/max_attempts',
+            schemaPath: '#/$defs/ExecutionProfile/properties/max_attempts/type',
+            keyword: 'type',
+            params: { type: schema34.properties.max_attempts.type },
+            message: 'must be integer,null',
+          };
+          if (vErrors === null) {
+            vErrors = [err35];
+          } else {
+            vErrors.push(err35);
+          }
+          errors++;
+        }
+        if (typeof data17 == 'number') {
+          if (data17 > 100 || isNaN(data17)) {
+            const err36 = {
+              instancePath: instancePath + '/execution_profile/max_attempts',
+              schemaPath: '#/$defs/ExecutionProfile/properties/max_attempts/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 100 },
+              message: 'must be <= 100',
+            };
+            if (vErrors === null) {
+              vErrors = [err36];
+            } else {
+              vErrors.push(err36);
+            }
+            errors++;
+          }
+          if (data17 < 1 || isNaN(data17)) {
+            const err37 = {
+              instancePath: instancePath + '/execution_profile/max_attempts',
+              schemaPath: '#/$defs/ExecutionProfile/properties/max_attempts/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err37];
+            } else {
+              vErrors.push(err37);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data15.max_duration_minutes !== undefined) {
+        let data18 = data15.max_duration_minutes;
+        if (!(typeof data18 == 'number' && !(data18 % 1) && !isNaN(data18)) && data18 !== null) {
+          const err38 = {
+            instancePath: instancePath + '/execution_profile/max_duration_minutes',
+            schemaPath: '#/$defs/ExecutionProfile/properties/max_duration_minutes/type',
+            keyword: 'type',
+            params: { type: schema34.properties.max_duration_minutes.type },
+            message: 'must be integer,null',
+          };
+          if (vErrors === null) {
+            vErrors = [err38];
+          } else {
+            vErrors.push(err38);
+          }
+          errors++;
+        }
+        if (typeof data18 == 'number') {
+          if (data18 > 10080 || isNaN(data18)) {
+            const err39 = {
+              instancePath: instancePath + '/execution_profile/max_duration_minutes',
+              schemaPath: '#/$defs/ExecutionProfile/properties/max_duration_minutes/maximum',
+              keyword: 'maximum',
+              params: { comparison: '<=', limit: 10080 },
+              message: 'must be <= 10080',
+            };
+            if (vErrors === null) {
+              vErrors = [err39];
+            } else {
+              vErrors.push(err39);
+            }
+            errors++;
+          }
+          if (data18 < 1 || isNaN(data18)) {
+            const err40 = {
+              instancePath: instancePath + '/execution_profile/max_duration_minutes',
+              schemaPath: '#/$defs/ExecutionProfile/properties/max_duration_minutes/minimum',
+              keyword: 'minimum',
+              params: { comparison: '>=', limit: 1 },
+              message: 'must be >= 1',
+            };
+            if (vErrors === null) {
+              vErrors = [err40];
+            } else {
+              vErrors.push(err40);
+            }
+            errors++;
+          }
+        }
+      }
+      if (data15.container_image !== undefined) {
+        let data19 = data15.container_image;
+        if (typeof data19 !== 'string' && data19 !== null) {
+          const err41 = {
+            instancePath: instancePath + '/execution_profile/container_image',
+            schemaPath: '#/$defs/ExecutionProfile/properties/container_image/type',
+            keyword: 'type',
+            params: { type: schema34.properties.container_image.type },
+            message: 'must be string,null',
+          };
+          if (vErrors === null) {
+            vErrors = [err41];
+          } else {
+            vErrors.push(err41);
+          }
+          errors++;
+        }
+        if (typeof data19 === 'string') {
+          if (func1(data19) > 512) {
+            const err42 = {
+              instancePath: instancePath + '/execution_profile/container_image',
+              schemaPath: '#/$defs/ExecutionProfile/properties/container_image/maxLength',
+              keyword: 'maxLength',
+              params: { limit: 512 },
+              message: 'must NOT have more than 512 characters',
+            };
+            if (vErrors === null) {
+              vErrors = [err42];
+            } else {
+              vErrors.push(err42);
+            }
+            errors++;
+          }
+          if (func1(data19) < 1) {
+            const err43 = {
+              instancePath: instancePath + '/execution_profile/container_image',
+              schemaPath: '#/$defs/ExecutionProfile/properties/container_image/minLength',
+              keyword: 'minLength',
+              params: { limit: 1 },
+              message: 'must NOT have fewer than 1 characters',
+            };
+            if (vErrors === null) {
+              vErrors = [err43];
+            } else {
+              vErrors.push(err43);
+            }
+            errors++;
+          }
+        }
+      }
+    } else {
+      const err44 = {
+        instancePath: instancePath + '/execution_profile',
+        schemaPath: '#/$defs/ExecutionProfile/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      };
+      if (vErrors === null) {
+        vErrors = [err44];
+      } else {
+        vErrors.push(err44);
+      }
+      errors++;
+    }
+    var _valid2 = _errs45 === errors;
+    if (_valid2) {
+      valid7 = true;
+      passing2 = 0;
+    }
+    const _errs57 = errors;
+    if (data15 !== null) {
+      const err45 = {
+        instancePath: instancePath + '/execution_profile',
+        schemaPath: '#/properties/execution_profile/oneOf/1/type',
+        keyword: 'type',
+        params: { type: 'null' },
+        message: 'must be null',
+      };
+      if (vErrors === null) {
+        vErrors = [err45];
+      } else {
+        vErrors.push(err45);
+      }
+      errors++;
+    }
+    var _valid2 = _errs57 === errors;
+    if (_valid2 && valid7) {
+      valid7 = false;
+      passing2 = [passing2, 1];
+    } else {
+      if (_valid2) {
+        valid7 = true;
+        passing2 = 1;
+      }
+    }
+    if (!valid7) {
+      const err46 = {
+        instancePath: instancePath + '/execution_profile',
+        schemaPath: '#/properties/execution_profile/oneOf',
+        keyword: 'oneOf',
+        params: { passingSchemas: passing2 },
+        message: 'must match exactly one schema in oneOf',
+      };
+      if (vErrors === null) {
+        vErrors = [err46];
+      } else {
+        vErrors.push(err46);
+      }
+      errors++;
+    } else {
+      errors = _errs44;
+      if (vErrors !== null) {
+        if (_errs44) {
+          vErrors.length = _errs44;
+        } else {
+          vErrors = null;
+        }
+      }
+    }
   } else {
-    const err35 = {
+    const err47 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -811,9 +1119,9 @@ function validate20(
       message: 'must be object',
     };
     if (vErrors === null) {
-      vErrors = [err35];
+      vErrors = [err47];
     } else {
-      vErrors.push(err35);
+      vErrors.push(err47);
     }
     errors++;
   }

@@ -43,9 +43,42 @@ const schema31 = {
       },
     },
     evaluation: { $ref: '#/$defs/evaluation' },
+    budget: { $ref: '#/$defs/budget' },
     steps: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
   },
   $defs: {
+    budget: {
+      type: 'object',
+      title: 'WorkflowBudget',
+      description:
+        "A spending limit for every run of this workflow (docs/budgets.md): a run stops before the model call that would go past it. The stricter of the workflow's and the run request's wins, per dimension.",
+      additionalProperties: false,
+      properties: {
+        max_cost_usd: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          description:
+            "US dollars the run's model calls may cost (priced with the price table; calls of unpriced models count tokens only).",
+        },
+        max_tokens: {
+          type: 'integer',
+          minimum: 1,
+          description: "Tokens (input + output) the run's model calls may use.",
+        },
+        on_exceeded: {
+          enum: ['pause', 'fail'],
+          description:
+            'At the limit: pause (the run waits for a person to raise the budget: POST /api/approvals/{call_id} {"budget": {...}}) or fail (error budget_exceeded). Default pause; fail is the stricter.',
+        },
+        step_down_at: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          maximum: 1,
+          description:
+            "Share of a limit spent from which LLM steps run one tier lower (tier N on tier N-1's chain). Default AGENTIC_BUDGET_STEP_DOWN_AT (0.8); the lower is the stricter.",
+        },
+      },
+    },
     input: {
       type: 'object',
       title: 'WorkflowInput',
@@ -336,6 +369,38 @@ const schema34 = {
 };
 const schema35 = {
   type: 'object',
+  title: 'WorkflowBudget',
+  description:
+    "A spending limit for every run of this workflow (docs/budgets.md): a run stops before the model call that would go past it. The stricter of the workflow's and the run request's wins, per dimension.",
+  additionalProperties: false,
+  properties: {
+    max_cost_usd: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      description:
+        "US dollars the run's model calls may cost (priced with the price table; calls of unpriced models count tokens only).",
+    },
+    max_tokens: {
+      type: 'integer',
+      minimum: 1,
+      description: "Tokens (input + output) the run's model calls may use.",
+    },
+    on_exceeded: {
+      enum: ['pause', 'fail'],
+      description:
+        'At the limit: pause (the run waits for a person to raise the budget: POST /api/approvals/{call_id} {"budget": {...}}) or fail (error budget_exceeded). Default pause; fail is the stricter.',
+    },
+    step_down_at: {
+      type: 'number',
+      exclusiveMinimum: 0,
+      maximum: 1,
+      description:
+        "Share of a limit spent from which LLM steps run one tier lower (tier N on tier N-1's chain). Default AGENTIC_BUDGET_STEP_DOWN_AT (0.8); the lower is the stricter.",
+    },
+  },
+};
+const schema36 = {
+  type: 'object',
   title: 'WorkflowStep',
   required: ['name'],
   additionalProperties: false,
@@ -508,8 +573,8 @@ const schema35 = {
     },
   },
 };
-const func1 = require('ajv/dist/runtime/ucs2length').default;
-const func2 = Object.prototype.hasOwnProperty;
+const func1 = Object.prototype.hasOwnProperty;
+const func2 = require('ajv/dist/runtime/ucs2length').default;
 const pattern4 = new RegExp('^[A-Za-z0-9_.-]+$', 'u');
 const pattern5 = new RegExp('^[A-Za-z0-9_-]+$', 'u');
 const pattern8 = new RegExp('^tier[0-5]_[a-z][a-z0-9_]*$', 'u');
@@ -567,16 +632,7 @@ function validate20(
       errors++;
     }
     for (const key0 in data) {
-      if (!(
-        key0 === 'name' ||
-        key0 === 'description' ||
-        key0 === 'version' ||
-        key0 === 'inputs' ||
-        key0 === 'outputs' ||
-        key0 === 'capabilities' ||
-        key0 === 'evaluation' ||
-        key0 === 'steps'
-      )) {
+      if (!func1.call(schema31.properties, key0)) {
         const err2 = {
           instancePath,
           schemaPath: '#/additionalProperties',
@@ -598,7 +654,7 @@ function validate20(
     if (data.name !== undefined) {
       let data0 = data.name;
       if (typeof data0 === 'string') {
-        if (func1(data0) > 128) {
+        if (func2(data0) > 128) {
           const err3 = {
             instancePath: instancePath + '/name',
             schemaPath: '#/properties/name/maxLength',
@@ -1293,7 +1349,7 @@ function validate20(
       let data18 = data.evaluation;
       if (data18 && typeof data18 == 'object' && !Array.isArray(data18)) {
         for (const key8 in data18) {
-          if (!func2.call(schema34.properties, key8)) {
+          if (!func1.call(schema34.properties, key8)) {
             const err34 = {
               instancePath: instancePath + '/evaluation',
               schemaPath: '#/$defs/evaluation/additionalProperties',
@@ -1725,40 +1781,46 @@ function validate20(
         errors++;
       }
     }
-    if (data.steps !== undefined) {
-      let data33 = data.steps;
-      if (Array.isArray(data33)) {
-        if (data33.length < 1) {
-          const err55 = {
-            instancePath: instancePath + '/steps',
-            schemaPath: '#/properties/steps/minItems',
-            keyword: 'minItems',
-            params: { limit: 1 },
-            message: 'must NOT have fewer than 1 items',
-            schema: 1,
-            parentSchema: schema31.properties.steps,
-            data: data33,
-          };
-          if (vErrors === null) {
-            vErrors = [err55];
-          } else {
-            vErrors.push(err55);
+    if (data.budget !== undefined) {
+      let data33 = data.budget;
+      if (data33 && typeof data33 == 'object' && !Array.isArray(data33)) {
+        for (const key9 in data33) {
+          if (!(
+            key9 === 'max_cost_usd' ||
+            key9 === 'max_tokens' ||
+            key9 === 'on_exceeded' ||
+            key9 === 'step_down_at'
+          )) {
+            const err55 = {
+              instancePath: instancePath + '/budget',
+              schemaPath: '#/$defs/budget/additionalProperties',
+              keyword: 'additionalProperties',
+              params: { additionalProperty: key9 },
+              message: 'must NOT have additional properties',
+              schema: false,
+              parentSchema: schema35,
+              data: data33,
+            };
+            if (vErrors === null) {
+              vErrors = [err55];
+            } else {
+              vErrors.push(err55);
+            }
+            errors++;
           }
-          errors++;
         }
-        const len5 = data33.length;
-        for (let i5 = 0; i5 < len5; i5++) {
-          let data34 = data33[i5];
-          if (data34 && typeof data34 == 'object' && !Array.isArray(data34)) {
-            if (data34.name === undefined) {
+        if (data33.max_cost_usd !== undefined) {
+          let data34 = data33.max_cost_usd;
+          if (typeof data34 == 'number') {
+            if (data34 <= 0 || isNaN(data34)) {
               const err56 = {
-                instancePath: instancePath + '/steps/' + i5,
-                schemaPath: '#/$defs/step/required',
-                keyword: 'required',
-                params: { missingProperty: 'name' },
-                message: "must have required property '" + 'name' + "'",
-                schema: schema35.required,
-                parentSchema: schema35,
+                instancePath: instancePath + '/budget/max_cost_usd',
+                schemaPath: '#/$defs/budget/properties/max_cost_usd/exclusiveMinimum',
+                keyword: 'exclusiveMinimum',
+                params: { comparison: '>', limit: 0 },
+                message: 'must be > 0',
+                schema: 0,
+                parentSchema: schema35.properties.max_cost_usd,
                 data: data34,
               };
               if (vErrors === null) {
@@ -1768,313 +1830,514 @@ function validate20(
               }
               errors++;
             }
-            for (const key9 in data34) {
-              if (!func2.call(schema35.properties, key9)) {
-                const err57 = {
+          } else {
+            const err57 = {
+              instancePath: instancePath + '/budget/max_cost_usd',
+              schemaPath: '#/$defs/budget/properties/max_cost_usd/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema35.properties.max_cost_usd.type,
+              parentSchema: schema35.properties.max_cost_usd,
+              data: data34,
+            };
+            if (vErrors === null) {
+              vErrors = [err57];
+            } else {
+              vErrors.push(err57);
+            }
+            errors++;
+          }
+        }
+        if (data33.max_tokens !== undefined) {
+          let data35 = data33.max_tokens;
+          if (!(typeof data35 == 'number' && !(data35 % 1) && !isNaN(data35))) {
+            const err58 = {
+              instancePath: instancePath + '/budget/max_tokens',
+              schemaPath: '#/$defs/budget/properties/max_tokens/type',
+              keyword: 'type',
+              params: { type: 'integer' },
+              message: 'must be integer',
+              schema: schema35.properties.max_tokens.type,
+              parentSchema: schema35.properties.max_tokens,
+              data: data35,
+            };
+            if (vErrors === null) {
+              vErrors = [err58];
+            } else {
+              vErrors.push(err58);
+            }
+            errors++;
+          }
+          if (typeof data35 == 'number') {
+            if (data35 < 1 || isNaN(data35)) {
+              const err59 = {
+                instancePath: instancePath + '/budget/max_tokens',
+                schemaPath: '#/$defs/budget/properties/max_tokens/minimum',
+                keyword: 'minimum',
+                params: { comparison: '>=', limit: 1 },
+                message: 'must be >= 1',
+                schema: 1,
+                parentSchema: schema35.properties.max_tokens,
+                data: data35,
+              };
+              if (vErrors === null) {
+                vErrors = [err59];
+              } else {
+                vErrors.push(err59);
+              }
+              errors++;
+            }
+          }
+        }
+        if (data33.on_exceeded !== undefined) {
+          let data36 = data33.on_exceeded;
+          if (!(data36 === 'pause' || data36 === 'fail')) {
+            const err60 = {
+              instancePath: instancePath + '/budget/on_exceeded',
+              schemaPath: '#/$defs/budget/properties/on_exceeded/enum',
+              keyword: 'enum',
+              params: { allowedValues: schema35.properties.on_exceeded.enum },
+              message: 'must be equal to one of the allowed values',
+              schema: schema35.properties.on_exceeded.enum,
+              parentSchema: schema35.properties.on_exceeded,
+              data: data36,
+            };
+            if (vErrors === null) {
+              vErrors = [err60];
+            } else {
+              vErrors.push(err60);
+            }
+            errors++;
+          }
+        }
+        if (data33.step_down_at !== undefined) {
+          let data37 = data33.step_down_at;
+          if (typeof data37 == 'number') {
+            if (data37 > 1 || isNaN(data37)) {
+              const err61 = {
+                instancePath: instancePath + '/budget/step_down_at',
+                schemaPath: '#/$defs/budget/properties/step_down_at/maximum',
+                keyword: 'maximum',
+                params: { comparison: '<=', limit: 1 },
+                message: 'must be <= 1',
+                schema: 1,
+                parentSchema: schema35.properties.step_down_at,
+                data: data37,
+              };
+              if (vErrors === null) {
+                vErrors = [err61];
+              } else {
+                vErrors.push(err61);
+              }
+              errors++;
+            }
+            if (data37 <= 0 || isNaN(data37)) {
+              const err62 = {
+                instancePath: instancePath + '/budget/step_down_at',
+                schemaPath: '#/$defs/budget/properties/step_down_at/exclusiveMinimum',
+                keyword: 'exclusiveMinimum',
+                params: { comparison: '>', limit: 0 },
+                message: 'must be > 0',
+                schema: 0,
+                parentSchema: schema35.properties.step_down_at,
+                data: data37,
+              };
+              if (vErrors === null) {
+                vErrors = [err62];
+              } else {
+                vErrors.push(err62);
+              }
+              errors++;
+            }
+          } else {
+            const err63 = {
+              instancePath: instancePath + '/budget/step_down_at',
+              schemaPath: '#/$defs/budget/properties/step_down_at/type',
+              keyword: 'type',
+              params: { type: 'number' },
+              message: 'must be number',
+              schema: schema35.properties.step_down_at.type,
+              parentSchema: schema35.properties.step_down_at,
+              data: data37,
+            };
+            if (vErrors === null) {
+              vErrors = [err63];
+            } else {
+              vErrors.push(err63);
+            }
+            errors++;
+          }
+        }
+      } else {
+        const err64 = {
+          instancePath: instancePath + '/budget',
+          schemaPath: '#/$defs/budget/type',
+          keyword: 'type',
+          params: { type: 'object' },
+          message: 'must be object',
+          schema: schema35.type,
+          parentSchema: schema35,
+          data: data33,
+        };
+        if (vErrors === null) {
+          vErrors = [err64];
+        } else {
+          vErrors.push(err64);
+        }
+        errors++;
+      }
+    }
+    if (data.steps !== undefined) {
+      let data38 = data.steps;
+      if (Array.isArray(data38)) {
+        if (data38.length < 1) {
+          const err65 = {
+            instancePath: instancePath + '/steps',
+            schemaPath: '#/properties/steps/minItems',
+            keyword: 'minItems',
+            params: { limit: 1 },
+            message: 'must NOT have fewer than 1 items',
+            schema: 1,
+            parentSchema: schema31.properties.steps,
+            data: data38,
+          };
+          if (vErrors === null) {
+            vErrors = [err65];
+          } else {
+            vErrors.push(err65);
+          }
+          errors++;
+        }
+        const len5 = data38.length;
+        for (let i5 = 0; i5 < len5; i5++) {
+          let data39 = data38[i5];
+          if (data39 && typeof data39 == 'object' && !Array.isArray(data39)) {
+            if (data39.name === undefined) {
+              const err66 = {
+                instancePath: instancePath + '/steps/' + i5,
+                schemaPath: '#/$defs/step/required',
+                keyword: 'required',
+                params: { missingProperty: 'name' },
+                message: "must have required property '" + 'name' + "'",
+                schema: schema36.required,
+                parentSchema: schema36,
+                data: data39,
+              };
+              if (vErrors === null) {
+                vErrors = [err66];
+              } else {
+                vErrors.push(err66);
+              }
+              errors++;
+            }
+            for (const key10 in data39) {
+              if (!func1.call(schema36.properties, key10)) {
+                const err67 = {
                   instancePath: instancePath + '/steps/' + i5,
                   schemaPath: '#/$defs/step/additionalProperties',
                   keyword: 'additionalProperties',
-                  params: { additionalProperty: key9 },
+                  params: { additionalProperty: key10 },
                   message: 'must NOT have additional properties',
                   schema: false,
-                  parentSchema: schema35,
-                  data: data34,
+                  parentSchema: schema36,
+                  data: data39,
                 };
                 if (vErrors === null) {
-                  vErrors = [err57];
+                  vErrors = [err67];
                 } else {
-                  vErrors.push(err57);
+                  vErrors.push(err67);
                 }
                 errors++;
               }
             }
-            if (data34.name !== undefined) {
-              let data35 = data34.name;
-              if (typeof data35 === 'string') {
-                if (func1(data35) > 128) {
-                  const err58 = {
+            if (data39.name !== undefined) {
+              let data40 = data39.name;
+              if (typeof data40 === 'string') {
+                if (func2(data40) > 128) {
+                  const err68 = {
                     instancePath: instancePath + '/steps/' + i5 + '/name',
                     schemaPath: '#/$defs/step/properties/name/maxLength',
                     keyword: 'maxLength',
                     params: { limit: 128 },
                     message: 'must NOT have more than 128 characters',
                     schema: 128,
-                    parentSchema: schema35.properties.name,
-                    data: data35,
+                    parentSchema: schema36.properties.name,
+                    data: data40,
                   };
                   if (vErrors === null) {
-                    vErrors = [err58];
+                    vErrors = [err68];
                   } else {
-                    vErrors.push(err58);
+                    vErrors.push(err68);
                   }
                   errors++;
                 }
-                if (!pattern5.test(data35)) {
-                  const err59 = {
+                if (!pattern5.test(data40)) {
+                  const err69 = {
                     instancePath: instancePath + '/steps/' + i5 + '/name',
                     schemaPath: '#/$defs/step/properties/name/pattern',
                     keyword: 'pattern',
                     params: { pattern: '^[A-Za-z0-9_-]+$' },
                     message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
                     schema: '^[A-Za-z0-9_-]+$',
-                    parentSchema: schema35.properties.name,
-                    data: data35,
+                    parentSchema: schema36.properties.name,
+                    data: data40,
                   };
                   if (vErrors === null) {
-                    vErrors = [err59];
+                    vErrors = [err69];
                   } else {
-                    vErrors.push(err59);
+                    vErrors.push(err69);
                   }
                   errors++;
                 }
               } else {
-                const err60 = {
+                const err70 = {
                   instancePath: instancePath + '/steps/' + i5 + '/name',
                   schemaPath: '#/$defs/step/properties/name/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema35.properties.name.type,
-                  parentSchema: schema35.properties.name,
-                  data: data35,
+                  schema: schema36.properties.name.type,
+                  parentSchema: schema36.properties.name,
+                  data: data40,
                 };
                 if (vErrors === null) {
-                  vErrors = [err60];
+                  vErrors = [err70];
                 } else {
-                  vErrors.push(err60);
+                  vErrors.push(err70);
                 }
                 errors++;
               }
             }
-            if (data34.agent !== undefined) {
-              let data36 = data34.agent;
-              if (typeof data36 === 'string') {
-                if (!pattern8.test(data36)) {
-                  const err61 = {
+            if (data39.agent !== undefined) {
+              let data41 = data39.agent;
+              if (typeof data41 === 'string') {
+                if (!pattern8.test(data41)) {
+                  const err71 = {
                     instancePath: instancePath + '/steps/' + i5 + '/agent',
                     schemaPath: '#/$defs/step/properties/agent/pattern',
                     keyword: 'pattern',
                     params: { pattern: '^tier[0-5]_[a-z][a-z0-9_]*$' },
                     message: 'must match pattern "' + '^tier[0-5]_[a-z][a-z0-9_]*$' + '"',
                     schema: '^tier[0-5]_[a-z][a-z0-9_]*$',
-                    parentSchema: schema35.properties.agent,
-                    data: data36,
+                    parentSchema: schema36.properties.agent,
+                    data: data41,
                   };
                   if (vErrors === null) {
-                    vErrors = [err61];
+                    vErrors = [err71];
                   } else {
-                    vErrors.push(err61);
+                    vErrors.push(err71);
                   }
                   errors++;
                 }
               } else {
-                const err62 = {
+                const err72 = {
                   instancePath: instancePath + '/steps/' + i5 + '/agent',
                   schemaPath: '#/$defs/step/properties/agent/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema35.properties.agent.type,
-                  parentSchema: schema35.properties.agent,
-                  data: data36,
+                  schema: schema36.properties.agent.type,
+                  parentSchema: schema36.properties.agent,
+                  data: data41,
                 };
                 if (vErrors === null) {
-                  vErrors = [err62];
+                  vErrors = [err72];
                 } else {
-                  vErrors.push(err62);
+                  vErrors.push(err72);
                 }
                 errors++;
               }
             }
-            if (data34.workflow !== undefined) {
-              let data37 = data34.workflow;
-              if (typeof data37 === 'string') {
-                if (func1(data37) > 128) {
-                  const err63 = {
+            if (data39.workflow !== undefined) {
+              let data42 = data39.workflow;
+              if (typeof data42 === 'string') {
+                if (func2(data42) > 128) {
+                  const err73 = {
                     instancePath: instancePath + '/steps/' + i5 + '/workflow',
                     schemaPath: '#/$defs/step/properties/workflow/maxLength',
                     keyword: 'maxLength',
                     params: { limit: 128 },
                     message: 'must NOT have more than 128 characters',
                     schema: 128,
-                    parentSchema: schema35.properties.workflow,
-                    data: data37,
+                    parentSchema: schema36.properties.workflow,
+                    data: data42,
                   };
                   if (vErrors === null) {
-                    vErrors = [err63];
+                    vErrors = [err73];
                   } else {
-                    vErrors.push(err63);
+                    vErrors.push(err73);
                   }
                   errors++;
                 }
-                if (!pattern9.test(data37)) {
-                  const err64 = {
+                if (!pattern9.test(data42)) {
+                  const err74 = {
                     instancePath: instancePath + '/steps/' + i5 + '/workflow',
                     schemaPath: '#/$defs/step/properties/workflow/pattern',
                     keyword: 'pattern',
                     params: { pattern: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$' },
                     message: 'must match pattern "' + '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$' + '"',
                     schema: '^[A-Za-z0-9_-][A-Za-z0-9_.-]*$',
-                    parentSchema: schema35.properties.workflow,
-                    data: data37,
+                    parentSchema: schema36.properties.workflow,
+                    data: data42,
                   };
                   if (vErrors === null) {
-                    vErrors = [err64];
+                    vErrors = [err74];
                   } else {
-                    vErrors.push(err64);
+                    vErrors.push(err74);
                   }
                   errors++;
                 }
               } else {
-                const err65 = {
+                const err75 = {
                   instancePath: instancePath + '/steps/' + i5 + '/workflow',
                   schemaPath: '#/$defs/step/properties/workflow/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema35.properties.workflow.type,
-                  parentSchema: schema35.properties.workflow,
-                  data: data37,
+                  schema: schema36.properties.workflow.type,
+                  parentSchema: schema36.properties.workflow,
+                  data: data42,
                 };
                 if (vErrors === null) {
-                  vErrors = [err65];
+                  vErrors = [err75];
                 } else {
-                  vErrors.push(err65);
+                  vErrors.push(err75);
                 }
                 errors++;
               }
             }
-            if (data34.human !== undefined) {
-              let data38 = data34.human;
-              if (data38 && typeof data38 == 'object' && !Array.isArray(data38)) {
-                if (data38.prompt === undefined) {
-                  const err66 = {
+            if (data39.human !== undefined) {
+              let data43 = data39.human;
+              if (data43 && typeof data43 == 'object' && !Array.isArray(data43)) {
+                if (data43.prompt === undefined) {
+                  const err76 = {
                     instancePath: instancePath + '/steps/' + i5 + '/human',
                     schemaPath: '#/$defs/step/properties/human/required',
                     keyword: 'required',
                     params: { missingProperty: 'prompt' },
                     message: "must have required property '" + 'prompt' + "'",
-                    schema: schema35.properties.human.required,
-                    parentSchema: schema35.properties.human,
-                    data: data38,
+                    schema: schema36.properties.human.required,
+                    parentSchema: schema36.properties.human,
+                    data: data43,
                   };
                   if (vErrors === null) {
-                    vErrors = [err66];
+                    vErrors = [err76];
                   } else {
-                    vErrors.push(err66);
+                    vErrors.push(err76);
                   }
                   errors++;
                 }
-                if (data38.schema === undefined) {
-                  const err67 = {
+                if (data43.schema === undefined) {
+                  const err77 = {
                     instancePath: instancePath + '/steps/' + i5 + '/human',
                     schemaPath: '#/$defs/step/properties/human/required',
                     keyword: 'required',
                     params: { missingProperty: 'schema' },
                     message: "must have required property '" + 'schema' + "'",
-                    schema: schema35.properties.human.required,
-                    parentSchema: schema35.properties.human,
-                    data: data38,
+                    schema: schema36.properties.human.required,
+                    parentSchema: schema36.properties.human,
+                    data: data43,
                   };
                   if (vErrors === null) {
-                    vErrors = [err67];
+                    vErrors = [err77];
                   } else {
-                    vErrors.push(err67);
+                    vErrors.push(err77);
                   }
                   errors++;
                 }
-                for (const key10 in data38) {
+                for (const key11 in data43) {
                   if (!(
-                    key10 === 'prompt' ||
-                    key10 === 'schema' ||
-                    key10 === 'timeout_seconds' ||
-                    key10 === 'on_timeout' ||
-                    key10 === 'default'
+                    key11 === 'prompt' ||
+                    key11 === 'schema' ||
+                    key11 === 'timeout_seconds' ||
+                    key11 === 'on_timeout' ||
+                    key11 === 'default'
                   )) {
-                    const err68 = {
+                    const err78 = {
                       instancePath: instancePath + '/steps/' + i5 + '/human',
                       schemaPath: '#/$defs/step/properties/human/additionalProperties',
                       keyword: 'additionalProperties',
-                      params: { additionalProperty: key10 },
+                      params: { additionalProperty: key11 },
                       message: 'must NOT have additional properties',
                       schema: false,
-                      parentSchema: schema35.properties.human,
-                      data: data38,
+                      parentSchema: schema36.properties.human,
+                      data: data43,
                     };
                     if (vErrors === null) {
-                      vErrors = [err68];
+                      vErrors = [err78];
                     } else {
-                      vErrors.push(err68);
+                      vErrors.push(err78);
                     }
                     errors++;
                   }
                 }
-                if (data38.prompt !== undefined) {
-                  let data39 = data38.prompt;
-                  if (typeof data39 === 'string') {
-                    if (func1(data39) < 1) {
-                      const err69 = {
+                if (data43.prompt !== undefined) {
+                  let data44 = data43.prompt;
+                  if (typeof data44 === 'string') {
+                    if (func2(data44) < 1) {
+                      const err79 = {
                         instancePath: instancePath + '/steps/' + i5 + '/human/prompt',
                         schemaPath: '#/$defs/step/properties/human/properties/prompt/minLength',
                         keyword: 'minLength',
                         params: { limit: 1 },
                         message: 'must NOT have fewer than 1 characters',
                         schema: 1,
-                        parentSchema: schema35.properties.human.properties.prompt,
-                        data: data39,
+                        parentSchema: schema36.properties.human.properties.prompt,
+                        data: data44,
                       };
                       if (vErrors === null) {
-                        vErrors = [err69];
+                        vErrors = [err79];
                       } else {
-                        vErrors.push(err69);
+                        vErrors.push(err79);
                       }
                       errors++;
                     }
                   } else {
-                    const err70 = {
+                    const err80 = {
                       instancePath: instancePath + '/steps/' + i5 + '/human/prompt',
                       schemaPath: '#/$defs/step/properties/human/properties/prompt/type',
                       keyword: 'type',
                       params: { type: 'string' },
                       message: 'must be string',
-                      schema: schema35.properties.human.properties.prompt.type,
-                      parentSchema: schema35.properties.human.properties.prompt,
-                      data: data39,
+                      schema: schema36.properties.human.properties.prompt.type,
+                      parentSchema: schema36.properties.human.properties.prompt,
+                      data: data44,
                     };
                     if (vErrors === null) {
-                      vErrors = [err70];
+                      vErrors = [err80];
                     } else {
-                      vErrors.push(err70);
+                      vErrors.push(err80);
                     }
                     errors++;
                   }
                 }
-                if (data38.schema !== undefined) {
-                  let data40 = data38.schema;
-                  if (!(data40 && typeof data40 == 'object' && !Array.isArray(data40))) {
-                    const err71 = {
+                if (data43.schema !== undefined) {
+                  let data45 = data43.schema;
+                  if (!(data45 && typeof data45 == 'object' && !Array.isArray(data45))) {
+                    const err81 = {
                       instancePath: instancePath + '/steps/' + i5 + '/human/schema',
                       schemaPath: '#/$defs/step/properties/human/properties/schema/type',
                       keyword: 'type',
                       params: { type: 'object' },
                       message: 'must be object',
-                      schema: schema35.properties.human.properties.schema.type,
-                      parentSchema: schema35.properties.human.properties.schema,
-                      data: data40,
+                      schema: schema36.properties.human.properties.schema.type,
+                      parentSchema: schema36.properties.human.properties.schema,
+                      data: data45,
                     };
                     if (vErrors === null) {
-                      vErrors = [err71];
+                      vErrors = [err81];
                     } else {
-                      vErrors.push(err71);
+                      vErrors.push(err81);
                     }
                     errors++;
                   }
                 }
-                if (data38.timeout_seconds !== undefined) {
-                  let data41 = data38.timeout_seconds;
-                  if (typeof data41 == 'number') {
-                    if (data41 > 2592000 || isNaN(data41)) {
-                      const err72 = {
+                if (data43.timeout_seconds !== undefined) {
+                  let data46 = data43.timeout_seconds;
+                  if (typeof data46 == 'number') {
+                    if (data46 > 2592000 || isNaN(data46)) {
+                      const err82 = {
                         instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/human/properties/timeout_seconds/maximum',
@@ -2082,18 +2345,18 @@ function validate20(
                         params: { comparison: '<=', limit: 2592000 },
                         message: 'must be <= 2592000',
                         schema: 2592000,
-                        parentSchema: schema35.properties.human.properties.timeout_seconds,
-                        data: data41,
+                        parentSchema: schema36.properties.human.properties.timeout_seconds,
+                        data: data46,
                       };
                       if (vErrors === null) {
-                        vErrors = [err72];
+                        vErrors = [err82];
                       } else {
-                        vErrors.push(err72);
+                        vErrors.push(err82);
                       }
                       errors++;
                     }
-                    if (data41 <= 0 || isNaN(data41)) {
-                      const err73 = {
+                    if (data46 <= 0 || isNaN(data46)) {
+                      const err83 = {
                         instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/human/properties/timeout_seconds/exclusiveMinimum',
@@ -2101,222 +2364,8 @@ function validate20(
                         params: { comparison: '>', limit: 0 },
                         message: 'must be > 0',
                         schema: 0,
-                        parentSchema: schema35.properties.human.properties.timeout_seconds,
-                        data: data41,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err73];
-                      } else {
-                        vErrors.push(err73);
-                      }
-                      errors++;
-                    }
-                  } else {
-                    const err74 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
-                      schemaPath: '#/$defs/step/properties/human/properties/timeout_seconds/type',
-                      keyword: 'type',
-                      params: { type: 'number' },
-                      message: 'must be number',
-                      schema: schema35.properties.human.properties.timeout_seconds.type,
-                      parentSchema: schema35.properties.human.properties.timeout_seconds,
-                      data: data41,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err74];
-                    } else {
-                      vErrors.push(err74);
-                    }
-                    errors++;
-                  }
-                }
-                if (data38.on_timeout !== undefined) {
-                  let data42 = data38.on_timeout;
-                  if (!(data42 === 'fail' || data42 === 'default')) {
-                    const err75 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/human/on_timeout',
-                      schemaPath: '#/$defs/step/properties/human/properties/on_timeout/enum',
-                      keyword: 'enum',
-                      params: {
-                        allowedValues: schema35.properties.human.properties.on_timeout.enum,
-                      },
-                      message: 'must be equal to one of the allowed values',
-                      schema: schema35.properties.human.properties.on_timeout.enum,
-                      parentSchema: schema35.properties.human.properties.on_timeout,
-                      data: data42,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err75];
-                    } else {
-                      vErrors.push(err75);
-                    }
-                    errors++;
-                  }
-                }
-                if (data38.default !== undefined) {
-                  let data43 = data38.default;
-                  if (!(data43 && typeof data43 == 'object' && !Array.isArray(data43))) {
-                    const err76 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/human/default',
-                      schemaPath: '#/$defs/step/properties/human/properties/default/type',
-                      keyword: 'type',
-                      params: { type: 'object' },
-                      message: 'must be object',
-                      schema: schema35.properties.human.properties.default.type,
-                      parentSchema: schema35.properties.human.properties.default,
-                      data: data43,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err76];
-                    } else {
-                      vErrors.push(err76);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err77 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/human',
-                  schemaPath: '#/$defs/step/properties/human/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.human.type,
-                  parentSchema: schema35.properties.human,
-                  data: data38,
-                };
-                if (vErrors === null) {
-                  vErrors = [err77];
-                } else {
-                  vErrors.push(err77);
-                }
-                errors++;
-              }
-            }
-            if (data34.description !== undefined) {
-              let data44 = data34.description;
-              if (typeof data44 !== 'string') {
-                const err78 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/description',
-                  schemaPath: '#/$defs/step/properties/description/type',
-                  keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.description.type,
-                  parentSchema: schema35.properties.description,
-                  data: data44,
-                };
-                if (vErrors === null) {
-                  vErrors = [err78];
-                } else {
-                  vErrors.push(err78);
-                }
-                errors++;
-              }
-            }
-            if (data34.depends_on !== undefined) {
-              let data45 = data34.depends_on;
-              if (Array.isArray(data45)) {
-                const len6 = data45.length;
-                for (let i6 = 0; i6 < len6; i6++) {
-                  let data46 = data45[i6];
-                  if (typeof data46 !== 'string') {
-                    const err79 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
-                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
-                      keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.depends_on.items.type,
-                      parentSchema: schema35.properties.depends_on.items,
-                      data: data46,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err79];
-                    } else {
-                      vErrors.push(err79);
-                    }
-                    errors++;
-                  }
-                }
-              } else {
-                const err80 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
-                  schemaPath: '#/$defs/step/properties/depends_on/type',
-                  keyword: 'type',
-                  params: { type: 'array' },
-                  message: 'must be array',
-                  schema: schema35.properties.depends_on.type,
-                  parentSchema: schema35.properties.depends_on,
-                  data: data45,
-                };
-                if (vErrors === null) {
-                  vErrors = [err80];
-                } else {
-                  vErrors.push(err80);
-                }
-                errors++;
-              }
-            }
-            if (data34.when !== undefined) {
-              let data47 = data34.when;
-              if (typeof data47 !== 'string' && typeof data47 !== 'boolean') {
-                const err81 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/when',
-                  schemaPath: '#/$defs/step/properties/when/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.when.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.when.type,
-                  parentSchema: schema35.properties.when,
-                  data: data47,
-                };
-                if (vErrors === null) {
-                  vErrors = [err81];
-                } else {
-                  vErrors.push(err81);
-                }
-                errors++;
-              }
-            }
-            if (data34.inputs !== undefined) {
-              let data48 = data34.inputs;
-              if (!(data48 && typeof data48 == 'object' && !Array.isArray(data48))) {
-                const err82 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/inputs',
-                  schemaPath: '#/$defs/step/properties/inputs/type',
-                  keyword: 'type',
-                  params: { type: 'object' },
-                  message: 'must be object',
-                  schema: schema35.properties.inputs.type,
-                  parentSchema: schema35.properties.inputs,
-                  data: data48,
-                };
-                if (vErrors === null) {
-                  vErrors = [err82];
-                } else {
-                  vErrors.push(err82);
-                }
-                errors++;
-              }
-            }
-            if (data34.outputs !== undefined) {
-              let data49 = data34.outputs;
-              if (data49 && typeof data49 == 'object' && !Array.isArray(data49)) {
-                for (const key11 in data49) {
-                  const _errs115 = errors;
-                  if (typeof key11 === 'string') {
-                    if (!pattern5.test(key11)) {
-                      const err83 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                        schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9_-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                        schema: '^[A-Za-z0-9_-]+$',
-                        parentSchema: schema35.properties.outputs.propertyNames,
-                        data: key11,
-                        propertyName: key11,
+                        parentSchema: schema36.properties.human.properties.timeout_seconds,
+                        data: data46,
                       };
                       if (vErrors === null) {
                         vErrors = [err83];
@@ -2325,18 +2374,16 @@ function validate20(
                       }
                       errors++;
                     }
-                  }
-                  var valid29 = _errs115 === errors;
-                  if (!valid29) {
+                  } else {
                     const err84 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                      schemaPath: '#/$defs/step/properties/outputs/propertyNames',
-                      keyword: 'propertyNames',
-                      params: { propertyName: key11 },
-                      message: 'property name must be valid',
-                      schema: schema35.properties.outputs.propertyNames,
-                      parentSchema: schema35.properties.outputs,
-                      data: data49,
+                      instancePath: instancePath + '/steps/' + i5 + '/human/timeout_seconds',
+                      schemaPath: '#/$defs/step/properties/human/properties/timeout_seconds/type',
+                      keyword: 'type',
+                      params: { type: 'number' },
+                      message: 'must be number',
+                      schema: schema36.properties.human.properties.timeout_seconds.type,
+                      parentSchema: schema36.properties.human.properties.timeout_seconds,
+                      data: data46,
                     };
                     if (vErrors === null) {
                       vErrors = [err84];
@@ -2346,47 +2393,41 @@ function validate20(
                     errors++;
                   }
                 }
-                for (const key12 in data49) {
-                  let data50 = data49[key12];
-                  if (typeof data50 === 'string') {
-                    if (!pattern5.test(data50)) {
-                      const err85 = {
-                        instancePath:
-                          instancePath +
-                          '/steps/' +
-                          i5 +
-                          '/outputs/' +
-                          key12.replace(/~/g, '~0').replace(/\//g, '~1'),
-                        schemaPath: '#/$defs/step/properties/outputs/additionalProperties/pattern',
-                        keyword: 'pattern',
-                        params: { pattern: '^[A-Za-z0-9_-]+$' },
-                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                        schema: '^[A-Za-z0-9_-]+$',
-                        parentSchema: schema35.properties.outputs.additionalProperties,
-                        data: data50,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err85];
-                      } else {
-                        vErrors.push(err85);
-                      }
-                      errors++;
+                if (data43.on_timeout !== undefined) {
+                  let data47 = data43.on_timeout;
+                  if (!(data47 === 'fail' || data47 === 'default')) {
+                    const err85 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/human/on_timeout',
+                      schemaPath: '#/$defs/step/properties/human/properties/on_timeout/enum',
+                      keyword: 'enum',
+                      params: {
+                        allowedValues: schema36.properties.human.properties.on_timeout.enum,
+                      },
+                      message: 'must be equal to one of the allowed values',
+                      schema: schema36.properties.human.properties.on_timeout.enum,
+                      parentSchema: schema36.properties.human.properties.on_timeout,
+                      data: data47,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err85];
+                    } else {
+                      vErrors.push(err85);
                     }
-                  } else {
+                    errors++;
+                  }
+                }
+                if (data43.default !== undefined) {
+                  let data48 = data43.default;
+                  if (!(data48 && typeof data48 == 'object' && !Array.isArray(data48))) {
                     const err86 = {
-                      instancePath:
-                        instancePath +
-                        '/steps/' +
-                        i5 +
-                        '/outputs/' +
-                        key12.replace(/~/g, '~0').replace(/\//g, '~1'),
-                      schemaPath: '#/$defs/step/properties/outputs/additionalProperties/type',
+                      instancePath: instancePath + '/steps/' + i5 + '/human/default',
+                      schemaPath: '#/$defs/step/properties/human/properties/default/type',
                       keyword: 'type',
-                      params: { type: 'string' },
-                      message: 'must be string',
-                      schema: schema35.properties.outputs.additionalProperties.type,
-                      parentSchema: schema35.properties.outputs.additionalProperties,
-                      data: data50,
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema36.properties.human.properties.default.type,
+                      parentSchema: schema36.properties.human.properties.default,
+                      data: data48,
                     };
                     if (vErrors === null) {
                       vErrors = [err86];
@@ -2398,14 +2439,14 @@ function validate20(
                 }
               } else {
                 const err87 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
-                  schemaPath: '#/$defs/step/properties/outputs/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/human',
+                  schemaPath: '#/$defs/step/properties/human/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
-                  schema: schema35.properties.outputs.type,
-                  parentSchema: schema35.properties.outputs,
-                  data: data49,
+                  schema: schema36.properties.human.type,
+                  parentSchema: schema36.properties.human,
+                  data: data43,
                 };
                 if (vErrors === null) {
                   vErrors = [err87];
@@ -2415,41 +2456,43 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.tools !== undefined) {
-              let data51 = data34.tools;
-              if (Array.isArray(data51)) {
-                const len7 = data51.length;
-                for (let i7 = 0; i7 < len7; i7++) {
-                  let data52 = data51[i7];
-                  if (typeof data52 === 'string') {
-                    if (func1(data52) < 1) {
-                      const err88 = {
-                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
-                        keyword: 'minLength',
-                        params: { limit: 1 },
-                        message: 'must NOT have fewer than 1 characters',
-                        schema: 1,
-                        parentSchema: schema35.properties.tools.items,
-                        data: data52,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err88];
-                      } else {
-                        vErrors.push(err88);
-                      }
-                      errors++;
-                    }
-                  } else {
+            if (data39.description !== undefined) {
+              let data49 = data39.description;
+              if (typeof data49 !== 'string') {
+                const err88 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/description',
+                  schemaPath: '#/$defs/step/properties/description/type',
+                  keyword: 'type',
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.description.type,
+                  parentSchema: schema36.properties.description,
+                  data: data49,
+                };
+                if (vErrors === null) {
+                  vErrors = [err88];
+                } else {
+                  vErrors.push(err88);
+                }
+                errors++;
+              }
+            }
+            if (data39.depends_on !== undefined) {
+              let data50 = data39.depends_on;
+              if (Array.isArray(data50)) {
+                const len6 = data50.length;
+                for (let i6 = 0; i6 < len6; i6++) {
+                  let data51 = data50[i6];
+                  if (typeof data51 !== 'string') {
                     const err89 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
-                      schemaPath: '#/$defs/step/properties/tools/items/type',
+                      instancePath: instancePath + '/steps/' + i5 + '/depends_on/' + i6,
+                      schemaPath: '#/$defs/step/properties/depends_on/items/type',
                       keyword: 'type',
                       params: { type: 'string' },
                       message: 'must be string',
-                      schema: schema35.properties.tools.items.type,
-                      parentSchema: schema35.properties.tools.items,
-                      data: data52,
+                      schema: schema36.properties.depends_on.items.type,
+                      parentSchema: schema36.properties.depends_on.items,
+                      data: data51,
                     };
                     if (vErrors === null) {
                       vErrors = [err89];
@@ -2461,14 +2504,14 @@ function validate20(
                 }
               } else {
                 const err90 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/tools',
-                  schemaPath: '#/$defs/step/properties/tools/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/depends_on',
+                  schemaPath: '#/$defs/step/properties/depends_on/type',
                   keyword: 'type',
                   params: { type: 'array' },
                   message: 'must be array',
-                  schema: schema35.properties.tools.type,
-                  parentSchema: schema35.properties.tools,
-                  data: data51,
+                  schema: schema36.properties.depends_on.type,
+                  parentSchema: schema36.properties.depends_on,
+                  data: data50,
                 };
                 if (vErrors === null) {
                   vErrors = [err90];
@@ -2478,36 +2521,38 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.model !== undefined) {
-              let data53 = data34.model;
-              if (typeof data53 === 'string') {
-                if (!pattern12.test(data53)) {
-                  const err91 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/model',
-                    schemaPath: '#/$defs/step/properties/model/pattern',
-                    keyword: 'pattern',
-                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
-                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
-                    schema: '^[^\\s:](\\S*[^\\s:])?$',
-                    parentSchema: schema35.properties.model,
-                    data: data53,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err91];
-                  } else {
-                    vErrors.push(err91);
-                  }
-                  errors++;
-                }
-              } else {
-                const err92 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/model',
-                  schemaPath: '#/$defs/step/properties/model/type',
+            if (data39.when !== undefined) {
+              let data52 = data39.when;
+              if (typeof data52 !== 'string' && typeof data52 !== 'boolean') {
+                const err91 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/when',
+                  schemaPath: '#/$defs/step/properties/when/type',
                   keyword: 'type',
-                  params: { type: 'string' },
-                  message: 'must be string',
-                  schema: schema35.properties.model.type,
-                  parentSchema: schema35.properties.model,
+                  params: { type: schema36.properties.when.type },
+                  message: 'must be string,boolean',
+                  schema: schema36.properties.when.type,
+                  parentSchema: schema36.properties.when,
+                  data: data52,
+                };
+                if (vErrors === null) {
+                  vErrors = [err91];
+                } else {
+                  vErrors.push(err91);
+                }
+                errors++;
+              }
+            }
+            if (data39.inputs !== undefined) {
+              let data53 = data39.inputs;
+              if (!(data53 && typeof data53 == 'object' && !Array.isArray(data53))) {
+                const err92 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/inputs',
+                  schemaPath: '#/$defs/step/properties/inputs/type',
+                  keyword: 'type',
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema36.properties.inputs.type,
+                  parentSchema: schema36.properties.inputs,
                   data: data53,
                 };
                 if (vErrors === null) {
@@ -2518,98 +2563,112 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.max_attempts !== undefined) {
-              let data54 = data34.max_attempts;
-              if (!(typeof data54 == 'number' && !(data54 % 1) && !isNaN(data54))) {
-                const err93 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                  schemaPath: '#/$defs/step/properties/max_attempts/type',
-                  keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.max_attempts.type,
-                  parentSchema: schema35.properties.max_attempts,
-                  data: data54,
-                };
-                if (vErrors === null) {
-                  vErrors = [err93];
-                } else {
-                  vErrors.push(err93);
-                }
-                errors++;
-              }
-              if (typeof data54 == 'number') {
-                if (data54 > 100 || isNaN(data54)) {
-                  const err94 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 100 },
-                    message: 'must be <= 100',
-                    schema: 100,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data54,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err94];
-                  } else {
-                    vErrors.push(err94);
+            if (data39.outputs !== undefined) {
+              let data54 = data39.outputs;
+              if (data54 && typeof data54 == 'object' && !Array.isArray(data54)) {
+                for (const key12 in data54) {
+                  const _errs126 = errors;
+                  if (typeof key12 === 'string') {
+                    if (!pattern5.test(key12)) {
+                      const err93 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                        schemaPath: '#/$defs/step/properties/outputs/propertyNames/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9_-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                        schema: '^[A-Za-z0-9_-]+$',
+                        parentSchema: schema36.properties.outputs.propertyNames,
+                        data: key12,
+                        propertyName: key12,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err93];
+                      } else {
+                        vErrors.push(err93);
+                      }
+                      errors++;
+                    }
                   }
-                  errors++;
-                }
-                if (data54 < 1 || isNaN(data54)) {
-                  const err95 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
-                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.max_attempts,
-                    data: data54,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err95];
-                  } else {
-                    vErrors.push(err95);
+                  var valid31 = _errs126 === errors;
+                  if (!valid31) {
+                    const err94 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                      schemaPath: '#/$defs/step/properties/outputs/propertyNames',
+                      keyword: 'propertyNames',
+                      params: { propertyName: key12 },
+                      message: 'property name must be valid',
+                      schema: schema36.properties.outputs.propertyNames,
+                      parentSchema: schema36.properties.outputs,
+                      data: data54,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err94];
+                    } else {
+                      vErrors.push(err94);
+                    }
+                    errors++;
                   }
-                  errors++;
                 }
-              }
-            }
-            if (data34.resume !== undefined) {
-              let data55 = data34.resume;
-              if (!(data55 === 'retry' || data55 === 'fail')) {
-                const err96 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/resume',
-                  schemaPath: '#/$defs/step/properties/resume/enum',
-                  keyword: 'enum',
-                  params: { allowedValues: schema35.properties.resume.enum },
-                  message: 'must be equal to one of the allowed values',
-                  schema: schema35.properties.resume.enum,
-                  parentSchema: schema35.properties.resume,
-                  data: data55,
-                };
-                if (vErrors === null) {
-                  vErrors = [err96];
-                } else {
-                  vErrors.push(err96);
+                for (const key13 in data54) {
+                  let data55 = data54[key13];
+                  if (typeof data55 === 'string') {
+                    if (!pattern5.test(data55)) {
+                      const err95 = {
+                        instancePath:
+                          instancePath +
+                          '/steps/' +
+                          i5 +
+                          '/outputs/' +
+                          key13.replace(/~/g, '~0').replace(/\//g, '~1'),
+                        schemaPath: '#/$defs/step/properties/outputs/additionalProperties/pattern',
+                        keyword: 'pattern',
+                        params: { pattern: '^[A-Za-z0-9_-]+$' },
+                        message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                        schema: '^[A-Za-z0-9_-]+$',
+                        parentSchema: schema36.properties.outputs.additionalProperties,
+                        data: data55,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err95];
+                      } else {
+                        vErrors.push(err95);
+                      }
+                      errors++;
+                    }
+                  } else {
+                    const err96 = {
+                      instancePath:
+                        instancePath +
+                        '/steps/' +
+                        i5 +
+                        '/outputs/' +
+                        key13.replace(/~/g, '~0').replace(/\//g, '~1'),
+                      schemaPath: '#/$defs/step/properties/outputs/additionalProperties/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema36.properties.outputs.additionalProperties.type,
+                      parentSchema: schema36.properties.outputs.additionalProperties,
+                      data: data55,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err96];
+                    } else {
+                      vErrors.push(err96);
+                    }
+                    errors++;
+                  }
                 }
-                errors++;
-              }
-            }
-            if (data34.critical !== undefined) {
-              let data56 = data34.critical;
-              if (typeof data56 !== 'boolean') {
+              } else {
                 const err97 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/critical',
-                  schemaPath: '#/$defs/step/properties/critical/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/outputs',
+                  schemaPath: '#/$defs/step/properties/outputs/type',
                   keyword: 'type',
-                  params: { type: 'boolean' },
-                  message: 'must be boolean',
-                  schema: schema35.properties.critical.type,
-                  parentSchema: schema35.properties.critical,
-                  data: data56,
+                  params: { type: 'object' },
+                  message: 'must be object',
+                  schema: schema36.properties.outputs.type,
+                  parentSchema: schema36.properties.outputs,
+                  data: data54,
                 };
                 if (vErrors === null) {
                   vErrors = [err97];
@@ -2619,55 +2678,60 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.timeout_seconds !== undefined) {
-              let data57 = data34.timeout_seconds;
-              if (typeof data57 == 'number') {
-                if (data57 > 86400 || isNaN(data57)) {
-                  const err98 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 86400 },
-                    message: 'must be <= 86400',
-                    schema: 86400,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data57,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err98];
+            if (data39.tools !== undefined) {
+              let data56 = data39.tools;
+              if (Array.isArray(data56)) {
+                const len7 = data56.length;
+                for (let i7 = 0; i7 < len7; i7++) {
+                  let data57 = data56[i7];
+                  if (typeof data57 === 'string') {
+                    if (func2(data57) < 1) {
+                      const err98 = {
+                        instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                        schemaPath: '#/$defs/step/properties/tools/items/minLength',
+                        keyword: 'minLength',
+                        params: { limit: 1 },
+                        message: 'must NOT have fewer than 1 characters',
+                        schema: 1,
+                        parentSchema: schema36.properties.tools.items,
+                        data: data57,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err98];
+                      } else {
+                        vErrors.push(err98);
+                      }
+                      errors++;
+                    }
                   } else {
-                    vErrors.push(err98);
+                    const err99 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/tools/' + i7,
+                      schemaPath: '#/$defs/step/properties/tools/items/type',
+                      keyword: 'type',
+                      params: { type: 'string' },
+                      message: 'must be string',
+                      schema: schema36.properties.tools.items.type,
+                      parentSchema: schema36.properties.tools.items,
+                      data: data57,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err99];
+                    } else {
+                      vErrors.push(err99);
+                    }
+                    errors++;
                   }
-                  errors++;
-                }
-                if (data57 <= 0 || isNaN(data57)) {
-                  const err99 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
-                    keyword: 'exclusiveMinimum',
-                    params: { comparison: '>', limit: 0 },
-                    message: 'must be > 0',
-                    schema: 0,
-                    parentSchema: schema35.properties.timeout_seconds,
-                    data: data57,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err99];
-                  } else {
-                    vErrors.push(err99);
-                  }
-                  errors++;
                 }
               } else {
                 const err100 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
-                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/tools',
+                  schemaPath: '#/$defs/step/properties/tools/type',
                   keyword: 'type',
-                  params: { type: 'number' },
-                  message: 'must be number',
-                  schema: schema35.properties.timeout_seconds.type,
-                  parentSchema: schema35.properties.timeout_seconds,
-                  data: data57,
+                  params: { type: 'array' },
+                  message: 'must be array',
+                  schema: schema36.properties.tools.type,
+                  parentSchema: schema36.properties.tools,
+                  data: data56,
                 };
                 if (vErrors === null) {
                   vErrors = [err100];
@@ -2677,39 +2741,37 @@ function validate20(
                 errors++;
               }
             }
-            if (data34.loop_until !== undefined) {
-              let data58 = data34.loop_until;
-              if (typeof data58 !== 'string' && typeof data58 !== 'boolean') {
-                const err101 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
-                  schemaPath: '#/$defs/step/properties/loop_until/type',
-                  keyword: 'type',
-                  params: { type: schema35.properties.loop_until.type },
-                  message: 'must be string,boolean',
-                  schema: schema35.properties.loop_until.type,
-                  parentSchema: schema35.properties.loop_until,
-                  data: data58,
-                };
-                if (vErrors === null) {
-                  vErrors = [err101];
-                } else {
-                  vErrors.push(err101);
+            if (data39.model !== undefined) {
+              let data58 = data39.model;
+              if (typeof data58 === 'string') {
+                if (!pattern12.test(data58)) {
+                  const err101 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/model',
+                    schemaPath: '#/$defs/step/properties/model/pattern',
+                    keyword: 'pattern',
+                    params: { pattern: '^[^\\s:](\\S*[^\\s:])?$' },
+                    message: 'must match pattern "' + '^[^\\s:](\\S*[^\\s:])?$' + '"',
+                    schema: '^[^\\s:](\\S*[^\\s:])?$',
+                    parentSchema: schema36.properties.model,
+                    data: data58,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err101];
+                  } else {
+                    vErrors.push(err101);
+                  }
+                  errors++;
                 }
-                errors++;
-              }
-            }
-            if (data34.loop_max !== undefined) {
-              let data59 = data34.loop_max;
-              if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
+              } else {
                 const err102 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  instancePath: instancePath + '/steps/' + i5 + '/model',
+                  schemaPath: '#/$defs/step/properties/model/type',
                   keyword: 'type',
-                  params: { type: 'integer' },
-                  message: 'must be integer',
-                  schema: schema35.properties.loop_max.type,
-                  parentSchema: schema35.properties.loop_max,
-                  data: data59,
+                  params: { type: 'string' },
+                  message: 'must be string',
+                  schema: schema36.properties.model.type,
+                  parentSchema: schema36.properties.model,
+                  data: data58,
                 };
                 if (vErrors === null) {
                   vErrors = [err102];
@@ -2718,34 +2780,37 @@ function validate20(
                 }
                 errors++;
               }
-              if (typeof data59 == 'number') {
-                if (data59 > 1000 || isNaN(data59)) {
-                  const err103 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/maximum',
-                    keyword: 'maximum',
-                    params: { comparison: '<=', limit: 1000 },
-                    message: 'must be <= 1000',
-                    schema: 1000,
-                    parentSchema: schema35.properties.loop_max,
-                    data: data59,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err103];
-                  } else {
-                    vErrors.push(err103);
-                  }
-                  errors++;
+            }
+            if (data39.max_attempts !== undefined) {
+              let data59 = data39.max_attempts;
+              if (!(typeof data59 == 'number' && !(data59 % 1) && !isNaN(data59))) {
+                const err103 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                  schemaPath: '#/$defs/step/properties/max_attempts/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema36.properties.max_attempts.type,
+                  parentSchema: schema36.properties.max_attempts,
+                  data: data59,
+                };
+                if (vErrors === null) {
+                  vErrors = [err103];
+                } else {
+                  vErrors.push(err103);
                 }
-                if (data59 < 1 || isNaN(data59)) {
+                errors++;
+              }
+              if (typeof data59 == 'number') {
+                if (data59 > 100 || isNaN(data59)) {
                   const err104 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
-                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
-                    keyword: 'minimum',
-                    params: { comparison: '>=', limit: 1 },
-                    message: 'must be >= 1',
-                    schema: 1,
-                    parentSchema: schema35.properties.loop_max,
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 100 },
+                    message: 'must be <= 100',
+                    schema: 100,
+                    parentSchema: schema36.properties.max_attempts,
                     data: data59,
                   };
                   if (vErrors === null) {
@@ -2755,24 +2820,16 @@ function validate20(
                   }
                   errors++;
                 }
-              }
-            }
-            if (data34.verify !== undefined) {
-              let data60 = data34.verify;
-              const _errs138 = errors;
-              let valid33 = false;
-              const _errs139 = errors;
-              if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
-                if (data60.criteria === undefined) {
+                if (data59 < 1 || isNaN(data59)) {
                   const err105 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'criteria' },
-                    message: "must have required property '" + 'criteria' + "'",
-                    schema: schema35.properties.verify.anyOf[0].required,
-                    parentSchema: schema35.properties.verify.anyOf[0],
-                    data: data60,
+                    instancePath: instancePath + '/steps/' + i5 + '/max_attempts',
+                    schemaPath: '#/$defs/step/properties/max_attempts/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema36.properties.max_attempts,
+                    data: data59,
                   };
                   if (vErrors === null) {
                     vErrors = [err105];
@@ -2782,41 +2839,40 @@ function validate20(
                   errors++;
                 }
               }
-              var _valid0 = _errs139 === errors;
-              valid33 = valid33 || _valid0;
-              const _errs140 = errors;
-              if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
-                if (data60.schema === undefined) {
-                  const err106 = {
-                    instancePath: instancePath + '/steps/' + i5 + '/verify',
-                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
-                    keyword: 'required',
-                    params: { missingProperty: 'schema' },
-                    message: "must have required property '" + 'schema' + "'",
-                    schema: schema35.properties.verify.anyOf[1].required,
-                    parentSchema: schema35.properties.verify.anyOf[1],
-                    data: data60,
-                  };
-                  if (vErrors === null) {
-                    vErrors = [err106];
-                  } else {
-                    vErrors.push(err106);
-                  }
-                  errors++;
-                }
-              }
-              var _valid0 = _errs140 === errors;
-              valid33 = valid33 || _valid0;
-              if (!valid33) {
-                const err107 = {
-                  instancePath: instancePath + '/steps/' + i5 + '/verify',
-                  schemaPath: '#/$defs/step/properties/verify/anyOf',
-                  keyword: 'anyOf',
-                  params: {},
-                  message: 'must match a schema in anyOf',
-                  schema: schema35.properties.verify.anyOf,
-                  parentSchema: schema35.properties.verify,
+            }
+            if (data39.resume !== undefined) {
+              let data60 = data39.resume;
+              if (!(data60 === 'retry' || data60 === 'fail')) {
+                const err106 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/resume',
+                  schemaPath: '#/$defs/step/properties/resume/enum',
+                  keyword: 'enum',
+                  params: { allowedValues: schema36.properties.resume.enum },
+                  message: 'must be equal to one of the allowed values',
+                  schema: schema36.properties.resume.enum,
+                  parentSchema: schema36.properties.resume,
                   data: data60,
+                };
+                if (vErrors === null) {
+                  vErrors = [err106];
+                } else {
+                  vErrors.push(err106);
+                }
+                errors++;
+              }
+            }
+            if (data39.critical !== undefined) {
+              let data61 = data39.critical;
+              if (typeof data61 !== 'boolean') {
+                const err107 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/critical',
+                  schemaPath: '#/$defs/step/properties/critical/type',
+                  keyword: 'type',
+                  params: { type: 'boolean' },
+                  message: 'must be boolean',
+                  schema: schema36.properties.critical.type,
+                  parentSchema: schema36.properties.critical,
+                  data: data61,
                 };
                 if (vErrors === null) {
                   vErrors = [err107];
@@ -2824,50 +2880,257 @@ function validate20(
                   vErrors.push(err107);
                 }
                 errors++;
+              }
+            }
+            if (data39.timeout_seconds !== undefined) {
+              let data62 = data39.timeout_seconds;
+              if (typeof data62 == 'number') {
+                if (data62 > 86400 || isNaN(data62)) {
+                  const err108 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 86400 },
+                    message: 'must be <= 86400',
+                    schema: 86400,
+                    parentSchema: schema36.properties.timeout_seconds,
+                    data: data62,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err108];
+                  } else {
+                    vErrors.push(err108);
+                  }
+                  errors++;
+                }
+                if (data62 <= 0 || isNaN(data62)) {
+                  const err109 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                    schemaPath: '#/$defs/step/properties/timeout_seconds/exclusiveMinimum',
+                    keyword: 'exclusiveMinimum',
+                    params: { comparison: '>', limit: 0 },
+                    message: 'must be > 0',
+                    schema: 0,
+                    parentSchema: schema36.properties.timeout_seconds,
+                    data: data62,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err109];
+                  } else {
+                    vErrors.push(err109);
+                  }
+                  errors++;
+                }
               } else {
-                errors = _errs138;
+                const err110 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/timeout_seconds',
+                  schemaPath: '#/$defs/step/properties/timeout_seconds/type',
+                  keyword: 'type',
+                  params: { type: 'number' },
+                  message: 'must be number',
+                  schema: schema36.properties.timeout_seconds.type,
+                  parentSchema: schema36.properties.timeout_seconds,
+                  data: data62,
+                };
+                if (vErrors === null) {
+                  vErrors = [err110];
+                } else {
+                  vErrors.push(err110);
+                }
+                errors++;
+              }
+            }
+            if (data39.loop_until !== undefined) {
+              let data63 = data39.loop_until;
+              if (typeof data63 !== 'string' && typeof data63 !== 'boolean') {
+                const err111 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_until',
+                  schemaPath: '#/$defs/step/properties/loop_until/type',
+                  keyword: 'type',
+                  params: { type: schema36.properties.loop_until.type },
+                  message: 'must be string,boolean',
+                  schema: schema36.properties.loop_until.type,
+                  parentSchema: schema36.properties.loop_until,
+                  data: data63,
+                };
+                if (vErrors === null) {
+                  vErrors = [err111];
+                } else {
+                  vErrors.push(err111);
+                }
+                errors++;
+              }
+            }
+            if (data39.loop_max !== undefined) {
+              let data64 = data39.loop_max;
+              if (!(typeof data64 == 'number' && !(data64 % 1) && !isNaN(data64))) {
+                const err112 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                  schemaPath: '#/$defs/step/properties/loop_max/type',
+                  keyword: 'type',
+                  params: { type: 'integer' },
+                  message: 'must be integer',
+                  schema: schema36.properties.loop_max.type,
+                  parentSchema: schema36.properties.loop_max,
+                  data: data64,
+                };
+                if (vErrors === null) {
+                  vErrors = [err112];
+                } else {
+                  vErrors.push(err112);
+                }
+                errors++;
+              }
+              if (typeof data64 == 'number') {
+                if (data64 > 1000 || isNaN(data64)) {
+                  const err113 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/maximum',
+                    keyword: 'maximum',
+                    params: { comparison: '<=', limit: 1000 },
+                    message: 'must be <= 1000',
+                    schema: 1000,
+                    parentSchema: schema36.properties.loop_max,
+                    data: data64,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err113];
+                  } else {
+                    vErrors.push(err113);
+                  }
+                  errors++;
+                }
+                if (data64 < 1 || isNaN(data64)) {
+                  const err114 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/loop_max',
+                    schemaPath: '#/$defs/step/properties/loop_max/minimum',
+                    keyword: 'minimum',
+                    params: { comparison: '>=', limit: 1 },
+                    message: 'must be >= 1',
+                    schema: 1,
+                    parentSchema: schema36.properties.loop_max,
+                    data: data64,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err114];
+                  } else {
+                    vErrors.push(err114);
+                  }
+                  errors++;
+                }
+              }
+            }
+            if (data39.verify !== undefined) {
+              let data65 = data39.verify;
+              const _errs149 = errors;
+              let valid35 = false;
+              const _errs150 = errors;
+              if (data65 && typeof data65 == 'object' && !Array.isArray(data65)) {
+                if (data65.criteria === undefined) {
+                  const err115 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/0/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'criteria' },
+                    message: "must have required property '" + 'criteria' + "'",
+                    schema: schema36.properties.verify.anyOf[0].required,
+                    parentSchema: schema36.properties.verify.anyOf[0],
+                    data: data65,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err115];
+                  } else {
+                    vErrors.push(err115);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs150 === errors;
+              valid35 = valid35 || _valid0;
+              const _errs151 = errors;
+              if (data65 && typeof data65 == 'object' && !Array.isArray(data65)) {
+                if (data65.schema === undefined) {
+                  const err116 = {
+                    instancePath: instancePath + '/steps/' + i5 + '/verify',
+                    schemaPath: '#/$defs/step/properties/verify/anyOf/1/required',
+                    keyword: 'required',
+                    params: { missingProperty: 'schema' },
+                    message: "must have required property '" + 'schema' + "'",
+                    schema: schema36.properties.verify.anyOf[1].required,
+                    parentSchema: schema36.properties.verify.anyOf[1],
+                    data: data65,
+                  };
+                  if (vErrors === null) {
+                    vErrors = [err116];
+                  } else {
+                    vErrors.push(err116);
+                  }
+                  errors++;
+                }
+              }
+              var _valid0 = _errs151 === errors;
+              valid35 = valid35 || _valid0;
+              if (!valid35) {
+                const err117 = {
+                  instancePath: instancePath + '/steps/' + i5 + '/verify',
+                  schemaPath: '#/$defs/step/properties/verify/anyOf',
+                  keyword: 'anyOf',
+                  params: {},
+                  message: 'must match a schema in anyOf',
+                  schema: schema36.properties.verify.anyOf,
+                  parentSchema: schema36.properties.verify,
+                  data: data65,
+                };
+                if (vErrors === null) {
+                  vErrors = [err117];
+                } else {
+                  vErrors.push(err117);
+                }
+                errors++;
+              } else {
+                errors = _errs149;
                 if (vErrors !== null) {
-                  if (_errs138) {
-                    vErrors.length = _errs138;
+                  if (_errs149) {
+                    vErrors.length = _errs149;
                   } else {
                     vErrors = null;
                   }
                 }
               }
-              if (data60 && typeof data60 == 'object' && !Array.isArray(data60)) {
-                for (const key13 in data60) {
+              if (data65 && typeof data65 == 'object' && !Array.isArray(data65)) {
+                for (const key14 in data65) {
                   if (!(
-                    key13 === 'criteria' ||
-                    key13 === 'critical' ||
-                    key13 === 'schema' ||
-                    key13 === 'max_correction_attempts' ||
-                    key13 === 'require_all_criteria' ||
-                    key13 === 'halt_on_critical' ||
-                    key13 === 'timeout_seconds'
+                    key14 === 'criteria' ||
+                    key14 === 'critical' ||
+                    key14 === 'schema' ||
+                    key14 === 'max_correction_attempts' ||
+                    key14 === 'require_all_criteria' ||
+                    key14 === 'halt_on_critical' ||
+                    key14 === 'timeout_seconds'
                   )) {
-                    const err108 = {
+                    const err118 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify',
                       schemaPath: '#/$defs/step/properties/verify/additionalProperties',
                       keyword: 'additionalProperties',
-                      params: { additionalProperty: key13 },
+                      params: { additionalProperty: key14 },
                       message: 'must NOT have additional properties',
                       schema: false,
-                      parentSchema: schema35.properties.verify,
-                      data: data60,
+                      parentSchema: schema36.properties.verify,
+                      data: data65,
                     };
                     if (vErrors === null) {
-                      vErrors = [err108];
+                      vErrors = [err118];
                     } else {
-                      vErrors.push(err108);
+                      vErrors.push(err118);
                     }
                     errors++;
                   }
                 }
-                if (data60.criteria !== undefined) {
-                  let data61 = data60.criteria;
-                  if (data61 && typeof data61 == 'object' && !Array.isArray(data61)) {
-                    if (Object.keys(data61).length < 1) {
-                      const err109 = {
+                if (data65.criteria !== undefined) {
+                  let data66 = data65.criteria;
+                  if (data66 && typeof data66 == 'object' && !Array.isArray(data66)) {
+                    if (Object.keys(data66).length < 1) {
+                      const err119 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/criteria/minProperties',
@@ -2875,234 +3138,7 @@ function validate20(
                         params: { limit: 1 },
                         message: 'must NOT have fewer than 1 properties',
                         schema: 1,
-                        parentSchema: schema35.properties.verify.properties.criteria,
-                        data: data61,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err109];
-                      } else {
-                        vErrors.push(err109);
-                      }
-                      errors++;
-                    }
-                    for (const key14 in data61) {
-                      const _errs144 = errors;
-                      if (typeof key14 === 'string') {
-                        if (!pattern5.test(key14)) {
-                          const err110 = {
-                            instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
-                            schemaPath:
-                              '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
-                            keyword: 'pattern',
-                            params: { pattern: '^[A-Za-z0-9_-]+$' },
-                            message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
-                            schema: '^[A-Za-z0-9_-]+$',
-                            parentSchema:
-                              schema35.properties.verify.properties.criteria.propertyNames,
-                            data: key14,
-                            propertyName: key14,
-                          };
-                          if (vErrors === null) {
-                            vErrors = [err110];
-                          } else {
-                            vErrors.push(err110);
-                          }
-                          errors++;
-                        }
-                      }
-                      var valid35 = _errs144 === errors;
-                      if (!valid35) {
-                        const err111 = {
-                          instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
-                          schemaPath:
-                            '#/$defs/step/properties/verify/properties/criteria/propertyNames',
-                          keyword: 'propertyNames',
-                          params: { propertyName: key14 },
-                          message: 'property name must be valid',
-                          schema: schema35.properties.verify.properties.criteria.propertyNames,
-                          parentSchema: schema35.properties.verify.properties.criteria,
-                          data: data61,
-                        };
-                        if (vErrors === null) {
-                          vErrors = [err111];
-                        } else {
-                          vErrors.push(err111);
-                        }
-                        errors++;
-                      }
-                    }
-                    for (const key15 in data61) {
-                      let data62 = data61[key15];
-                      if (typeof data62 !== 'string' && typeof data62 !== 'boolean') {
-                        const err112 = {
-                          instancePath:
-                            instancePath +
-                            '/steps/' +
-                            i5 +
-                            '/verify/criteria/' +
-                            key15.replace(/~/g, '~0').replace(/\//g, '~1'),
-                          schemaPath:
-                            '#/$defs/step/properties/verify/properties/criteria/additionalProperties/type',
-                          keyword: 'type',
-                          params: {
-                            type: schema35.properties.verify.properties.criteria
-                              .additionalProperties.type,
-                          },
-                          message: 'must be string,boolean',
-                          schema:
-                            schema35.properties.verify.properties.criteria.additionalProperties
-                              .type,
-                          parentSchema:
-                            schema35.properties.verify.properties.criteria.additionalProperties,
-                          data: data62,
-                        };
-                        if (vErrors === null) {
-                          vErrors = [err112];
-                        } else {
-                          vErrors.push(err112);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err113 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
-                      schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
-                      keyword: 'type',
-                      params: { type: 'object' },
-                      message: 'must be object',
-                      schema: schema35.properties.verify.properties.criteria.type,
-                      parentSchema: schema35.properties.verify.properties.criteria,
-                      data: data61,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err113];
-                    } else {
-                      vErrors.push(err113);
-                    }
-                    errors++;
-                  }
-                }
-                if (data60.critical !== undefined) {
-                  let data63 = data60.critical;
-                  if (Array.isArray(data63)) {
-                    const len8 = data63.length;
-                    for (let i8 = 0; i8 < len8; i8++) {
-                      let data64 = data63[i8];
-                      if (typeof data64 !== 'string') {
-                        const err114 = {
-                          instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
-                          schemaPath:
-                            '#/$defs/step/properties/verify/properties/critical/items/type',
-                          keyword: 'type',
-                          params: { type: 'string' },
-                          message: 'must be string',
-                          schema: schema35.properties.verify.properties.critical.items.type,
-                          parentSchema: schema35.properties.verify.properties.critical.items,
-                          data: data64,
-                        };
-                        if (vErrors === null) {
-                          vErrors = [err114];
-                        } else {
-                          vErrors.push(err114);
-                        }
-                        errors++;
-                      }
-                    }
-                  } else {
-                    const err115 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
-                      schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
-                      keyword: 'type',
-                      params: { type: 'array' },
-                      message: 'must be array',
-                      schema: schema35.properties.verify.properties.critical.type,
-                      parentSchema: schema35.properties.verify.properties.critical,
-                      data: data63,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err115];
-                    } else {
-                      vErrors.push(err115);
-                    }
-                    errors++;
-                  }
-                }
-                if (data60.schema !== undefined) {
-                  let data65 = data60.schema;
-                  if (!(data65 && typeof data65 == 'object' && !Array.isArray(data65))) {
-                    const err116 = {
-                      instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
-                      schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
-                      keyword: 'type',
-                      params: { type: 'object' },
-                      message: 'must be object',
-                      schema: schema35.properties.verify.properties.schema.type,
-                      parentSchema: schema35.properties.verify.properties.schema,
-                      data: data65,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err116];
-                    } else {
-                      vErrors.push(err116);
-                    }
-                    errors++;
-                  }
-                }
-                if (data60.max_correction_attempts !== undefined) {
-                  let data66 = data60.max_correction_attempts;
-                  if (!(typeof data66 == 'number' && !(data66 % 1) && !isNaN(data66))) {
-                    const err117 = {
-                      instancePath:
-                        instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
-                      schemaPath:
-                        '#/$defs/step/properties/verify/properties/max_correction_attempts/type',
-                      keyword: 'type',
-                      params: { type: 'integer' },
-                      message: 'must be integer',
-                      schema: schema35.properties.verify.properties.max_correction_attempts.type,
-                      parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                      data: data66,
-                    };
-                    if (vErrors === null) {
-                      vErrors = [err117];
-                    } else {
-                      vErrors.push(err117);
-                    }
-                    errors++;
-                  }
-                  if (typeof data66 == 'number') {
-                    if (data66 > 20 || isNaN(data66)) {
-                      const err118 = {
-                        instancePath:
-                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
-                        schemaPath:
-                          '#/$defs/step/properties/verify/properties/max_correction_attempts/maximum',
-                        keyword: 'maximum',
-                        params: { comparison: '<=', limit: 20 },
-                        message: 'must be <= 20',
-                        schema: 20,
-                        parentSchema: schema35.properties.verify.properties.max_correction_attempts,
-                        data: data66,
-                      };
-                      if (vErrors === null) {
-                        vErrors = [err118];
-                      } else {
-                        vErrors.push(err118);
-                      }
-                      errors++;
-                    }
-                    if (data66 < 0 || isNaN(data66)) {
-                      const err119 = {
-                        instancePath:
-                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
-                        schemaPath:
-                          '#/$defs/step/properties/verify/properties/max_correction_attempts/minimum',
-                        keyword: 'minimum',
-                        params: { comparison: '>=', limit: 0 },
-                        message: 'must be >= 0',
-                        schema: 0,
-                        parentSchema: schema35.properties.verify.properties.max_correction_attempts,
+                        parentSchema: schema36.properties.verify.properties.criteria,
                         data: data66,
                       };
                       if (vErrors === null) {
@@ -3112,74 +3148,301 @@ function validate20(
                       }
                       errors++;
                     }
+                    for (const key15 in data66) {
+                      const _errs155 = errors;
+                      if (typeof key15 === 'string') {
+                        if (!pattern5.test(key15)) {
+                          const err120 = {
+                            instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
+                            schemaPath:
+                              '#/$defs/step/properties/verify/properties/criteria/propertyNames/pattern',
+                            keyword: 'pattern',
+                            params: { pattern: '^[A-Za-z0-9_-]+$' },
+                            message: 'must match pattern "' + '^[A-Za-z0-9_-]+$' + '"',
+                            schema: '^[A-Za-z0-9_-]+$',
+                            parentSchema:
+                              schema36.properties.verify.properties.criteria.propertyNames,
+                            data: key15,
+                            propertyName: key15,
+                          };
+                          if (vErrors === null) {
+                            vErrors = [err120];
+                          } else {
+                            vErrors.push(err120);
+                          }
+                          errors++;
+                        }
+                      }
+                      var valid37 = _errs155 === errors;
+                      if (!valid37) {
+                        const err121 = {
+                          instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
+                          schemaPath:
+                            '#/$defs/step/properties/verify/properties/criteria/propertyNames',
+                          keyword: 'propertyNames',
+                          params: { propertyName: key15 },
+                          message: 'property name must be valid',
+                          schema: schema36.properties.verify.properties.criteria.propertyNames,
+                          parentSchema: schema36.properties.verify.properties.criteria,
+                          data: data66,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err121];
+                        } else {
+                          vErrors.push(err121);
+                        }
+                        errors++;
+                      }
+                    }
+                    for (const key16 in data66) {
+                      let data67 = data66[key16];
+                      if (typeof data67 !== 'string' && typeof data67 !== 'boolean') {
+                        const err122 = {
+                          instancePath:
+                            instancePath +
+                            '/steps/' +
+                            i5 +
+                            '/verify/criteria/' +
+                            key16.replace(/~/g, '~0').replace(/\//g, '~1'),
+                          schemaPath:
+                            '#/$defs/step/properties/verify/properties/criteria/additionalProperties/type',
+                          keyword: 'type',
+                          params: {
+                            type: schema36.properties.verify.properties.criteria
+                              .additionalProperties.type,
+                          },
+                          message: 'must be string,boolean',
+                          schema:
+                            schema36.properties.verify.properties.criteria.additionalProperties
+                              .type,
+                          parentSchema:
+                            schema36.properties.verify.properties.criteria.additionalProperties,
+                          data: data67,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err122];
+                        } else {
+                          vErrors.push(err122);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err123 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/criteria',
+                      schemaPath: '#/$defs/step/properties/verify/properties/criteria/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema36.properties.verify.properties.criteria.type,
+                      parentSchema: schema36.properties.verify.properties.criteria,
+                      data: data66,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err123];
+                    } else {
+                      vErrors.push(err123);
+                    }
+                    errors++;
                   }
                 }
-                if (data60.require_all_criteria !== undefined) {
-                  let data67 = data60.require_all_criteria;
-                  if (typeof data67 !== 'boolean') {
-                    const err120 = {
+                if (data65.critical !== undefined) {
+                  let data68 = data65.critical;
+                  if (Array.isArray(data68)) {
+                    const len8 = data68.length;
+                    for (let i8 = 0; i8 < len8; i8++) {
+                      let data69 = data68[i8];
+                      if (typeof data69 !== 'string') {
+                        const err124 = {
+                          instancePath: instancePath + '/steps/' + i5 + '/verify/critical/' + i8,
+                          schemaPath:
+                            '#/$defs/step/properties/verify/properties/critical/items/type',
+                          keyword: 'type',
+                          params: { type: 'string' },
+                          message: 'must be string',
+                          schema: schema36.properties.verify.properties.critical.items.type,
+                          parentSchema: schema36.properties.verify.properties.critical.items,
+                          data: data69,
+                        };
+                        if (vErrors === null) {
+                          vErrors = [err124];
+                        } else {
+                          vErrors.push(err124);
+                        }
+                        errors++;
+                      }
+                    }
+                  } else {
+                    const err125 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/critical',
+                      schemaPath: '#/$defs/step/properties/verify/properties/critical/type',
+                      keyword: 'type',
+                      params: { type: 'array' },
+                      message: 'must be array',
+                      schema: schema36.properties.verify.properties.critical.type,
+                      parentSchema: schema36.properties.verify.properties.critical,
+                      data: data68,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err125];
+                    } else {
+                      vErrors.push(err125);
+                    }
+                    errors++;
+                  }
+                }
+                if (data65.schema !== undefined) {
+                  let data70 = data65.schema;
+                  if (!(data70 && typeof data70 == 'object' && !Array.isArray(data70))) {
+                    const err126 = {
+                      instancePath: instancePath + '/steps/' + i5 + '/verify/schema',
+                      schemaPath: '#/$defs/step/properties/verify/properties/schema/type',
+                      keyword: 'type',
+                      params: { type: 'object' },
+                      message: 'must be object',
+                      schema: schema36.properties.verify.properties.schema.type,
+                      parentSchema: schema36.properties.verify.properties.schema,
+                      data: data70,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err126];
+                    } else {
+                      vErrors.push(err126);
+                    }
+                    errors++;
+                  }
+                }
+                if (data65.max_correction_attempts !== undefined) {
+                  let data71 = data65.max_correction_attempts;
+                  if (!(typeof data71 == 'number' && !(data71 % 1) && !isNaN(data71))) {
+                    const err127 = {
+                      instancePath:
+                        instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
+                      schemaPath:
+                        '#/$defs/step/properties/verify/properties/max_correction_attempts/type',
+                      keyword: 'type',
+                      params: { type: 'integer' },
+                      message: 'must be integer',
+                      schema: schema36.properties.verify.properties.max_correction_attempts.type,
+                      parentSchema: schema36.properties.verify.properties.max_correction_attempts,
+                      data: data71,
+                    };
+                    if (vErrors === null) {
+                      vErrors = [err127];
+                    } else {
+                      vErrors.push(err127);
+                    }
+                    errors++;
+                  }
+                  if (typeof data71 == 'number') {
+                    if (data71 > 20 || isNaN(data71)) {
+                      const err128 = {
+                        instancePath:
+                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
+                        schemaPath:
+                          '#/$defs/step/properties/verify/properties/max_correction_attempts/maximum',
+                        keyword: 'maximum',
+                        params: { comparison: '<=', limit: 20 },
+                        message: 'must be <= 20',
+                        schema: 20,
+                        parentSchema: schema36.properties.verify.properties.max_correction_attempts,
+                        data: data71,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err128];
+                      } else {
+                        vErrors.push(err128);
+                      }
+                      errors++;
+                    }
+                    if (data71 < 0 || isNaN(data71)) {
+                      const err129 = {
+                        instancePath:
+                          instancePath + '/steps/' + i5 + '/verify/max_correction_attempts',
+                        schemaPath:
+                          '#/$defs/step/properties/verify/properties/max_correction_attempts/minimum',
+                        keyword: 'minimum',
+                        params: { comparison: '>=', limit: 0 },
+                        message: 'must be >= 0',
+                        schema: 0,
+                        parentSchema: schema36.properties.verify.properties.max_correction_attempts,
+                        data: data71,
+                      };
+                      if (vErrors === null) {
+                        vErrors = [err129];
+                      } else {
+                        vErrors.push(err129);
+                      }
+                      errors++;
+                    }
+                  }
+                }
+                if (data65.require_all_criteria !== undefined) {
+                  let data72 = data65.require_all_criteria;
+                  if (typeof data72 !== 'boolean') {
+                    const err130 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/require_all_criteria',
                       schemaPath:
                         '#/$defs/step/properties/verify/properties/require_all_criteria/type',
                       keyword: 'type',
                       params: { type: 'boolean' },
                       message: 'must be boolean',
-                      schema: schema35.properties.verify.properties.require_all_criteria.type,
-                      parentSchema: schema35.properties.verify.properties.require_all_criteria,
-                      data: data67,
+                      schema: schema36.properties.verify.properties.require_all_criteria.type,
+                      parentSchema: schema36.properties.verify.properties.require_all_criteria,
+                      data: data72,
                     };
                     if (vErrors === null) {
-                      vErrors = [err120];
+                      vErrors = [err130];
                     } else {
-                      vErrors.push(err120);
+                      vErrors.push(err130);
                     }
                     errors++;
                   }
                 }
-                if (data60.halt_on_critical !== undefined) {
-                  let data68 = data60.halt_on_critical;
-                  if (typeof data68 !== 'boolean') {
-                    const err121 = {
+                if (data65.halt_on_critical !== undefined) {
+                  let data73 = data65.halt_on_critical;
+                  if (typeof data73 !== 'boolean') {
+                    const err131 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/halt_on_critical',
                       schemaPath: '#/$defs/step/properties/verify/properties/halt_on_critical/type',
                       keyword: 'type',
                       params: { type: 'boolean' },
                       message: 'must be boolean',
-                      schema: schema35.properties.verify.properties.halt_on_critical.type,
-                      parentSchema: schema35.properties.verify.properties.halt_on_critical,
-                      data: data68,
+                      schema: schema36.properties.verify.properties.halt_on_critical.type,
+                      parentSchema: schema36.properties.verify.properties.halt_on_critical,
+                      data: data73,
                     };
                     if (vErrors === null) {
-                      vErrors = [err121];
+                      vErrors = [err131];
                     } else {
-                      vErrors.push(err121);
+                      vErrors.push(err131);
                     }
                     errors++;
                   }
                 }
-                if (data60.timeout_seconds !== undefined) {
-                  let data69 = data60.timeout_seconds;
-                  if (!(typeof data69 == 'number') && data69 !== null) {
-                    const err122 = {
+                if (data65.timeout_seconds !== undefined) {
+                  let data74 = data65.timeout_seconds;
+                  if (!(typeof data74 == 'number') && data74 !== null) {
+                    const err132 = {
                       instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                       schemaPath: '#/$defs/step/properties/verify/properties/timeout_seconds/type',
                       keyword: 'type',
-                      params: { type: schema35.properties.verify.properties.timeout_seconds.type },
+                      params: { type: schema36.properties.verify.properties.timeout_seconds.type },
                       message: 'must be number,null',
-                      schema: schema35.properties.verify.properties.timeout_seconds.type,
-                      parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                      data: data69,
+                      schema: schema36.properties.verify.properties.timeout_seconds.type,
+                      parentSchema: schema36.properties.verify.properties.timeout_seconds,
+                      data: data74,
                     };
                     if (vErrors === null) {
-                      vErrors = [err122];
+                      vErrors = [err132];
                     } else {
-                      vErrors.push(err122);
+                      vErrors.push(err132);
                     }
                     errors++;
                   }
-                  if (typeof data69 == 'number') {
-                    if (data69 > 86400 || isNaN(data69)) {
-                      const err123 = {
+                  if (typeof data74 == 'number') {
+                    if (data74 > 86400 || isNaN(data74)) {
+                      const err133 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/maximum',
@@ -3187,18 +3450,18 @@ function validate20(
                         params: { comparison: '<=', limit: 86400 },
                         message: 'must be <= 86400',
                         schema: 86400,
-                        parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data69,
+                        parentSchema: schema36.properties.verify.properties.timeout_seconds,
+                        data: data74,
                       };
                       if (vErrors === null) {
-                        vErrors = [err123];
+                        vErrors = [err133];
                       } else {
-                        vErrors.push(err123);
+                        vErrors.push(err133);
                       }
                       errors++;
                     }
-                    if (data69 <= 0 || isNaN(data69)) {
-                      const err124 = {
+                    if (data74 <= 0 || isNaN(data74)) {
+                      const err134 = {
                         instancePath: instancePath + '/steps/' + i5 + '/verify/timeout_seconds',
                         schemaPath:
                           '#/$defs/step/properties/verify/properties/timeout_seconds/exclusiveMinimum',
@@ -3206,217 +3469,217 @@ function validate20(
                         params: { comparison: '>', limit: 0 },
                         message: 'must be > 0',
                         schema: 0,
-                        parentSchema: schema35.properties.verify.properties.timeout_seconds,
-                        data: data69,
+                        parentSchema: schema36.properties.verify.properties.timeout_seconds,
+                        data: data74,
                       };
                       if (vErrors === null) {
-                        vErrors = [err124];
+                        vErrors = [err134];
                       } else {
-                        vErrors.push(err124);
+                        vErrors.push(err134);
                       }
                       errors++;
                     }
                   }
                 }
               } else {
-                const err125 = {
+                const err135 = {
                   instancePath: instancePath + '/steps/' + i5 + '/verify',
                   schemaPath: '#/$defs/step/properties/verify/type',
                   keyword: 'type',
                   params: { type: 'object' },
                   message: 'must be object',
-                  schema: schema35.properties.verify.type,
-                  parentSchema: schema35.properties.verify,
-                  data: data60,
+                  schema: schema36.properties.verify.type,
+                  parentSchema: schema36.properties.verify,
+                  data: data65,
                 };
                 if (vErrors === null) {
-                  vErrors = [err125];
+                  vErrors = [err135];
                 } else {
-                  vErrors.push(err125);
+                  vErrors.push(err135);
                 }
                 errors++;
               }
             }
-            if (data34.for_each !== undefined) {
-              let data70 = data34.for_each;
-              if (typeof data70 !== 'string' && !Array.isArray(data70)) {
-                const err126 = {
+            if (data39.for_each !== undefined) {
+              let data75 = data39.for_each;
+              if (typeof data75 !== 'string' && !Array.isArray(data75)) {
+                const err136 = {
                   instancePath: instancePath + '/steps/' + i5 + '/for_each',
                   schemaPath: '#/$defs/step/properties/for_each/type',
                   keyword: 'type',
-                  params: { type: schema35.properties.for_each.type },
+                  params: { type: schema36.properties.for_each.type },
                   message: 'must be string,array',
-                  schema: schema35.properties.for_each.type,
-                  parentSchema: schema35.properties.for_each,
-                  data: data70,
+                  schema: schema36.properties.for_each.type,
+                  parentSchema: schema36.properties.for_each,
+                  data: data75,
                 };
                 if (vErrors === null) {
-                  vErrors = [err126];
+                  vErrors = [err136];
                 } else {
-                  vErrors.push(err126);
+                  vErrors.push(err136);
                 }
                 errors++;
               }
             }
-            if (data34.as !== undefined) {
-              let data71 = data34.as;
-              if (typeof data71 === 'string') {
-                if (func1(data71) > 64) {
-                  const err127 = {
+            if (data39.as !== undefined) {
+              let data76 = data39.as;
+              if (typeof data76 === 'string') {
+                if (func2(data76) > 64) {
+                  const err137 = {
                     instancePath: instancePath + '/steps/' + i5 + '/as',
                     schemaPath: '#/$defs/step/properties/as/maxLength',
                     keyword: 'maxLength',
                     params: { limit: 64 },
                     message: 'must NOT have more than 64 characters',
                     schema: 64,
-                    parentSchema: schema35.properties.as,
-                    data: data71,
+                    parentSchema: schema36.properties.as,
+                    data: data76,
                   };
                   if (vErrors === null) {
-                    vErrors = [err127];
+                    vErrors = [err137];
                   } else {
-                    vErrors.push(err127);
+                    vErrors.push(err137);
                   }
                   errors++;
                 }
-                if (!pattern14.test(data71)) {
-                  const err128 = {
+                if (!pattern14.test(data76)) {
+                  const err138 = {
                     instancePath: instancePath + '/steps/' + i5 + '/as',
                     schemaPath: '#/$defs/step/properties/as/pattern',
                     keyword: 'pattern',
                     params: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
                     message: 'must match pattern "' + '^[A-Za-z_][A-Za-z0-9_]*$' + '"',
                     schema: '^[A-Za-z_][A-Za-z0-9_]*$',
-                    parentSchema: schema35.properties.as,
-                    data: data71,
+                    parentSchema: schema36.properties.as,
+                    data: data76,
                   };
                   if (vErrors === null) {
-                    vErrors = [err128];
+                    vErrors = [err138];
                   } else {
-                    vErrors.push(err128);
+                    vErrors.push(err138);
                   }
                   errors++;
                 }
               } else {
-                const err129 = {
+                const err139 = {
                   instancePath: instancePath + '/steps/' + i5 + '/as',
                   schemaPath: '#/$defs/step/properties/as/type',
                   keyword: 'type',
                   params: { type: 'string' },
                   message: 'must be string',
-                  schema: schema35.properties.as.type,
-                  parentSchema: schema35.properties.as,
-                  data: data71,
+                  schema: schema36.properties.as.type,
+                  parentSchema: schema36.properties.as,
+                  data: data76,
                 };
                 if (vErrors === null) {
-                  vErrors = [err129];
+                  vErrors = [err139];
                 } else {
-                  vErrors.push(err129);
+                  vErrors.push(err139);
                 }
                 errors++;
               }
             }
-            if (data34.max_concurrency !== undefined) {
-              let data72 = data34.max_concurrency;
-              if (!(typeof data72 == 'number' && !(data72 % 1) && !isNaN(data72))) {
-                const err130 = {
+            if (data39.max_concurrency !== undefined) {
+              let data77 = data39.max_concurrency;
+              if (!(typeof data77 == 'number' && !(data77 % 1) && !isNaN(data77))) {
+                const err140 = {
                   instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
                   schemaPath: '#/$defs/step/properties/max_concurrency/type',
                   keyword: 'type',
                   params: { type: 'integer' },
                   message: 'must be integer',
-                  schema: schema35.properties.max_concurrency.type,
-                  parentSchema: schema35.properties.max_concurrency,
-                  data: data72,
+                  schema: schema36.properties.max_concurrency.type,
+                  parentSchema: schema36.properties.max_concurrency,
+                  data: data77,
                 };
                 if (vErrors === null) {
-                  vErrors = [err130];
+                  vErrors = [err140];
                 } else {
-                  vErrors.push(err130);
+                  vErrors.push(err140);
                 }
                 errors++;
               }
-              if (typeof data72 == 'number') {
-                if (data72 > 1000 || isNaN(data72)) {
-                  const err131 = {
+              if (typeof data77 == 'number') {
+                if (data77 > 1000 || isNaN(data77)) {
+                  const err141 = {
                     instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
                     schemaPath: '#/$defs/step/properties/max_concurrency/maximum',
                     keyword: 'maximum',
                     params: { comparison: '<=', limit: 1000 },
                     message: 'must be <= 1000',
                     schema: 1000,
-                    parentSchema: schema35.properties.max_concurrency,
-                    data: data72,
+                    parentSchema: schema36.properties.max_concurrency,
+                    data: data77,
                   };
                   if (vErrors === null) {
-                    vErrors = [err131];
+                    vErrors = [err141];
                   } else {
-                    vErrors.push(err131);
+                    vErrors.push(err141);
                   }
                   errors++;
                 }
-                if (data72 < 1 || isNaN(data72)) {
-                  const err132 = {
+                if (data77 < 1 || isNaN(data77)) {
+                  const err142 = {
                     instancePath: instancePath + '/steps/' + i5 + '/max_concurrency',
                     schemaPath: '#/$defs/step/properties/max_concurrency/minimum',
                     keyword: 'minimum',
                     params: { comparison: '>=', limit: 1 },
                     message: 'must be >= 1',
                     schema: 1,
-                    parentSchema: schema35.properties.max_concurrency,
-                    data: data72,
+                    parentSchema: schema36.properties.max_concurrency,
+                    data: data77,
                   };
                   if (vErrors === null) {
-                    vErrors = [err132];
+                    vErrors = [err142];
                   } else {
-                    vErrors.push(err132);
+                    vErrors.push(err142);
                   }
                   errors++;
                 }
               }
             }
-            if (data34.on_item_failure !== undefined) {
-              let data73 = data34.on_item_failure;
-              if (!(data73 === 'fail_fast' || data73 === 'collect')) {
-                const err133 = {
+            if (data39.on_item_failure !== undefined) {
+              let data78 = data39.on_item_failure;
+              if (!(data78 === 'fail_fast' || data78 === 'collect')) {
+                const err143 = {
                   instancePath: instancePath + '/steps/' + i5 + '/on_item_failure',
                   schemaPath: '#/$defs/step/properties/on_item_failure/enum',
                   keyword: 'enum',
-                  params: { allowedValues: schema35.properties.on_item_failure.enum },
+                  params: { allowedValues: schema36.properties.on_item_failure.enum },
                   message: 'must be equal to one of the allowed values',
-                  schema: schema35.properties.on_item_failure.enum,
-                  parentSchema: schema35.properties.on_item_failure,
-                  data: data73,
+                  schema: schema36.properties.on_item_failure.enum,
+                  parentSchema: schema36.properties.on_item_failure,
+                  data: data78,
                 };
                 if (vErrors === null) {
-                  vErrors = [err133];
+                  vErrors = [err143];
                 } else {
-                  vErrors.push(err133);
+                  vErrors.push(err143);
                 }
                 errors++;
               }
             }
           } else {
-            const err134 = {
+            const err144 = {
               instancePath: instancePath + '/steps/' + i5,
               schemaPath: '#/$defs/step/type',
               keyword: 'type',
               params: { type: 'object' },
               message: 'must be object',
-              schema: schema35.type,
-              parentSchema: schema35,
-              data: data34,
+              schema: schema36.type,
+              parentSchema: schema36,
+              data: data39,
             };
             if (vErrors === null) {
-              vErrors = [err134];
+              vErrors = [err144];
             } else {
-              vErrors.push(err134);
+              vErrors.push(err144);
             }
             errors++;
           }
         }
       } else {
-        const err135 = {
+        const err145 = {
           instancePath: instancePath + '/steps',
           schemaPath: '#/properties/steps/type',
           keyword: 'type',
@@ -3424,18 +3687,18 @@ function validate20(
           message: 'must be array',
           schema: schema31.properties.steps.type,
           parentSchema: schema31.properties.steps,
-          data: data33,
+          data: data38,
         };
         if (vErrors === null) {
-          vErrors = [err135];
+          vErrors = [err145];
         } else {
-          vErrors.push(err135);
+          vErrors.push(err145);
         }
         errors++;
       }
     }
   } else {
-    const err136 = {
+    const err146 = {
       instancePath,
       schemaPath: '#/type',
       keyword: 'type',
@@ -3446,9 +3709,9 @@ function validate20(
       data,
     };
     if (vErrors === null) {
-      vErrors = [err136];
+      vErrors = [err146];
     } else {
-      vErrors.push(err136);
+      vErrors.push(err146);
     }
     errors++;
   }

@@ -8,7 +8,14 @@
 import type Router from '@koa/router';
 import type { RequestAnswer } from '../../engine/runtime-approvals.js';
 import type { RunService } from '../../engine/types.js';
-import { ConflictError, ERROR_CODES, NotFoundError, ValidationError } from '../../errors.js';
+import {
+  AdapterUnavailableError,
+  ConflictError,
+  ERROR_CODES,
+  NotFoundError,
+  ValidationError,
+} from '../../errors.js';
+import { budgetFromWire, limitsToWire, spendToWire } from '../../engine/budget/budget-limits.js';
 import type { ApprovalDecisionResponse } from '../../generated/api/approval-decision-response.js';
 import type { ApprovalsResponse } from '../../generated/api/approvals-response.js';
 import { param, requestBody } from '../context.js';
@@ -35,9 +42,16 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
           ? {}
           : { expires_at: new Date(entry.expiresAt).toISOString() }),
         ...(approvals.showArguments && entry.kind === undefined ? { arguments: entry.args } : {}),
-        ...(entry.kind === undefined
-          ? {}
-          : { kind: entry.kind, prompt: entry.prompt ?? '', schema: entry.schema ?? {} }),
+        ...(entry.kind === 'input'
+          ? { kind: entry.kind, prompt: entry.prompt ?? '', schema: entry.schema ?? {} }
+          : {}),
+        ...(entry.kind === 'budget'
+          ? {
+              kind: entry.kind,
+              spent: spendToWire(entry.spent ?? { tokens: 0, costUsd: null }),
+              budget: limitsToWire(entry.budget ?? {}),
+            }
+          : {}),
       })),
     };
     ctx.body = body;
@@ -46,6 +60,23 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
   router.post('/api/approvals/:call_id', async (ctx) => {
     const callId = param(ctx, 'call_id');
     const request = parseApprovalDecision(requestBody(ctx));
+    if (request.budget !== undefined) {
+      const limits = budgetFromWire(request.budget);
+      if (approvals.raise === undefined) {
+        throw new AdapterUnavailableError(
+          'raising a budget is not available where runs are queued to workers',
+        );
+      }
+      const outcome = await approvals.raise(callId, limits);
+      settled(outcome, callId, 'budget');
+      const body: ApprovalDecisionResponse = {
+        call_id: callId,
+        decision: 'approve',
+        budget: request.budget,
+      };
+      ctx.body = body;
+      return;
+    }
     if (request.answer !== undefined) {
       const outcome = await approvals.respond(callId, request.answer);
       settled(outcome, callId, 'answer');
@@ -66,14 +97,20 @@ export function registerApprovalRoutes(router: Router, deps: ApprovalRouteDeps):
 }
 
 /** Throws the 404, 409 or 422 of an answer that changed nothing. */
-function settled(outcome: RequestAnswer, callId: string, field: 'answer' | 'decision'): void {
+function settled(
+  outcome: RequestAnswer,
+  callId: string,
+  field: 'answer' | 'decision' | 'budget',
+): void {
   if (outcome === 'decided') return;
   // A decision keeps the tool calls' words (clients match them); an answer is a question's.
   if (outcome === 'unknown') {
     throw new NotFoundError(
       field === 'decision'
         ? 'No tool call waits for approval with this id'
-        : 'No question waits for an answer with this id',
+        : field === 'budget'
+          ? 'No run waits for its budget to be raised with this id'
+          : 'No question waits for an answer with this id',
       ERROR_CODES.APPROVAL_NOT_FOUND,
     );
   }
@@ -81,7 +118,9 @@ function settled(outcome: RequestAnswer, callId: string, field: 'answer' | 'deci
     throw new ConflictError(
       field === 'decision'
         ? `tool call ${callId} has already been decided`
-        : `question ${callId} has already been answered`,
+        : field === 'budget'
+          ? `budget request ${callId} has already been answered (or its run ended)`
+          : `question ${callId} has already been answered`,
     );
   }
   throw new ValidationError(`invalid ${field}`, [

@@ -23,6 +23,7 @@ import type { HistoryIndex } from '../../store/history.js';
 import type { Evaluator, PreparedEvaluation } from '../../eval/evaluator.js';
 import type { CompiledWorkflow } from '../../workflow/types.js';
 import { RUN_ID } from '../../store/history.js';
+import { budgetFromWire } from '../../engine/budget/budget-limits.js';
 import { param, requestBody } from '../context.js';
 import { parseRerunRequest, parseRunRequest } from '../request-validation.js';
 import { parseRunName } from '../run-names.js';
@@ -198,6 +199,7 @@ export async function startRequestedRun(
       ...(request.run_id !== undefined ? { runId: request.run_id } : {}),
       ...(traceContext !== undefined ? { traceContext } : {}),
       ...(profile?.max_attempts != null ? { maxAttempts: profile.max_attempts } : {}),
+      ...(request.budget == null ? {} : { budget: budgetFromWire(request.budget) }),
       ...(profile?.max_duration_minutes != null
         ? { timeoutMs: profile.max_duration_minutes * 60_000 }
         : {}),

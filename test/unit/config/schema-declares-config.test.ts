@@ -32,6 +32,7 @@ const SPECIAL: Record<string, string> = {
   AGENTIC_MODEL_TIER_4: 'openai:local-model',
   AGENTIC_MODEL_TIER_5: 'openai:local-model',
   AGENTIC_WORKER_PORT: '9999',
+  AGENTIC_BUDGET_STEP_DOWN_AT: '0.5',
 };
 
 /** Variables that are valid only together with another. */
