@@ -15,6 +15,8 @@
  * events and the listing show them (AGENTIC_APPROVAL_EVENT_ARGUMENTS). Human steps' questions
  * (kind input) go the same way: listed from the same hashes, their answers relayed with
  * `answer` set, the 422 of an answer that does not match coming back as the reply's outcome.
+ * A run paused at its budget (kind budget, docs/budgets.md) is raised the same way, with `budget`
+ * set: the worker holding the run's ledger applies the new limits.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -24,6 +26,7 @@ import type {
   RuntimeApprovals,
 } from '../engine/runtime-approvals.js';
 import type { RunServiceApprovals, Runtime } from '../engine/types.js';
+import type { BudgetLimits } from '../engine/budget/budget-limits.js';
 import { DependencyError, errorMessage } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ScaleKeys } from './keys.js';
@@ -71,6 +74,8 @@ interface AnswerMessage {
   reason?: string;
   /** A human step's answer (the call is its question): `approve` and `reason` are ignored. */
   answer?: unknown;
+  /** A budget pause's new limits (the call is the pause): `approve` and `reason` are ignored. */
+  budget?: BudgetLimits;
   replyTo: string;
   request: string;
 }
@@ -179,12 +184,20 @@ export function shareApprovals(options: ApprovalSharingOptions): () => Promise<v
     }
     // Only the worker holding the call answers; the others stay silent.
     if (!approvals.pending().some((p) => p.callId === answer.callId)) return;
-    const outcome =
+    const reply = (outcome: RequestAnswer): void => {
+      const message: ReplyMessage = { request: answer.request, outcome };
+      redis.publish(answer.replyTo, JSON.stringify(message)).catch(warn('answer'));
+    };
+    if (answer.budget !== undefined) {
+      // The raise is written durably before it applies (raised-budget-file.ts): async.
+      approvals.raise(answer.callId, answer.budget).then(reply, warn('budget raise'));
+      return;
+    }
+    reply(
       answer.answer === undefined
         ? approvals.answer(answer.callId, answer.approve, answer.reason)
-        : approvals.respond(answer.callId, answer.answer);
-    const reply: ReplyMessage = { request: answer.request, outcome };
-    redis.publish(answer.replyTo, JSON.stringify(reply)).catch(warn('answer'));
+        : approvals.respond(answer.callId, answer.answer),
+    );
   };
   subscriber.on('message', onMessage);
   const subscribed = subscriber.subscribe(keys.approvalsAnswers).catch(warn('channel'));
@@ -269,8 +282,8 @@ export function createSharedApprovals(
    */
   async function relay(
     callId: string,
-    fields: Pick<AnswerMessage, 'approve' | 'reason' | 'answer'>,
-    own: (held: RuntimeApprovals) => RequestAnswer,
+    fields: Pick<AnswerMessage, 'approve' | 'reason' | 'answer' | 'budget'>,
+    own: (held: RuntimeApprovals) => RequestAnswer | Promise<RequestAnswer>,
   ): Promise<RequestAnswer> {
     if (local?.pending().some((entry) => entry.callId === callId) === true) return own(local);
     await subscribed;
@@ -321,6 +334,8 @@ export function createSharedApprovals(
       ),
     respond: (id, answer) =>
       relay(id, { approve: true, answer }, (held) => held.respond(id, answer)),
+    raise: (id, limits) =>
+      relay(id, { approve: true, budget: limits }, (held) => held.raise(id, limits)),
     async close() {
       for (const settle of [...waiting.values()]) settle(undefined);
       subscriber.off('message', onMessage);
