@@ -145,6 +145,10 @@ export function createHumanExecutor(options: HumanExecutorOptions): AttemptRunne
             answered(structuredClone(fallback), `${why}: the default answer`);
           } else finish(failure(why), 'deny', why);
         }, left);
+        // A question waiting does not by itself keep the process alive (a server or the CLI's
+        // prompt does): a run left at shutdown must not hold an embedding app or a test run open
+        // until its question times out (a day in workflows/human_review.yaml).
+        (timer as { unref?: () => void } | undefined)?.unref?.();
       }
     });
   }
