@@ -16,6 +16,9 @@ export function useRoutePath(): string {
   useEffect(() => {
     const onChange = (): void => setPath(currentPath());
     addEventListener('hashchange', onChange);
+    // The hash may have changed between the first render and this effect (a link followed, or
+    // the address typed, while the page was loading): that hashchange was missed, so read it now.
+    onChange();
     return () => removeEventListener('hashchange', onChange);
   }, []);
   return path;

@@ -167,4 +167,26 @@ describe('console: Workflows page (browser)', function () {
       await probe.close();
     }
   });
+  it('follows a hash changed while the page was starting (before the router listened)', async () => {
+    const page = await browser.context.newPage();
+    try {
+      // The address changes just before the router starts listening, without a hashchange
+      // reaching it: as when a link is followed or an address typed while the page loads.
+      await page.addInitScript(() => {
+        const listen = window.addEventListener.bind(window);
+        let moved = false;
+        window.addEventListener = ((type: string, ...rest: [EventListener]) => {
+          if (type === 'hashchange' && !moved) {
+            moved = true;
+            history.replaceState(null, '', '#/workflows/test_deterministic');
+          }
+          listen(type, ...rest);
+        }) as typeof window.addEventListener;
+      });
+      await page.goto(`${svc.url}/`);
+      await page.getByRole('button', { name: 'Start run' }).waitFor({ timeout: 10_000 });
+    } finally {
+      await page.close();
+    }
+  });
 });
