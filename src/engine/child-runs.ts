@@ -324,10 +324,5 @@ async function readRunRecord(runsDir: string, runId: string): Promise<RunRecord 
     return undefined;
   }
   const name = names.find((entry) => entry.endsWith(suffix) && !entry.startsWith('.'));
-  if (name === undefined) return undefined;
-  try {
-    return JSON.parse(await readFile(join(runsDir, name), 'utf8')) as RunRecord;
-  } catch {
-    return undefined;
-  }
+  return name === undefined ? undefined : readRecordFile(runsDir, name);
 }
